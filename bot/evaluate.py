@@ -1,0 +1,498 @@
+"""The evaluator: pure functions from a window of samples to a status, rates, lag in seconds and severity.
+
+Nothing here reads a clock or does I/O: `now` is an argument. The rules follow Burrow's evaluator,
+adapted to offsets that are polled rather than read from __consumer_offsets:
+
+    STOP    nobody owns the partition and its committed offset did not move over the whole window
+            while lag stayed above zero: the consumer is gone.
+    REWIND  the committed offset went backwards somewhere in the window.
+    STALL   the group is live (the partition is owned, or the group does not report owners) but the
+            committed offset did not move over the whole window while lag stayed above zero.
+    WARN    lag never decreased over the window and ended higher than it started.
+    OK      anything else.
+
+They are checked worst first, so a partition gets the first rule that fires; `Status` is ordered the
+same way, so a group's status is the max of its partitions'. Burrow's guard applies to STOP and STALL:
+a consumer that reached a broker offset seen inside the window (its committed offset is at or past the
+oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK.
+The proof is tests/unit/test_evaluate_cases.py.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from bot import messages
+from bot.config import Evaluation, Level, Thresholds
+from bot.model import (
+    GroupSnapshot,
+    GroupVerdict,
+    GroupWindow,
+    Member,
+    PartitionSample,
+    PartitionVerdict,
+    Severity,
+    Status,
+    TopicPartition,
+)
+
+Samples = Sequence[PartitionSample]
+
+
+class Ownership(Enum):
+    """Who, if anyone, consumes a partition according to the newest group description."""
+
+    OWNED = "owned"
+    UNOWNED = "unowned"
+    UNKNOWN = "unknown"
+    """The group is live but reports no members, so owners cannot be known."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPoint:
+    """The group's totals at one sample time: the series severity and trend are judged on."""
+
+    at: float
+    lag: int | None
+    lag_seconds: float | None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Small facts about a window
+# ---------------------------------------------------------------------------------------------------
+
+
+def span(samples: Samples) -> float:
+    """Seconds between the first and the last sample (0 for fewer than two)."""
+    return samples[-1].at - samples[0].at if len(samples) >= 2 else 0.0
+
+
+def committed_samples(samples: Samples) -> list[PartitionSample]:
+    """The samples that carry a committed offset."""
+    return [s for s in samples if s.committed is not None]
+
+
+def judgeable(samples: Samples, rules: Evaluation) -> bool:
+    """Enough committed samples over a long enough span to judge behaviour (not only lag)."""
+    committed = committed_samples(samples)
+    return len(committed) >= rules.min_samples and span(committed) >= rules.min_span
+
+
+def offsets_unmoved(samples: Samples) -> bool:
+    """The committed offset is the same in every committed sample."""
+    offsets = {s.committed for s in committed_samples(samples)}
+    return len(offsets) == 1
+
+
+def caught_up_in_window(samples: Samples) -> bool:
+    """Burrow's guard: the consumer reached a broker offset seen inside the window.
+
+    Its newest committed offset is at or past the oldest log-end of the window, or its lag was zero
+    at some sample. Such a consumer is waiting for new messages on a quiet topic, not stuck.
+    """
+    last = samples[-1].committed
+    if last is not None and last >= samples[0].log_end:
+        return True
+    return any(s.lag == 0 for s in samples)
+
+
+def rewind_in(samples: Samples) -> tuple[int, int] | None:
+    """The first (before, after) pair where the committed offset went backwards, if any."""
+    committed = committed_samples(samples)
+    for earlier, later in itertools.pairwise(committed):
+        assert earlier.committed is not None and later.committed is not None
+        if later.committed < earlier.committed:
+            return earlier.committed, later.committed
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# The rules, worst first. Each returns (status, reason) when it fires, None otherwise.
+# ---------------------------------------------------------------------------------------------------
+
+Finding = tuple[Status, str]
+
+
+def rule_stop(samples: Samples, ownership: Ownership, rules: Evaluation) -> Finding | None:
+    """Nobody owns the partition and its offset did not move over the whole window, with lag: STOP."""
+    if ownership is not Ownership.UNOWNED or not judgeable(samples, rules):
+        return None
+    if not offsets_unmoved(samples) or caught_up_in_window(samples):
+        return None
+    lag = samples[-1].lag or 0
+    return Status.STOP, messages.reason_stop(lag, span(samples), messages.nobody_owns())
+
+
+def rule_rewind(samples: Samples) -> Finding | None:
+    """The committed offset went backwards within the window: REWIND."""
+    found = rewind_in(samples)
+    if found is None:
+        return None
+    return Status.REWIND, messages.reason_rewind(*found)
+
+
+def rule_stall(samples: Samples, ownership: Ownership, rules: Evaluation) -> Finding | None:
+    """The group is live but the offset did not move over the whole window, with lag: STALL."""
+    if ownership is Ownership.UNOWNED or not judgeable(samples, rules):
+        return None
+    if not offsets_unmoved(samples) or caught_up_in_window(samples):
+        return None
+    lag = samples[-1].lag or 0
+    return Status.STALL, messages.reason_stall(lag, span(samples))
+
+
+def rule_warn(samples: Samples, rules: Evaluation) -> Finding | None:
+    """Lag never decreased over the window and ended higher than it started: WARN.
+
+    Burrow warns on 'never decreasing' alone; we also require growth, so a consumer that keeps exact
+    pace with a constant in-flight lag is not flagged forever.
+    """
+    committed = committed_samples(samples)
+    if len(committed) < rules.min_samples:
+        return None
+    lags = [s.lag or 0 for s in committed]
+    never_decreased = all(b >= a for a, b in itertools.pairwise(lags))
+    if never_decreased and lags[-1] > lags[0]:
+        return Status.WARN, messages.reason_warn(lags[0], lags[-1], span(committed))
+    return None
+
+
+def partition_status(samples: Samples, ownership: Ownership, rules: Evaluation) -> Finding:
+    """The status of one partition: the first rule that fires, worst first."""
+    last = samples[-1]
+    if last.committed is None:
+        return Status.OK, messages.reason_no_commit()
+    if last.lag == 0:
+        return Status.OK, messages.reason_caught_up()
+    found = (
+        rule_stop(samples, ownership, rules)
+        or rule_rewind(samples)
+        or rule_stall(samples, ownership, rules)
+        or rule_warn(samples, rules)
+    )
+    if found is not None:
+        return found
+    if len(committed_samples(samples)) < rules.min_samples:
+        return Status.OK, messages.reason_few_samples(len(committed_samples(samples)), rules.min_samples)
+    if caught_up_in_window(samples):
+        return Status.OK, messages.reason_caught_up_in_window()
+    return Status.OK, messages.reason_ok_moving()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rates, ETA and lag in seconds
+# ---------------------------------------------------------------------------------------------------
+
+
+def produce_rate(samples: Samples) -> float | None:
+    """Messages/s appended to the partition over the window, from log-end offsets.
+
+    None with fewer than two samples, no elapsed time, or a log-end that went backwards (the topic
+    was deleted and recreated: no meaningful rate).
+    """
+    if len(samples) < 2 or span(samples) <= 0:
+        return None
+    grown = samples[-1].log_end - samples[0].log_end
+    return grown / span(samples) if grown >= 0 else None
+
+
+def consume_rate(samples: Samples) -> float | None:
+    """Messages/s committed over the window, measured after the last rewind (a rewind is not consumption)."""
+    committed = committed_samples(samples)
+    for i in range(len(committed) - 1, 0, -1):
+        if (committed[i].committed or 0) < (committed[i - 1].committed or 0):
+            committed = committed[i:]
+            break
+    if len(committed) < 2 or span(committed) <= 0:
+        return None
+    moved = (committed[-1].committed or 0) - (committed[0].committed or 0)
+    return moved / span(committed)
+
+
+def eta_seconds(lag: int | None, produce: float | None, consume: float | None) -> float | None:
+    """Seconds until lag reaches zero at the current rates: lag / (consume - produce).
+
+    0 when there is no lag; None when unknown or never (the consumers do not outpace the producers).
+    """
+    if lag == 0:
+        return 0.0
+    if lag is None or produce is None or consume is None or consume <= produce:
+        return None
+    return lag / (consume - produce)
+
+
+def lag_seconds(samples: Samples, now: float) -> tuple[float | None, bool]:
+    """How long ago the oldest unconsumed message was written, from the window's (time, log-end) table.
+
+    As Kafka Lag Exporter does, the time at which the log end passed the committed offset is found by
+    linear interpolation between the two samples around it; lag in seconds is `now` minus that time.
+    0 when caught up; None with no committed offset or fewer than two samples. When the committed offset
+    is older than the whole window there is nothing to interpolate between: rather than extrapolating
+    (which gives absurd values on bursty or idle topics), the answer is `now` minus the oldest sample,
+    flagged as a lower bound.
+
+    Returns:
+        (seconds or None, whether it is a lower bound)
+    """
+    last = samples[-1]
+    committed = last.committed
+    if committed is None:
+        return None, False
+    if committed >= last.log_end:
+        return 0.0, False
+    if len(samples) < 2:
+        return None, False
+    ends = [s.log_end for s in samples]
+    # The last sample whose log-end was still at or below the committed offset: message `committed`
+    # was written after it and no later than the next sample.
+    i = bisect.bisect_right(ends, committed) - 1
+    if i < 0:
+        return max(0.0, now - samples[0].at), True
+    before, after = samples[i], samples[i + 1]
+    fraction = (committed - before.log_end) / (after.log_end - before.log_end)
+    written_at = before.at + fraction * (after.at - before.at)
+    return max(0.0, now - written_at), False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Severity
+# ---------------------------------------------------------------------------------------------------
+
+
+def severity(points: Sequence[GroupPoint], thresholds: Thresholds, now: float) -> tuple[Severity, str]:
+    """The highest level whose trigger holds, with the reason; levels are checked page first."""
+    pending: str | None = None
+    fired: bool
+    reason: str | None
+    for sev, level in (
+        (Severity.PAGE, thresholds.page),
+        (Severity.CRITICAL, thresholds.critical),
+        (Severity.WARN, thresholds.warn),
+    ):
+        fired, reason = level_fires(points, level, sev.label, now)
+        if fired and reason is not None:
+            return sev, reason
+        pending = pending or reason
+    return Severity.OK, pending if pending is not None else messages.severity_ok()
+
+
+def level_fires(points: Sequence[GroupPoint], level: Level, name: str, now: float) -> tuple[bool, str | None]:
+    """Whether one level fires at `now`, and why (or why it is still pending).
+
+    A message or seconds limit must hold at every point of the last `sustained_for` seconds, and the
+    window must reach back that far: a window too short to prove it leaves the level pending.
+    `doubling_within` fires on its own.
+    """
+    if not points or points[-1].lag is None:
+        return False, None
+    doubled = _doubling(points, level, name, now)
+    if doubled:
+        return True, doubled
+    newest = points[-1]
+    checks: list[tuple[Condition | None, Callable[[float], str]]] = [
+        (
+            _over_messages(level),
+            lambda held: messages.severity_messages(name, newest.lag or 0, level.messages or 0, held),
+        ),
+        (
+            _over_seconds(level),
+            lambda held: messages.severity_seconds(name, newest.lag_seconds or 0.0, level.seconds or 0.0, held),
+        ),
+    ]
+    for over, describe in checks:
+        if over is None or not over(newest):
+            continue
+        held = _held_for(points, over)
+        growing_ok = not level.growing or _grew_over(points, now - level.sustained_for)
+        if held >= level.sustained_for and growing_ok:
+            return True, describe(held)
+        if growing_ok:
+            return False, messages.severity_pending(name, held, level.sustained_for)
+    return False, None
+
+
+Condition = Callable[[GroupPoint], bool]
+
+
+def _over_messages(level: Level) -> Condition | None:
+    if level.messages is None:
+        return None
+    limit = level.messages
+    return lambda p: p.lag is not None and p.lag > limit
+
+
+def _over_seconds(level: Level) -> Condition | None:
+    if level.seconds is None:
+        return None
+    limit = level.seconds
+    return lambda p: p.lag_seconds is not None and p.lag_seconds > limit
+
+
+def _held_for(points: Sequence[GroupPoint], over: Condition) -> float:
+    """Seconds the condition has held without a break, up to the newest point."""
+    start = points[-1].at
+    for point in reversed(points):
+        if not over(point):
+            break
+        start = point.at
+    return points[-1].at - start
+
+
+def _grew_over(points: Sequence[GroupPoint], since: float) -> bool:
+    """The lag at the newest point is higher than at the first point at or after `since`."""
+    recent = [p for p in points if p.at >= since and p.lag is not None]
+    return len(recent) >= 2 and (recent[-1].lag or 0) > (recent[0].lag or 0)
+
+
+def _doubling(points: Sequence[GroupPoint], level: Level, name: str, now: float) -> str | None:
+    if level.doubling_within is None:
+        return None
+    newest = points[-1].lag or 0
+    if newest < level.doubling_min_lag:
+        return None
+    for point in points:
+        if point.at >= now - level.doubling_within and point.lag and newest >= 2 * point.lag:
+            return messages.severity_doubling(name, point.lag, newest, level.doubling_within)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Whole groups
+# ---------------------------------------------------------------------------------------------------
+
+
+def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
+    """Who owns `tp` in the newest description of the group."""
+    if group is None or not group.state.is_active:
+        return Ownership.UNOWNED, None
+    if not group.members:
+        return Ownership.UNKNOWN, None
+    owner = group.owner_of(tp)
+    return (Ownership.OWNED, owner) if owner else (Ownership.UNOWNED, None)
+
+
+def evaluate_partition(
+    tp: TopicPartition, samples: Samples, group: GroupSnapshot | None, rules: Evaluation, now: float
+) -> PartitionVerdict:
+    """Judge one partition of a group at `now`."""
+    ownership, owner = ownership_of(group, tp)
+    status, reason = partition_status(samples, ownership, rules)
+    seconds, lower_bound = lag_seconds(samples, now)
+    last = samples[-1]
+    return PartitionVerdict(
+        topic=tp[0],
+        partition=tp[1],
+        committed=last.committed,
+        log_end=last.log_end,
+        log_start=last.log_start,
+        lag=last.lag,
+        lag_seconds=seconds,
+        lag_seconds_lower_bound=lower_bound,
+        status=status,
+        reason=reason,
+        produce_rate=produce_rate(samples),
+        consume_rate=consume_rate(samples),
+        owner=owner,
+    )
+
+
+def group_points(window: GroupWindow, thresholds: Thresholds) -> list[GroupPoint]:
+    """Total lag (and max lag in seconds, where a seconds threshold needs it) at each sample time."""
+    totals: dict[float, int] = {}
+    known: set[float] = set()
+    for samples in window.partitions.values():
+        for s in samples:
+            if s.lag is not None:
+                totals[s.at] = totals.get(s.at, 0) + s.lag
+                known.add(s.at)
+    needs_seconds = any(lv.seconds is not None for lv in (thresholds.warn, thresholds.critical, thresholds.page))
+    seconds = _max_lag_seconds_series(window) if needs_seconds else {}
+    return [
+        GroupPoint(at=g.at, lag=totals.get(g.at) if g.at in known else None, lag_seconds=seconds.get(g.at))
+        for g in window.samples
+    ]
+
+
+def _max_lag_seconds_series(window: GroupWindow) -> dict[float, float]:
+    """Max lag in seconds over the partitions at each sample time, each judged on the window up to then."""
+    series: dict[float, float] = {}
+    for samples in window.partitions.values():
+        for i in range(len(samples)):
+            value, _ = lag_seconds(samples[: i + 1], samples[i].at)
+            if value is not None:
+                series[samples[i].at] = max(series.get(samples[i].at, 0.0), value)
+    return series
+
+
+def trend(points: Sequence[GroupPoint]) -> str:
+    """'growing', 'shrinking' or 'steady' (within 1%) from the first to the last known total lag."""
+    known = [p.lag for p in points if p.lag is not None]
+    if len(known) < 2:
+        return "unknown"
+    first, last = known[0], known[-1]
+    if abs(last - first) <= max(1.0, 0.01 * max(first, last)):
+        return "steady"
+    return "growing" if last > first else "shrinking"
+
+
+def _sum_known(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float) -> GroupVerdict:
+    """Judge a whole group at `now` (causes are added by the diagnosis)."""
+    latest = window.latest
+    partitions = tuple(
+        evaluate_partition(tp, samples, latest, rules, now)
+        for tp, samples in sorted(window.partitions.items())
+        if samples
+    )
+    lags = [p.lag for p in partitions if p.lag is not None]
+    total_lag = sum(lags) if lags else None
+    produce = _sum_known([p.produce_rate for p in partitions])
+    consume = _sum_known([p.consume_rate for p in partitions])
+    points = group_points(window, thresholds)
+    sev, sev_reason = severity(points, thresholds, now)
+    known_seconds = [p.lag_seconds for p in partitions if p.lag_seconds is not None]
+    return GroupVerdict(
+        cluster=window.cluster,
+        group=window.group,
+        state=latest.state if latest else window.samples[-1].state,
+        status=max((p.status for p in partitions), default=Status.OK),
+        severity=sev,
+        severity_reason=sev_reason,
+        partitions=partitions,
+        total_lag=total_lag,
+        max_lag_seconds=max(known_seconds) if known_seconds else None,
+        produce_rate=produce,
+        consume_rate=consume,
+        eta_seconds=eta_seconds(total_lag, produce, consume),
+        trend=trend(points),
+        members=latest.members if latest else (),
+    )
+
+
+def error_verdict(cluster: str, group: GroupSnapshot) -> GroupVerdict:
+    """A group that could not be read this cycle: status ERR, severity not judged."""
+    reason = group.error or "unreadable"
+    return GroupVerdict(
+        cluster=cluster,
+        group=group.group,
+        state=group.state,
+        status=Status.ERR,
+        severity=Severity.OK,
+        severity_reason=messages.severity_error(reason),
+        partitions=(),
+        total_lag=None,
+        max_lag_seconds=None,
+        produce_rate=None,
+        consume_rate=None,
+        eta_seconds=None,
+        trend="unknown",
+        error=reason,
+    )

@@ -1,0 +1,351 @@
+"""All user-facing wording: errors, explanations of causes, CLI text.
+
+Tiny functions, one per message, so the voice stays consistent and is changed in one place.
+Numbers are formatted here too (`count`, `rate`, `duration`), so a table, a cause and a Slack message
+say "4.2 M" the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.model import Cause, GroupVerdict
+
+# ---------------------------------------------------------------------------------------------------
+# Number formatting
+# ---------------------------------------------------------------------------------------------------
+
+
+def count(n: int | float | None) -> str:
+    """12 -> '12', 12_345 -> '12,345', 4_200_000 -> '4.2 M'; None -> '-'."""
+    if n is None:
+        return "-"
+    if abs(n) >= 1_000_000:
+        return f"{n / 1_000_000:.1f} M"
+    return f"{round(n):,}"
+
+
+def rate(per_second: float | None) -> str:
+    """Messages per second, rounded for reading: '12,000 msg/s', '3.5 msg/s'; None -> '-'."""
+    if per_second is None:
+        return "-"
+    if abs(per_second) >= 100:
+        return f"{round(per_second):,} msg/s"
+    return f"{per_second:.1f} msg/s"
+
+
+def duration(seconds: float | None) -> str:
+    """A duration for humans: '45 s', '6 min', '2 h 5 min', '3 d 4 h'; None -> '-'."""
+    if seconds is None:
+        return "-"
+    s = round(seconds)
+    if s < 120:
+        return f"{s} s"
+    minutes = s // 60
+    if minutes < 120:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def percent(fraction: float) -> str:
+    return f"{fraction * 100:.0f}%"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Configuration and usage errors
+# ---------------------------------------------------------------------------------------------------
+
+
+def bad_duration(value: object) -> str:
+    return f"{value!r} is not a duration: use seconds (90) or a number with a unit (90s, 5m, 2h, 1d)"
+
+
+def bad_regex(pattern: str, problem: str) -> str:
+    return f"{pattern!r} is not a valid regular expression ({problem})"
+
+
+def reserved_kafka_key(key: str, field: str) -> str:
+    return f"{key!r} cannot be set here: use the field {field!r}"
+
+
+def level_without_trigger() -> str:
+    return "a level needs at least one of 'messages', 'seconds' or 'doubling_within'"
+
+
+def duplicate_clusters(names: Sequence[str]) -> str:
+    return f"cluster names must be unique; repeated: {', '.join(names)}"
+
+
+def unknown_cluster(name: str, known: Sequence[str]) -> str:
+    return f"no cluster named {name!r}; configured: {', '.join(known) or 'none'}"
+
+
+def config_unreadable(path: Path, problem: str) -> str:
+    return f"{path}: cannot read the configuration file: {problem}"
+
+
+def config_not_yaml(path: Path, problem: str) -> str:
+    first_line = problem.strip().splitlines()[0] if problem.strip() else problem
+    return f"{path}: not valid YAML: {first_line}"
+
+
+def config_not_mapping(path: Path, kind: str) -> str:
+    return f"{path}: the configuration must be a mapping of settings, not a {kind}"
+
+
+def config_field_error(origin: str, path: str, problem: str, value: object) -> str:
+    shown = "" if isinstance(value, dict | list) or value is None else f" (got {value!r})"
+    return f"{origin}: {path}: {problem}{shown}"
+
+
+def bad_option(option: str, problem: str) -> str:
+    return f"{option}: {problem}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Collection
+# ---------------------------------------------------------------------------------------------------
+
+
+def cluster_unreachable(cluster: str, doing: str, problem: str) -> str:
+    return f"cluster {cluster!r} unreachable while {doing}: {problem}"
+
+
+def group_unreadable(group: str, doing: str, problem: str) -> str:
+    return f"group {group!r}: {doing} failed: {problem}"
+
+
+def timed_out(seconds: float) -> str:
+    return f"no answer within {seconds:g} s"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Partition status reasons (one line each, shown in --json and the tables' footnotes)
+# ---------------------------------------------------------------------------------------------------
+
+
+def reason_no_commit() -> str:
+    return "no committed offset: lag unknown"
+
+
+def reason_caught_up() -> str:
+    return "caught up"
+
+
+def reason_few_samples(have: int, need: int) -> str:
+    return f"{have} of {need} samples: lag only, behaviour not judged yet"
+
+
+def reason_stop(lag: int, since: float, owner: str) -> str:
+    return f"no commit for {duration(since)} while lag is {count(lag)}; {owner}"
+
+
+def reason_rewind(before: int, after: int) -> str:
+    return f"committed offset went backwards from {before:,} to {after:,}"
+
+
+def reason_stall(lag: int, since: float) -> str:
+    return f"owned, but the committed offset has not moved for {duration(since)} while lag is {count(lag)}"
+
+
+def reason_warn(first: int, last: int, span: float) -> str:
+    return f"lag never decreased over {duration(span)}: {count(first)} -> {count(last)}"
+
+
+def reason_ok_moving() -> str:
+    return "consuming"
+
+
+def reason_caught_up_in_window() -> str:
+    return "caught up to the log end within the window"
+
+
+def nobody_owns() -> str:
+    return "nobody owns the partition"
+
+
+def owner_unknown() -> str:
+    return "the group reports no members"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Severity reasons
+# ---------------------------------------------------------------------------------------------------
+
+
+def severity_ok() -> str:
+    return "under every threshold"
+
+
+def severity_error(reason: str) -> str:
+    return f"cannot judge: {reason}"
+
+
+def severity_messages(level: str, lag: int, limit: int, held: float) -> str:
+    return f"{level}: lag {count(lag)} > {count(limit)} for {duration(held)}"
+
+
+def severity_seconds(level: str, lag_s: float, limit: float, held: float) -> str:
+    return f"{level}: lag {duration(lag_s)} > {duration(limit)} for {duration(held)}"
+
+
+def severity_doubling(level: str, before: int, after: int, within: float) -> str:
+    return f"{level}: lag doubled from {count(before)} to {count(after)} within {duration(within)}"
+
+
+def severity_pending(level: str, held: float, needed: float) -> str:
+    return f"{level} pending: over its limit for {duration(held)} of the {duration(needed)} it must hold"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Causes
+# ---------------------------------------------------------------------------------------------------
+
+
+def owner(client_id: str, host: str, member_id: str) -> str:
+    return f"{client_id}@{host} (member {member_id})"
+
+
+def owner_unknown_short() -> str:
+    return "owner unknown (the group reports no members)"
+
+
+def cause_data_loss(partitions: int, missed: int, topic: str, partition: int) -> str:
+    return (
+        f"{count(missed)} messages on {partitions} partition(s) were deleted by retention before the group "
+        f"read them (worst: {topic}-{partition}); the committed offset is below the log start"
+    )
+
+
+def cause_retention_risk(topic: str, partition: int, share: float, partitions: int) -> str:
+    return (
+        f"{topic}-{partition}: lag is {percent(share)} of the retained messages ({partitions} partition(s) at "
+        f"risk); retention will delete unread messages soon"
+    )
+
+
+def cause_stuck(partitions: list[int], topic: str, lag: int, owners: list[str]) -> str:
+    plural = "s" if len(partitions) > 1 else ""
+    listed = ", ".join(str(p) for p in partitions[:10]) + (" ..." if len(partitions) > 10 else "")
+    return (
+        f"partition{plural} {listed} of {topic}: committed offset not moving while {count(lag)} messages wait; "
+        f"owner: {'; '.join(owners)}"
+    )
+
+
+def cause_no_members(state: str, lag: int, growing: bool) -> str:
+    return f"the group is {state} (no consumers) while {count(lag)} messages wait" + (
+        " and lag is growing" if growing else ""
+    )
+
+
+def cause_unassigned(partitions: list[str], members: int) -> str:
+    listed = ", ".join(partitions[:10]) + (" ..." if len(partitions) > 10 else "")
+    return f"the group is Stable with {members} member(s) but nobody owns {listed}"
+
+
+def cause_hot(
+    topic: str,
+    partition: int,
+    share: float,
+    why: str,
+    owner_text: str,
+    consume: float | None,
+    produce: float | None,
+) -> str:
+    base = f"partition {partition} of {topic} holds {percent(share)} of the lag"
+    rates = f"its owner {owner_text} commits {rate(consume)} while the producer writes {rate(produce)}"
+    if why == "key_skew":
+        return f"{base}; it is written far faster than the others (key skew): {rates}"
+    if why == "slow_owner":
+        return f"{base}; its owner consumes far slower than the others (slow owner): {rates}"
+    return f"{base}; {rates}"
+
+
+def cause_deficit(produce: float, consume: float, members: int, target: int | None, partitions: int) -> str:
+    base = f"consumers commit {rate(consume)} while producers write {rate(produce)}"
+    if target is None:
+        return f"{base}; the group reports no members, so the replicas needed cannot be sized"
+    return f"{base}; {members} member(s) now, {target} would keep up (at most {partitions}, one per partition)"
+
+
+def cause_ceiling(produce: float, consume: float, partitions: int) -> str:
+    return (
+        f"consumers commit {rate(consume)} while producers write {rate(produce)}, with one member per partition "
+        f"already ({partitions}): more replicas would sit idle; drain the backlog or add partitions"
+    )
+
+
+def cause_burst(recent: float, trailing: float) -> str:
+    return f"producers write {rate(recent)} now, {recent / trailing:.1f}x their trailing average of {rate(trailing)}"
+
+
+def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> str:
+    return (
+        f"membership changed {changes} times and the group was rebalancing in {rebalancing} of {samples} "
+        f"snapshots over {duration(span)}; check max.poll.interval.ms and session.timeout.ms"
+    )
+
+
+def cause_idle(members: int, partitions: int, idle: list[str]) -> str:
+    names = f" ({', '.join(idle[:5])})" if idle else ""
+    return f"{members} members for {partitions} partitions: {members - partitions} own nothing{names}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Terminal (lagbot check)
+# ---------------------------------------------------------------------------------------------------
+
+
+def lag_seconds_cell(seconds: float | None, lower_bound: bool) -> str:
+    """'-' unknown, '12.5', or '>120' when the committed offset is older than the whole window."""
+    if seconds is None:
+        return "-"
+    return f">{seconds:.0f}" if lower_bound else f"{seconds:.1f}"
+
+
+def eta_text(eta: float | None, consume: float | None, lag: int | None) -> str:
+    if eta is not None:
+        return duration(eta)
+    if lag is None or consume is None:
+        return "unknown"
+    return "never at the current rates"
+
+
+def cli_group_headline(v: GroupVerdict) -> str:
+    lag_s = "-" if v.max_lag_seconds is None else duration(v.max_lag_seconds)
+    return (
+        f"{v.group} ({v.cluster}): {v.severity.label.upper()} · status {v.status.name} · state {v.state.value} · "
+        f"lag {count(v.total_lag)} · {lag_s} behind · trend {v.trend} · "
+        f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
+    )
+
+
+def cli_cause_line(cause: Cause) -> str:
+    action = f" -> {cause.remediation}" if cause.remediation else ""
+    return f"  {cause.rank}. [{cause.kind}] {cause.explanation}{action}"
+
+
+def cli_cluster_error(cluster: str, error: str) -> str:
+    return f"cluster {cluster}: UNREACHABLE ({error})"
+
+
+def cli_no_groups() -> str:
+    return "no consumer groups matched"
+
+
+def cli_sampling(samples: int, every: float) -> str:
+    return f"sampling {samples} times, {every:g} s apart, to judge rates and stalls ..."
+
+
+def cli_no_cluster() -> str:
+    return "no cluster to check: give --config FILE, --bootstrap HOST:PORT, or set LAGBOT_CLUSTERS"
+
+
+def cli_bootstrap_needs_one_cluster() -> str:
+    return "can only replace the bootstrap servers of a configuration with exactly one cluster"

@@ -1,0 +1,116 @@
+"""The test rig: one real broker and one real redis-server per session, shared by every test.
+
+Nothing is mocked. Tests that need the broker or Redis take the `broker` / `redis_client` fixtures;
+each test gets fresh names (topics, groups) from `names`, and Redis is flushed between tests.
+The broker's measured deviations from Apache Kafka are in ../shared/DESIGN.md: tests that assert exact
+lag produce one message per batch (`kafka.produce`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from bot.embedded import EmbeddedBroker, EmbeddedRedis
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker().start() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[EmbeddedRedis]:
+    with EmbeddedRedis().start() as running:
+        yield running
+
+
+@pytest.fixture
+def redis_client(redis_server: EmbeddedRedis) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+class Names:
+    """Unique topic and group names per test, so tests share the broker without seeing each other."""
+
+    _counter = itertools.count()
+
+    def __init__(self, test_name: str) -> None:
+        self._stem = "".join(c if c.isalnum() else "-" for c in test_name)[:40]
+        self._run = uuid.uuid4().hex[:6]
+
+    def __call__(self, kind: str) -> str:
+        return f"{kind}-{self._stem}-{self._run}-{next(self._counter)}"
+
+
+@pytest.fixture
+def names(request: pytest.FixtureRequest) -> Names:
+    return Names(request.node.name)
+
+
+class Kafka:
+    """Small helpers to set the broker up as a test needs it, through the plain Kafka protocol."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        # One message per batch: the embedded broker's log end is the last batch's base offset + 1.
+        self._producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1, "linger.ms": 0})
+
+    def create_topic(self, topic: str, partitions: int) -> None:
+        for future in self.admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+            future.result(15)
+
+    def produce(self, topic: str, partition: int, count: int, value: bytes = b"m") -> None:
+        """Write `count` messages to one partition, one per batch, and wait until all are acknowledged."""
+        for _ in range(count):
+            self._producer.produce(topic, value=value, partition=partition)
+            self._producer.poll(0)
+        remaining = self._producer.flush(30)
+        assert remaining == 0, f"{remaining} messages not delivered"
+
+    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
+        """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets)."""
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
+        for future in self.admin.alter_consumer_group_offsets([request]).values():
+            future.result(15)
+
+    def consumer(self, group: str, **overrides: object) -> Consumer:
+        """A real consumer that joins fast (session.timeout.ms=6000) and commits only when told."""
+        config: dict[str, object] = {
+            "bootstrap.servers": self.bootstrap,
+            "group.id": group,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 1000,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            **overrides,
+        }
+        return Consumer(config)
+
+    def wait_assigned(self, consumer: Consumer, timeout: float = 30.0) -> list[TopicPartition]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            consumer.poll(0.2)
+            if consumer.assignment():
+                return list(consumer.assignment())
+        raise AssertionError("consumer got no assignment within the timeout")
+
+
+@pytest.fixture(scope="session")
+def kafka(broker: EmbeddedBroker) -> Kafka:
+    return Kafka(broker.bootstrap)
