@@ -8,6 +8,7 @@ No traceback reaches the user: bad input is reported in one message naming what 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sys
@@ -16,8 +17,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.exceptions import TyperException
 from rich.console import Console
+from typer.exceptions import TyperException
 
 from bot import messages
 from bot.check import Checker, CheckReport
@@ -29,6 +30,7 @@ from bot.terminal import print_report
 from bot.window import MemoryWindowStore
 
 EXIT_OK, EXIT_WARN, EXIT_CRITICAL, EXIT_UNREACHABLE, EXIT_USAGE = 0, 1, 2, 3, 4
+EXIT_INTERNAL = 70  # EX_SOFTWARE: not the user's input, a failure of lagbot or its environment
 
 app = typer.Typer(
     name="lagbot",
@@ -102,7 +104,7 @@ def check(
     console = Console(stderr=True)
     snapshots = checker.sample()
     for _ in range(samples - 1):
-        if not as_json:
+        if not as_json and console.is_terminal:
             console.print(messages.cli_sampling(samples, every), end="\r")
         time.sleep(every)
         snapshots = checker.sample()
@@ -116,7 +118,7 @@ def check(
 
 @app.command()
 def demo(
-    seconds: Annotated[float, typer.Option("--every", min=0.5, max=60, help="Seconds between snapshots.")] = 3.0,
+    seconds: Annotated[float, typer.Option("--every", min=0.5, max=60, help="Seconds between snapshots.")] = 4.0,
     samples: Annotated[int, typer.Option("--samples", "-n", min=2, max=50, help="Snapshots to take.")] = 4,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
@@ -143,6 +145,10 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as exc:
         print(f"lagbot: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+    except Exception as exc:  # a bug or an environment failure: one line, details in the (verbose) log
+        logging.getLogger(__name__).info("internal error", exc_info=True)
+        print(messages.cli_internal_error(exc), file=sys.stderr)
+        sys.exit(EXIT_INTERNAL)
     sys.exit(result if isinstance(result, int) else EXIT_OK)
 
 

@@ -245,9 +245,13 @@ def format_validation_error(exc: ValidationError, *, source: str) -> str:
 
 
 def _env_origin(loc: tuple[int | str, ...]) -> str | None:
-    """The environment variable that set this field (or one of its parents), if any."""
+    """The environment variable that set this field (or one of its parents), if any.
+
+    Matched case-insensitively, as pydantic-settings reads them, and named as it is set.
+    """
+    names = {name.upper(): name for name in os.environ}
     for depth in range(len(loc), 0, -1):
-        name = ENV_PREFIX + "__".join(str(part) for part in loc[:depth]).upper()
-        if name in os.environ:
-            return f"environment variable {name}"
+        wanted = ENV_PREFIX + "__".join(str(part) for part in loc[:depth]).upper()
+        if wanted in names:
+            return f"environment variable {names[wanted]}"
     return None

@@ -83,10 +83,12 @@ def _lagging(verdict: GroupVerdict) -> list[PartitionVerdict]:
     return [p for p in verdict.partitions if (p.lag or 0) > 0]
 
 
-def _owner_text(p: PartitionVerdict) -> str:
-    if p.owner is None:
-        return messages.owner_unknown_short()
-    return messages.owner(p.owner.client_id, p.owner.host, p.owner.member_id)
+def _owner_text(p: PartitionVerdict, verdict: GroupVerdict) -> str:
+    if p.owner is not None:
+        return messages.owner(p.owner.client_id, p.owner.host, p.owner.member_id)
+    if not verdict.state.is_active:
+        return messages.owner_none(verdict.state.value)
+    return messages.owner_unknown_short() if not verdict.members else messages.nobody_owns()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -111,10 +113,14 @@ def data_loss(verdict: GroupVerdict) -> Cause | None:
 
 
 def retention_risk(verdict: GroupVerdict) -> Cause | None:
-    """Lag >= 80% of the messages the partition retains: retention will soon delete unread messages."""
+    """Lag >= 80% of the messages the partition retains, on a log retention already truncates (log start > 0):
+    the next deletion will take messages the group has not read."""
     at_risk = []
     for p in verdict.partitions:
         retained = p.log_end - p.log_start
+        # A log that starts at 0 has never been truncated: retention is not (yet) deleting anything.
+        if p.log_start <= 0:
+            continue
         if p.lag and retained > 0 and p.committed is not None and p.committed >= p.log_start:
             share = p.lag / retained
             if share >= RETENTION_RISK:
@@ -141,7 +147,7 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
     if not stalled:
         return None
     worst = max(stalled, key=lambda p: p.lag or 0)
-    owners = sorted({_owner_text(p) for p in stalled})
+    owners = sorted({_owner_text(p, verdict) for p in stalled})
     return Cause(
         kind="stuck_consumer",
         explanation=messages.cause_stuck(
@@ -201,7 +207,7 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
     return Cause(
         kind="hot_partition",
         explanation=messages.cause_hot(
-            hot.topic, hot.partition, share, why, _owner_text(hot), hot.consume_rate, hot.produce_rate
+            hot.topic, hot.partition, share, why, _owner_text(hot, verdict), hot.consume_rate, hot.produce_rate
         ),
         confidence=0.6 + 0.3 * share,
         remediation=DRAIN if why == "key_skew" else RESTART if why == "slow_owner" else DRAIN,
@@ -244,7 +250,8 @@ def _deficit(verdict: GroupVerdict) -> tuple[float, float] | None:
 def replicas_needed(produce: float, consume: float, members: int, partitions: int) -> int:
     """Replicas that would keep up (with headroom), from the per-member consume rate; capped at partitions."""
     per_member = consume / max(members, 1)
-    wanted = math.ceil(produce * HEADROOM / per_member) if per_member > 0 else partitions
+    # Rounded before ceil so float noise (234 / (13/3) = 54.000000000000007) does not add a replica.
+    wanted = math.ceil(round(produce * HEADROOM / per_member, 6)) if per_member > 0 else partitions
     return max(1, min(wanted, partitions))
 
 
@@ -280,6 +287,9 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
     partitions = len(verdict.partitions)
     if deficit is None or not verdict.members or len(verdict.members) < partitions:
         return None
+    owners = {p.owner.member_id for p in verdict.partitions if p.owner is not None}
+    if len(owners) < partitions:
+        return None  # some partition has no member of its own: not a ceiling (unassigned or uneven)
     produce, consume = deficit
     return Cause(
         kind="partition_ceiling",

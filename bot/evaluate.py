@@ -14,7 +14,9 @@ adapted to offsets that are polled rather than read from __consumer_offsets:
 They are checked worst first, so a partition gets the first rule that fires; `Status` is ordered the
 same way, so a group's status is the max of its partitions'. Burrow's guard applies to STOP and STALL:
 a consumer that reached a broker offset seen inside the window (its committed offset is at or past the
-oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK.
+oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK. WARN has
+Burrow's rule 1 as its guard: a lag of zero at any sample of the window means the consumer kept up, so a
+burst on a quiet topic that the consumer has not committed yet is not a slow consumer.
 The proof is tests/unit/test_evaluate_cases.py.
 """
 
@@ -124,7 +126,7 @@ def rule_stop(samples: Samples, ownership: Ownership, rules: Evaluation) -> Find
     if not offsets_unmoved(samples) or caught_up_in_window(samples):
         return None
     lag = samples[-1].lag or 0
-    return Status.STOP, messages.reason_stop(lag, span(samples), messages.nobody_owns())
+    return Status.STOP, messages.reason_stop(lag, span(committed_samples(samples)), messages.nobody_owns())
 
 
 def rule_rewind(samples: Samples) -> Finding | None:
@@ -142,19 +144,23 @@ def rule_stall(samples: Samples, ownership: Ownership, rules: Evaluation) -> Fin
     if not offsets_unmoved(samples) or caught_up_in_window(samples):
         return None
     lag = samples[-1].lag or 0
-    return Status.STALL, messages.reason_stall(lag, span(samples))
+    return Status.STALL, messages.reason_stall(lag, span(committed_samples(samples)))
 
 
 def rule_warn(samples: Samples, rules: Evaluation) -> Finding | None:
     """Lag never decreased over the window and ended higher than it started: WARN.
 
     Burrow warns on 'never decreasing' alone; we also require growth, so a consumer that keeps exact
-    pace with a constant in-flight lag is not flagged forever.
+    pace with a constant in-flight lag is not flagged forever. As in Burrow (rule 1), a lag of zero at any
+    sample means the consumer kept up within the window: the growth since is new messages not yet
+    committed (on a quiet topic, every message would otherwise be a WARN).
     """
     committed = committed_samples(samples)
     if len(committed) < rules.min_samples:
         return None
     lags = [s.lag or 0 for s in committed]
+    if 0 in lags:
+        return None
     never_decreased = all(b >= a for a, b in itertools.pairwise(lags))
     if never_decreased and lags[-1] > lags[0]:
         return Status.WARN, messages.reason_warn(lags[0], lags[-1], span(committed))
@@ -191,13 +197,15 @@ def partition_status(samples: Samples, ownership: Ownership, rules: Evaluation) 
 def produce_rate(samples: Samples) -> float | None:
     """Messages/s appended to the partition over the window, from log-end offsets.
 
-    None with fewer than two samples, no elapsed time, or a log-end that went backwards (the topic
-    was deleted and recreated: no meaningful rate).
+    None with fewer than two samples, no elapsed time, or a log-end that went backwards anywhere in the
+    window (the topic was deleted and recreated: no meaningful rate, even once the new log has grown past
+    the old end).
     """
     if len(samples) < 2 or span(samples) <= 0:
         return None
-    grown = samples[-1].log_end - samples[0].log_end
-    return grown / span(samples) if grown >= 0 else None
+    if any(later.log_end < earlier.log_end for earlier, later in itertools.pairwise(samples)):
+        return None
+    return (samples[-1].log_end - samples[0].log_end) / span(samples)
 
 
 def consume_rate(samples: Samples) -> float | None:
@@ -233,7 +241,8 @@ def lag_seconds(samples: Samples, now: float) -> tuple[float | None, bool]:
     0 when caught up; None with no committed offset or fewer than two samples. When the committed offset
     is older than the whole window there is nothing to interpolate between: rather than extrapolating
     (which gives absurd values on bursty or idle topics), the answer is `now` minus the oldest sample,
-    flagged as a lower bound.
+    flagged as a lower bound. Only the samples since the log end last went backwards (the topic was
+    recreated) are used: older log ends belong to another log and would place the message in it.
 
     Returns:
         (seconds or None, whether it is a lower bound)
@@ -246,6 +255,8 @@ def lag_seconds(samples: Samples, now: float) -> tuple[float | None, bool]:
         return 0.0, False
     if len(samples) < 2:
         return None, False
+    restart = max((i for i in range(1, len(samples)) if samples[i].log_end < samples[i - 1].log_end), default=0)
+    samples = samples[restart:]
     ends = [s.log_end for s in samples]
     # The last sample whose log-end was still at or below the committed offset: message `committed`
     # was written after it and no later than the next sample.
@@ -307,7 +318,7 @@ def level_fires(points: Sequence[GroupPoint], level: Level, name: str, now: floa
         if over is None or not over(newest):
             continue
         held = _held_for(points, over)
-        growing_ok = not level.growing or _grew_over(points, now - level.sustained_for)
+        growing_ok = not level.growing or _grew_over(points, newest.at - level.sustained_for, level.sustained_for)
         if held >= level.sustained_for and growing_ok:
             return True, describe(held)
         if growing_ok:
@@ -342,9 +353,12 @@ def _held_for(points: Sequence[GroupPoint], over: Condition) -> float:
     return points[-1].at - start
 
 
-def _grew_over(points: Sequence[GroupPoint], since: float) -> bool:
-    """The lag at the newest point is higher than at the first point at or after `since`."""
-    recent = [p for p in points if p.at >= since and p.lag is not None]
+def _grew_over(points: Sequence[GroupPoint], since: float, sustained_for: float) -> bool:
+    """The lag at the newest point is higher than at the first point at or after `since`.
+
+    With no sustain period (0), growth is judged over the whole window.
+    """
+    recent = [p for p in points if p.lag is not None and (sustained_for <= 0 or p.at >= since)]
     return len(recent) >= 2 and (recent[-1].lag or 0) > (recent[0].lag or 0)
 
 

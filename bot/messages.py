@@ -212,7 +212,11 @@ def owner(client_id: str, host: str, member_id: str) -> str:
 
 
 def owner_unknown_short() -> str:
-    return "owner unknown (the group reports no members)"
+    return "unknown (the group reports no members)"
+
+
+def owner_none(state: str) -> str:
+    return f"none (the group is {state})"
 
 
 def cause_data_loss(partitions: int, missed: int, topic: str, partition: int) -> str:
@@ -259,7 +263,7 @@ def cause_hot(
     produce: float | None,
 ) -> str:
     base = f"partition {partition} of {topic} holds {percent(share)} of the lag"
-    rates = f"its owner {owner_text} commits {rate(consume)} while the producer writes {rate(produce)}"
+    rates = f"owner {owner_text}; it is read at {rate(consume)} while written at {rate(produce)}"
     if why == "key_skew":
         return f"{base}; it is written far faster than the others (key skew): {rates}"
     if why == "slow_owner":
@@ -320,7 +324,8 @@ def eta_text(eta: float | None, consume: float | None, lag: int | None) -> str:
 def cli_group_headline(v: GroupVerdict) -> str:
     lag_s = "-" if v.max_lag_seconds is None else duration(v.max_lag_seconds)
     return (
-        f"{v.group} ({v.cluster}): {v.severity.label.upper()} · status {v.status.name} · state {v.state.value} · "
+        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · status {v.status.name} · "
+        f"state {v.state.value} · "
         f"lag {count(v.total_lag)} · {lag_s} behind · trend {v.trend} · "
         f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
     )
@@ -349,3 +354,25 @@ def cli_no_cluster() -> str:
 
 def cli_bootstrap_needs_one_cluster() -> str:
     return "can only replace the bootstrap servers of a configuration with exactly one cluster"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Demo
+# ---------------------------------------------------------------------------------------------------
+
+
+def demo_started(bootstrap: str) -> str:
+    return f"embedded broker (Tansu) listening on {bootstrap}; setting up two consumer groups ..."
+
+
+def demo_thresholds(thresholds: str) -> str:
+    return f"demo thresholds, scaled to its small numbers: {thresholds}"
+
+
+def demo_exit(code: int) -> str:
+    meaning = {0: "nothing at warn or above", 1: "warn", 2: "critical or page", 3: "a cluster unreachable"}
+    return f"exit code {code}: {meaning.get(code, 'bad configuration or usage')}"
+
+
+def cli_internal_error(exc: BaseException) -> str:
+    return f"lagbot: internal error: {type(exc).__name__}: {exc} (run with --verbose for the details)"

@@ -23,12 +23,14 @@ COLUMNS = (
     "STATUS",
     "LAG-SECONDS",
 )
+MIN_WIDTH = 240
 _SEVERITY_STYLE = {Severity.OK: "green", Severity.WARN: "yellow", Severity.CRITICAL: "red", Severity.PAGE: "bold red"}
 _STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow"}
 
 
 def print_report(report: CheckReport, console: Console) -> None:
     """Print every cluster error, then one section per group: summary line, partition table, causes."""
+    console = wide(console)
     for cluster, error in sorted(report.cluster_errors.items()):
         console.print(Text(messages.cli_cluster_error(cluster, error), style="bold red"))
     if not report.verdicts and not report.cluster_errors:
@@ -38,15 +40,22 @@ def print_report(report: CheckReport, console: Console) -> None:
         print_group(verdict, console)
 
 
+def wide(console: Console) -> Console:
+    """Tables are never squeezed to the terminal: like kafka-consumer-groups.sh, long lines just wrap."""
+    if console.width >= MIN_WIDTH:
+        return console
+    return Console(file=console.file, width=MIN_WIDTH, force_terminal=console.is_terminal, no_color=console.no_color)
+
+
 def print_group(verdict: GroupVerdict, console: Console) -> None:
     style = _SEVERITY_STYLE[verdict.severity]
-    console.print(Text(messages.cli_group_headline(verdict), style=style))
+    console.print(Text(messages.cli_group_headline(verdict), style=style), soft_wrap=True)
     if verdict.error:
         console.print(Text(verdict.error, style="red"))
         return
     console.print(partition_table(verdict))
     for cause in verdict.causes:
-        console.print(messages.cli_cause_line(cause))
+        console.print(messages.cli_cause_line(cause), markup=False, highlight=False)
 
 
 def partition_table(verdict: GroupVerdict) -> Table:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bot.embedded import EmbeddedBroker, EmbeddedRedis
@@ -102,12 +102,16 @@ class Kafka:
         }
         return Consumer(config)
 
-    def wait_assigned(self, consumer: Consumer, timeout: float = 30.0) -> list[TopicPartition]:
+    def wait_assigned(self, consumer: Consumer, timeout: float = 30.0) -> list[Message]:
+        """Poll until the consumer has an assignment; returns the messages it received meanwhile."""
+        received: list[Message] = []
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            consumer.poll(0.2)
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                received.append(message)
             if consumer.assignment():
-                return list(consumer.assignment())
+                return received
         raise AssertionError("consumer got no assignment within the timeout")
 
 
