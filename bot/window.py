@@ -110,7 +110,7 @@ class MemoryWindowStore(WindowStore):
         self._expire(snapshot.cluster, snapshot.taken_at)
 
     def _expire(self, cluster: str, now: float) -> None:
-        for key in [k for k, v in self._data.items() if k[0] == cluster and v[-1].at < now - self.ttl]:
+        for key in [k for k, v in self._data.items() if k[0] == cluster and v[-1].at <= now - self.ttl]:
             del self._data[key]
 
     def _entries(self, cluster: str, groups: list[str]) -> dict[str, list[_Entry]]:
@@ -138,16 +138,24 @@ class RedisWindowStore(WindowStore):
         if snapshot.error is not None:
             return
         ttl = max(1, int(self.ttl))
+        index = self._index_key(snapshot.cluster)
+        cutoff = snapshot.taken_at - self.ttl
+        # Groups not appended for `ttl` seconds of snapshot time expire with their lists, not only from the
+        # index: the lists' own Redis TTL runs on wall-clock time and would keep serving their windows.
+        expired = {_text(name) for name in self._redis.zrangebyscore(index, "-inf", cutoff)}
         pipe = self._redis.pipeline(transaction=False)
         for group in snapshot.groups.values():
             if group.error is not None:
                 continue
+            expired.discard(group.group)
             key = self._list_key(snapshot.cluster, group.group)
             pipe.rpush(key, encode_entry(_entry(snapshot, group)))
             pipe.ltrim(key, -self.samples, -1)
             pipe.expire(key, ttl)
-            pipe.zadd(self._index_key(snapshot.cluster), {group.group: snapshot.taken_at})
-        pipe.zremrangebyscore(self._index_key(snapshot.cluster), "-inf", snapshot.taken_at - self.ttl)
+            pipe.zadd(index, {group.group: snapshot.taken_at})
+        pipe.zremrangebyscore(index, "-inf", cutoff)
+        for name in sorted(expired):
+            pipe.delete(self._list_key(snapshot.cluster, name))
         pipe.execute()
 
     def _entries(self, cluster: str, groups: list[str]) -> dict[str, list[_Entry]]:
@@ -163,7 +171,11 @@ class RedisWindowStore(WindowStore):
 
     def groups(self, cluster: str) -> list[str]:
         names = self._redis.zrange(self._index_key(cluster), 0, -1)
-        return sorted(n.decode() if isinstance(n, bytes) else str(n) for n in names)
+        return sorted(_text(n) for n in names)
+
+
+def _text(name: object) -> str:
+    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 # ---------------------------------------------------------------------------------------------------
