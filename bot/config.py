@@ -203,7 +203,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(messages.config_not_yaml(path, str(exc))) from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(messages.config_not_yaml(path, str(problem), where)) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -255,6 +255,17 @@ def replicas_needed(produce: float, consume: float, members: int, partitions: in
     return max(1, min(wanted, partitions))
 
 
+def at_partition_ceiling(verdict: GroupVerdict) -> bool:
+    """Every partition is owned by a member of its own: one consumer per partition, the most Kafka allows.
+
+    Counting members is not enough: with an uneven assignment (a member owning two partitions) or an
+    unassigned partition, more parallelism is still possible, so that is a deficit, not a ceiling.
+    """
+    partitions = len(verdict.partitions)
+    owners = {p.owner.member_id for p in verdict.partitions if p.owner is not None}
+    return partitions > 0 and len(owners) == partitions
+
+
 def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
     """Consumers commit slower than producers write: how many replicas would keep up (at most one per partition)."""
     deficit = _deficit(verdict)
@@ -264,7 +275,9 @@ def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
     partitions = len(verdict.partitions)
     members = len(verdict.members)
     if members >= partitions > 0:
-        return None  # partition_ceiling says it better
+        # Scaling cannot add parallelism: partition_ceiling explains it, or (an unassigned partition, an
+        # uneven assignment) unassigned_partitions / idle_members point at the assignment instead.
+        return None
     target = replicas_needed(produce, consume, members, partitions) if members else None
     return Cause(
         kind="throughput_deficit",
@@ -285,11 +298,8 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
     """A deficit while every partition already has its own member: more replicas would sit idle."""
     deficit = _deficit(verdict)
     partitions = len(verdict.partitions)
-    if deficit is None or not verdict.members or len(verdict.members) < partitions:
+    if deficit is None or not at_partition_ceiling(verdict):
         return None
-    owners = {p.owner.member_id for p in verdict.partitions if p.owner is not None}
-    if len(owners) < partitions:
-        return None  # some partition has no member of its own: not a ceiling (unassigned or uneven)
     produce, consume = deficit
     return Cause(
         kind="partition_ceiling",

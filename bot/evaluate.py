@@ -32,6 +32,7 @@ from bot import messages
 from bot.config import Evaluation, Level, Thresholds
 from bot.model import (
     GroupSnapshot,
+    GroupState,
     GroupVerdict,
     GroupWindow,
     Member,
@@ -144,7 +145,8 @@ def rule_stall(samples: Samples, ownership: Ownership, rules: Evaluation) -> Fin
     if not offsets_unmoved(samples) or caught_up_in_window(samples):
         return None
     lag = samples[-1].lag or 0
-    return Status.STALL, messages.reason_stall(lag, span(committed_samples(samples)))
+    who = messages.owned() if ownership is Ownership.OWNED else messages.owner_unknown()
+    return Status.STALL, messages.reason_stall(lag, span(committed_samples(samples)), who)
 
 
 def rule_warn(samples: Samples, rules: Evaluation) -> Finding | None:
@@ -182,8 +184,11 @@ def partition_status(samples: Samples, ownership: Ownership, rules: Evaluation) 
     )
     if found is not None:
         return found
-    if len(committed_samples(samples)) < rules.min_samples:
-        return Status.OK, messages.reason_few_samples(len(committed_samples(samples)), rules.min_samples)
+    committed = committed_samples(samples)
+    if len(committed) < rules.min_samples:
+        return Status.OK, messages.reason_few_samples(len(committed), rules.min_samples)
+    if offsets_unmoved(samples) and span(committed) < rules.min_span:
+        return Status.OK, messages.reason_span_short(span(committed), rules.min_span)
     if caught_up_in_window(samples):
         return Status.OK, messages.reason_caught_up_in_window()
     return Status.OK, messages.reason_ok_moving()
@@ -368,8 +373,9 @@ def _doubling(points: Sequence[GroupPoint], level: Level, name: str, now: float)
     newest = points[-1].lag or 0
     if newest < level.doubling_min_lag:
         return None
+    # Measured back from the newest point, like the sustain periods (not from `now`, which may be later).
     for point in points:
-        if point.at >= now - level.doubling_within and point.lag and newest >= 2 * point.lag:
+        if point.at >= points[-1].at - level.doubling_within and point.lag and newest >= 2 * point.lag:
             return messages.severity_doubling(name, point.lag, newest, level.doubling_within)
     return None
 
@@ -468,15 +474,17 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
     )
     lags = [p.lag for p in partitions if p.lag is not None]
     total_lag = sum(lags) if lags else None
-    produce = _sum_known([p.produce_rate for p in partitions])
-    consume = _sum_known([p.consume_rate for p in partitions])
+    # Rates of partitions with nothing committed are left out, as their (unknown) lag is: otherwise a group
+    # whose consumed partitions keep pace would get an ETA of "never" from a partition it does not read.
+    produce = _sum_known([p.produce_rate for p in partitions if p.committed is not None])
+    consume = _sum_known([p.consume_rate for p in partitions if p.committed is not None])
     points = group_points(window, thresholds)
     sev, sev_reason = severity(points, thresholds, now)
     known_seconds = [p.lag_seconds for p in partitions if p.lag_seconds is not None]
     return GroupVerdict(
         cluster=window.cluster,
         group=window.group,
-        state=latest.state if latest else window.samples[-1].state,
+        state=latest.state if latest else (window.samples[-1].state if window.samples else GroupState.UNKNOWN),
         status=max((p.status for p in partitions), default=Status.OK),
         severity=sev,
         severity_reason=sev_reason,

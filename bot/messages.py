@@ -89,9 +89,9 @@ def config_unreadable(path: Path, problem: str) -> str:
     return f"{path}: cannot read the configuration file: {problem}"
 
 
-def config_not_yaml(path: Path, problem: str) -> str:
+def config_not_yaml(path: Path, problem: str, where: str | None = None) -> str:
     first_line = problem.strip().splitlines()[0] if problem.strip() else problem
-    return f"{path}: not valid YAML: {first_line}"
+    return f"{path}: not valid YAML" + (f" at {where}" if where else "") + f": {first_line}"
 
 
 def config_not_mapping(path: Path, kind: str) -> str:
@@ -149,8 +149,16 @@ def reason_rewind(before: int, after: int) -> str:
     return f"committed offset went backwards from {before:,} to {after:,}"
 
 
-def reason_stall(lag: int, since: float) -> str:
-    return f"owned, but the committed offset has not moved for {duration(since)} while lag is {count(lag)}"
+def reason_stall(lag: int, since: float, who: str) -> str:
+    return f"{who}, but the committed offset has not moved for {duration(since)} while lag is {count(lag)}"
+
+
+def owned() -> str:
+    return "owned"
+
+
+def reason_span_short(span: float, needed: float) -> str:
+    return f"offset not moving, but {duration(span)} is shorter than the {duration(needed)} needed to judge a stall"
 
 
 def reason_warn(first: int, last: int, span: float) -> str:

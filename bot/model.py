@@ -134,19 +134,21 @@ class ClusterSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class PartitionSample:
-    """One observation of one partition of one group."""
+    """One observation of one partition of one group.
+
+    `lag` is log-end - committed, clamped at 0; None (unknown) when nothing is committed. It is computed
+    once here: the rules read it many times per sample and a window holds thousands of samples.
+    """
 
     at: float
     committed: int | None
     log_end: int
     log_start: int
+    lag: int | None = field(init=False, compare=False)
 
-    @property
-    def lag(self) -> int | None:
-        """log-end - committed, clamped at 0; None (unknown) when nothing is committed."""
-        if self.committed is None:
-            return None
-        return max(0, self.log_end - self.committed)
+    def __post_init__(self) -> None:
+        lag = None if self.committed is None else max(0, self.log_end - self.committed)
+        object.__setattr__(self, "lag", lag)
 
 
 @dataclass(frozen=True, slots=True)

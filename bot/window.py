@@ -48,8 +48,7 @@ class _Entry:
     state: GroupState
     members: tuple[Member, ...]
     generation: int | None
-    partitions: dict[TopicPartition, tuple[int | None, int, int]]
-    """(committed, log_end, log_start) per partition."""
+    partitions: dict[TopicPartition, PartitionSample]
 
 
 class WindowStore(ABC):
@@ -127,6 +126,10 @@ class RedisWindowStore(WindowStore):
         super().__init__(samples=samples, ttl=ttl)
         self._redis = client
         self._prefix = prefix
+        # Decoded copies of the lists this process has read or written, keyed by list key, with the raw
+        # newest entry. Redis stays the source of truth: every read checks (LLEN, newest raw entry) and
+        # decodes again on any difference, e.g. after another replica wrote.
+        self._cache: dict[str, tuple[list[_Entry], bytes]] = {}
 
     def _list_key(self, cluster: str, group: str) -> str:
         return f"{self._prefix}:window:{cluster}:{group}"
@@ -149,25 +152,59 @@ class RedisWindowStore(WindowStore):
                 continue
             expired.discard(group.group)
             key = self._list_key(snapshot.cluster, group.group)
-            pipe.rpush(key, encode_entry(_entry(snapshot, group)))
+            entry = _entry(snapshot, group)
+            raw = encode_entry(entry).encode()
+            pipe.rpush(key, raw)
+            self._remember(key, entry, raw)
             pipe.ltrim(key, -self.samples, -1)
             pipe.expire(key, ttl)
             pipe.zadd(index, {group.group: snapshot.taken_at})
         pipe.zremrangebyscore(index, "-inf", cutoff)
         for name in sorted(expired):
             pipe.delete(self._list_key(snapshot.cluster, name))
+            self._cache.pop(self._list_key(snapshot.cluster, name), None)
         pipe.execute()
 
+    def _remember(self, key: str, entry: _Entry, raw: bytes) -> None:
+        """Extend the decoded copy of a list we just appended to (checked against Redis on read)."""
+        cached = self._cache.get(key)
+        entries = [*(cached[0] if cached else []), entry][-self.samples :]
+        self._cache[key] = (entries, raw)
+
     def _entries(self, cluster: str, groups: list[str]) -> dict[str, list[_Entry]]:
+        keys = [self._list_key(cluster, group) for group in groups]
         pipe = self._redis.pipeline(transaction=False)
-        for group in groups:
-            pipe.lrange(self._list_key(cluster, group), 0, -1)
-        raw_lists = pipe.execute()
-        return {
-            group: [decode_entry(raw) for raw in raw_list]
-            for group, raw_list in zip(groups, raw_lists, strict=True)
-            if raw_list
-        }
+        for key in keys:
+            pipe.llen(key)
+            pipe.lindex(key, -1)
+        answers = pipe.execute()
+        found: dict[str, list[_Entry]] = {}
+        stale: list[tuple[str, str]] = []
+        for i, (group, key) in enumerate(zip(groups, keys, strict=True)):
+            length, newest = answers[2 * i], answers[2 * i + 1]
+            cached = self._cache.get(key)
+            if not length:
+                self._cache.pop(key, None)
+            elif cached is not None and len(cached[0]) == length and cached[1] == newest:
+                found[group] = cached[0]
+            else:
+                stale.append((group, key))
+        found.update(self._load(stale))
+        return found
+
+    def _load(self, stale: list[tuple[str, str]]) -> dict[str, list[_Entry]]:
+        """Read and decode whole lists (one pipelined LRANGE each) and remember them."""
+        if not stale:
+            return {}
+        pipe = self._redis.pipeline(transaction=False)
+        for _, key in stale:
+            pipe.lrange(key, 0, -1)
+        loaded: dict[str, list[_Entry]] = {}
+        for (group, key), raw_list in zip(stale, pipe.execute(), strict=True):
+            if raw_list:
+                loaded[group] = [decode_entry(raw) for raw in raw_list]
+                self._cache[key] = (loaded[group], raw_list[-1])
+        return loaded
 
     def groups(self, cluster: str) -> list[str]:
         names = self._redis.zrange(self._index_key(cluster), 0, -1)
@@ -184,8 +221,9 @@ def _text(name: object) -> str:
 
 
 def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot) -> _Entry:
+    at = snapshot.taken_at
     partitions = {
-        tp: (committed, snapshot.log_end[tp], snapshot.log_start.get(tp, 0))
+        tp: PartitionSample(at, committed, snapshot.log_end[tp], snapshot.log_start.get(tp, 0))
         for tp, committed in group.committed.items()
         if tp in snapshot.log_end
     }
@@ -201,8 +239,8 @@ def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot) -> _Entry:
 def encode_entry(entry: _Entry) -> str:
     """Versioned JSON of one entry: members with their assignments, partitions grouped by topic."""
     topics: dict[str, list[list[int | None]]] = {}
-    for (topic, partition), (committed, log_end, log_start) in sorted(entry.partitions.items()):
-        topics.setdefault(topic, []).append([partition, committed, log_end, log_start])
+    for (topic, partition), sample in sorted(entry.partitions.items()):
+        topics.setdefault(topic, []).append([partition, sample.committed, sample.log_end, sample.log_start])
     document = {
         "v": FORMAT_VERSION,
         "at": entry.at,
@@ -223,11 +261,14 @@ def decode_entry(raw: bytes | str) -> _Entry:
         Member(member_id=m[0], client_id=m[1], host=m[2], assignment=tuple((t, p) for t, p in m[3]))
         for m in document["members"]
     )
+    at = document["at"]
     partitions = {
-        (topic, row[0]): (row[1], row[2], row[3]) for topic, rows in document["topics"].items() for row in rows
+        (topic, row[0]): PartitionSample(at, row[1], row[2], row[3])
+        for topic, rows in document["topics"].items()
+        for row in rows
     }
     return _Entry(
-        at=document["at"],
+        at=at,
         state=GroupState(document["state"]),
         members=members,
         generation=document["generation"],
@@ -237,17 +278,18 @@ def decode_entry(raw: bytes | str) -> _Entry:
 
 def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
     newest = entries[-1]
-    partitions: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in sorted(newest.partitions)}
-    for entry in entries:
-        for tp, samples in partitions.items():
-            values = entry.partitions.get(tp)
-            if values is not None:
-                samples.append(PartitionSample(entry.at, values[0], values[1], values[2]))
+    series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in sorted(newest.partitions)}
+    for entry in entries:  # one pass over the entries: this runs for every group every cycle
+        for tp, sample in entry.partitions.items():
+            found = series.get(tp)
+            if found is not None:
+                found.append(sample)
+    partitions = {tp: tuple(samples) for tp, samples in series.items()}
     latest = GroupSnapshot(
         group=group,
         state=newest.state,
         members=newest.members,
-        committed={tp: v[0] for tp, v in newest.partitions.items()},
+        committed={tp: sample.committed for tp, sample in newest.partitions.items()},
         generation=newest.generation,
     )
     return GroupWindow(
@@ -256,6 +298,6 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         samples=tuple(
             GroupSample(e.at, e.state, tuple(sorted(m.member_id for m in e.members)), e.generation) for e in entries
         ),
-        partitions={tp: tuple(s) for tp, s in partitions.items()},
+        partitions=partitions,
         latest=latest,
     )
