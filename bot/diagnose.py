@@ -320,7 +320,8 @@ def producer_burst(window: GroupWindow | None) -> Cause | None:
         return None
     times = [g.at for g in window.samples]
     # Only partitions observed at every sample time: a partition that appeared mid-window is not a burst.
-    full = [samples for samples in window.partitions.values() if [x.at for x in samples] == times]
+    # A partition's samples are a subsequence of the group's sample times, so equal length means all of them.
+    full = [samples for samples in window.partitions.values() if len(samples) == len(times)]
     if not full:
         return None
     ends = [sum(samples[i].log_end for samples in full) for i in range(len(times))]

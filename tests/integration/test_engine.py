@@ -374,3 +374,45 @@ def test_bad_config_exits_4_naming_file_and_field(tmp_path: Any, config_text: st
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_a_broker_that_accepts_but_never_answers_gives_an_error_snapshot() -> None:
+    """A slow (hung) broker: the TCP connection opens, no Kafka response ever comes. Bounded, no hang."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_ignore() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+                accepted.append(connection)  # kept open, never answered
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_ignore, daemon=True)
+    thread.start()
+    try:
+        port = listener.getsockname()[1]
+        settings = build_settings(
+            {"clusters": [{"name": "hung", "bootstrap_servers": f"127.0.0.1:{port}", "request_timeout": 2}]},
+            source="test",
+        )
+        started = time.monotonic()
+        snapshot = collect(make_admin(settings.clusters[0]), settings.clusters[0])
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for connection in accepted:
+            connection.close()
+        listener.close()
+
+    assert snapshot.error is not None
+    assert "hung" in snapshot.error and "unreachable" in snapshot.error
+    assert elapsed < 2 + 1 + 2
