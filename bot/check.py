@@ -17,7 +17,7 @@ from bot.collector import collect, make_admin
 from bot.config import Settings
 from bot.diagnose import diagnose
 from bot.evaluate import error_verdict, evaluate_group
-from bot.model import ClusterSnapshot, GroupVerdict, GroupWindow, Severity
+from bot.model import ClusterSnapshot, GroupSnapshot, GroupState, GroupVerdict, GroupWindow, Severity
 from bot.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,14 @@ def judge(
         verdict = evaluate_group(window, thresholds=settings.thresholds, rules=settings.evaluation, now=now)
         verdicts.append(replace(verdict, causes=diagnose(verdict, window, settings.evaluation)))
     return verdicts
+
+
+def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:
+    """ERR verdicts for the groups we have history of on a cluster that could not be read."""
+    return [
+        error_verdict(cluster, GroupSnapshot(group=g, state=GroupState.UNKNOWN, members=(), committed={}, error=error))
+        for g in known_groups
+    ]
 
 
 class Checker:
@@ -94,6 +102,7 @@ class Checker:
         for name, snapshot in snapshots.items():
             if snapshot.error is not None:
                 errors[name] = snapshot.error
+                verdicts.extend(unreachable(name, self.store.groups(name), snapshot.error))
                 continue
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
             verdicts.extend(judge(snapshot, windows, self.settings, now))

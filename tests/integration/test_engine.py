@@ -7,6 +7,7 @@ read back by the collector; nothing is hand-fed to the evaluator. Messages are p
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -416,3 +417,32 @@ def test_a_broker_that_accepts_but_never_answers_gives_an_error_snapshot() -> No
     assert snapshot.error is not None
     assert "hung" in snapshot.error and "unreachable" in snapshot.error
     assert elapsed < 2 + 1 + 2
+
+
+def test_groups_of_a_cluster_that_goes_down_turn_err(names: Names) -> None:
+    """A dedicated broker is stopped between two cycles: the group seen before is reported ERR."""
+    from bot.embedded import EmbeddedBroker
+
+    topic, group = names("topic"), names("group")
+    with EmbeddedBroker().start() as own:
+        local = Kafka(own.bootstrap)
+        local.create_topic(topic, 1)
+        local.produce(topic, 0, 5)
+        local.commit(group, {(topic, 0): 2})
+        del local  # librdkafka clients are destroyed while their broker is up: no reconnect wait later
+        gc.collect()
+        settings = build_settings(
+            {"clusters": [{"name": "doomed", "bootstrap_servers": own.bootstrap, "request_timeout": 2}]},
+            source="test",
+        )
+        checker = Checker(settings, MemoryWindowStore(samples=5))
+        before = checker.cycle()
+    assert [(v.group, v.status, v.total_lag) for v in before.verdicts] == [(group, Status.OK, 3)]
+
+    after = checker.cycle()
+
+    assert list(after.cluster_errors) == ["doomed"]
+    [verdict] = after.verdicts
+    assert (verdict.group, verdict.status) == (group, Status.ERR)
+    assert verdict.error is not None and "unreachable" in verdict.error
+    assert verdict.partitions == ()
