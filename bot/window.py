@@ -120,19 +120,26 @@ class MemoryWindowStore(WindowStore):
 
 
 class RedisWindowStore(WindowStore):
-    """Redis store: a bounded list per group (RPUSH + LTRIM + EXPIRE), an index of groups per cluster."""
+    """Redis store: a bounded list per group (RPUSH + LTRIM + EXPIRE), an index of groups per cluster.
+
+    Each list has a sequence number, incremented in the same MULTI as every append. The store keeps a
+    decoded copy of each list it has read or written, tagged with that number; a read fetches only the
+    numbers (one pipelined GET each) and decodes a list again only when its number moved on without us,
+    e.g. after another replica appended. Redis stays the source of truth.
+    """
 
     def __init__(self, client: redis.Redis, *, samples: int, ttl: float = 86_400.0, prefix: str = "lagbot") -> None:
         super().__init__(samples=samples, ttl=ttl)
         self._redis = client
         self._prefix = prefix
-        # Decoded copies of the lists this process has read or written, keyed by list key, with the raw
-        # newest entry. Redis stays the source of truth: every read checks (LLEN, newest raw entry) and
-        # decodes again on any difference, e.g. after another replica wrote.
-        self._cache: dict[str, tuple[list[_Entry], bytes]] = {}
+        self._cache: dict[str, tuple[list[_Entry], int]] = {}
 
     def _list_key(self, cluster: str, group: str) -> str:
         return f"{self._prefix}:window:{cluster}:{group}"
+
+    @staticmethod
+    def _seq_key(list_key: str) -> str:
+        return f"{list_key}:seq"
 
     def _index_key(self, cluster: str) -> str:
         return f"{self._prefix}:window-groups:{cluster}"
@@ -146,46 +153,50 @@ class RedisWindowStore(WindowStore):
         # Groups not appended for `ttl` seconds of snapshot time expire with their lists, not only from the
         # index: the lists' own Redis TTL runs on wall-clock time and would keep serving their windows.
         expired = {_text(name) for name in self._redis.zrangebyscore(index, "-inf", cutoff)}
-        pipe = self._redis.pipeline(transaction=False)
+        pipe = self._redis.pipeline(transaction=True)
+        appended: list[tuple[str, _Entry]] = []
         for group in snapshot.groups.values():
             if group.error is not None:
                 continue
             expired.discard(group.group)
             key = self._list_key(snapshot.cluster, group.group)
             entry = _entry(snapshot, group)
-            raw = encode_entry(entry).encode()
-            pipe.rpush(key, raw)
-            self._remember(key, entry, raw)
+            pipe.rpush(key, encode_entry(entry))
             pipe.ltrim(key, -self.samples, -1)
             pipe.expire(key, ttl)
+            pipe.incr(self._seq_key(key))
+            pipe.expire(self._seq_key(key), ttl)
             pipe.zadd(index, {group.group: snapshot.taken_at})
+            appended.append((key, entry))
         pipe.zremrangebyscore(index, "-inf", cutoff)
         for name in sorted(expired):
-            pipe.delete(self._list_key(snapshot.cluster, name))
-            self._cache.pop(self._list_key(snapshot.cluster, name), None)
-        pipe.execute()
+            key = self._list_key(snapshot.cluster, name)
+            pipe.delete(key, self._seq_key(key))
+            self._cache.pop(key, None)
+        results = pipe.execute()
+        for i, (key, entry) in enumerate(appended):
+            self._remember(key, entry, int(results[6 * i + 3]))
 
-    def _remember(self, key: str, entry: _Entry, raw: bytes) -> None:
-        """Extend the decoded copy of a list we just appended to (checked against Redis on read)."""
+    def _remember(self, key: str, entry: _Entry, seq: int) -> None:
+        """Extend our decoded copy if our append directly followed it; otherwise forget it (reload on read)."""
         cached = self._cache.get(key)
-        entries = [*(cached[0] if cached else []), entry][-self.samples :]
-        self._cache[key] = (entries, raw)
+        if cached is not None and cached[1] == seq - 1:
+            self._cache[key] = ([*cached[0], entry][-self.samples :], seq)
+        elif seq == 1:
+            self._cache[key] = ([entry], seq)
+        else:
+            self._cache.pop(key, None)
 
     def _entries(self, cluster: str, groups: list[str]) -> dict[str, list[_Entry]]:
         keys = [self._list_key(cluster, group) for group in groups]
         pipe = self._redis.pipeline(transaction=False)
         for key in keys:
-            pipe.llen(key)
-            pipe.lindex(key, -1)
-        answers = pipe.execute()
+            pipe.get(self._seq_key(key))
         found: dict[str, list[_Entry]] = {}
         stale: list[tuple[str, str]] = []
-        for i, (group, key) in enumerate(zip(groups, keys, strict=True)):
-            length, newest = answers[2 * i], answers[2 * i + 1]
+        for group, key, seq in zip(groups, keys, pipe.execute(), strict=True):
             cached = self._cache.get(key)
-            if not length:
-                self._cache.pop(key, None)
-            elif cached is not None and len(cached[0]) == length and cached[1] == newest:
+            if cached is not None and seq is not None and cached[1] == int(seq):
                 found[group] = cached[0]
             else:
                 stale.append((group, key))
@@ -193,17 +204,22 @@ class RedisWindowStore(WindowStore):
         return found
 
     def _load(self, stale: list[tuple[str, str]]) -> dict[str, list[_Entry]]:
-        """Read and decode whole lists (one pipelined LRANGE each) and remember them."""
+        """Read and decode whole lists with their sequence numbers (atomically) and remember them."""
         if not stale:
             return {}
-        pipe = self._redis.pipeline(transaction=False)
+        pipe = self._redis.pipeline(transaction=True)
         for _, key in stale:
             pipe.lrange(key, 0, -1)
+            pipe.get(self._seq_key(key))
+        answers = pipe.execute()
         loaded: dict[str, list[_Entry]] = {}
-        for (group, key), raw_list in zip(stale, pipe.execute(), strict=True):
+        for i, (group, key) in enumerate(stale):
+            raw_list, seq = answers[2 * i], answers[2 * i + 1]
+            self._cache.pop(key, None)
             if raw_list:
                 loaded[group] = [decode_entry(raw) for raw in raw_list]
-                self._cache[key] = (loaded[group], raw_list[-1])
+                if seq is not None:
+                    self._cache[key] = (loaded[group], int(seq))
         return loaded
 
     def groups(self, cluster: str) -> list[str]:

@@ -427,7 +427,9 @@ def test_redis_store_notices_an_entry_appended_by_another_writer(
     assert redis_store.window(CLUSTER, "billing") is not None
     document = json.loads(redis_client.lindex(list_key("billing"), -1) or b"{}")
     document["v"] = 2
+    # Another writer follows the append protocol of every lagbot: RPUSH and INCR of the list's sequence.
     redis_client.rpush(list_key("billing"), json.dumps(document))
+    redis_client.incr(list_key("billing") + ":seq")
     with pytest.raises(StoredVersionError):
         redis_store.window(CLUSTER, "billing")
 
@@ -452,3 +454,33 @@ def test_redis_store_is_shared_by_replicas(redis_client: redis.Redis) -> None:
 def test_samples_must_be_positive() -> None:
     with pytest.raises(ValueError, match="samples must be >= 1"):
         MemoryWindowStore(samples=0)
+
+
+def test_redis_replicas_interleaving_on_a_full_list_read_what_redis_holds(redis_client: redis.Redis) -> None:
+    # Two replicas share one Redis; the list is full (3 samples) and they append in turn. Each must read
+    # exactly what Redis holds, never its own stale copy extended by its own append.
+    a = RedisWindowStore(redis_client, samples=3, ttl=TTL)
+    b = RedisWindowStore(redis_client, samples=3, ttl=TTL)
+
+    def committed_seen(store: RedisWindowStore) -> list[int | None]:
+        window = store.window(CLUSTER, "billing")
+        assert window is not None
+        return [s.committed for s in window.partitions[("orders", 0)]]
+
+    def snapshot(i: int, committed: int) -> ClusterSnapshot:
+        group = GroupSnapshot("billing", GroupState.STABLE, (), {("orders", 0): committed})
+        return ClusterSnapshot(CLUSTER, at(i), {"billing": group}, {("orders", 0): 100}, {("orders", 0): 0})
+
+    for i in range(3):
+        a.append(snapshot(i, i))
+    assert committed_seen(a) == [0, 1, 2]
+    b.append(snapshot(3, 3))  # A does not read in between: its copy is now one behind Redis
+    a.append(snapshot(4, 4))
+    assert redis_client.llen(list_key("billing")) == 3
+    assert committed_seen(a) == [2, 3, 4]
+    assert committed_seen(b) == [2, 3, 4]
+    b.append(snapshot(5, 5))
+    b.append(snapshot(6, 6))
+    a.append(snapshot(7, 7))
+    assert committed_seen(a) == [5, 6, 7]
+    assert committed_seen(b) == [5, 6, 7]
