@@ -17,7 +17,7 @@ from bot.collector import collect, make_admin
 from bot.config import Settings
 from bot.diagnose import diagnose
 from bot.evaluate import error_verdict, evaluate_group
-from bot.model import ClusterSnapshot, GroupSnapshot, GroupState, GroupVerdict, GroupWindow, Severity
+from bot.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status
 from bot.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,11 @@ class CheckReport:
     def worst_severity(self) -> Severity:
         return max((v.severity for v in self.verdicts), default=Severity.OK)
 
+    @property
+    def unreadable(self) -> bool:
+        """A cluster or a group could not be read: its lag is unknown."""
+        return bool(self.cluster_errors) or any(v.status is Status.ERR for v in self.verdicts)
+
 
 def judge(
     snapshot: ClusterSnapshot, windows: dict[str, GroupWindow], settings: Settings, now: float
@@ -45,7 +50,7 @@ def judge(
     for name, group in sorted(snapshot.groups.items()):
         window = windows.get(name)
         if group.error is not None or window is None:
-            verdicts.append(error_verdict(snapshot.cluster, group))
+            verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
         verdict = evaluate_group(window, thresholds=settings.thresholds, rules=settings.evaluation, now=now)
         verdicts.append(replace(verdict, causes=diagnose(verdict, window, settings.evaluation)))
@@ -54,10 +59,7 @@ def judge(
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:
     """ERR verdicts for the groups we have history of on a cluster that could not be read."""
-    return [
-        error_verdict(cluster, GroupSnapshot(group=g, state=GroupState.UNKNOWN, members=(), committed={}, error=error))
-        for g in known_groups
-    ]
+    return [error_verdict(cluster, group, GroupState.UNKNOWN, error) for group in known_groups]
 
 
 class Checker:
@@ -107,6 +109,28 @@ class Checker:
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
             verdicts.extend(judge(snapshot, windows, self.settings, now))
         return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
+
+    def run(
+        self,
+        samples: int,
+        every: float,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        progress: Callable[[int], None] | None = None,
+    ) -> CheckReport:
+        """Take `samples` snapshots `every` seconds apart, then judge the newest against the window.
+
+        Stops sampling early when every cluster failed: more waiting cannot make them answer sooner.
+        """
+        snapshots = self.sample()
+        for taken in range(1, samples):
+            if all(s.error is not None for s in snapshots.values()):
+                break
+            if progress is not None:
+                progress(taken)
+            sleep(every)
+            snapshots = self.sample()
+        return self.evaluate(snapshots)
 
     def cycle(self) -> CheckReport:
         """One full cycle: sample every cluster, then judge."""

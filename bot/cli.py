@@ -1,7 +1,8 @@
 """The `lagbot` command line.
 
-Exit codes of `lagbot check`: 0 nothing at warn or above, 1 warn, 2 critical or page, 3 a cluster
-unreachable (you cannot know its lag, so it outranks severities), 4 bad configuration or usage.
+Exit codes of `lagbot check`: 0 nothing at warn or above, 1 warn, 2 critical or page, 3 a cluster or a
+group could not be read (its lag is unknown, so this outranks severities), 4 bad configuration or usage,
+70 an internal error.
 No traceback reaches the user: bad input is reported in one message naming what is wrong.
 """
 
@@ -10,19 +11,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
-import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from typer.exceptions import TyperException
 
 from bot import messages
 from bot.check import Checker, CheckReport
-from bot.config import ConfigError, build_settings, read_yaml
+from bot.collector import check_clients
+from bot.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
 from bot.logs import configure_logging
 from bot.model import Severity
 from bot.report import report_json
@@ -31,6 +32,8 @@ from bot.window import MemoryWindowStore
 
 EXIT_OK, EXIT_WARN, EXIT_CRITICAL, EXIT_UNREACHABLE, EXIT_USAGE = 0, 1, 2, 3, 4
 EXIT_INTERNAL = 70  # EX_SOFTWARE: not the user's input, a failure of lagbot or its environment
+
+M = TypeVar("M", bound=BaseModel)
 
 app = typer.Typer(
     name="lagbot",
@@ -43,7 +46,7 @@ app = typer.Typer(
 
 def exit_code(report: CheckReport) -> int:
     """The process exit code for a check report."""
-    if report.cluster_errors:
+    if report.unreadable:
         return EXIT_UNREACHABLE
     worst = report.worst_severity
     if worst >= Severity.CRITICAL:
@@ -51,34 +54,51 @@ def exit_code(report: CheckReport) -> int:
     return EXIT_WARN if worst is Severity.WARN else EXIT_OK
 
 
-def settings_data(config: Path | None, bootstrap: str | None, group: str | None) -> tuple[dict[str, Any], str]:
-    """The raw settings (before validation) from the config file and the command-line overrides."""
+def load_for_cli(config: Path | None, bootstrap: str | None, group: str | None) -> Settings:
+    """Settings from the file (or the environment), then the command-line flags, which win over both.
+
+    Raises:
+        ConfigError: a bad file, environment variable, flag, or librdkafka property, named.
+    """
     if config is None and bootstrap is None and "LAGBOT_CLUSTERS" not in os.environ:
         raise ConfigError(messages.cli_no_cluster())
-    data: dict[str, Any] = read_yaml(config) if config is not None else {}
-    source = str(config) if config is not None else "command line"
+    if config is not None:
+        settings, source = load_settings(config), str(config)
+    else:
+        # Clusters come from --bootstrap (or LAGBOT_CLUSTERS); the rest may still come from the environment.
+        seed = [{"name": "default", "bootstrap_servers": bootstrap or "unset:0"}]
+        settings, source = build_settings({"clusters": seed}, source="environment"), "environment"
+    settings = apply_flags(settings, bootstrap=bootstrap, group=group, replace_clusters=config is None)
+    check_clients(settings, source=source)
+    return settings
+
+
+def apply_flags(settings: Settings, *, bootstrap: str | None, group: str | None, replace_clusters: bool) -> Settings:
+    """`--bootstrap` and `--group` over validated settings (each overridden piece is validated on its own)."""
+    clusters = list(settings.clusters)
     if bootstrap is not None:
-        clusters = data.get("clusters")
-        if config is None or clusters is None:
-            data["clusters"] = [{"name": "default", "bootstrap_servers": bootstrap}]
-        elif isinstance(clusters, list) and len(clusters) == 1 and isinstance(clusters[0], dict):
-            data["clusters"] = [{**clusters[0], "bootstrap_servers": bootstrap}]
+        if replace_clusters:
+            clusters = [_flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)]
+        elif len(clusters) == 1:
+            clusters = [
+                _flag(ClusterConfig, "--bootstrap", **{**clusters[0].model_dump(), "bootstrap_servers": bootstrap})
+            ]
         else:
             raise ConfigError(messages.bad_option("--bootstrap", messages.cli_bootstrap_needs_one_cluster()))
     if group is not None:
-        _check_regex(group)
-        for cluster in data.get("clusters") or []:
-            if isinstance(cluster, dict):
-                filters = dict(cluster.get("groups") or {})
-                cluster["groups"] = {**filters, "include": [group]}
-    return data, source
+        clusters = [
+            c.model_copy(update={"groups": _flag(GroupFilter, "--group", include=[group], exclude=c.groups.exclude)})
+            for c in clusters
+        ]
+    return settings.model_copy(update={"clusters": clusters})
 
 
-def _check_regex(pattern: str) -> None:
+def _flag(model: type[M], option: str, **values: Any) -> M:
     try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ConfigError(messages.bad_option("--group", messages.bad_regex(pattern, str(exc)))) from exc
+        return model.model_validate(values)
+    except ValidationError as exc:
+        problem = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors(include_url=False))
+        raise ConfigError(messages.bad_option(option, problem)) from None
 
 
 @app.command()
@@ -97,18 +117,15 @@ def check(
 ) -> None:
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
     configure_logging(verbose=verbose)
-    data, source = settings_data(config, bootstrap, group)
-    settings = build_settings(data, source=source)
-    store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl)
-    checker = Checker(settings, store)
+    settings = load_for_cli(config, bootstrap, group)
+    checker = Checker(settings, MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl))
     console = Console(stderr=True)
-    snapshots = checker.sample()
-    for _ in range(samples - 1):
+
+    def progress(taken: int) -> None:
         if not as_json and console.is_terminal:
-            console.print(messages.cli_sampling(samples, every), end="\r")
-        time.sleep(every)
-        snapshots = checker.sample()
-    report = checker.evaluate(snapshots)
+            console.print(messages.cli_sampling(taken, samples, every), end="\r")
+
+    report = checker.run(samples, every, progress=progress)
     if as_json:
         print(json.dumps(report_json(report), indent=2))
     else:

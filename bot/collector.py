@@ -24,7 +24,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from bot import messages
-from bot.config import ClusterConfig
+from bot.config import ClusterConfig, ConfigError, Settings
 from bot.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -37,10 +37,50 @@ class CollectError(Exception):
 
 
 def make_admin(cluster: ClusterConfig) -> AdminClient:
-    """An AdminClient for `cluster`, its librdkafka logs routed to Python logging."""
+    """An AdminClient for `cluster`, its librdkafka logs routed to Python logging.
+
+    Creating it does no I/O (librdkafka connects in the background), but librdkafka validates the
+    properties here.
+
+    Raises:
+        ClientConfigError: librdkafka refused a property of the cluster's `kafka` settings.
+    """
     config: dict[str, Any] = {**cluster.client_config(), "logger": logging.getLogger("librdkafka")}
     config.setdefault("socket.timeout.ms", int(cluster.request_timeout * 1000))
-    return AdminClient(config)
+    try:
+        return AdminClient(config)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ClientConfigError(cluster.name, _exception_text(exc)) from exc
+
+
+class ClientConfigError(Exception):
+    """librdkafka refused a cluster's client properties."""
+
+    def __init__(self, cluster: str, problem: str) -> None:
+        super().__init__(problem)
+        self.cluster = cluster
+        self.problem = problem
+
+
+def check_clients(settings: Settings, *, source: str) -> None:
+    """Build (and drop) one client per cluster so that bad librdkafka properties are reported as config errors.
+
+    Raises:
+        ConfigError: naming the source, the field path (`clusters.N.kafka`) and librdkafka's complaint.
+    """
+    for index, cluster in enumerate(settings.clusters):
+        try:
+            make_admin(cluster)
+        except ClientConfigError as exc:
+            raise ConfigError(
+                messages.config_field_error(source, f"clusters.{index}.kafka", exc.problem, None)
+            ) from None
+
+
+def _exception_text(exc: BaseException) -> str:
+    if isinstance(exc, KafkaException) and exc.args:
+        return _describe_error(exc.args[0])
+    return str(exc)
 
 
 def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], float] = time.time) -> ClusterSnapshot:
@@ -60,11 +100,16 @@ def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], f
     except CollectError as exc:
         log.info("collect failed", extra={"cluster": cluster.name, "error": str(exc)})
         return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=str(exc))
+    except Exception as exc:  # whatever the client raises, one cluster's failure never stops the checks
+        log.warning("collect failed unexpectedly", extra={"cluster": cluster.name}, exc_info=True)
+        problem = messages.cluster_unreachable(cluster.name, "collecting", f"{type(exc).__name__}: {exc}")
+        return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
 
 
 def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> ClusterSnapshot:
     timeout = cluster.request_timeout
-    group_ids = [g for g in _list_groups(admin, cluster, timeout) if cluster.groups.matches(g)]
+    # The empty group id is legal in Kafka (old clients' default) but cannot be asked for by name.
+    group_ids = [g for g in _list_groups(admin, cluster, timeout) if g and cluster.groups.matches(g)]
     groups = _describe_and_fetch(admin, cluster.name, sorted(group_ids), timeout)
     topics = sorted({topic for g in groups.values() for topic in _interesting_topics(g)})
     counts = _partition_counts(admin, cluster.name, topics, timeout)
@@ -196,7 +241,7 @@ def _partition_counts(admin: AdminClient, cluster: str, topics: list[str], timeo
             log.info("topic not described", extra={"topic": topic, "error": _error_text(future, timeout)})
             continue
         counts[topic] = len(future.result(0).partitions)
-    if topics and not counts and all(_failed(f) for f in futures.values()):
+    if not counts and all(_failed(f) for f in futures.values()):
         sample = _error_text(next(iter(futures.values())), timeout)
         if "UNKNOWN_TOPIC" not in sample:
             raise CollectError(messages.cluster_unreachable(cluster, "describing topics", sample))
@@ -250,9 +295,8 @@ def _error_text(future: Future[Any], timeout: float) -> str:
     if not future.done():
         return messages.timed_out(timeout)
     exc = future.exception(0)
-    if isinstance(exc, KafkaException) and exc.args:
-        return _describe_error(exc.args[0])
-    return str(exc) or type(exc).__name__
+    assert exc is not None
+    return _exception_text(exc) or type(exc).__name__
 
 
 def _describe_error(error: Any) -> str:

@@ -180,7 +180,10 @@ def unassigned_partitions(verdict: GroupVerdict) -> Cause | None:
     """A Stable group with members, yet some of its partitions are owned by nobody."""
     if verdict.state is not GroupState.STABLE or not verdict.members:
         return None
-    orphans = [p for p in verdict.partitions if p.owner is None]
+    # Only topics the group still reads (some member is assigned part of them): a group keeps committed
+    # offsets of topics it no longer subscribes to, and those have no owner by design.
+    read = {topic for member in verdict.members for topic, _ in member.assignment}
+    orphans = [p for p in verdict.partitions if p.owner is None and p.topic in read]
     if not orphans:
         return None
     return Cause(
@@ -210,7 +213,7 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
             hot.topic, hot.partition, share, why, _owner_text(hot, verdict), hot.consume_rate, hot.produce_rate
         ),
         confidence=0.6 + 0.3 * share,
-        remediation=DRAIN if why == "key_skew" else RESTART if why == "slow_owner" else DRAIN,
+        remediation=RESTART if why == "slow_owner" else DRAIN,
         evidence={
             "topic": hot.topic,
             "partition": hot.partition,
@@ -324,13 +327,13 @@ def producer_burst(window: GroupWindow | None) -> Cause | None:
     full = [samples for samples in window.partitions.values() if len(samples) == len(times)]
     if not full:
         return None
-    ends = [sum(samples[i].log_end for samples in full) for i in range(len(times))]
     recent_dt = times[-1] - times[-2]
     trailing_dt = times[-2] - times[0]
     if recent_dt <= 0 or trailing_dt <= 0:
         return None
-    recent = (ends[-1] - ends[-2]) / recent_dt
-    trailing = (ends[-2] - ends[0]) / trailing_dt
+    first, previous, newest = (sum(samples[i].log_end for samples in full) for i in (0, -2, -1))
+    recent = (newest - previous) / recent_dt
+    trailing = (previous - first) / trailing_dt
     if trailing <= 0 or recent < BURST_FACTOR * trailing:
         return None
     return Cause(

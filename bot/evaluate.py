@@ -293,18 +293,23 @@ def lag_seconds(samples: Samples, now: float, facts: Facts | None = None) -> tup
     Returns:
         (seconds or None, whether it is a lower bound)
     """
-    last = samples[-1]
-    committed = last.committed
+    if len(samples) < 2 and (samples[-1].lag or 0) > 0:
+        return None, False  # behind, and one sample: nothing to interpolate between
+    restart = facts.log_end_restart if facts is not None else window_facts(samples).log_end_restart
+    return _lag_seconds_upto(samples, len(samples) - 1, restart, now)
+
+
+def _lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> tuple[float | None, bool]:
+    """`lag_seconds` judged on samples[restart..last] only (no copies: the severity series calls it per sample)."""
+    newest = samples[last]
+    committed = newest.committed
     if committed is None:
         return None, False
-    if committed >= last.log_end:
+    if committed >= newest.log_end:
         return 0.0, False
-    if len(samples) < 2:
-        return None, False
-    restart = facts.log_end_restart if facts is not None else window_facts(samples).log_end_restart
     # The last sample whose log-end was still at or below the committed offset: message `committed`
     # was written after it and no later than the next sample.
-    i = bisect.bisect_right(samples, committed, lo=restart, key=_log_end) - 1
+    i = bisect.bisect_right(samples, committed, lo=restart, hi=last + 1, key=_log_end) - 1
     if i < restart:
         return max(0.0, now - samples[restart].at), True
     before, after = samples[i], samples[i + 1]
@@ -318,7 +323,7 @@ def lag_seconds(samples: Samples, now: float, facts: Facts | None = None) -> tup
 # ---------------------------------------------------------------------------------------------------
 
 
-def severity(points: Sequence[GroupPoint], thresholds: Thresholds, now: float) -> tuple[Severity, str]:
+def severity(points: Sequence[GroupPoint], thresholds: Thresholds) -> tuple[Severity, str]:
     """The highest level whose trigger holds, with the reason; levels are checked page first."""
     pending: str | None = None
     fired: bool
@@ -328,15 +333,15 @@ def severity(points: Sequence[GroupPoint], thresholds: Thresholds, now: float) -
         (Severity.CRITICAL, thresholds.critical),
         (Severity.WARN, thresholds.warn),
     ):
-        fired, reason = level_fires(points, level, sev.label, now)
+        fired, reason = level_fires(points, level, sev.label)
         if fired and reason is not None:
             return sev, reason
         pending = pending or reason
     return Severity.OK, pending if pending is not None else messages.severity_ok()
 
 
-def level_fires(points: Sequence[GroupPoint], level: Level, name: str, now: float) -> tuple[bool, str | None]:
-    """Whether one level fires at `now`, and why (or why it is still pending).
+def level_fires(points: Sequence[GroupPoint], level: Level, name: str) -> tuple[bool, str | None]:
+    """Whether one level fires at the newest point, and why (or why it is still pending).
 
     A message or seconds limit must hold at every point of the last `sustained_for` seconds, and the
     window must reach back that far: a window too short to prove it leaves the level pending.
@@ -344,7 +349,7 @@ def level_fires(points: Sequence[GroupPoint], level: Level, name: str, now: floa
     """
     if not points or points[-1].lag is None:
         return False, None
-    doubled = _doubling(points, level, name, now)
+    doubled = _doubling(points, level, name)
     if doubled:
         return True, doubled
     newest = points[-1]
@@ -406,13 +411,13 @@ def _grew_over(points: Sequence[GroupPoint], since: float, sustained_for: float)
     return len(recent) >= 2 and (recent[-1].lag or 0) > (recent[0].lag or 0)
 
 
-def _doubling(points: Sequence[GroupPoint], level: Level, name: str, now: float) -> str | None:
+def _doubling(points: Sequence[GroupPoint], level: Level, name: str) -> str | None:
     if level.doubling_within is None:
         return None
     newest = points[-1].lag or 0
     if newest < level.doubling_min_lag:
         return None
-    # Measured back from the newest point, like the sustain periods (not from `now`, which may be later).
+    # Measured back from the newest point, like the sustain periods.
     for point in points:
         if point.at >= points[-1].at - level.doubling_within and point.lag and newest >= 2 * point.lag:
             return messages.severity_doubling(name, point.lag, newest, level.doubling_within)
@@ -476,10 +481,15 @@ def _max_lag_seconds_series(window: GroupWindow) -> dict[float, float]:
     """Max lag in seconds over the partitions at each sample time, each judged on the window up to then."""
     series: dict[float, float] = {}
     for samples in window.partitions.values():
-        for i in range(len(samples)):
-            value, _ = lag_seconds(samples[: i + 1], samples[i].at)
+        restart = 0
+        for i, sample in enumerate(samples):
+            if i and sample.log_end < samples[i - 1].log_end:
+                restart = i
+            if i < 1 and sample.lag:
+                continue  # behind, and one sample: nothing to interpolate between (as lag_seconds)
+            value, _ = _lag_seconds_upto(samples, i, restart, sample.at)
             if value is not None:
-                series[samples[i].at] = max(series.get(samples[i].at, 0.0), value)
+                series[sample.at] = max(series.get(sample.at, 0.0), value)
     return series
 
 
@@ -514,7 +524,7 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
     produce = _sum_known([p.produce_rate for p in partitions if p.committed is not None])
     consume = _sum_known([p.consume_rate for p in partitions if p.committed is not None])
     points = group_points(window, thresholds)
-    sev, sev_reason = severity(points, thresholds, now)
+    sev, sev_reason = severity(points, thresholds)
     known_seconds = [p.lag_seconds for p in partitions if p.lag_seconds is not None]
     return GroupVerdict(
         cluster=window.cluster,
@@ -534,13 +544,12 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
     )
 
 
-def error_verdict(cluster: str, group: GroupSnapshot) -> GroupVerdict:
+def error_verdict(cluster: str, group: str, state: GroupState, reason: str) -> GroupVerdict:
     """A group that could not be read this cycle: status ERR, severity not judged."""
-    reason = group.error or "unreadable"
     return GroupVerdict(
         cluster=cluster,
-        group=group.group,
-        state=group.state,
+        group=group,
+        state=state,
         status=Status.ERR,
         severity=Severity.OK,
         severity_reason=messages.severity_error(reason),

@@ -352,8 +352,8 @@ def cli_no_groups() -> str:
     return "no consumer groups matched"
 
 
-def cli_sampling(samples: int, every: float) -> str:
-    return f"sampling {samples} times, {every:g} s apart, to judge rates and stalls ..."
+def cli_sampling(taken: int, samples: int, every: float) -> str:
+    return f"snapshot {taken} of {samples} taken; the next in {every:g} s (rates and stalls need a window) ..."
 
 
 def cli_no_cluster() -> str:
@@ -378,8 +378,8 @@ def demo_thresholds(thresholds: str) -> str:
 
 
 def demo_exit(code: int) -> str:
-    meaning = {0: "nothing at warn or above", 1: "warn", 2: "critical or page", 3: "a cluster unreachable"}
-    return f"exit code {code}: {meaning.get(code, 'bad configuration or usage')}"
+    meaning = {0: "nothing at warn or above", 1: "warn", 2: "critical or page", 3: "a cluster or group unreadable"}
+    return f"demo done: `lagbot check` on these groups exits {code} ({meaning.get(code, 'bad configuration or usage')})"
 
 
 def cli_internal_error(exc: BaseException) -> str:

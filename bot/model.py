@@ -123,8 +123,6 @@ class ClusterSnapshot:
     log_start: dict[TopicPartition, int] = field(default_factory=dict)
     partition_counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
-    requests: int = 0
-    """Admin requests issued to collect this snapshot (futures awaited), for the benchmark and logs."""
 
 
 # ---------------------------------------------------------------------------------------------------

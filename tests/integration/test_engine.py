@@ -51,11 +51,7 @@ def settings_for(kafka: Kafka, group: str, **extra: Any) -> Any:
 
 
 def run_cycles(checker: Checker, samples: int, every: float) -> Any:
-    snapshots = checker.sample()
-    for _ in range(samples - 1):
-        time.sleep(every)
-        snapshots = checker.sample()
-    return checker.evaluate(snapshots)
+    return checker.run(samples, every)
 
 
 def lagbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -446,3 +442,42 @@ def test_groups_of_a_cluster_that_goes_down_turn_err(names: Names) -> None:
     assert (verdict.group, verdict.status) == (group, Status.ERR)
     assert verdict.error is not None and "unreachable" in verdict.error
     assert verdict.partitions == ()
+
+
+@pytest.mark.parametrize(
+    ("levels", "code", "severity"),
+    [
+        ("warn: {messages: 100}\n  critical: {messages: 100000}\n  page: {messages: 1000000}\n", 1, "warn"),
+        ("warn: {messages: 10}\n  critical: {messages: 200}\n  page: {messages: 1000000}\n", 2, "critical"),
+        ("warn: {messages: 10}\n  critical: {messages: 20}\n  page: {messages: 250}\n", 2, "page"),
+    ],
+    ids=["warn-exits-1", "critical-exits-2", "page-exits-2"],
+)
+def test_check_exit_code_follows_severity(
+    kafka: Kafka, names: Names, tmp_path: Any, levels: str, code: int, severity: str
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 300)
+    kafka.commit(group, {(topic, 0): 0})
+    config = tmp_path / "lagbot.yaml"
+    config.write_text(
+        f"clusters:\n  - name: embedded\n    bootstrap_servers: {kafka.bootstrap}\n"
+        f"    groups: {{include: ['{group}']}}\nthresholds:\n  {levels}"
+    )
+
+    result = lagbot("check", "--config", str(config), "--samples", "2", "--every", "0.5", "--json")
+
+    assert result.returncode == code, result.stderr
+    [reported] = json.loads(result.stdout)["groups"]
+    assert (reported["total_lag"], reported["severity"]) == (300, severity)
+
+
+def test_demo_runs_end_to_end_on_the_embedded_broker() -> None:
+    result = lagbot("demo", "--every", "1", "--samples", "3", timeout=180)
+
+    assert result.returncode == 0, result.stderr
+    assert "user-events-consumer (embedded)" in result.stdout
+    assert "orders-consumer (embedded) · severity OK · status OK" in result.stdout
+    assert "[no_active_members]" in result.stdout and "[hot_partition]" in result.stdout
+    assert "demo done: `lagbot check` on these groups exits" in result.stderr

@@ -798,3 +798,29 @@ def test_no_causes_for_an_errored_verdict_or_without_partitions() -> None:
     assert causes
     assert diagnose(replace(verdict, error="coordinator unavailable"), window, Evaluation()) == ()
     assert diagnose(replace(verdict, partitions=()), window, Evaluation()) == ()
+
+
+def test_unassigned_ignores_topics_the_group_no_longer_reads() -> None:
+    # The group commits on `orders` (both partitions owned) and still has an old commit on `legacy`, which
+    # no member is assigned: that is a topic it stopped reading, not an unassigned partition.
+    legacy = ("legacy", 0)
+
+    def at(i: int) -> float:
+        return T0 + 10.0 * i
+
+    samples = tuple(PartitionSample(at(i), 5, 10, 0) for i in range(4))
+    caught_up = tuple(PartitionSample(at(i), 10, 10, 0) for i in range(4))
+    window = GroupWindow(
+        cluster=CLUSTER,
+        group=GROUP,
+        samples=tuple(GroupSample(at(i), GroupState.STABLE, ("m1",)) for i in range(4)),
+        partitions={(TOPIC, 0): caught_up, (TOPIC, 1): caught_up, legacy: samples},
+        latest=GroupSnapshot(
+            GROUP,
+            GroupState.STABLE,
+            (Member("m1", "c1", "/10.0.0.1", ((TOPIC, 0), (TOPIC, 1))),),
+            {(TOPIC, 0): 10, (TOPIC, 1): 10, legacy: 5},
+        ),
+    )
+    _, causes = run(window)
+    assert "unassigned_partitions" not in kinds(causes)

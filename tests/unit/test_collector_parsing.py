@@ -1,0 +1,55 @@
+"""The collector's reading of AdminClient results, with the client library's own result objects."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import MemberAssignment, MemberDescription
+
+from bot.collector import _committed_offsets, _complete, _member, _state
+from bot.model import GroupSnapshot, GroupState, Member
+
+
+def test_nothing_committed_is_none_never_minus_1001() -> None:
+    result = ConsumerGroupTopicPartitions(
+        "g", [TopicPartition("t", 0, 5), TopicPartition("t", 1, -1001), TopicPartition("t", 2, 0)]
+    )
+    assert _committed_offsets(result) == {("t", 0): 5, ("t", 1): None, ("t", 2): 0}
+
+
+def test_member_keeps_ids_host_and_sorted_assignment() -> None:
+    described = MemberDescription(
+        "consumer-1-7f3a", "worker-1", "/10.0.0.11", MemberAssignment([TopicPartition("b", 1), TopicPartition("a", 2)])
+    )
+    assert _member(described) == Member("consumer-1-7f3a", "worker-1", "/10.0.0.11", (("a", 2), ("b", 1)))
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        (ConsumerGroupState.STABLE, GroupState.STABLE),
+        (ConsumerGroupState.PREPARING_REBALANCING, GroupState.PREPARING_REBALANCE),
+        (ConsumerGroupState.COMPLETING_REBALANCING, GroupState.COMPLETING_REBALANCE),
+        (ConsumerGroupState.EMPTY, GroupState.EMPTY),
+        (ConsumerGroupState.DEAD, GroupState.DEAD),
+        (ConsumerGroupState.UNKNOWN, GroupState.UNKNOWN),
+    ],
+)
+def test_group_states_map_one_to_one(state: ConsumerGroupState, expected: GroupState) -> None:
+    assert _state(state) is expected
+
+
+def test_complete_lists_every_partition_of_consumed_topics_and_drops_deleted_ones() -> None:
+    # Committed on t-0 only, assigned u-0; t has 3 partitions (t-1, t-2 uncommitted: None); the deleted
+    # topic `gone` has no partition count and no log end any more: dropped, not shown with a fake lag.
+    group = GroupSnapshot(
+        "g",
+        GroupState.STABLE,
+        (Member("m", "c", "/h", (("u", 0),)),),
+        {("t", 0): 7, ("gone", 0): 3},
+    )
+    counts = {"t": 3, "u": 1}
+    log_end = {("t", 0): 9, ("t", 1): 4, ("t", 2): 0, ("u", 0): 2}
+    completed = _complete(group, counts, log_end)
+    assert completed.committed == {("t", 0): 7, ("t", 1): None, ("t", 2): None, ("u", 0): None}
+    assert completed.members == group.members
