@@ -28,12 +28,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bot.check import Checker
 from bot.config import ClusterConfig, Settings, build_settings
-from bot.embedded import EmbeddedBroker, EmbeddedRedis
+from bot.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer, produce
 from bot.window import MemoryWindowStore, RedisWindowStore, WindowStore
 
 GROUPS_PER_TOPIC = 20
@@ -76,13 +76,10 @@ def setup(bootstrap: str, prefix: str, groups: int, partitions: int) -> list[str
     topics = [f"{prefix}-t{i}" for i in range((groups + GROUPS_PER_TOPIC - 1) // GROUPS_PER_TOPIC)]
     for future in admin.create_topics([NewTopic(t, partitions, 1) for t in topics]).values():
         future.result(30)
-    producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1, "linger.ms": 0})
+    producer = exact_producer(bootstrap)
     for topic in topics:
         for p in range(partitions):
-            for _ in range(MESSAGES_PER_PARTITION):
-                producer.produce(topic, value=b"x", partition=p)
-                producer.poll(0)
-    producer.flush(60)
+            produce(producer, topic, p, MESSAGES_PER_PARTITION)
     names = [f"{prefix}-g{i}" for i in range(groups)]
     futures = []
     for i, group in enumerate(names):

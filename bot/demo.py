@@ -16,14 +16,14 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from rich.console import Console
 
 from bot import messages
 from bot.check import Checker
 from bot.config import build_settings
-from bot.embedded import EmbeddedBroker
+from bot.embedded import EmbeddedBroker, exact_producer, produce
 from bot.report import report_json
 from bot.terminal import print_report
 from bot.window import MemoryWindowStore
@@ -37,27 +37,15 @@ DEMO_THRESHOLDS: dict[str, Any] = {
 }
 
 
-def _producer(bootstrap: str) -> Producer:
-    # One message per request batch, so the embedded broker's log-end offsets are exact.
-    return Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1, "linger.ms": 0})
-
-
-def _produce(producer: Producer, topic: str, partition: int, count: int) -> None:
-    for i in range(count):
-        producer.produce(topic, value=f"event-{i}".encode(), partition=partition)
-        producer.poll(0)
-    producer.flush(30)
-
-
 def _setup(bootstrap: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic("user-events", 3, 1), NewTopic("orders", 2, 1)]).values():
         future.result(15)
-    producer = _producer(bootstrap)
+    producer = exact_producer(bootstrap)
     for partition, count in ((0, 300), (1, 2_000), (2, 300)):
-        _produce(producer, "user-events", partition, count)
+        produce(producer, "user-events", partition, count)
     for partition in (0, 1):
-        _produce(producer, "orders", partition, 100)
+        produce(producer, "orders", partition, 100)
     committed = [TopicPartition("user-events", p, o) for p, o in ((0, 300), (1, 200), (2, 280))]
     request = ConsumerGroupTopicPartitions(LAGGING_GROUP, committed)
     for future in admin.alter_consumer_group_offsets([request]).values():
@@ -88,10 +76,10 @@ def _healthy_consumer(bootstrap: str, stop: threading.Event) -> None:
 
 def _hot_writer(bootstrap: str, stop: threading.Event, per_second: int) -> None:
     """Keeps writing to user-events partition 1 (the hot partition), bounded by the stop event."""
-    producer = _producer(bootstrap)
+    producer = exact_producer(bootstrap)
     while not stop.is_set():
         started = time.monotonic()
-        _produce(producer, "user-events", 1, per_second // 10)
+        produce(producer, "user-events", 1, per_second // 10)
         stop.wait(max(0.0, 0.1 - (time.monotonic() - started)))
 
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 
 class EmbeddedError(RuntimeError):
@@ -179,3 +179,28 @@ class EmbeddedRedis(_Service):
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+
+def exact_producer(bootstrap: str) -> Any:
+    """A producer that sends one message per batch.
+
+    The embedded broker's log end is the base offset of the last batch + 1 (DESIGN.md), so exact
+    log-end offsets (and lag) need one message per batch there.
+    """
+    from confluent_kafka import Producer
+
+    return Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1, "linger.ms": 0})
+
+
+def produce(producer: Any, topic: str, partition: int, count: int, value: bytes = b"m") -> None:
+    """Write `count` messages to one partition and wait (at most 30 s) until all are acknowledged.
+
+    Raises:
+        EmbeddedError: some messages were not delivered in time.
+    """
+    for _ in range(count):
+        producer.produce(topic, value=value, partition=partition)
+        producer.poll(0)
+    remaining = producer.flush(30)
+    if remaining:
+        raise EmbeddedError(f"{remaining} of {count} messages to {topic}-{partition} not delivered within 30 s")

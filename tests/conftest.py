@@ -15,10 +15,10 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from confluent_kafka import Consumer, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.embedded import EmbeddedBroker, EmbeddedRedis
+from bot.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer, produce
 
 
 @pytest.fixture(scope="session")
@@ -66,8 +66,7 @@ class Kafka:
     def __init__(self, bootstrap: str) -> None:
         self.bootstrap = bootstrap
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
-        # One message per batch: the embedded broker's log end is the last batch's base offset + 1.
-        self._producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1, "linger.ms": 0})
+        self._producer = exact_producer(bootstrap)
 
     def create_topic(self, topic: str, partitions: int) -> None:
         for future in self.admin.create_topics([NewTopic(topic, partitions, 1)]).values():
@@ -75,11 +74,7 @@ class Kafka:
 
     def produce(self, topic: str, partition: int, count: int, value: bytes = b"m") -> None:
         """Write `count` messages to one partition, one per batch, and wait until all are acknowledged."""
-        for _ in range(count):
-            self._producer.produce(topic, value=value, partition=partition)
-            self._producer.poll(0)
-        remaining = self._producer.flush(30)
-        assert remaining == 0, f"{remaining} messages not delivered"
+        produce(self._producer, topic, partition, count, value)
 
     def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
         """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets)."""
