@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.model import Cause, GroupVerdict
+from bot.model import Cause, GroupVerdict, PartitionVerdict
 
 # ---------------------------------------------------------------------------------------------------
 # Number formatting
@@ -384,3 +384,63 @@ def demo_exit(code: int) -> str:
 
 def cli_internal_error(exc: BaseException) -> str:
     return f"lagbot: internal error: {type(exc).__name__}: {exc} (run with --verbose for the details)"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Slack
+# ---------------------------------------------------------------------------------------------------
+
+SEVERITY_EMOJI = {"ok": ":large_green_circle:", "warn": ":large_yellow_circle:", "critical": ":red_circle:",
+                  "page": ":rotating_light:"}  # fmt: skip
+TREND_ARROW = {"growing": "↗", "shrinking": "↘", "steady": "→", "unknown": "?"}
+
+
+def slack_escape(text: str) -> str:
+    """Escape Slack's control characters in user-supplied text (group and topic names)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_headline(v: GroupVerdict) -> str:
+    lag_s = "-" if v.max_lag_seconds is None else duration(v.max_lag_seconds)
+    return (
+        f"{SEVERITY_EMOJI[v.severity.label]} *{v.severity.label.upper()}* `{slack_escape(v.group)}` "
+        f"on {slack_escape(v.cluster)}: status *{v.status.name}*, lag *{count(v.total_lag)}* ({lag_s} behind) "
+        f"{TREND_ARROW.get(v.trend, '?')} {v.trend}, ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)}"
+    )
+
+
+def slack_root_context(v: GroupVerdict, worst: PartitionVerdict | None) -> str:
+    parts = [f"state {v.state.value}", slack_escape(v.severity_reason)]
+    if worst is not None and worst.lag:
+        where = f"{slack_escape(worst.topic)}/{worst.partition}"
+        parts.append(f"worst: {where} lag {count(worst.lag)} ({worst.status.name})")
+    return " · ".join(parts)
+
+
+def slack_root_fallback(v: GroupVerdict) -> str:
+    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {v.status.name}, lag {count(v.total_lag)}"
+
+
+def slack_table_title(v: GroupVerdict) -> str:
+    return f"*Partitions of* `{slack_escape(v.group)}` ({len(v.partitions)}), lagging first"
+
+
+def slack_table_summary_row(partitions: int, lag: int, columns: int) -> list[str]:
+    return [f"… {partitions} more", "", "", str(lag), "", "", ""][:columns]
+
+
+def slack_cause(c: Cause) -> str:
+    action = f" → _{c.remediation}_" if c.remediation else ""
+    return f"*{c.rank}. {c.kind}* ({percent(c.confidence)}): {slack_escape(c.explanation)}{action}"
+
+
+def slack_more_causes(n: int) -> str:
+    return f"… and {n} more likely cause(s): `/lag <group>` shows them all"
+
+
+def slack_no_causes() -> str:
+    return "No likely cause stands out yet."
+
+
+def slack_thread_fallback(v: GroupVerdict, table: str) -> str:
+    return f"Partitions of {v.group}:\n{table}"

@@ -549,6 +549,6 @@ def _table_errors(block: dict[str, Any], where: str) -> list[str]:
             errors.append(f"must contain at most {MAX_TABLE_CELLS} items [json-pointer:{where}/rows/{r}]")
             continue
         for c, cell in enumerate(row):
-            if not isinstance(cell, dict) or cell.get("type") not in ("raw_text", "rich_text"):
-                errors.append(f"must be raw_text or rich_text [json-pointer:{where}/rows/{r}/{c}/type]")
+            if not isinstance(cell, dict) or cell.get("type") not in ("raw_text", "raw_number", "rich_text"):
+                errors.append(f"must be raw_text, raw_number or rich_text [json-pointer:{where}/rows/{r}/{c}/type]")
     return errors

@@ -1,0 +1,118 @@
+"""Block Kit for a group's verdict: the incident's root message and its thread reply.
+
+Pure functions from the engine's `GroupVerdict` to (fallback text, blocks), built with slack_sdk's
+models. Every message stays within Slack's limits for any number of partitions and causes: at most
+50 blocks, 3,000 characters of section text, 150 of header text, one table of at most 100 rows and
+20 cells. Wording lives in bot.messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import Block, ContextBlock, DividerBlock, SectionBlock, TableBlock
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject
+
+from bot import messages
+from bot.model import Cause, GroupVerdict, PartitionVerdict
+
+MAX_BLOCKS = 50
+MAX_SECTION_TEXT = 3_000
+MAX_TABLE_ROWS = 100
+MAX_CAUSES_SHOWN = 10
+TABLE_COLUMNS = ("partition", "committed", "log-end", "lag", "lag s", "owner", "status")
+
+Rendered = tuple[str, list[dict[str, Any]]]
+"""(fallback text, blocks as JSON): what chat.postMessage and chat.update take."""
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def lagging_first(verdict: GroupVerdict) -> list[PartitionVerdict]:
+    """Partitions by lag, highest first; unknown lag after known, then by topic and partition."""
+    return sorted(
+        verdict.partitions,
+        key=lambda p: (p.lag is None, -(p.lag or 0), p.topic, p.partition),
+    )
+
+
+def root_message(verdict: GroupVerdict) -> Rendered:
+    """The incident's root message: one headline and one line of context."""
+    worst = lagging_first(verdict)[0] if verdict.partitions else None
+    headline = clip(messages.slack_headline(verdict), MAX_SECTION_TEXT)
+    context = clip(messages.slack_root_context(verdict, worst), MAX_SECTION_TEXT)
+    blocks: list[Block] = [
+        SectionBlock(text=MarkdownTextObject(text=headline)),
+        ContextBlock(elements=[MarkdownTextObject(text=context)]),
+    ]
+    return messages.slack_root_fallback(verdict), [b.to_dict() for b in blocks]
+
+
+def table_rows(verdict: GroupVerdict) -> list[list[str]]:
+    """The table's body rows (no header): lagging first, at most 99 plus one summary row."""
+    ordered = lagging_first(verdict)
+    limit = MAX_TABLE_ROWS - 1  # one row is the header
+    if len(ordered) <= limit:
+        return [_row(p) for p in ordered]
+    shown, rest = ordered[: limit - 1], ordered[limit - 1 :]
+    rest_lag = sum(p.lag or 0 for p in rest)
+    return [_row(p) for p in shown] + [messages.slack_table_summary_row(len(rest), rest_lag, len(TABLE_COLUMNS))]
+
+
+def _row(p: PartitionVerdict) -> list[str]:
+    owner = f"{p.owner.client_id}@{p.owner.host}" if p.owner else "-"
+    return [
+        f"{p.topic}/{p.partition}",
+        "-" if p.committed is None else str(p.committed),
+        str(p.log_end),
+        "-" if p.lag is None else str(p.lag),
+        messages.lag_seconds_cell(p.lag_seconds, p.lag_seconds_lower_bound),
+        owner,
+        p.status.name,
+    ]
+
+
+def partition_table(verdict: GroupVerdict) -> TableBlock:
+    rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
+    cells = [[{"type": "raw_text", "text": cell} for cell in row] for row in rows]
+    right = {"align": "right"}
+    settings: list[dict[str, Any] | None] = [None, right, right, right, right, None, None]
+    return TableBlock(rows=cells, column_settings=settings)
+
+
+def table_fallback(verdict: GroupVerdict, limit: int = 3_900) -> str:
+    """The table as monospaced text, for clients without table support (the message's `text`)."""
+    rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    body = "\n".join(lines)
+    return "```\n" + clip(body, limit - 8) + "\n```"
+
+
+def cause_blocks(causes: tuple[Cause, ...]) -> list[Block]:
+    shown = causes[:MAX_CAUSES_SHOWN]
+    blocks: list[Block] = [
+        SectionBlock(text=MarkdownTextObject(text=clip(messages.slack_cause(c), MAX_SECTION_TEXT))) for c in shown
+    ]
+    if len(causes) > len(shown):
+        blocks.append(
+            ContextBlock(elements=[MarkdownTextObject(text=messages.slack_more_causes(len(causes) - len(shown)))])
+        )
+    return blocks
+
+
+def thread_reply(verdict: GroupVerdict) -> Rendered:
+    """The first reply of an incident's thread: the per-partition table, then the likely causes."""
+    blocks: list[Block] = [
+        SectionBlock(text=MarkdownTextObject(text=clip(messages.slack_table_title(verdict), MAX_SECTION_TEXT))),
+        partition_table(verdict),
+    ]
+    if verdict.causes:
+        blocks += [DividerBlock(), *cause_blocks(verdict.causes)]
+    else:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=messages.slack_no_causes())]))
+    assert len(blocks) <= MAX_BLOCKS
+    return messages.slack_thread_fallback(verdict, table_fallback(verdict)), [b.to_dict() for b in blocks]
