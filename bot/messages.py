@@ -329,8 +329,13 @@ def eta_text(eta: float | None, consume: float | None, lag: int | None) -> str:
     return "never at the current rates"
 
 
+def behind(seconds: float | None) -> str:
+    """Lag in seconds for a headline: '6 min', or '-' when unknown."""
+    return "-" if seconds is None else duration(seconds)
+
+
 def cli_group_headline(v: GroupVerdict) -> str:
-    lag_s = "-" if v.max_lag_seconds is None else duration(v.max_lag_seconds)
+    lag_s = behind(v.max_lag_seconds)
     return (
         f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · status {v.status.name} · "
         f"state {v.state.value} · "
@@ -401,7 +406,7 @@ def slack_escape(text: str) -> str:
 
 
 def slack_headline(v: GroupVerdict) -> str:
-    lag_s = "-" if v.max_lag_seconds is None else duration(v.max_lag_seconds)
+    lag_s = behind(v.max_lag_seconds)
     return (
         f"{SEVERITY_EMOJI[v.severity.label]} *{v.severity.label.upper()}* `{slack_escape(v.group)}` "
         f"on {slack_escape(v.cluster)}: status *{v.status.name}*, lag *{count(v.total_lag)}* ({lag_s} behind) "

@@ -1101,6 +1101,8 @@ SEVERITY_CASES = [
 def test_severity(
     points: list[GroupPoint], thresholds: Thresholds, now: float, expected: Severity, reason: str
 ) -> None:
+    # Severity is judged at the newest point; each case's `now` names that time.
+    assert not points or now == points[-1].at
     assert severity(points, thresholds) == (expected, reason)
 
 
@@ -1131,6 +1133,7 @@ LEVEL_CASES = [
 
 @pytest.mark.parametrize(("points", "level", "now", "expected"), LEVEL_CASES)
 def test_level_fires(points: list[GroupPoint], level: Level, now: float, expected: tuple[bool, str | None]) -> None:
+    assert not points or now == points[-1].at  # judged at the newest point, which `now` names
     assert level_fires(points, level, "warn") == expected
 
 
