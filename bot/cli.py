@@ -65,9 +65,12 @@ def load_for_cli(config: Path | None, bootstrap: str | None, group: str | None) 
     if config is not None:
         settings, source = load_settings(config), str(config)
     else:
-        # Clusters come from --bootstrap (or LAGBOT_CLUSTERS); the rest may still come from the environment.
-        seed = [{"name": "default", "bootstrap_servers": bootstrap or "unset:0"}]
-        settings, source = build_settings({"clusters": seed}, source="environment"), "environment"
+        # Clusters come from --bootstrap (or else LAGBOT_CLUSTERS); the rest may still come from the environment.
+        seed: dict[str, Any] = {}
+        if bootstrap is not None:  # validated here, so a bad value is named as the flag
+            cluster = _flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)
+            seed = {"clusters": [cluster.model_dump()]}
+        settings, source = build_settings(seed, source="environment"), "environment"
     settings = apply_flags(settings, bootstrap=bootstrap, group=group, replace_clusters=config is None)
     check_clients(settings, source=source)
     return settings

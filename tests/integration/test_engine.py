@@ -50,10 +50,6 @@ def settings_for(kafka: Kafka, group: str, **extra: Any) -> Any:
     )
 
 
-def run_cycles(checker: Checker, samples: int, every: float) -> Any:
-    return checker.run(samples, every)
-
-
 def lagbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess, as a user would."""
     return subprocess.run(
@@ -180,7 +176,7 @@ def test_healthy_group_is_ok_with_no_causes(kafka: Kafka, names: Names) -> None:
         consumer.commit(asynchronous=False)
         assert read == 100
 
-        report = run_cycles(Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)), 3, 1.0)
+        report = Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)).run(3, 1.0)
     finally:
         consumer.close()
 
@@ -203,7 +199,7 @@ def test_hot_partition_with_key_skew(kafka: Kafka, names: Names, writer: Any) ->
     kafka.commit(group, {(topic, 0): 100, (topic, 1): 100, (topic, 2): 90})
     writer(topic, 1, per_tick=20)  # only partition 1 keeps being written: key skew
 
-    report = run_cycles(Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)), 4, 1.0)
+    report = Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)).run(4, 1.0)
 
     [verdict] = report.verdicts
     hot = next(c for c in verdict.causes if c.kind == "hot_partition")
@@ -241,7 +237,7 @@ def test_stuck_consumer_is_stalled(kafka: Kafka, names: Names, writer: Any) -> N
         beating = threading.Thread(target=heartbeat, daemon=True)
         beating.start()
         try:
-            report = run_cycles(Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)), 4, 1.0)
+            report = Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)).run(4, 1.0)
         finally:
             stop.set()
             beating.join(timeout=10)
@@ -266,7 +262,7 @@ def test_no_active_members_while_lag_grows(kafka: Kafka, names: Names, writer: A
     kafka.commit(group, {(topic, 0): 10, (topic, 1): 40})
     writer(topic, 0, per_tick=10)
 
-    report = run_cycles(Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)), 4, 1.0)
+    report = Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)).run(4, 1.0)
 
     [verdict] = report.verdicts
     assert verdict.state is GroupState.EMPTY
@@ -285,7 +281,7 @@ def test_idle_topic_with_caught_up_consumer_never_alerts(kafka: Kafka, names: Na
     kafka.produce(topic, 0, 25)
     kafka.commit(group, {(topic, 0): 25})
 
-    report = run_cycles(Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)), 3, 1.0)
+    report = Checker(settings_for(kafka, group), MemoryWindowStore(samples=10)).run(3, 1.0)
 
     [verdict] = report.verdicts
     assert (verdict.status, verdict.severity, verdict.total_lag, verdict.causes) == (Status.OK, Severity.OK, 0, ())
