@@ -1,0 +1,138 @@
+"""The contract every remediation keeps: a name, a risk, a parameter model, `plan`, `execute`, `verify`.
+
+Data flows one way: a verdict (from the lag engine) and validated parameters -> `plan` (pure: what will
+change, before and after, the pre-flight checks) -> approvers see the plan -> `execute(plan, context)`
+runs it once -> `verify(plan, later verdicts)` judges whether lag drains.
+
+A `Plan` is plain data and round-trips through versioned JSON, because it is stored in Redis between
+the proposal and the click that approves it.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from bot.model import GroupVerdict
+
+PLAN_VERSION = 1
+
+
+class Risk(StrEnum):
+    """How much harm a wrong approval can do. HIGH loses data (offset reset) and needs two approvers."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class PlanVersionError(ValueError):
+    """A stored plan was written by a version of lagbot this one does not understand."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a remediation will do, as the approvers see it."""
+
+    action: str
+    """The remediation's name: restart, scale, drain, reset_offsets."""
+    cluster: str
+    group: str
+    summary: str
+    """One line, fit for a button (<= 75 characters): "Scale orders-consumer 2 -> 4"."""
+    risk: Risk
+    params: dict[str, Any]
+    """The validated parameters, as JSON."""
+    steps: tuple[str, ...] = ()
+    """What will change, in order, in words."""
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    preflight: tuple[str, ...] = ()
+    """Checks run right before executing; any failing one stops the execution."""
+    created_at: float = 0.0
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["risk"] = self.risk.value
+        return json.dumps({"v": PLAN_VERSION, **data}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Plan:
+        data = json.loads(raw)
+        version = data.pop("v", None)
+        if version != PLAN_VERSION:
+            raise PlanVersionError(f"stored plan has version {version!r}; this lagbot reads {PLAN_VERSION}")
+        data["risk"] = Risk(data["risk"])
+        data["steps"] = tuple(data.get("steps", ()))
+        data["preflight"] = tuple(data.get("preflight", ()))
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What executing (a step of) a plan did. `detail` is short enough for a Slack thread reply."""
+
+    ok: bool
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class Progress(StrEnum):
+    """Verification's judgement of the checks that followed an execution."""
+
+    PENDING = "pending"
+    """Too few checks since the execution to judge."""
+    IMPROVING = "improving"
+    NO_CHANGE = "no_change"
+    WORSE = "worse"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True)
+class Verification:
+    progress: Progress
+    detail: str
+    drain_rate: float | None = None
+    eta_seconds: float | None = None
+
+
+@dataclass
+class ExecutionContext:
+    """What `execute` may use. Anything a remediation needs beyond its plan comes from here.
+
+    `executor` acts on the workload that runs the group's consumers (None when the policy names no
+    workload); `admin` is a confluent_kafka AdminClient of the group's cluster (offset operations);
+    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock.
+    """
+
+    executor: Any = None
+    admin: Any = None
+    progress: Callable[[str], None] = lambda _line: None
+    clock: Callable[[], float] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Remediation(ABC):
+    """One action lagbot can take. Subclasses live one per module in `remediations/`."""
+
+    name: ClassVar[str]
+    risk: ClassVar[Risk]
+    Params: ClassVar[type[BaseModel]]
+
+    @abstractmethod
+    def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
+        """Pure: what will change for this group, given its verdict. No I/O."""
+
+    @abstractmethod
+    def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
+        """Run the plan once: pre-flight checks first; any failing one stops it with ok=False."""
+
+    @abstractmethod
+    def verify(self, plan: Plan, verdicts: Sequence[GroupVerdict]) -> Verification:
+        """Judge the checks taken since the execution (oldest first)."""
