@@ -52,9 +52,14 @@ def judge(
         if group.error is not None or window is None:
             verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
-        verdict = evaluate_group(window, thresholds=settings.thresholds, rules=settings.evaluation, now=now)
-        verdicts.append(replace(verdict, causes=diagnose(verdict, window, settings.evaluation)))
+        verdicts.append(judge_window(window, settings, now))
     return verdicts
+
+
+def judge_window(window: GroupWindow, settings: Settings, now: float) -> GroupVerdict:
+    """One group's verdict, with its causes, from its window."""
+    verdict = evaluate_group(window, thresholds=settings.thresholds, rules=settings.evaluation, now=now)
+    return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:
@@ -87,10 +92,12 @@ class Checker:
             self._admins[cluster_name] = self._admin_factory(self.settings.cluster(cluster_name))
         return self._admins[cluster_name]
 
-    def sample(self) -> dict[str, ClusterSnapshot]:
-        """Collect one snapshot per cluster and append it to the window store."""
+    def sample(self, clusters: list[str] | None = None) -> dict[str, ClusterSnapshot]:
+        """Collect one snapshot per cluster (all, or those named) and append it to the window store."""
         snapshots = {}
         for cluster in self.settings.clusters:
+            if clusters is not None and cluster.name not in clusters:
+                continue
             snapshot = collect(self._admin(cluster.name), cluster, clock=self._clock)
             self.store.append(snapshot)
             snapshots[cluster.name] = snapshot
@@ -109,6 +116,16 @@ class Checker:
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
             verdicts.extend(judge(snapshot, windows, self.settings, now))
         return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
+
+    def judge_stored(self, cluster: str, groups: list[str] | None = None) -> list[GroupVerdict]:
+        """Verdicts from the stored windows alone, without asking the cluster: what any replica can answer.
+
+        Uses each group's newest stored snapshot; groups default to all the store knows on that cluster.
+        """
+        names = self.store.groups(cluster) if groups is None else groups
+        windows = self.store.windows(cluster, names)
+        now = self._clock()
+        return [judge_window(windows[name], self.settings, now) for name in sorted(windows)]
 
     def run(
         self,
@@ -132,10 +149,10 @@ class Checker:
             snapshots = self.sample()
         return self.evaluate(snapshots)
 
-    def cycle(self) -> CheckReport:
-        """One full cycle: sample every cluster, then judge."""
+    def cycle(self, clusters: list[str] | None = None) -> CheckReport:
+        """One full cycle: sample every cluster (or those named), then judge."""
         started = time.monotonic()
-        report = self.evaluate(self.sample())
+        report = self.evaluate(self.sample(clusters))
         log.info(
             "check cycle",
             extra={

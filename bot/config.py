@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 import yaml
 from pydantic import (
@@ -155,6 +155,76 @@ class Evaluation(_Strict):
     """Below this total lag (and with status and severity OK) lag-distribution causes are not stated."""
 
 
+class Route(_Strict):
+    """Where a group's incidents go: the first route whose cluster and group regexes match (full match)."""
+
+    channel: str = Field(min_length=1)
+    cluster: str = ".*"
+    group: str = ".*"
+
+    @field_validator("cluster", "group")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
+        return pattern
+
+    def matches(self, cluster: str, group: str) -> bool:
+        return bool(re.fullmatch(self.cluster, cluster) and re.fullmatch(self.group, group))
+
+
+class SlackConfig(_Strict):
+    """The Slack side. Tokens and the signing secret come from the environment (named here), never the file.
+
+    Socket Mode is used when the app token's variable is set, HTTP mode (`/slack/events`) otherwise.
+    """
+
+    api_url: str = Field(default="https://slack.com/api/", pattern=r"^https?://")
+    """Slack's Web API base URL; point it at an emulator or a staging proxy (slack_sdk's base_url)."""
+    default_channel: str | None = None
+    routes: list[Route] = Field(default_factory=list)
+    bot_token_env: str = "SLACK_BOT_TOKEN"
+    app_token_env: str = "SLACK_APP_TOKEN"
+    signing_secret_env: str = "SLACK_SIGNING_SECRET"
+
+    @field_validator("api_url")
+    @classmethod
+    def _trailing_slash(cls, url: str) -> str:
+        return url if url.endswith("/") else url + "/"
+
+    def channel_for(self, cluster: str, group: str) -> str | None:
+        """The channel of the first matching route, else the default channel (None: not posted)."""
+        for route in self.routes:
+            if route.matches(cluster, group):
+                return route.channel
+        return self.default_channel
+
+
+class IncidentConfig(_Strict):
+    """When an incident opens and closes. Severity opens it; hysteresis closes it."""
+
+    open_at: Literal["warn", "critical", "page"] = "warn"
+    resolve_after: Duration = Field(default=600.0, ge=0)
+    """Lag must stay below the opening severity this long before the incident resolves."""
+    reopen_within: Duration = Field(default=1800.0, ge=0)
+    """A group back in trouble this soon after resolving reopens the same thread instead of a new one."""
+
+
+class HttpConfig(_Strict):
+    """The bot's HTTP server: /slack/events (HTTP mode), /healthz, /metrics."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=3000, ge=0, le=65535)
+
+
+class LeaderConfig(_Strict):
+    """Leadership among bot replicas: only the lease holder runs checks and digests."""
+
+    lease_ttl: Duration = Field(default=30.0, gt=0)
+
+
 class Settings(BaseSettings):
     """The whole configuration of lagbot."""
 
@@ -165,6 +235,10 @@ class Settings(BaseSettings):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     evaluation: Evaluation = Field(default_factory=Evaluation)
     redis_url: str | None = None
+    slack: SlackConfig = Field(default_factory=SlackConfig)
+    incidents: IncidentConfig = Field(default_factory=IncidentConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
+    leader: LeaderConfig = Field(default_factory=LeaderConfig)
 
     @field_validator("clusters")
     @classmethod

@@ -449,3 +449,58 @@ def slack_no_causes() -> str:
 
 def slack_thread_fallback(v: GroupVerdict, table: str) -> str:
     return f"Partitions of {v.group}:\n{table}"
+
+
+# --- incidents (Slack threads) ---
+
+RESOLVED_EMOJI = ":large_green_circle:"
+
+
+def incident_open_context(opened_for: float, peak_lag: int | None, reopened: int) -> str:
+    again = f" · reopened {reopened}x" if reopened else ""
+    return f"open for {duration(opened_for)} · peak lag {count(peak_lag)}{again}"
+
+
+def incident_recovering(below_for: float, resolve_after: float) -> str:
+    return f"recovering: below threshold for {duration(below_for)} (resolves after {duration(resolve_after)})"
+
+
+def incident_resolved_headline(group: str, cluster: str, lasted: float, peak_lag: int | None, peak: str) -> str:
+    return (
+        f"{RESOLVED_EMOJI} *RESOLVED* `{slack_escape(group)}` on {slack_escape(cluster)}: "
+        f"resolved after {duration(lasted)}, peak {count(peak_lag)} ({peak.upper()})"
+    )
+
+
+def incident_resolved_fallback(group: str, cluster: str, lasted: float, peak_lag: int | None) -> str:
+    return f"RESOLVED {group} on {cluster}: resolved after {duration(lasted)}, peak {count(peak_lag)}"
+
+
+def incident_resolved_reply(lasted: float, peak_lag: int | None, lag_now: int | None) -> str:
+    return f"{RESOLVED_EMOJI} Resolved after {duration(lasted)}, peak {count(peak_lag)}; lag now {count(lag_now)}."
+
+
+def incident_reopened_reply(v: GroupVerdict) -> str:
+    return f":repeat: Back in trouble: {slack_headline(v)}"
+
+
+def incident_severity_reply(before: str, v: GroupVerdict) -> str:
+    word = "up" if v.severity.label != before and _rank(v.severity.label) > _rank(before) else "down"
+    arrow = ":arrow_up:" if word == "up" else ":arrow_down:"
+    return (
+        f"{arrow} Severity {word}: {before.upper()} → *{v.severity.label.upper()}* · lag {count(v.total_lag)} · "
+        f"{slack_escape(v.severity_reason)}"
+    )
+
+
+def _rank(label: str) -> int:
+    return ["ok", "warn", "critical", "page"].index(label)
+
+
+def incident_new_cause_reply(before: str, c: Cause) -> str:
+    was = f" (was {before})" if before else ""
+    return f":mag: New likely cause{was}: {slack_cause(c)}"
+
+
+def incident_remediation_line(action: str, state: str, detail: str) -> str:
+    return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_escape(detail)}" if detail else "")

@@ -14,6 +14,8 @@ from slack_sdk.models.blocks import Block, ContextBlock, DividerBlock, SectionBl
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 
 from bot import messages
+from bot.config import IncidentConfig
+from bot.incidents import Change, Incident
 from bot.model import Cause, GroupVerdict, PartitionVerdict
 
 MAX_BLOCKS = 50
@@ -116,3 +118,63 @@ def thread_reply(verdict: GroupVerdict) -> Rendered:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=messages.slack_no_causes())]))
     assert len(blocks) <= MAX_BLOCKS
     return messages.slack_thread_fallback(verdict, table_fallback(verdict)), [b.to_dict() for b in blocks]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Incidents: the root message as it evolves, and the replies on meaningful changes
+# ---------------------------------------------------------------------------------------------------
+
+
+def _context(*lines: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT)) for line in lines if line])
+
+
+def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Rendered:
+    """The root message of an incident: the verdict's headline while open, green once resolved."""
+    remediation = incident.remediation
+    extra = (
+        messages.incident_remediation_line(
+            str(remediation.get("action", "")), str(remediation.get("state", "")), str(remediation.get("detail", ""))
+        )
+        if remediation
+        else ""
+    )
+    if not incident.is_open:
+        lasted = incident.duration(now)
+        headline = messages.incident_resolved_headline(
+            incident.group, incident.cluster, lasted, incident.peak_lag, incident.peak_severity.label
+        )
+        blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(headline, MAX_SECTION_TEXT)))]
+        if extra:
+            blocks.append(_context(extra))
+        fallback = messages.incident_resolved_fallback(incident.group, incident.cluster, lasted, incident.peak_lag)
+        return fallback, [b.to_dict() for b in blocks]
+    fallback, root = root_message(verdict)
+    status = messages.incident_open_context(incident.duration(now), incident.peak_lag, incident.reopened)
+    recovering = (
+        messages.incident_recovering(now - incident.below_since, config.resolve_after)
+        if incident.below_since is not None
+        else ""
+    )
+    return fallback, [*root, _context(status, recovering, extra).to_dict()]
+
+
+def change_reply(change: Change, detail: str, incident: Incident, verdict: GroupVerdict, now: float) -> Rendered:
+    """The thread reply for a meaningful change of an incident."""
+    if change is Change.OPENED:
+        return thread_reply(verdict)
+    if change is Change.REOPENED:
+        _, blocks = thread_reply(verdict)
+        line = clip(messages.incident_reopened_reply(verdict), MAX_SECTION_TEXT)
+        head = SectionBlock(text=MarkdownTextObject(text=line))
+        return line, [head.to_dict(), *blocks[: MAX_BLOCKS - 1]]
+    if change in (Change.SEVERITY_UP, Change.SEVERITY_DOWN):
+        line = messages.incident_severity_reply(detail, verdict)
+    elif change is Change.NEW_CAUSE and verdict.causes:
+        line = messages.incident_new_cause_reply(detail, verdict.causes[0])
+    elif change is Change.RESOLVED:
+        line = messages.incident_resolved_reply(incident.duration(now), incident.peak_lag, verdict.total_lag)
+    else:
+        line = detail
+    block = SectionBlock(text=MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT)))
+    return clip(line, 3_000), [block.to_dict()]

@@ -1,0 +1,187 @@
+"""The running bot: scheduled checks -> incidents -> outbox -> Slack, led by one replica at a time.
+
+`Bot` owns the long-lived parts (Redis stores, the checker, the Slack client) and does one thing per
+method; `Leadership` decides whether this replica may run checks and digests; the scheduler (bot.scheduler)
+calls them on time. Nothing here renders text (bot.slack.render) or decides incident rules (bot.incidents).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+
+from bot.check import Checker, CheckReport
+from bot.config import Settings
+from bot.incidents import POST_ROOT, REPLY, Effect, Incident, IncidentStore, RedisIncidentStore, step
+from bot.lease import Lease
+from bot.model import GroupVerdict
+from bot.slack import render
+from bot.slack.outbox import DeliveryReport, Operation, Outbox
+from bot.window import RedisWindowStore
+
+log = logging.getLogger(__name__)
+
+Silenced = Callable[[str, str, float], bool]
+"""(cluster, group, now) -> whether opening an incident for the group is suppressed."""
+
+
+def slack_client(token: str, base_url: str, *, retries: int = 2) -> WebClient:
+    """A WebClient that waits out 429 (Retry-After) and retries connection and 5xx errors a few times."""
+    client = WebClient(token=token, base_url=base_url, timeout=15)
+    client.retry_handlers = [
+        ConnectionErrorRetryHandler(max_retry_count=retries),
+        RateLimitErrorRetryHandler(max_retry_count=retries),
+        ServerErrorRetryHandler(max_retry_count=retries),
+    ]
+    return client
+
+
+class Leadership:
+    """Whether this replica leads: it holds the `leader` lease, renewed every third of its ttl.
+
+    `is_leader` is also false once the lease may have expired without a successful renewal, so a
+    replica cut off from Redis stops acting before another one can have taken over.
+    """
+
+    def __init__(self, lease: Lease, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.lease = lease
+        self._clock = clock
+        self._held_until = 0.0
+        self._lock = threading.Lock()
+
+    def tick(self) -> bool:
+        started = self._clock()
+        try:
+            held = self.lease.acquire()
+        except redis.RedisError as exc:
+            log.warning("lease renewal failed", extra={"error": str(exc)})
+            held = False
+        with self._lock:
+            self._held_until = started + self.lease.ttl if held else 0.0
+        return held
+
+    def is_leader(self) -> bool:
+        with self._lock:
+            return self._clock() < self._held_until
+
+    def resign(self) -> None:
+        with self._lock:
+            self._held_until = 0.0
+        try:
+            self.lease.release()
+        except redis.RedisError as exc:
+            log.warning("lease release failed", extra={"error": str(exc)})
+
+
+@dataclass
+class CycleResult:
+    report: CheckReport
+    delivery: DeliveryReport
+    opened: int = 0
+
+
+class Bot:
+    """Checks, incidents and delivery for one replica. Thread-safe per method (the scheduler runs one
+    check per cluster at a time)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        redis_client: redis.Redis,
+        slack: WebClient,
+        *,
+        replica_id: str | None = None,
+        silenced: Silenced | None = None,
+        clock: Callable[[], float] = time.time,
+        checker: Checker | None = None,
+    ) -> None:
+        self.settings = settings
+        self.redis = redis_client
+        self.slack = slack
+        self.replica_id = replica_id or uuid.uuid4().hex[:8]
+        self.clock = clock
+        store = RedisWindowStore(redis_client, samples=settings.window.samples, ttl=settings.window.ttl)
+        self.checker = checker or Checker(settings, store, clock=clock)
+        self.incidents: IncidentStore = RedisIncidentStore(redis_client)
+        self.outbox = Outbox(redis_client)
+        self.leadership = Leadership(
+            Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
+        )
+        self.silenced: Silenced = silenced or (lambda _cluster, _group, _now: False)
+        self.latest: dict[str, CheckReport] = {}
+        self._deliver_lock = threading.Lock()
+        self.cycle_listeners: list[Callable[[CheckReport], None]] = []
+
+    # -- a check ---------------------------------------------------------------------------------------
+
+    def check(self, cluster: str) -> CycleResult | None:
+        """One check of one cluster, if this replica leads: collect, judge, update incidents, deliver."""
+        if not self.leadership.is_leader():
+            return None
+        report = self.checker.cycle([cluster])
+        self.latest[cluster] = report
+        for listener in self.cycle_listeners:
+            listener(report)
+        opened = self.apply(report.verdicts, now=report.taken_at)
+        return CycleResult(report=report, delivery=self.deliver(), opened=opened)
+
+    def apply(self, verdicts: list[GroupVerdict], *, now: float) -> int:
+        """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
+        current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
+        opened = 0
+        for verdict in verdicts:
+            before = current.get((verdict.cluster, verdict.group))
+            transition = step(
+                before,
+                verdict,
+                channel=self.settings.slack.channel_for(verdict.cluster, verdict.group),
+                silenced=self.silenced(verdict.cluster, verdict.group, now),
+                config=self.settings.incidents,
+                now=now,
+            )
+            if transition.incident is None or transition.incident == before:
+                continue
+            self.incidents.put(transition.incident)
+            for effect in transition.effects:
+                self.enqueue(effect, transition.incident, verdict, now=now)
+            opened += any(e.kind == POST_ROOT for e in transition.effects)
+        return opened
+
+    def enqueue(self, effect: Effect, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
+        if effect.kind == REPLY:
+            text, blocks = render.change_reply(effect.change, effect.detail, incident, verdict, now)
+        else:
+            text, blocks = render.incident_root(incident, verdict, self.settings.incidents, now)
+        operation = Operation(
+            op=effect.kind,
+            incident_id=incident.id,
+            cluster=incident.cluster,
+            group=incident.group,
+            channel=incident.channel,
+            text=text,
+            blocks=blocks,
+        )
+        self.outbox.enqueue(operation, now=now)
+
+    def deliver(self) -> DeliveryReport:
+        """Send what the outbox holds (this cycle's effects and what earlier cycles could not send)."""
+        with self._deliver_lock:
+            return self.outbox.deliver(self.slack, on_root=self._root_posted, on_error=self._slack_error)
+
+    def _root_posted(self, operation: Operation, ts: str) -> None:
+        self.incidents.set_root(operation.cluster, operation.group, operation.incident_id, ts)
+
+    def _slack_error(self, method: str, error: str) -> None:
+        log.warning("slack error", extra={"method": method, "error": error})

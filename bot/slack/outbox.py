@@ -1,0 +1,247 @@
+"""The outbox: every message lagbot sends to Slack goes through Redis first, so none is lost or duplicated.
+
+Each incident has its own ordered queue of operations (post the root, edit it, reply in its thread).
+`deliver` sends every queue's operations in order with slack_sdk's WebClient (whose retry handlers
+already wait out 429 + Retry-After and retry connection and 5xx errors a few times). What still fails:
+- a transient failure (rate limit, 5xx, connection) stops that queue where it is; the next cycle resumes
+  it from the same operation, in order;
+- a permanent one (invalid_blocks, channel_not_found, ...) moves that operation to a dead-letter list
+  (logged and counted) so one bad message cannot block an incident forever.
+Consecutive edits of the same root are coalesced: only the newest text matters.
+An operation is removed from its queue only after Slack accepted it, in the same Redis transaction that
+records the root's ts; a crash between Slack's answer and that transaction is the one window in which
+an operation can be sent twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+log = logging.getLogger(__name__)
+
+OUTBOX_VERSION = 1
+POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
+TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+STOP_ALL_ERRORS = {"ratelimited", "connection_error"}
+"""After these, every further call of this round would fail too: stop and resume next cycle."""
+DEAD_KEEP = 1_000
+
+
+# KEYS[1] = an incident's queue, KEYS[2] = the pending index, ARGV[1] = the incident id. Atomic, so an
+# operation enqueued by another thread while a queue is being emptied is never left unlisted.
+_FORGET_IF_EMPTY = """
+if redis.call('LLEN', KEYS[1]) == 0 then
+    return redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 0
+"""
+
+
+# KEYS[1] = queue, KEYS[2] = pending index; ARGV = raw op, '1' if it is an edit, incident id, now.
+# An edit replaces an edit still queued last; anything else is appended.
+_ENQUEUE = """
+if ARGV[2] == '1' then
+    local tail = redis.call('LINDEX', KEYS[1], -1)
+    if tail and cjson.decode(tail)['op'] == 'update_root' then
+        redis.call('LSET', KEYS[1], -1, ARGV[1])
+        return 0
+    end
+end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
+return 1
+"""
+# KEYS[1] = queue, KEYS[2] = roots, KEYS[3] = dead letters; ARGV = raw op sent, incident id, root ts or '',
+# dead letter or ''. Pops the head only if it is still the operation that was sent (an edit queued
+# meanwhile may have replaced it: then the newer edit is sent next instead of being lost).
+_DONE = """
+if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then
+    return 0
+end
+redis.call('LPOP', KEYS[1])
+if ARGV[3] ~= '' then
+    redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+end
+if ARGV[4] ~= '' then
+    redis.call('LPUSH', KEYS[3], ARGV[4])
+    redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+end
+return 1
+"""
+
+
+class StoredOperationError(ValueError):
+    """A queued operation was written by a version of lagbot this one does not read."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One Slack call for one incident's thread."""
+
+    op: str
+    incident_id: str
+    cluster: str
+    group: str
+    channel: str
+    text: str
+    blocks: list[dict[str, Any]]
+
+    def encode(self) -> str:
+        data = {"v": OUTBOX_VERSION, **self.__dict__}
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def decode(cls, raw: str | bytes) -> Operation:
+        data = json.loads(raw)
+        version = data.pop("v", None)
+        if version != OUTBOX_VERSION:
+            raise StoredOperationError(f"queued operation has version {version!r}; this lagbot reads {OUTBOX_VERSION}")
+        return cls(**data)
+
+
+@dataclass
+class DeliveryReport:
+    sent: int = 0
+    failed_transient: int = 0
+    dead: int = 0
+    pending: int = 0
+
+
+RootPosted = Callable[[Operation, str], None]
+"""Called with the root operation and its ts once Slack has it."""
+ErrorSeen = Callable[[str, str], None]
+"""Called with (Slack method, error code) for every failed call."""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Outbox:
+    """Per-incident ordered queues of Slack operations, in Redis."""
+
+    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+        self._redis = client
+        self._pending = f"{prefix}:outbox:pending"
+        self._roots = f"{prefix}:outbox:roots"
+        self._dead = f"{prefix}:outbox:dead"
+        self._prefix = prefix
+        self._forget_if_empty = client.register_script(_FORGET_IF_EMPTY)
+        self._enqueue = client.register_script(_ENQUEUE)
+        self._done = client.register_script(_DONE)
+
+    def _queue(self, incident_id: str) -> str:
+        return f"{self._prefix}:outbox:queue:{incident_id}"
+
+    def enqueue(self, operation: Operation, *, now: float) -> None:
+        """Append an operation to its incident's queue; an edit replaces an edit that is still queued last."""
+        is_edit = "1" if operation.op == UPDATE_ROOT else "0"
+        self._enqueue(
+            keys=[self._queue(operation.incident_id), self._pending],
+            args=[operation.encode(), is_edit, operation.incident_id, now],
+        )
+
+    def root_ts(self, incident_id: str) -> str | None:
+        value = self._redis.hget(self._roots, incident_id)
+        return None if value is None else _text(value)
+
+    def pending(self) -> int:
+        """Operations still queued, over all incidents."""
+        return sum(int(self._redis.llen(self._queue(_text(i)))) for i in self._redis.zrange(self._pending, 0, -1))
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
+
+    def deliver(
+        self,
+        client: WebClient,
+        *,
+        on_root: RootPosted | None = None,
+        on_error: ErrorSeen | None = None,
+        deadline: float | None = None,
+    ) -> DeliveryReport:
+        """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic)."""
+        report = DeliveryReport()
+        for incident_id in [_text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            stopped_by = self._drain(incident_id, client, report, on_root, on_error)
+            if stopped_by in STOP_ALL_ERRORS:
+                break  # every further call this round would fail the same way
+        report.pending = self.pending()
+        return report
+
+    def _drain(
+        self,
+        incident_id: str,
+        client: WebClient,
+        report: DeliveryReport,
+        on_root: RootPosted | None,
+        on_error: ErrorSeen | None,
+    ) -> str | None:
+        """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
+        key = self._queue(incident_id)
+        while (raw := self._redis.lindex(key, 0)) is not None:
+            operation = Operation.decode(raw)
+            outcome, ts = self._send(operation, client, on_error)
+            if outcome == "transient":
+                report.failed_transient += 1
+                return ts
+            root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
+            dead = "" if outcome == "sent" else _dead_letter(raw, ts)
+            self._done(keys=[key, self._roots, self._dead], args=[raw, incident_id, root, dead, DEAD_KEEP])
+            if outcome == "sent":
+                report.sent += 1
+            else:
+                report.dead += 1
+            if outcome == "sent" and operation.op == POST_ROOT and ts and on_root is not None:
+                on_root(operation, ts)
+        self._forget_if_empty(keys=[key, self._pending], args=[incident_id])
+        return None
+
+    def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+        """('sent', ts) or ('transient' | 'dead', error code)."""
+        method = {POST_ROOT: "chat.postMessage", UPDATE_ROOT: "chat.update", REPLY: "chat.postMessage"}[operation.op]
+        root = "" if operation.op == POST_ROOT else self.root_ts(operation.incident_id)
+        if root is None:
+            return "dead", "no_root_message"
+        try:
+            if operation.op == POST_ROOT:
+                response = client.chat_postMessage(
+                    channel=operation.channel, text=operation.text, blocks=operation.blocks
+                )
+            elif operation.op == UPDATE_ROOT:
+                response = client.chat_update(
+                    channel=operation.channel, ts=root, text=operation.text, blocks=operation.blocks
+                )
+            else:
+                response = client.chat_postMessage(
+                    channel=operation.channel, thread_ts=root, text=operation.text, blocks=operation.blocks
+                )
+        except SlackApiError as exc:
+            error = str(exc.response.get("error", "unknown_error"))
+            status = exc.response.status_code
+            if on_error is not None:
+                on_error(method, error)
+            transient = status == 429 or status >= 500 or error in TRANSIENT_ERRORS
+            log.warning("slack call failed", extra={"method": method, "error": error, "status": status})
+            return ("transient" if transient else "dead"), ("ratelimited" if status == 429 else error)
+        except OSError as exc:  # connection refused, reset, timeout: Slack may be back next cycle
+            if on_error is not None:
+                on_error(method, "connection_error")
+            log.warning("slack unreachable", extra={"method": method, "error": str(exc)})
+            return "transient", "connection_error"
+        return "sent", str(response.get("ts") or root or "")
+
+
+def _dead_letter(raw: str | bytes, error: str) -> str:
+    return json.dumps({"operation": json.loads(raw), "error": error, "at": time.time()})
