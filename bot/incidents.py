@@ -219,6 +219,10 @@ def _recovering(current: Incident, verdict: GroupVerdict, config: IncidentConfig
 # ---------------------------------------------------------------------------------------------------
 
 
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def encode_incident(incident: Incident) -> str:
     data = asdict(incident)
     data["severity"] = incident.severity.label
@@ -324,7 +328,7 @@ class RedisIncidentStore(IncidentStore):
             pipe.execute()
 
     def changed_since(self, since: float) -> list[Incident]:
-        ids: list[bytes] = list(self._redis.zrangebyscore(self._index, since, "+inf"))
+        ids = [_text(i) for i in self._redis.zrangebyscore(self._index, since, "+inf")]
         if not ids:
             return []
         raws = self._redis.hmget(self._by_id, ids)
