@@ -137,6 +137,19 @@ def check(
 
 
 @app.command()
+def run(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
+) -> None:
+    """Run the Slack bot: scheduled checks, incident threads, slash commands, /healthz and /metrics."""
+    from bot.runner import run_bot
+
+    configure_logging(verbose=verbose)
+    settings = load_for_cli(config, None, None)
+    raise typer.Exit(run_bot(settings))
+
+
+@app.command()
 def demo(
     seconds: Annotated[float, typer.Option("--every", min=0.5, max=60, help="Seconds between snapshots.")] = 4.0,
     samples: Annotated[int, typer.Option("--samples", "-n", min=2, max=50, help="Snapshots to take.")] = 4,

@@ -10,7 +10,8 @@ the effects to deliver out. The rules, in the order they are checked:
 3. An incident resolved within `reopen_within`: trouble again reopens it in the same thread (a flapping
    group does not open a new incident each minute). Effects: edit the root, one reply.
 4. An open incident in trouble: the root is edited in place; a reply is posted only when the severity
-   changed or a new primary cause appeared.
+   changed or a primary cause appeared that the thread has not stated yet (a reshuffle of known causes
+   is not news).
 5. An open incident out of trouble: it starts recovering; after `resolve_after` below the opening
    severity it resolves. Effects: edit the root (green), one reply.
 
@@ -87,6 +88,8 @@ class Incident:
     below_since: float | None = None
     resolved_at: float | None = None
     reopened: int = 0
+    causes_stated: tuple[str, ...] = ()
+    """Cause kinds already shown in the thread: a primary cause among them is not news."""
     remediation: dict[str, Any] = field(default_factory=dict)
     """The latest remediation of this incident as the root message shows it (action, state, detail)."""
 
@@ -163,8 +166,13 @@ def _open(verdict: GroupVerdict, *, channel: str, now: float, incident_id: str) 
         primary_cause=primary_cause(verdict),
         status=verdict.status.name,
         updated_at=now,
+        causes_stated=_kinds(verdict),
     )
     return Transition(incident, (Effect(POST_ROOT, Change.OPENED), Effect(REPLY, Change.OPENED)))
+
+
+def _kinds(verdict: GroupVerdict, already: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return already + tuple(c.kind for c in verdict.causes if c.kind not in already)
 
 
 def _reopen(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
@@ -177,6 +185,7 @@ def _reopen(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
             primary_cause=primary_cause(verdict) or current.primary_cause,
             updated_at=now,
             reopened=current.reopened + 1,
+            causes_stated=_kinds(verdict, current.causes_stated),
         ),
         verdict,
     )
@@ -190,8 +199,10 @@ def _still_open(current: Incident, verdict: GroupVerdict, now: float) -> Transit
     elif verdict.severity < current.severity:
         effects.append(Effect(REPLY, Change.SEVERITY_DOWN, current.severity.label))
     cause = primary_cause(verdict)
-    if cause is not None and cause != current.primary_cause:
+    stated = current.causes_stated
+    if cause is not None and cause not in stated:
         effects.append(Effect(REPLY, Change.NEW_CAUSE, current.primary_cause or ""))
+        stated = (*stated, cause)
     incident = _peak(
         replace(
             current,
@@ -199,6 +210,7 @@ def _still_open(current: Incident, verdict: GroupVerdict, now: float) -> Transit
             primary_cause=cause or current.primary_cause,
             below_since=None,
             updated_at=now,
+            causes_stated=stated,
         ),
         verdict,
     )
@@ -237,6 +249,7 @@ def decode_incident(raw: str | bytes) -> Incident:
         raise StoredIncidentError(f"stored incident has version {version!r}; this lagbot reads {INCIDENT_VERSION}")
     data["severity"] = Severity[data["severity"].upper()]
     data["peak_severity"] = Severity[data["peak_severity"].upper()]
+    data["causes_stated"] = tuple(data.get("causes_stated", ()))
     return Incident(**data)
 
 

@@ -504,3 +504,19 @@ def incident_new_cause_reply(before: str, c: Cause) -> str:
 
 def incident_remediation_line(action: str, state: str, detail: str) -> str:
     return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_escape(detail)}" if detail else "")
+
+
+def slack_internal_error(reference: str) -> str:
+    return f":warning: Something went wrong on lagbot's side; it is logged as `{reference}`. Please try again."
+
+
+def missing_secret(variable: str, what: str) -> str:
+    return f"environment variable {variable} is not set: it must hold {what}"
+
+
+def bot_needs_redis() -> str:
+    return "redis_url: the bot keeps its state in Redis; set redis_url (or LAGBOT_REDIS_URL)"
+
+
+def redis_unreachable(url: str, problem: str) -> str:
+    return f"redis_url: cannot reach {url}: {problem}"

@@ -16,15 +16,19 @@ so that a renderer bug is caught here rather than agreed with.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 # Slack's published limits (docs.slack.dev, Block Kit reference), per surface and element.
 MAX_MESSAGE_BLOCKS = 50
@@ -175,6 +179,45 @@ class SlackEmulator:
         """Replies in the thread of the message `ts`, oldest first."""
         with self._lock:
             return [m for m in self.messages if m.channel == channel and m.thread_ts == ts]
+
+    # -- requests into the app, as Slack sends them --------------------------------------------------
+
+    def slash_command(
+        self,
+        app_url: str,
+        secret: str,
+        *,
+        text: str,
+        user: str = "U0ONCALL",
+        channel: str = "C0ALERTS",
+        command: str = "/lag",
+        timestamp: int | None = None,
+    ) -> tuple[int, str, str]:
+        """POST a signed slash command to the app, as Slack does. Returns (HTTP status, body, response key)."""
+        key = f"R{next(self._ids):06d}"
+        response_url = self.response_url(key)
+        form = {
+            "token": "unused-verification-token",
+            "team_id": self.team_id,
+            "team_domain": "lagbot-test",
+            "channel_id": channel,
+            "channel_name": "alerts",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A0LAGBOT",
+            "response_url": response_url,
+            "trigger_id": f"{next(self._ids)}.trigger",
+        }
+        status, body = post_signed(app_url, urlencode(form), secret, timestamp=timestamp)
+        return status, body, key
+
+    def interaction(
+        self, app_url: str, secret: str, payload: dict[str, Any], *, timestamp: int | None = None
+    ) -> tuple[int, str]:
+        """POST a signed interaction payload (a button click, a modal submission) to the app."""
+        return post_signed(app_url, urlencode({"payload": json.dumps(payload)}), secret, timestamp=timestamp)
 
     # -- the API -------------------------------------------------------------------------------------
 
@@ -405,6 +448,33 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+
+def signature(secret: str, timestamp: int, body: str) -> str:
+    """Slack's request signature: v0=HMAC-SHA256(secret, "v0:<timestamp>:<body>"), hex."""
+    digest = hmac.new(secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return f"v0={digest}"
+
+
+def post_signed(
+    url: str,
+    body: str,
+    secret: str | None,
+    *,
+    timestamp: int | None = None,
+    content_type: str = "application/x-www-form-urlencoded",
+) -> tuple[int, str]:
+    """POST `body` to `url` with Slack's signature headers (none when `secret` is None). (status, body)."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    headers = {"Content-Type": content_type}
+    if secret is not None:
+        headers |= {"X-Slack-Request-Timestamp": str(ts), "X-Slack-Signature": signature(secret, ts, body)}
+    request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
 
 
 def _args(query: str, body: bytes, content_type: str) -> dict[str, Any]:

@@ -82,6 +82,7 @@ def test_02_warn_opens_with_root_and_first_reply() -> None:
         Severity.WARN,
     )
     assert t.incident.primary_cause == "hot_partition" and t.incident.peak_lag == 60_000
+    assert t.incident.causes_stated == ("hot_partition",)
     assert kinds(t.effects) == [(POST_ROOT, Change.OPENED), (REPLY, Change.OPENED)]
 
 
@@ -136,6 +137,18 @@ def test_09_new_primary_cause_replies() -> None:
     assert kinds(t.effects) == [(UPDATE_ROOT, Change.UPDATED), (REPLY, Change.NEW_CAUSE)]
     assert t.effects[1].detail == "hot_partition"
     assert t.incident is not None and t.incident.primary_cause == "stuck_consumer"
+    assert t.incident.causes_stated == ("hot_partition", "stuck_consumer")
+
+
+# 9b. The causes reshuffle: a primary cause the thread already stated is not news (no reply), but the
+#     incident follows the new primary.
+def test_09b_known_cause_becoming_primary_is_not_news() -> None:
+    incident = opened(causes_stated=("hot_partition", "no_active_members"))
+    t = step(
+        incident, verdict(Severity.WARN, cause="no_active_members"), channel="C1", silenced=False, config=CONFIG, now=T0
+    )
+    assert kinds(t.effects) == [(UPDATE_ROOT, Change.UPDATED)]
+    assert t.incident is not None and t.incident.primary_cause == "no_active_members"
 
 
 # 10. Causes vanish (none stand out this cycle): not a "new cause"; the last known one is kept.

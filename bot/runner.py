@@ -1,0 +1,106 @@
+"""`lagbot run`: assemble the bot from settings and the environment, run until SIGTERM or SIGINT.
+
+Order of start: Redis (must answer), the Slack client, the bot, the bolt app, the HTTP server
+(/slack/events in HTTP mode, /healthz, /metrics), the scheduler, then Socket Mode if an app token is
+set. Stop is the reverse, and resigns leadership so another replica takes over at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from bot import messages
+from bot.config import ConfigError, Settings
+from bot.scheduler import build_scheduler
+from bot.server import BotHTTPServer
+from bot.service import Bot, slack_client
+from bot.slack.app import CommandRunner, build_app
+
+log = logging.getLogger(__name__)
+
+
+class Secrets:
+    """Tokens and the signing secret, read from the environment variables the config names."""
+
+    def __init__(self, settings: Settings, environ: Mapping[str, str]) -> None:
+        slack = settings.slack
+        self.bot_token = environ.get(slack.bot_token_env, "")
+        self.app_token = environ.get(slack.app_token_env, "")
+        self.signing_secret = environ.get(slack.signing_secret_env, "")
+        if not self.bot_token:
+            raise ConfigError(messages.missing_secret(slack.bot_token_env, "the bot token (xoxb-...)"))
+        if not self.app_token and not self.signing_secret:
+            raise ConfigError(
+                messages.missing_secret(slack.signing_secret_env, f"HTTP mode (or set {slack.app_token_env})")
+            )
+
+
+def connect_redis(settings: Settings) -> redis.Redis:
+    if not settings.redis_url:
+        raise ConfigError(messages.bot_needs_redis())
+    try:
+        client = redis.Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=5)
+        client.ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise ConfigError(messages.redis_unreachable(settings.redis_url, str(exc))) from None
+    return client
+
+
+def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
+    try:
+        bot.redis.ping()
+        redis_ok = True
+    except redis.RedisError:
+        redis_ok = False
+    latest = {name: report.taken_at for name, report in bot.latest.items()}
+    return redis_ok, {"ok": redis_ok, "replica": bot.replica_id, "leader": bot.leadership.is_leader(), "checks": latest}
+
+
+def run_bot(
+    settings: Settings,
+    *,
+    environ: Mapping[str, str] | None = None,
+    command_runner: CommandRunner | None = None,
+    stop: threading.Event | None = None,
+) -> int:
+    """Run the bot until `stop` is set (or SIGTERM/SIGINT). Returns the exit code."""
+    secrets = Secrets(settings, os.environ if environ is None else environ)
+    client = connect_redis(settings)
+    slack = slack_client(secrets.bot_token, settings.slack.api_url)
+    bot = Bot(settings, client, slack)
+    runner = command_runner or (lambda text, user, channel: (messages.slack_internal_error("no-commands"), [], False))
+    app = build_app(client=slack, signing_secret=secrets.signing_secret or "socket-mode", run_command=runner)
+    server = BotHTTPServer(
+        host=settings.http.host,
+        port=settings.http.port,
+        app=None if secrets.app_token else app,
+        health=lambda: health(bot),
+        metrics=lambda: b"",
+    ).start()
+    log.warning("lagbot listening", extra={"host": settings.http.host, "port": server.port, "replica": bot.replica_id})
+    scheduler = build_scheduler(bot)
+    scheduler.start()
+    socket_mode = None
+    if secrets.app_token:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        socket_mode = SocketModeHandler(app, secrets.app_token)
+        socket_mode.connect()  # type: ignore[no-untyped-call]
+    done = stop or threading.Event()
+    if stop is None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: done.set())
+    done.wait()
+    if socket_mode is not None:
+        socket_mode.close()  # type: ignore[no-untyped-call]
+    scheduler.shutdown(wait=True)
+    bot.leadership.resign()
+    server.stop()
+    return 0

@@ -1,0 +1,140 @@
+"""End to end: `lagbot run` on the embedded broker, a real redis-server and the Slack emulator.
+
+Induce lag -> a scheduled check opens one incident (root message + a thread reply with the table and
+the cause) -> lag grows -> the root is edited, no new reply -> lag is cleared -> resolved. Then: two
+replicas share the work through the lease, and signed requests are the only ones the app accepts.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bot.embedded import EmbeddedBroker, EmbeddedRedis
+from bot.slack.emulator import Message, SlackEmulator, post_signed
+from tests.conftest import Kafka, Names
+from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
+
+TOKEN = "xoxb-e2e"
+CHANNEL = "C0ALERTS"
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackEmulator]:
+    with SlackEmulator(token=TOKEN).start() as running:
+        yield running
+
+
+def bot_config(broker: EmbeddedBroker, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str) -> dict[str, Any]:
+    return {
+        "clusters": [
+            {
+                "name": "embedded",
+                "bootstrap_servers": broker.bootstrap,
+                "groups": {"include": [group]},
+                "check_interval": "1s",
+                "request_timeout": "5s",
+            }
+        ],
+        "window": {"samples": 30},
+        "thresholds": {
+            "warn": {"messages": 100},
+            "critical": {"messages": 100_000},
+            "page": {"messages": 1_000_000},
+        },
+        "evaluation": {"min_samples": 2, "min_span": "1s", "diagnose_min_lag": 50},
+        "redis_url": redis_server.url,
+        "slack": {"api_url": slack.api_url, "default_channel": CHANNEL},
+        "incidents": {"resolve_after": "3s", "reopen_within": "1h"},
+        "leader": {"lease_ttl": "3s"},
+    }
+
+
+def roots(slack: SlackEmulator) -> list[Message]:
+    return slack.channel(CHANNEL)
+
+
+def block_text(message: Message) -> str:
+    return str(message.blocks)
+
+
+def table_rows(message: Message) -> list[list[str]]:
+    [table] = [b for b in message.blocks if b["type"] == "table"]
+    return [[cell["text"] for cell in row] for row in table["rows"]]
+
+
+def test_one_thread_per_incident_from_lag_to_resolution(
+    kafka: Kafka,
+    names: Names,
+    broker: EmbeddedBroker,
+    redis_server: EmbeddedRedis,
+    redis_client: redis.Redis,
+    slack: SlackEmulator,
+    tmp_path: Path,
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 3)
+    for partition in range(3):
+        kafka.produce(topic, partition, 20)
+    kafka.commit(group, {(topic, p): 20 for p in range(3)})
+    bot = BotProcess(tmp_path, bot_config(broker, redis_server, slack, group), token=TOKEN)
+    try:
+        wait_for("the bot to lead and check", lambda: (h := bot.wait_ready()) and h["leader"] and h["checks"])
+        time.sleep(2.5)  # a few more caught-up checks: a healthy group never posts
+        assert roots(slack) == []
+
+        kafka.produce(topic, 1, 300)
+        [root] = wait_for("the incident's root message", lambda: roots(slack))
+        [first] = wait_for("the first thread reply", lambda: slack.thread(CHANNEL, root.ts))
+        assert "WARN" in root.text and group in root.text
+        rows = table_rows(first)
+        assert rows[0] == ["partition", "committed", "log-end", "lag", "lag s", "owner", "status"]
+        assert rows[1][:4] == [f"{topic}/1", "20", "320", "300"]
+        assert sorted(r[:4] for r in rows[2:]) == [[f"{topic}/0", "20", "20", "0"], [f"{topic}/2", "20", "20", "0"]]
+        assert "no_active_members" in block_text(first) and "hot_partition" in block_text(first)
+
+        edits_before = root.edits
+        kafka.produce(topic, 1, 200)
+        wait_for("the root to show the grown lag", lambda: "lag *500*" in roots(slack)[0].text + block_text(root))
+        assert roots(slack)[0].edits > edits_before
+        assert len(roots(slack)) == 1 and len(slack.thread(CHANNEL, root.ts)) == 1
+
+        kafka.commit(group, {(topic, 0): 20, (topic, 1): 520, (topic, 2): 20})
+        wait_for("the resolution", lambda: "RESOLVED" in roots(slack)[0].text, timeout=60)
+        replies = slack.thread(CHANNEL, root.ts)
+        assert len(replies) == 2 and "Resolved after" in replies[1].text and "peak 500" in replies[1].text
+        assert len(roots(slack)) == 1
+        assert [c.method for c in slack.calls if c.status != 200] == []
+        incident = redis_client.get(f"lagbot:incident:embedded:{group}")
+        assert incident is not None and b'"resolved_at":null' not in incident
+        assert bot.stop() == 0
+        assert "Traceback" not in bot.log()
+    finally:
+        bot.stop(signal.SIGKILL)
+
+
+def test_only_signed_requests_reach_the_app(
+    broker: EmbeddedBroker,
+    redis_server: EmbeddedRedis,
+    redis_client: redis.Redis,
+    slack: SlackEmulator,
+    tmp_path: Path,
+) -> None:
+    bot = BotProcess(tmp_path, bot_config(broker, redis_server, slack, "none"), token=TOKEN)
+    try:
+        bot.wait_ready()
+        body = "command=%2Flag&text=help&user_id=U1&channel_id=C1&response_url=http%3A%2F%2F127.0.0.1%3A9%2Fr"
+        assert post_signed(bot.events_url, body, None)[0] == 401
+        assert post_signed(bot.events_url, body, "not-the-secret")[0] == 401
+        assert post_signed(bot.events_url, body, SIGNING_SECRET, timestamp=int(time.time()) - 301)[0] == 401
+        status, _, key = slack.slash_command(bot.events_url, SIGNING_SECRET, text="help")
+        assert status == 200
+        wait_for("the reply at the response URL", lambda: slack.responses[key])
+    finally:
+        bot.stop(signal.SIGKILL)
