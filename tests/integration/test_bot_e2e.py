@@ -138,3 +138,47 @@ def test_only_signed_requests_reach_the_app(
         wait_for("the reply at the response URL", lambda: slack.responses[key])
     finally:
         bot.stop(signal.SIGKILL)
+
+
+def test_two_replicas_one_leader_and_the_thread_survives_its_death(
+    kafka: Kafka,
+    names: Names,
+    broker: EmbeddedBroker,
+    redis_server: EmbeddedRedis,
+    slack: SlackEmulator,
+    tmp_path: Path,
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 10)
+    kafka.commit(group, {(topic, 0): 10, (topic, 1): 0})
+    config = bot_config(broker, redis_server, slack, group)
+    replicas = [BotProcess(tmp_path, config, token=TOKEN, name=f"replica-{i}") for i in range(2)]
+    try:
+        for replica in replicas:
+            replica.wait_ready()
+
+        def one_leader() -> list[BotProcess] | None:
+            leaders = [r for r in replicas if (r.health() or {}).get("leader")]
+            return leaders if len(leaders) == 1 else None
+
+        [leader] = wait_for("exactly one leader", one_leader, timeout=30)
+        [follower] = [r for r in replicas if r is not leader]
+        kafka.produce(topic, 0, 300)
+        [root] = wait_for("the root message", lambda: roots(slack))
+        wait_for("the first reply", lambda: slack.thread(CHANNEL, root.ts))
+
+        leader.stop(signal.SIGKILL)
+        killed_at = time.monotonic()
+        wait_for("the follower to take over", lambda: (follower.health() or {}).get("leader"), timeout=15)
+        took = time.monotonic() - killed_at
+        assert took <= 2 * 3.0 + 1.0, f"takeover took {took:.1f} s, more than two lease periods"
+
+        kafka.produce(topic, 0, 200)
+        wait_for("the new leader to edit the same root", lambda: "lag *500*" in block_text(roots(slack)[0]))
+        assert len(roots(slack)) == 1
+        assert len(slack.thread(CHANNEL, root.ts)) == 1
+        assert follower.stop() == 0
+    finally:
+        for replica in replicas:
+            replica.stop(signal.SIGKILL)
