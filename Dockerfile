@@ -1,4 +1,4 @@
-# lagbot: the lag engine and (soon) the Slack bot. Production points it at real Kafka and Redis.
+# lagbot: the Slack bot (`lagbot run`) and the lag engine (`lagbot check`). Production points it at real Kafka and Redis.
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
@@ -16,4 +16,5 @@ RUN apt-get update \
 COPY --from=build /install /usr/local
 USER lagbot
 ENTRYPOINT ["lagbot"]
-CMD ["check", "--config", "/etc/lagbot/lagbot.yaml"]
+EXPOSE 3000
+CMD ["run", "--config", "/etc/lagbot/lagbot.yaml"]
