@@ -555,8 +555,9 @@ def lag_unexpected(token: str) -> str:
     return f"unexpected {slack_escape(token)!r}"
 
 
-def lag_unknown_option(option: str, close: Sequence[str]) -> str:
-    return f"unknown option {slack_escape(option)!r}" + lag_did_you_mean(close)
+def lag_unknown_option(option: str, allowed: Sequence[str]) -> str:
+    known = f"options here: {', '.join(allowed)}" if allowed else "this command takes no options"
+    return f"unknown option {slack_escape(option)!r}; {known}"
 
 
 def lag_option_needs_value(option: str) -> str:
