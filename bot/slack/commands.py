@@ -519,14 +519,18 @@ def group_reply(verdict: GroupVerdict, silence: ActiveSilence | None, *, now: fl
 
 
 def worst_first(verdicts: Iterable[GroupVerdict]) -> list[GroupVerdict]:
-    """Groups by severity (worst first), then lag in seconds, then lag in messages (unknown last)."""
+    """Groups by severity (worst first), then lag in seconds, then lag in messages, then name.
+
+    Within a severity, unknown lag (in seconds or messages) ranks first: a group that cannot be judged
+    (unreadable, or lagging with too little history for a rate) is worth a look before one known to be fine.
+    """
     return sorted(
         verdicts,
         key=lambda v: (
             -v.severity,
-            v.max_lag_seconds is None,
+            v.max_lag_seconds is not None,
             -(v.max_lag_seconds or 0.0),
-            v.total_lag is None,
+            v.total_lag is not None,
             -(v.total_lag or 0),
             v.cluster,
             v.group,
