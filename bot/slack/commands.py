@@ -470,8 +470,8 @@ class Reply:
 class CommandDeps(Protocol):
     """What the handlers need from the running bot (the lead's app implements it).
 
-    `audit` and `remediate` may raise NotImplementedError until they exist: the user is told
-    "not available yet". Anything else they raise is an unexpected error (see `respond_safely`).
+    `post_digest`, `audit` and `remediate` may raise NotImplementedError until they exist: the user is
+    told "not available yet". Anything else they raise is an unexpected error (see `respond_safely`).
     """
 
     @property
@@ -599,8 +599,7 @@ def _dispatch(command: Command, deps: CommandDeps, *, user: str, channel: str, n
         case Unsilence():
             return _unsilence(command, deps, user=user, now=now)
         case Digest():
-            deps.post_digest(channel)
-            return text_reply(messages.lag_digest_posting(channel))
+            return _supplied("digest", lambda: _digest(deps, channel))
         case Help():
             return help_reply()
         case Audit():
@@ -646,6 +645,11 @@ def _unsilence(command: Unsilence, deps: CommandDeps, *, user: str, now: float) 
     if deps.silences.unsilence(cluster, group, now=now):
         return text_reply(messages.lag_unsilenced(group, cluster, user), public=True)
     return text_reply(messages.lag_not_silenced(group, cluster))
+
+
+def _digest(deps: CommandDeps, channel: str) -> Reply:
+    deps.post_digest(channel)
+    return text_reply(messages.lag_digest_posting(channel))
 
 
 def _supplied(name: str, work: Callable[[], Reply]) -> Reply:

@@ -102,6 +102,7 @@ class Deps:
     audit_reply: Reply | None = None
     remediate_reply: Reply | None = None
     check_raises: Exception | None = None
+    digest_ready: bool = True
     calls: list[tuple[Any, ...]] = field(default_factory=list)
 
     def known_groups(self) -> Mapping[str, Sequence[str]]:
@@ -120,6 +121,8 @@ class Deps:
 
     def post_digest(self, channel: str) -> None:
         self.calls.append(("post_digest", channel))
+        if not self.digest_ready:
+            raise NotImplementedError
 
     def audit(self, cluster: str, group: str) -> Reply:
         self.calls.append(("audit", cluster, group))
@@ -432,6 +435,15 @@ def test_help_lists_every_subcommand_one_line_each(text: str) -> None:
         "`/lag help`: this list",
     ]
     assert_within_limits(reply)
+
+
+def test_digest_before_it_exists_is_not_available_yet() -> None:
+    deps = Deps(digest_ready=False)
+
+    reply = run("digest", deps)
+
+    assert deps.calls == [("post_digest", CHANNEL)]
+    assert reply.text == "`/lag digest` is not available yet in this lagbot."
 
 
 def test_audit_and_remediate_before_they_exist_are_not_available_yet() -> None:
