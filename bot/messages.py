@@ -506,10 +506,6 @@ def incident_remediation_line(action: str, state: str, detail: str) -> str:
     return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_escape(detail)}" if detail else "")
 
 
-def slack_internal_error(reference: str) -> str:
-    return f":warning: Something went wrong on lagbot's side; it is logged as `{reference}`. Please try again."
-
-
 def missing_secret(variable: str, what: str) -> str:
     return f"environment variable {variable} is not set: it must hold {what}"
 

@@ -21,7 +21,9 @@ from bot.config import ConfigError, Settings
 from bot.scheduler import build_scheduler
 from bot.server import BotHTTPServer
 from bot.service import Bot, slack_client
-from bot.slack.app import CommandRunner, build_app
+from bot.silences import RedisSilenceStore
+from bot.slack.app import build_app
+from bot.slack.wiring import BotCommands
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +69,16 @@ def run_bot(
     settings: Settings,
     *,
     environ: Mapping[str, str] | None = None,
-    command_runner: CommandRunner | None = None,
     stop: threading.Event | None = None,
 ) -> int:
     """Run the bot until `stop` is set (or SIGTERM/SIGINT). Returns the exit code."""
     secrets = Secrets(settings, os.environ if environ is None else environ)
     client = connect_redis(settings)
     slack = slack_client(secrets.bot_token, settings.slack.api_url)
-    bot = Bot(settings, client, slack)
-    runner = command_runner or (lambda text, user, channel: (messages.slack_internal_error("no-commands"), [], False))
-    app = build_app(client=slack, signing_secret=secrets.signing_secret or "socket-mode", run_command=runner)
+    silences = RedisSilenceStore(client)
+    bot = Bot(settings, client, slack, silenced=lambda c, g, now: silences.active(c, g, now) is not None)
+    commands = BotCommands(bot, silences)
+    app = build_app(client=slack, signing_secret=secrets.signing_secret or "socket-mode", run_command=commands.run)
     server = BotHTTPServer(
         host=settings.http.host,
         port=settings.http.port,

@@ -182,3 +182,55 @@ def test_two_replicas_one_leader_and_the_thread_survives_its_death(
     finally:
         for replica in replicas:
             replica.stop(signal.SIGKILL)
+
+
+def test_slash_commands_through_the_running_bot(
+    kafka: Kafka,
+    names: Names,
+    broker: EmbeddedBroker,
+    redis_server: EmbeddedRedis,
+    slack: SlackEmulator,
+    tmp_path: Path,
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 30)
+    kafka.commit(group, {(topic, 0): 10, (topic, 1): 0})
+    bot = BotProcess(tmp_path, bot_config(broker, redis_server, slack, group), token=TOKEN)
+
+    def ask(text: str) -> dict[str, Any]:
+        status, _, key = slack.slash_command(bot.events_url, SIGNING_SECRET, text=text)
+        assert status == 200
+        [reply] = wait_for(f"the reply to /lag {text}", lambda: slack.responses[key])
+        return reply
+
+    try:
+        bot.wait_ready()
+        wait_for("the first check", lambda: (bot.health() or {}).get("checks"))
+
+        # A fresh check of one group: its exact offsets in the table, ephemeral.
+        shown = ask(group)
+        assert shown["response_type"] == "ephemeral"
+        [table] = [b for b in shown["blocks"] if b["type"] == "table"]
+        rows = [[c["text"] for c in row] for row in table["rows"]]
+        assert rows[1][:4] == [f"{topic}/0", "10", "30", "20"]
+
+        # A typo: the usage and the closest match, nothing else happens.
+        typo = ask(group[:-1] + "x")
+        assert "no consumer group" in typo["text"] and group in typo["text"]
+
+        # Silence, then lag that would open an incident: nothing is posted while silenced.
+        silenced = ask(f"silence {group} 1h deploying the fix")
+        assert silenced["response_type"] == "in_channel" and "deploying the fix" in silenced["text"]
+        kafka.produce(topic, 0, 300)
+        time.sleep(4)  # several checks at 1 s see warn-level lag
+        assert roots(slack) == []
+        top = ask("top")
+        assert group in str(top["blocks"])
+
+        # Unsilence: the next check opens the incident.
+        ask(f"unsilence {group}")
+        wait_for("the incident after unsilencing", lambda: roots(slack))
+        assert "Traceback" not in bot.log()
+    finally:
+        bot.stop(signal.SIGKILL)

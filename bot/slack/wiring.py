@@ -1,0 +1,69 @@
+"""What `/lag` needs from the running bot: the `CommandDeps` of bot.slack.commands, on top of `Bot`.
+
+Any replica can answer: verdicts come from the windows in Redis (shared by all replicas), and a fresh
+check of one group samples only that group into the same window before judging it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from bot.check import Checker
+from bot.model import GroupVerdict
+from bot.service import Bot
+from bot.silences import SilenceStore
+from bot.slack.commands import Reply, run_command
+
+
+class BotCommands:
+    """Implements bot.slack.commands.CommandDeps for one replica."""
+
+    def __init__(self, bot: Bot, silences: SilenceStore) -> None:
+        self.bot = bot
+        self._silences = silences
+        self.digest: Callable[[str], None] | None = None
+        self.audit_reply: Callable[[str, str], Reply] | None = None
+        self.remediate_reply: Callable[[str, str, str, str, Sequence[str]], Reply] | None = None
+
+    @property
+    def silences(self) -> SilenceStore:
+        return self._silences
+
+    def known_groups(self) -> Mapping[str, Sequence[str]]:
+        store = self.bot.checker.store
+        return {cluster.name: sorted(store.groups(cluster.name)) for cluster in self.bot.settings.clusters}
+
+    def latest_verdicts(self) -> Sequence[GroupVerdict]:
+        return [v for c in self.bot.settings.clusters for v in self.bot.checker.judge_stored(c.name)]
+
+    def check_group(self, cluster: str, group: str) -> GroupVerdict:
+        settings = self.bot.settings
+        only = settings.cluster(cluster).model_copy(
+            update={"groups": settings.cluster(cluster).groups.model_copy(update={"include": [re.escape(group)]})}
+        )
+        narrowed = settings.model_copy(update={"clusters": [only]})
+        checker = Checker(narrowed, self.bot.checker.store, clock=self.bot.clock)
+        checker.sample([cluster])
+        verdicts = checker.judge_stored(cluster, [group])
+        if not verdicts:
+            raise LookupError(f"group {group!r} has no window on cluster {cluster!r} after a fresh check")
+        return verdicts[0]
+
+    def post_digest(self, channel: str) -> None:
+        if self.digest is None:
+            raise NotImplementedError
+        self.digest(channel)
+
+    def audit(self, cluster: str, group: str) -> Reply:
+        if self.audit_reply is None:
+            raise NotImplementedError
+        return self.audit_reply(cluster, group)
+
+    def remediate(self, cluster: str, group: str, action: str, user: str, *, args: Sequence[str]) -> Reply:
+        if self.remediate_reply is None:
+            raise NotImplementedError
+        return self.remediate_reply(cluster, group, action, user, args)
+
+    def run(self, text: str, user: str, channel: str) -> Reply:
+        return run_command(text, self, user=user, channel=channel, now=self.bot.clock())
