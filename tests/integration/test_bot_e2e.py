@@ -106,8 +106,8 @@ def test_one_thread_per_incident_from_lag_to_resolution(
         assert len(roots(slack)) == 1 and len(slack.thread(CHANNEL, root.ts)) == 1
 
         kafka.commit(group, {(topic, 0): 20, (topic, 1): 520, (topic, 2): 20})
-        wait_for("the resolution", lambda: "RESOLVED" in roots(slack)[0].text, timeout=60)
-        replies = slack.thread(CHANNEL, root.ts)
+        wait_for("the root turned green", lambda: "RESOLVED" in roots(slack)[0].text, timeout=60)
+        replies = wait_for("the resolution reply", lambda: (r := slack.thread(CHANNEL, root.ts))[1:] and r)
         assert len(replies) == 2 and "Resolved after" in replies[1].text and "peak 500" in replies[1].text
         assert len(roots(slack)) == 1
         assert [c.method for c in slack.calls if c.status != 200] == []
