@@ -8,6 +8,8 @@ slack_sdk's `WebClient(base_url=emulator.api_url)` here. It:
   usergroups.users.list, and response URLs;
 - checks Block Kit limits and answers `invalid_blocks` with Slack's error shape;
 - can fail the next calls of a method with 429 + Retry-After, or 500;
+- speaks Socket Mode: apps.connections.open (app token) hands out a ws:// URL on the same port, where
+  the app gets `hello` and envelopes (slash commands) that it acknowledges;
 - records every call (and keeps channels, threads, files and views) for assertions.
 
 Its Block Kit checks are written from Slack's published limits, independently of lagbot's renderer,
@@ -29,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qs, urlencode, urlparse
+
+from bot.slack.emulator_ws import SocketConnection, accept_key
 
 # Slack's published limits (docs.slack.dev, Block Kit reference), per surface and element.
 MAX_MESSAGE_BLOCKS = 50
@@ -96,12 +100,15 @@ class SlackEmulator:
         self,
         *,
         token: str = "xoxb-lagbot-test",
+        app_token: str = "xapp-lagbot-test",
         team_id: str = "T0LAGBOT",
         bot_user_id: str = "U0LAGBOT",
         users: dict[str, dict[str, Any]] | None = None,
         usergroups: dict[str, list[str]] | None = None,
     ) -> None:
         self.token = token
+        self.app_token = app_token
+        self.sockets: list[SocketConnection] = []
         self.team_id = team_id
         self.bot_user_id = bot_user_id
         self.users = dict(users or {})
@@ -131,6 +138,8 @@ class SlackEmulator:
         return self
 
     def stop(self) -> None:
+        for connection in self.sockets:
+            connection.close()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -219,6 +228,62 @@ class SlackEmulator:
         """POST a signed interaction payload (a button click, a modal submission) to the app."""
         return post_signed(app_url, urlencode({"payload": json.dumps(payload)}), secret, timestamp=timestamp)
 
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the emulator first"
+        return int(self._server.server_address[1])
+
+    def socket_connection(self, timeout: float = 30.0) -> SocketConnection:
+        """The newest open Socket Mode connection of the app (waits for one)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                live = [c for c in self.sockets if not c.closed.is_set()]
+            if live:
+                return live[-1]
+            time.sleep(0.05)
+        raise TimeoutError("no Socket Mode connection from the app")
+
+    def socket_slash_command(
+        self, *, text: str, user: str = "U0ONCALL", channel: str = "C0ALERTS", command: str = "/lag"
+    ) -> tuple[str, str]:
+        """Send a slash command envelope over Socket Mode. Returns (envelope id, response key)."""
+        key = f"R{next(self._ids):06d}"
+        payload = {
+            "team_id": self.team_id,
+            "channel_id": channel,
+            "user_id": user,
+            "command": command,
+            "text": text,
+            "api_app_id": "A0LAGBOT",
+            "response_url": self.response_url(key),
+            "trigger_id": f"{next(self._ids)}.trigger",
+        }
+        envelope_id = f"E{next(self._ids):08d}"
+        self.socket_connection().send_json(
+            {"envelope_id": envelope_id, "type": "slash_commands", "accepts_response_payload": True, "payload": payload}
+        )
+        return envelope_id, key
+
+    def _websocket(self, handler: BaseHTTPRequestHandler) -> None:
+        """Upgrade an HTTP request to a Socket Mode connection and serve it until the app leaves."""
+        key = handler.headers.get("Sec-WebSocket-Key")
+        if not key or "websocket" not in (handler.headers.get("Upgrade") or "").lower():
+            handler.send_error(400)
+            return
+        handler.send_response(101, "Switching Protocols")
+        handler.send_header("Upgrade", "websocket")
+        handler.send_header("Connection", "Upgrade")
+        handler.send_header("Sec-WebSocket-Accept", accept_key(key))
+        handler.end_headers()
+        handler.wfile.flush()
+        connection = SocketConnection(handler.connection, handler.rfile, "A0LAGBOT")  # type: ignore[arg-type]
+        with self._lock:
+            self.sockets.append(connection)
+        connection.hello()
+        connection.serve()
+        handler.close_connection = True
+
     # -- the API -------------------------------------------------------------------------------------
 
     def handle(
@@ -241,6 +306,11 @@ class SlackEmulator:
             return failure.status, {"ok": False, "error": "internal_error"}, {}
         if not token:
             return 200, _error("not_authed"), {}
+        if method == "apps.connections.open":
+            if token != self.app_token:
+                return 200, _error("invalid_auth"), {}
+            ticket = f"T{next(self._ids):06d}"
+            return 200, {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link/?ticket={ticket}"}, {}
         if token != self.token:
             return 200, _error("invalid_auth"), {}
         answer = getattr(self, "_api_" + method.replace(".", "_"), None)
@@ -412,6 +482,9 @@ class _Handler(BaseHTTPRequestHandler):
         return  # quiet: the calls are recorded instead
 
     def do_GET(self) -> None:
+        if urlparse(self.path).path == "/link/":
+            self.owner._websocket(self)
+            return
         self._dispatch()
 
     def do_POST(self) -> None:

@@ -40,7 +40,9 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, ev
 class BotProcess:
     """One `lagbot run` replica."""
 
-    def __init__(self, tmp: Path, config: dict[str, Any], *, token: str, name: str = "bot") -> None:
+    def __init__(
+        self, tmp: Path, config: dict[str, Any], *, token: str, name: str = "bot", app_token: str | None = None
+    ) -> None:
         self.port = free_port()
         config = {**config, "http": {"host": "127.0.0.1", "port": self.port}}
         self.config_path = tmp / f"{name}.yaml"
@@ -48,6 +50,8 @@ class BotProcess:
         self.log_path = tmp / f"{name}.log"
         env = {**os.environ, "SLACK_BOT_TOKEN": token, "SLACK_SIGNING_SECRET": SIGNING_SECRET}
         env.pop("SLACK_APP_TOKEN", None)
+        if app_token is not None:
+            env["SLACK_APP_TOKEN"] = app_token
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bot.cli", "run", "--config", str(self.config_path), "--verbose"],

@@ -234,3 +234,35 @@ def test_slash_commands_through_the_running_bot(
         assert "Traceback" not in bot.log()
     finally:
         bot.stop(signal.SIGKILL)
+
+
+def test_socket_mode_answers_slash_commands_over_the_websocket(
+    kafka: Kafka,
+    names: Names,
+    broker: EmbeddedBroker,
+    redis_server: EmbeddedRedis,
+    slack: SlackEmulator,
+    tmp_path: Path,
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 5)
+    kafka.commit(group, {(topic, 0): 2})
+    config = bot_config(broker, redis_server, slack, group)
+    bot = BotProcess(tmp_path, config, token=TOKEN, app_token=slack.app_token)
+    try:
+        bot.wait_ready()
+        connection = slack.socket_connection()
+        assert [c.token for c in slack.calls_to("apps.connections.open")] == [slack.app_token]
+        # In Socket Mode the HTTP port serves /healthz and /metrics only: no signed-request endpoint.
+        assert post_signed(bot.events_url, "text=help", SIGNING_SECRET)[0] == 404
+        wait_for("the first check", lambda: (bot.health() or {}).get("checks"))
+
+        envelope, key = slack.socket_slash_command(text=group)
+        wait_for("the envelope's acknowledgement", lambda: envelope in connection.acks)
+        [reply] = wait_for("the reply at the response URL", lambda: slack.responses[key])
+        [table] = [b for b in reply["blocks"] if b["type"] == "table"]
+        assert [c["text"] for c in table["rows"][1]][:4] == [f"{topic}/0", "2", "5", "3"]
+        assert bot.stop() == 0
+    finally:
+        bot.stop(signal.SIGKILL)
