@@ -122,3 +122,26 @@ def test_every_size_is_accepted_by_slack(slack: SlackEmulator, n: int, causes: i
     root = post(slack, root_message(v))
     post(slack, thread_reply(v), thread_ts=root)
     assert slack.calls[-1].status == 200 and slack.calls[-1].response["ok"] is True  # type: ignore[index]
+
+
+@pytest.mark.parametrize("n", [0, 1, 100, 5_000])
+@pytest.mark.parametrize("causes", [0, 60])
+def test_incident_messages_of_every_change_are_accepted_by_slack(slack: SlackEmulator, n: int, causes: int) -> None:
+    from dataclasses import replace
+
+    from bot.config import IncidentConfig
+    from bot.incidents import Change, step
+    from bot.slack.render import change_reply, incident_root
+
+    group = "g<&>" + "x" * 300
+    v = verdict([partition(i, i * 7, topic="t" * 200) for i in range(n)], causes=causes, group=group)
+    config = IncidentConfig()
+    opened = step(None, v, channel="C1", silenced=False, config=config, now=1_000.0).incident
+    assert opened is not None
+    incident = replace(opened, remediation={"action": "scale", "state": "running", "detail": "x" * 5_000})
+    root = post(slack, incident_root(incident, v, config, 2_000.0))
+    post(slack, incident_root(replace(incident, below_since=1_500.0), v, config, 2_000.0))
+    post(slack, incident_root(replace(incident, resolved_at=1_900.0), v, config, 2_000.0))
+    for change in Change:
+        post(slack, change_reply(change, "warn", incident, v, 2_000.0), thread_ts=root)
+    assert [c.status for c in slack.calls if c.response.get("ok") is not True] == []  # type: ignore[union-attr]
