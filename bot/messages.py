@@ -692,7 +692,7 @@ def reset_nothing_to_do(group: str) -> str:
 
 def reset_how(mode: str, shift: int | None, when: object | None) -> str:
     if mode == "shift":
-        return f"shift by {shift:+d}"
+        return f"by {shift:+d}"
     if mode == "datetime":
         return f"to {when}"
     return f"to {mode}"
@@ -718,6 +718,11 @@ def reset_step_read_back() -> str:
 
 
 def reset_confirm(group: str, how: str, skipped: int, unknown: int, reread: int) -> str:
+    if not skipped and not unknown:
+        return (
+            f"Re-processing: resetting {group} {how} makes this group process {count(reread)} messages again; "
+            "downstream may see duplicates. This cannot be undone."
+        )
     text = f"Data loss: resetting {group} {how} skips {count(skipped)} messages; this group will never process them."
     if unknown:
         text += f" {unknown} partition(s) had no committed offset: more may be skipped."
@@ -794,8 +799,8 @@ def policy_auto_approve_risky(action: str, risk: str | None) -> str:
     return f"auto_approve is only allowed for low-risk remediations; {action} is {what}"
 
 
-def policy_reset_needs_two(approvals: int) -> str:
-    return f"reset_offsets loses data: it needs 2 approvals (got {approvals})"
+def policy_reset_needs_two() -> str:
+    return "reset_offsets loses data: it needs 2 approvals, by two different people"
 
 
 def policy_no_modes() -> str:

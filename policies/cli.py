@@ -20,7 +20,7 @@ app = typer.Typer(name="policy", help="Check and explain remediation policies.",
 
 
 @app.command()
-def validate(file: Annotated[Path, typer.Argument(help="The policy YAML file.")]) -> None:
+def validate(file: Annotated[Path, typer.Argument(metavar="FILE", help="The policy YAML file.")]) -> None:
     """Validate a policy file; every problem is named by file, rule and field."""
     policy = load_policy(file)
     print(messages.policy_valid(str(file), len(policy.rules)))
@@ -28,8 +28,10 @@ def validate(file: Annotated[Path, typer.Argument(help="The policy YAML file.")]
 
 @app.command()
 def explain(
-    cluster: Annotated[str, typer.Argument(help="The cluster's name, as in lagbot's configuration.")],
-    group: Annotated[str, typer.Argument(help="The consumer group.")],
+    cluster: Annotated[
+        str, typer.Argument(metavar="CLUSTER", help="The cluster's name, as in lagbot's configuration.")
+    ],
+    group: Annotated[str, typer.Argument(metavar="GROUP", help="The consumer group.")],
     policy: Annotated[
         Path | None, typer.Option("--policy", "-p", help="Policy file (default: the shipped policies/default.yaml).")
     ] = None,

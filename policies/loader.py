@@ -65,7 +65,7 @@ def _split_location(loc: tuple[int | str, ...], data: dict[str, Any]) -> tuple[s
     if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
         index = loc[1]
         return messages.policy_rule_location(index, _rule_name(data, index)), _dotted(loc[2:])
-    if loc and loc[0] == "default":
+    if len(loc) >= 2 and loc[0] == "default":
         return "default", _dotted(loc[1:])
     return None, _dotted(loc)
 

@@ -142,7 +142,7 @@ class ResetOffsetsPolicy(RemediationPolicy):
     @classmethod
     def _two_people(cls, approvals: int) -> int:
         if approvals != 2:
-            raise ValueError(messages.policy_reset_needs_two(approvals))
+            raise ValueError(messages.policy_reset_needs_two())
         return approvals
 
     @field_validator("modes")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot import messages
 from bot.diagnose import RESTART
-from bot.model import GroupVerdict, Member, PartitionVerdict, Status
+from bot.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
 from remediations import kafka
 from remediations.base import (
     ExecutionContext,
@@ -152,17 +152,22 @@ class Restart(Remediation):
 
 
 def preflight(group: str, members: Sequence[Member], context: ExecutionContext) -> str | None:
-    """None when restarting is safe now; else what failed (the check named)."""
+    """None when restarting is safe now; else what failed (the check named). Describes the group once."""
     if context.admin is None:
         return messages.preflight_failed(messages.preflight_not_rebalancing(), messages.no_admin())
     try:
         state, live = kafka.describe_group(context.admin, group, context.timeout)
     except kafka.KafkaActionError as exc:
         return messages.preflight_failed(messages.preflight_not_rebalancing(), str(exc))
+    return preflight_problem(state, live, members)
+
+
+def preflight_problem(state: GroupState, live: Sequence[Member], planned: Sequence[Member]) -> str | None:
+    """Pure: the group must not be rebalancing, and each planned member must still be in it."""
     if state.is_rebalancing:
         return messages.preflight_failed(messages.preflight_not_rebalancing(), messages.group_is(state.value))
     live_ids = {m.member_id for m in live}
-    gone = [m.member_id for m in members if m.member_id not in live_ids]
+    gone = [m.member_id for m in planned if m.member_id not in live_ids]
     if gone:
         return messages.preflight_failed(messages.preflight_members_present(), messages.members_left(gone))
     return None
