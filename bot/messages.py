@@ -995,3 +995,8 @@ def explain_dry_run(on: bool) -> str:
 
 def explain_verification(checks: int) -> str:
     return f"'no improvement' after {checks} checks without lag falling, 'worse' escalates at once"
+
+
+def approver_mentions(users: Sequence[str], usergroups: Sequence[str]) -> str:
+    """Slack mentions of a rule's approvers, for escalations: '<@U1> <!subteam^S1>'; '' when there are none."""
+    return " ".join([*(f"<@{u}>" for u in users), *(f"<!subteam^{g}>" for g in usergroups)])

@@ -88,6 +88,10 @@ class Approvers(_Strict):
     def configured(self) -> bool:
         return bool(self.users or self.usergroups)
 
+    def mentions(self) -> str:
+        """Slack mentions of every approver (users and user groups), for an escalation; '' when none."""
+        return messages.approver_mentions(self.users, self.usergroups)
+
 
 class RemediationPolicy(_Strict):
     """What every allowed remediation carries: cooldown, approvals, auto-approval, proposal expiry."""

@@ -284,3 +284,9 @@ def test_remediation_params_carry_the_rules_limits_and_workload() -> None:
     no_workload = rule.model_copy(update={"workload": None})
     with pytest.raises(ValueError, match="names no workload, so scale has nothing to act on"):
         remediation_params(no_workload, "scale", current_replicas=3)
+
+
+def test_approver_mentions_for_escalations() -> None:
+    rule = Rule.model_validate({"approvers": {"users": ["U1AB", "W2CD"], "usergroups": ["S0ONCALL"]}})
+    assert rule.approvers.mentions() == "<@U1AB> <@W2CD> <!subteam^S0ONCALL>"
+    assert Rule().approvers.mentions() == ""
