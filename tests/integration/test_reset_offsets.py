@@ -71,7 +71,7 @@ def test_reset_to_latest_dry_run_then_exact_offsets(kafka: Kafka, names: Names) 
     )
 
     kafka.produce(topic, 0, 2)  # written between the proposal and the approval: the reset goes to the new end
-    outcome, lines = execute(kafka, plan)
+    outcome, lines = execute(kafka, Plan.from_json(plan.to_json()))  # as stored in Redis until approved
     assert outcome.ok, outcome.detail
     assert rows(outcome.data["table"]) == [(0, 3, 12, 9, 0), (1, 6, 6, 0, 0), (2, 1, 4, 3, 0)]
     assert outcome.detail == f"reset 3 partition(s) of {group}: 12 messages skipped, 0 to re-read"

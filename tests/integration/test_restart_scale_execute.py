@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.model import GroupState, Member, Status
-from remediations.base import ExecutionContext, Outcome
+from remediations.base import ExecutionContext, Outcome, Plan
 from remediations.executors.base import Executor, Workload
 from remediations.restart import Restart, RestartParams, preflight_problem, restart_members
 from remediations.scale import Scale, ScaleParams
@@ -188,7 +188,7 @@ def scale_plan(workload: Workload, current: int = 2, **extra: Any) -> Any:
 
 
 def test_scale_sets_the_target() -> None:
-    plan = scale_plan(WORKLOAD)
+    plan = Plan.from_json(scale_plan(WORKLOAD).to_json())  # as stored in Redis until approved
     executor = RecordingExecutor(replicas=2)
     ctx, lines = context(executor)
     outcome = Scale().execute(plan, ctx)
