@@ -161,6 +161,15 @@ def demo(
     raise typer.Exit(run_demo(every=seconds, samples=samples, as_json=as_json))
 
 
+def _add_policy_commands() -> None:
+    from policies.cli import app as policy_app
+
+    app.add_typer(policy_app, name="policy")
+
+
+_add_policy_commands()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every usage or config error into one message and exit code 4."""
     try:

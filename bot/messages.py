@@ -775,3 +775,554 @@ def silence_not_in_future(until: float, now: float) -> str:
 
 def silence_version(version: object, known: int) -> str:
     return f"silence has format version {version!r}; this lagbot reads {known}"
+
+
+# --- remediations: verification ---
+
+
+def verify_pending(checks: int, needed: int) -> str:
+    if checks == 0:
+        return "waiting for the first check after the action"
+    return f"{checks} of {needed} checks since the action: too early to judge"
+
+
+def verify_lag_unknown() -> str:
+    return "lag unknown"
+
+
+def verify_cannot_judge(reason: str) -> str:
+    return f"cannot judge the last check: {reason}"
+
+
+def verify_unknown_for(checks: int, reason: str) -> str:
+    return f"no improvement seen after {checks} checks: {reason}"
+
+
+def verify_resolved(lag: int) -> str:
+    return f"back to normal: lag {count(lag)}, every partition OK"
+
+
+def verify_worse(before: int, now: int) -> str:
+    return f"getting worse: lag {count(before)} -> {count(now)} since the action and still rising"
+
+
+def verify_worse_severity(before: str, now: str, lag: int | None) -> str:
+    return f"getting worse: severity {before} -> {now} since the action (lag {count(lag)})"
+
+
+def verify_improving(drain_rate: float | None, eta: float | None, before: int, now: int) -> str:
+    lag = f"lag {count(before)} -> {count(now)}"
+    if drain_rate is None:
+        return f"draining: {lag}"
+    return f"draining at {rate(drain_rate)}, ETA {duration(eta)} ({lag})"
+
+
+def verify_no_change(checks: int, before: int | None, now: int) -> str:
+    return f"no improvement after {checks} checks (lag {count(before)} -> {count(now)})"
+
+
+# --- remediations: plans, pre-flight, execution ---
+
+MAX_SUMMARY = 75
+"""A plan's summary is a button label: Slack's limit."""
+
+
+def _button(text: str) -> str:
+    return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 1] + "…"
+
+
+def preflight_failed(check: str, problem: str) -> str:
+    return f"pre-flight check failed, nothing changed: {check}: {problem}"
+
+
+def preflight_not_rebalancing() -> str:
+    return "the group is not rebalancing"
+
+
+def preflight_members_present() -> str:
+    return "each member to restart is still in the group"
+
+
+def preflight_inactive() -> str:
+    return "the group is Empty (no live consumers)"
+
+
+def preflight_not_at_target(target: int) -> str:
+    return f"the workload has not reached {target} replicas meanwhile"
+
+
+def preflight_can_pause_keda() -> str:
+    return "the executor can pause the KEDA ScaledObject"
+
+
+def no_executor(action: str) -> str:
+    return f"{action}: no executor is configured for this group's workload"
+
+
+def no_admin() -> str:
+    return "no Kafka admin client for the group's cluster"
+
+
+def group_is(state: str) -> str:
+    return f"the group is {state}"
+
+
+def members_left(member_ids: Sequence[str]) -> str:
+    return f"member(s) {', '.join(member_ids)} left the group since the proposal"
+
+
+def doing_describe(group: str) -> str:
+    return f"describing group {group!r}"
+
+
+def doing_fetch_offsets(group: str) -> str:
+    return f"fetching the committed offsets of group {group!r}"
+
+
+def doing_list_offsets(topic: str, partition: int) -> str:
+    return f"listing offsets of {topic}-{partition}"
+
+
+def doing_alter_offsets(group: str) -> str:
+    return f"altering the committed offsets of group {group!r}"
+
+
+def kafka_action_failed(doing: str, problem: str) -> str:
+    return f"{doing} failed: {problem}"
+
+
+def restart_owners_unknown(group: str) -> str:
+    return (
+        f"cannot restart the owners of {group}'s stalled partitions: they are not known (no stalled partition, "
+        "or the group reports no members); restart the whole workload instead"
+    )
+
+
+def restart_why_rolling(asked: bool, any_stalled: bool) -> str:
+    if asked:
+        return "as asked"
+    if not any_stalled:
+        return "no partition is stalled, so no one member is to blame"
+    return "the owners of the stalled partitions are not known (the group reports no members)"
+
+
+def restart_summary_rolling(workload: str) -> str:
+    return _button(f"Rolling restart of {workload}")
+
+
+def restart_summary_members(members: int, group: str) -> str:
+    return _button(f"Restart {members} stuck consumer{'s' if members > 1 else ''} of {group}")
+
+
+def restart_step_rolling(kind: str, namespace: str, name: str, why: str) -> str:
+    return f"rolling restart of {kind} {namespace}/{name}: {why}"
+
+
+def restart_step_member(client_id: str, host: str, member_id: str, partitions: Sequence[str]) -> str:
+    return f"restart {client_id}@{host} (member {member_id}), owner of stalled {', '.join(partitions)}"
+
+
+def restart_progress_rolling(workload: str) -> str:
+    return f"rolling restart of {workload} ..."
+
+
+def restart_progress_member(client_id: str, host: str) -> str:
+    return f"restarting {client_id}@{host} ..."
+
+
+def restart_member_failed(member_id: str, detail: str) -> str:
+    return f"restarting member {member_id} failed: {detail}"
+
+
+def restart_done(members: int) -> str:
+    return f"restarted {members} member(s); their partitions are being reassigned"
+
+
+def min_over_max(min_replicas: int, max_replicas: int) -> str:
+    return f"min_replicas ({min_replicas}) is above max_replicas ({max_replicas})"
+
+
+def scale_outside_limits(replicas: int, low: int, high: int) -> str:
+    return f"{replicas} replicas is outside the policy's limits ({low} to {high})"
+
+
+def scale_cannot_size(group: str) -> str:
+    return f"cannot size {group}: its produce and consume rates are not known yet; give an explicit replica count"
+
+
+def scale_nothing_to_do(workload: str, replicas: int) -> str:
+    return f"{workload} already runs {replicas} replicas, the count that fits the rates and the policy's limits"
+
+
+def scale_summary(workload: str, current: int, target: int) -> str:
+    return _button(f"Scale {workload} {current} -> {target}")
+
+
+def scale_step(kind: str, namespace: str, name: str, current: int, target: int) -> str:
+    return f"scale {kind} {namespace}/{name} from {current} to {target} replicas"
+
+
+def scale_step_keda_pause(scaled_object: str, annotation: str, target: int) -> str:
+    return f"pause KEDA ScaledObject {scaled_object} at {target} replicas ({annotation}={target}) so it keeps them"
+
+
+def scale_step_keda_restore(scaled_object: str, hold_for: float) -> str:
+    return f"after {duration(hold_for)}: restore {scaled_object}'s annotation as it was, so KEDA scales again"
+
+
+def scale_progress_keda(scaled_object: str, target: int) -> str:
+    return f"pausing KEDA ScaledObject {scaled_object} at {target} replicas ..."
+
+
+def scale_progress(workload: str, target: int) -> str:
+    return f"scaling {workload} to {target} replicas ..."
+
+
+def scale_already(workload: str, replicas: int) -> str:
+    return f"{workload} runs {replicas} replicas now"
+
+
+def scale_nothing_to_restore(workload: str) -> str:
+    return f"{workload} is not managed by KEDA: nothing to restore"
+
+
+def executor_cannot_pause_keda(executor: str) -> str:
+    return f"the {executor} executor cannot pause a KEDA ScaledObject; a plain scale would be undone by KEDA"
+
+
+def reset_needs(field: str, mode: str) -> str:
+    wanted = {"shift": "shift", "to_datetime": "datetime"}[field]
+    return f"{field!r} is required with mode {wanted!r} and not allowed otherwise (mode is {mode!r})"
+
+
+def reset_zero_shift() -> str:
+    return "a shift of 0 changes nothing"
+
+
+def reset_shift_no_commit(topic: str, partition: int) -> str:
+    return f"cannot shift {topic}-{partition}: the group has no committed offset there"
+
+
+def reset_time_unresolved(topic: str, partition: int) -> str:
+    return f"the offset of {topic}-{partition} for the chosen time was not looked up (resolve_times)"
+
+
+def reset_no_partitions(group: str, topics: Sequence[str]) -> str:
+    which = f" of topics {', '.join(topics)}" if topics else ""
+    return f"{group} has no partitions{which} to reset"
+
+
+def reset_nothing_to_do(group: str) -> str:
+    return f"every partition of {group} is already where the reset would put it"
+
+
+def reset_how(mode: str, shift: int | None, when: object | None) -> str:
+    if mode == "shift":
+        return f"by {shift:+d}"
+    if mode == "datetime":
+        return f"to {when}"
+    return f"to {mode}"
+
+
+def reset_summary(group: str, how: str) -> str:
+    return _button(f"Reset offsets of {group} {how}")
+
+
+def reset_step_check() -> str:
+    return "check the group is Empty right before resetting (its consumers must be stopped)"
+
+
+def reset_step_alter(partitions: int, how: str, skipped: int, reread: int) -> str:
+    return (
+        f"reset {partitions} partition(s) {how}: {count(skipped)} messages skipped, {count(reread)} read again "
+        "(targets recomputed from the offsets at that moment)"
+    )
+
+
+def reset_step_read_back() -> str:
+    return "read the committed offsets back and compare"
+
+
+def reset_confirm(group: str, how: str, skipped: int, unknown: int, reread: int) -> str:
+    if not skipped and not unknown:
+        return (
+            f"Re-processing: resetting {group} {how} makes this group process {count(reread)} messages again; "
+            "downstream may see duplicates. This cannot be undone."
+        )
+    text = f"Data loss: resetting {group} {how} skips {count(skipped)} messages; this group will never process them."
+    if unknown:
+        text += f" {unknown} partition(s) had no committed offset: more may be skipped."
+    if reread:
+        text += f" {count(reread)} messages will be processed again."
+    return text + " This cannot be undone."
+
+
+def reset_group_active(state: str) -> str:
+    return f"the group is {state}: stop its consumers first (offsets are only reset on an Empty group)"
+
+
+def reset_progress(group: str, partitions: int) -> str:
+    return f"resetting {partitions} partition(s) of {group} ..."
+
+
+def reset_read_back_differs(partitions: Sequence[str]) -> str:
+    return f"the committed offsets read back differ from the targets on {', '.join(partitions)}"
+
+
+def reset_done(group: str, partitions: int, skipped: int, reread: int) -> str:
+    return f"reset {partitions} partition(s) of {group}: {count(skipped)} messages skipped, {count(reread)} to re-read"
+
+
+def registry_malformed(name: str, problem: str) -> str:
+    return f"remediation {name!r} cannot be registered: {problem}"
+
+
+def registry_unknown_name(name: object, known: Sequence[str]) -> str:
+    return f"its name {name!r} is not one of {', '.join(known)}"
+
+
+def registry_no_risk() -> str:
+    return "it has no Risk"
+
+
+def registry_no_params() -> str:
+    return "its Params is not a pydantic model"
+
+
+def registry_params_not_strict(model: str) -> str:
+    return f"its Params model {model} must forbid unknown fields (extra='forbid')"
+
+
+def registry_twice(name: str) -> str:
+    return f"a remediation named {name!r} is already registered"
+
+
+def registry_unknown(name: str, known: Sequence[str]) -> str:
+    return f"no remediation named {name!r}; registered: {', '.join(known) or 'none'}"
+
+
+def params_error(name: str, field: str, problem: str) -> str:
+    return f"{name}: {field or '(parameters)'}: {problem}"
+
+
+# --- policies ---
+
+
+def policy_bad_user_id(user: str) -> str:
+    return f"{user!r} is not a Slack user id (U... or W...); find it in the user's profile, 'Copy member ID'"
+
+
+def policy_bad_usergroup_id(group: str) -> str:
+    return f"{group!r} is not a Slack user group id (S...); a handle like @oncall is not an id"
+
+
+def policy_bad_channel(channel: str) -> str:
+    return f"{channel!r} is not a Slack channel: use #name (lowercase) or a channel id (C...)"
+
+
+def policy_auto_approve_risky(action: str, risk: str | None) -> str:
+    what = f"{risk} risk" if risk else "of unknown risk (not registered)"
+    return f"auto_approve is only allowed for low-risk remediations; {action} is {what}"
+
+
+def policy_reset_needs_two() -> str:
+    return "reset_offsets loses data: it needs 2 approvals, by two different people"
+
+
+def policy_no_modes() -> str:
+    return "at least one mode is needed (latest, earliest, shift, datetime); to forbid resets, remove reset_offsets"
+
+
+def policy_bad_clock(value: str) -> str:
+    return f"{value!r} is not a time of day: use HH:MM, 24-hour (00:00 to 24:00)"
+
+
+def policy_bad_timezone(name: str) -> str:
+    return f"{name!r} is not an IANA time zone name (like Europe/Paris, America/New_York, UTC)"
+
+
+def policy_no_days() -> str:
+    return "a maintenance window needs at least one day"
+
+
+def policy_empty_window(clock: str) -> str:
+    return f"start and end are both {clock}: for a whole day use 00:00 to 24:00"
+
+
+def policy_duplicate_rule(name: str, first: int, again: int) -> str:
+    return f"rule names must be unique: {name!r} is used by rules[{first}] and rules[{again}]"
+
+
+def policy_not_allowed(rule: str, action: str) -> str:
+    return f"rule {rule!r} does not allow {action}"
+
+
+def policy_no_workload(rule: str, action: str) -> str:
+    return f"rule {rule!r} names no workload, so {action} has nothing to act on"
+
+
+def policy_mode_not_allowed(rule: str, mode: str, modes: Sequence[str]) -> str:
+    return f"rule {rule!r} does not allow resetting offsets {mode!r}; allowed: {', '.join(modes)}"
+
+
+def policy_rule_location(index: int, name: str | None) -> str:
+    return f"rules[{index}]" + (f" (name {name!r})" if name is not None else "")
+
+
+def policy_error(source: str, where: str | None, field: str, problem: str, value: object) -> str:
+    shown = "" if isinstance(value, dict | list | tuple) or value is None else f" (got {value!r})"
+    parts = [source, *([where] if where else []), field or ("(the rule itself)" if where else "(top level)")]
+    return f"{': '.join(parts)}: {problem}{shown}"
+
+
+def usergroup_lookup_failed(usergroup: str, problem: str) -> str:
+    return f"cannot tell who may approve: looking up the members of Slack user group {usergroup} failed: {problem}"
+
+
+def usergroup_cache_version(found: object, known: int) -> str:
+    return f"cached user group has format version {found!r}; this lagbot reads {known}"
+
+
+def policy_valid(path: str, rules: int) -> str:
+    return f"{path}: valid: {rules} rules (and the default)"
+
+
+def explain_rule(cluster: str, group: str, rule: str, index: int, cluster_re: str, group_re: str) -> str:
+    return f"{group} on {cluster}: rule {rule!r} (rules[{index}], match cluster {cluster_re!r}, group {group_re!r})"
+
+
+def explain_default(cluster: str, group: str, rule: str, rules: int) -> str:
+    return f"{group} on {cluster}: the default rule {rule!r} (none of the {rules} rules matches)"
+
+
+def explain_field(name: str, value: str) -> str:
+    return f"{name}: {value}".rstrip()
+
+
+def explain_item(name: str, value: str) -> str:
+    return f"  {name}: {value}"
+
+
+def explain_no_channel() -> str:
+    return "none (alerts go to the bot's default channel)"
+
+
+def explain_thresholds_from_config() -> str:
+    return "those of lagbot's configuration (the rule sets none)"
+
+
+def explain_over_messages(limit: int) -> str:
+    return f"lag > {count(limit)} messages"
+
+
+def explain_over_seconds(limit: float) -> str:
+    return f"lag > {duration(limit)}"
+
+
+def explain_and_growing() -> str:
+    return " and growing"
+
+
+def explain_sustained(held: float) -> str:
+    return f" for {duration(held)}"
+
+
+def explain_doubling(within: float, min_lag: int) -> str:
+    return f"lag doubled within {duration(within)} (above {count(min_lag)})"
+
+
+def explain_nobody_can_approve() -> str:
+    return "NONE configured: nobody can approve any remediation until approvers (users or usergroups) are set"
+
+
+def explain_approvers(users: Sequence[str], usergroups: Sequence[str]) -> str:
+    parts = []
+    if users:
+        parts.append(f"users {', '.join(users)}")
+    if usergroups:
+        parts.append(f"members of user groups {', '.join(usergroups)} (looked up in Slack, cached)")
+    return "; ".join(parts)
+
+
+def explain_no_workload() -> str:
+    return "none: restart and scale have nothing to act on"
+
+
+def explain_workload(executor: str, kind: str, namespace: str, name: str, keda: str | None) -> str:
+    text = (
+        f"{executor} executor, {kind} {namespace}/{name}"
+        if executor == "kubernetes"
+        else f"{executor} executor, {name}"
+    )
+    return text + (f", autoscaled by KEDA ScaledObject {keda} (paused while scaled)" if keda else "")
+
+
+def explain_not_allowed() -> str:
+    return "not allowed"
+
+
+def explain_risk(risk: str | None) -> str:
+    return f"allowed ({risk or 'unknown'} risk)"
+
+
+def explain_approvals(n: int) -> str:
+    return "1 approval" if n == 1 else f"{n} approvals (two different people)"
+
+
+def explain_auto_approve(auto: bool) -> str:
+    return "auto-approved outside maintenance windows" if auto else "no auto-approve"
+
+
+def explain_cooldown(seconds: float) -> str:
+    return f"cooldown {duration(seconds)}"
+
+
+def explain_expiry(seconds: float) -> str:
+    return f"proposals expire after {duration(seconds)}"
+
+
+def explain_replicas(low: int, high: int, keda_hold: float | None) -> str:
+    text = f"replicas {low} to {high} (and at most one per partition)"
+    return text + (f", KEDA paused for {duration(keda_hold)} then restored" if keda_hold is not None else "")
+
+
+def explain_modes(modes: Sequence[str]) -> str:
+    return f"modes {', '.join(modes)}, only while the group is Empty"
+
+
+def explain_scope(scope: str) -> str:
+    return {
+        "auto": "the stuck member, else a rolling restart",
+        "members": "only the stuck members",
+        "workload": "always a rolling restart",
+    }[scope]
+
+
+def explain_needs_workload() -> str:
+    return "NOT offered: the rule names no workload"
+
+
+def explain_no_maintenance() -> str:
+    return "none"
+
+
+def explain_in_maintenance(now: bool) -> str:
+    return "no automatic actions during these windows; " + ("IN ONE NOW" if now else "not in one now")
+
+
+def explain_window(days: Sequence[str], start: str, end: str, timezone: str, reason: str) -> str:
+    text = f"{','.join(days)} {start}-{end} {timezone}"
+    return text + (f" ({reason})" if reason else "")
+
+
+def explain_dry_run(on: bool) -> str:
+    return "ON: plans are shown, nothing is executed" if on else "off"
+
+
+def explain_verification(checks: int) -> str:
+    return f"'no improvement' after {checks} checks without lag falling, 'worse' escalates at once"
+
+
+def approver_mentions(users: Sequence[str], usergroups: Sequence[str]) -> str:
+    """Slack mentions of a rule's approvers, for escalations: '<@U1> <!subteam^S1>'; '' when there are none."""
+    return " ".join([*(f"<@{u}>" for u in users), *(f"<!subteam^{g}>" for g in usergroups)])

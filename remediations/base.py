@@ -15,11 +15,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
 from bot.model import GroupVerdict
+
+if TYPE_CHECKING:
+    from remediations.verify import VerifyRules
 
 PLAN_VERSION = 1
 
@@ -34,6 +37,13 @@ class Risk(StrEnum):
 
 class PlanVersionError(ValueError):
     """A stored plan was written by a version of lagbot this one does not understand."""
+
+
+class PlanError(ValueError):
+    """This remediation has nothing sensible to do for this verdict and these parameters (the message says why).
+
+    Raised by `plan`; the caller does not offer the action.
+    """
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,8 @@ class Plan:
     preflight: tuple[str, ...] = ()
     """Checks run right before executing; any failing one stops the execution."""
     created_at: float = 0.0
+    confirm: str | None = None
+    """Wording the confirm dialog must show before approving (data loss); None: no dialog needed."""
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -116,6 +128,8 @@ class ExecutionContext:
     progress: Callable[[str], None] = lambda _line: None
     clock: Callable[[], float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    timeout: float = 10.0
+    """Seconds any one broker request (describe, list offsets, alter) may take."""
 
 
 class Remediation(ABC):
@@ -134,5 +148,18 @@ class Remediation(ABC):
         """Run the plan once: pre-flight checks first; any failing one stops it with ok=False."""
 
     @abstractmethod
-    def verify(self, plan: Plan, verdicts: Sequence[GroupVerdict]) -> Verification:
-        """Judge the checks taken since the execution (oldest first)."""
+    def verify(
+        self,
+        plan: Plan,
+        verdicts: Sequence[GroupVerdict],
+        *,
+        times: Sequence[float] | None = None,
+        rules: VerifyRules | None = None,
+    ) -> Verification:
+        """Judge the checks taken since the execution (oldest first).
+
+        `verdicts[0]` is the check taken when the plan was executed (the baseline), the rest every check
+        since. `times` (same length) says when each was taken, for the drain rate; without it the rate is
+        the evaluator's own (consume - produce) of the newest verdict. `rules`: remediations.verify's
+        defaults unless the policy rule sets its own.
+        """

@@ -1,0 +1,42 @@
+"""`lagbot policy validate FILE` and `lagbot policy explain CLUSTER GROUP [--policy FILE]`.
+
+Exit codes: 0 valid (or explained); 4 an unreadable or invalid policy, every problem named on its own line
+(raised as PolicyError, which `lagbot`'s main turns into exit code 4).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot import messages
+from policies.explain import explain as explain_lines
+from policies.loader import default_policy_path, load_policy
+
+app = typer.Typer(name="policy", help="Check and explain remediation policies.", no_args_is_help=True)
+
+
+@app.command()
+def validate(file: Annotated[Path, typer.Argument(metavar="FILE", help="The policy YAML file.")]) -> None:
+    """Validate a policy file; every problem is named by file, rule and field."""
+    policy = load_policy(file)
+    print(messages.policy_valid(str(file), len(policy.rules)))
+
+
+@app.command()
+def explain(
+    cluster: Annotated[
+        str, typer.Argument(metavar="CLUSTER", help="The cluster's name, as in lagbot's configuration.")
+    ],
+    group: Annotated[str, typer.Argument(metavar="GROUP", help="The consumer group.")],
+    policy: Annotated[
+        Path | None, typer.Option("--policy", "-p", help="Policy file (default: the shipped policies/default.yaml).")
+    ] = None,
+) -> None:
+    """Which rule applies to a group, and what it allows."""
+    loaded = load_policy(policy if policy is not None else default_policy_path())
+    for line in explain_lines(loaded, cluster, group, now=time.time()):
+        print(line)

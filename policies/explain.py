@@ -1,0 +1,119 @@
+"""`lagbot policy explain`: which rule a group gets and what it allows, in lines for a terminal (pure)."""
+
+from __future__ import annotations
+
+from bot import messages
+from bot.config import Level, Thresholds
+from policies.model import (
+    MaintenanceWindow,
+    Policy,
+    RemediationPolicy,
+    ResetOffsetsPolicy,
+    RestartPolicy,
+    Rule,
+    ScalePolicy,
+)
+from remediations import registry
+from remediations.executors.base import Workload
+
+ACTIONS = ("restart", "scale", "drain", "reset_offsets")
+
+
+def explain(policy: Policy, cluster: str, group: str, *, now: float) -> list[str]:
+    """Every line of the explanation: the matched rule, then each thing it decides."""
+    index = policy.match_index(cluster, group)
+    rule = policy.match(cluster, group)
+    if index is None:
+        head = messages.explain_default(cluster, group, rule.name, len(policy.rules))
+    else:
+        match = policy.rules[index].match
+        head = messages.explain_rule(cluster, group, rule.name, index, match.cluster, match.group)
+    return [
+        head,
+        messages.explain_field("thresholds", thresholds_text(rule.thresholds)),
+        messages.explain_field("channel", rule.channel or messages.explain_no_channel()),
+        messages.explain_field("approvers", approvers_text(rule)),
+        messages.explain_field("workload", workload_text(rule.workload)),
+        messages.explain_field("remediations", ""),
+        *[messages.explain_item(action, remediation_text(rule, action)) for action in ACTIONS],
+        messages.explain_field("maintenance", maintenance_text(rule, now)),
+        *[messages.explain_item(str(i), window_text(w)) for i, w in enumerate(rule.maintenance)],
+        messages.explain_field("dry-run", messages.explain_dry_run(rule.dry_run)),
+        messages.explain_field("verification", messages.explain_verification(rule.verification.no_change_after)),
+    ]
+
+
+def thresholds_text(thresholds: Thresholds | None) -> str:
+    if thresholds is None:
+        return messages.explain_thresholds_from_config()
+    return "; ".join(f"{name} {level_text(getattr(thresholds, name))}" for name in ("warn", "critical", "page"))
+
+
+def level_text(level: Level) -> str:
+    parts = []
+    if level.messages is not None:
+        parts.append(messages.explain_over_messages(level.messages))
+    if level.seconds is not None:
+        parts.append(messages.explain_over_seconds(level.seconds))
+    text = " or ".join(parts)
+    if level.growing:
+        text += messages.explain_and_growing()
+    if level.sustained_for:
+        text += messages.explain_sustained(level.sustained_for)
+    if level.doubling_within is not None:
+        doubling = messages.explain_doubling(level.doubling_within, level.doubling_min_lag)
+        text = f"{text} or {doubling}" if text else doubling
+    return text
+
+
+def approvers_text(rule: Rule) -> str:
+    if not rule.approvers.configured:
+        return messages.explain_nobody_can_approve()
+    return messages.explain_approvers(rule.approvers.users, rule.approvers.usergroups)
+
+
+def workload_text(workload: Workload | None) -> str:
+    if workload is None:
+        return messages.explain_no_workload()
+    return messages.explain_workload(
+        workload.executor, workload.kind, workload.namespace, workload.name, workload.keda_scaled_object
+    )
+
+
+def remediation_text(rule: Rule, action: str) -> str:
+    policy = rule.allows(action)
+    if policy is None:
+        return messages.explain_not_allowed()
+    risk = registry.risk_of(action)
+    parts = [
+        messages.explain_risk(risk.value if risk else None),
+        messages.explain_approvals(policy.approvals_required),
+        messages.explain_auto_approve(policy.auto_approve),
+        messages.explain_cooldown(policy.cooldown),
+        messages.explain_expiry(policy.proposal_expiry),
+        *_limits(policy, rule.workload),
+    ]
+    if action in ("restart", "scale") and rule.workload is None:
+        parts.append(messages.explain_needs_workload())
+    return ", ".join(parts)
+
+
+def _limits(policy: RemediationPolicy, workload: Workload | None) -> list[str]:
+    if isinstance(policy, ScalePolicy):
+        keda = workload is not None and workload.keda_scaled_object is not None
+        return [messages.explain_replicas(policy.min_replicas, policy.max_replicas, policy.hold_for if keda else None)]
+    if isinstance(policy, ResetOffsetsPolicy):
+        return [messages.explain_modes(policy.modes)]
+    if isinstance(policy, RestartPolicy):
+        return [messages.explain_scope(policy.scope)]
+    return []
+
+
+def maintenance_text(rule: Rule, now: float) -> str:
+    if not rule.maintenance:
+        return messages.explain_no_maintenance()
+    return messages.explain_in_maintenance(rule.in_maintenance(now) is not None)
+
+
+def window_text(window: MaintenanceWindow) -> str:
+    return messages.explain_window(window.days, window.start, window.end, window.timezone, window.reason)

@@ -1,0 +1,322 @@
+"""The policy model: who may approve which remediation for which consumer groups, within which limits.
+
+A policy is a list of rules and an explicit default. A group gets the first rule whose `match` (cluster and
+group regexes, whole-name match) fits it, else the default. A rule says: the thresholds (bot.config's
+Thresholds; None: the configuration's), the Slack channel, the approvers (user ids and user groups), the
+remediations allowed with their limits (absent: not allowed), maintenance windows (no automatic actions
+then), dry-run (plans are shown, nothing runs), and the workload that runs the group's consumers.
+
+Validation rules beyond types, each with a message naming the field:
+- `reset_offsets` loses data: it needs 2 approvals;
+- `auto_approve` only for low-risk remediations (remediations.registry's risk);
+- min_replicas <= max_replicas; regexes compile; time zones are IANA names; rule names are unique.
+Parsing does no I/O; policies/loader.py reads files.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar, Literal, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from bot import messages
+from bot.config import Duration, Thresholds
+from bot.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
+from remediations import registry
+from remediations.base import Risk
+from remediations.executors.base import Workload
+from remediations.verify import VerifyRules
+
+Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+DAYS: tuple[Day, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$|^24:00$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
+    return pattern
+
+
+class Match(_Strict):
+    """Which groups a rule covers: both regexes must match the whole name."""
+
+    cluster: str = ".*"
+    group: str = ".*"
+
+    @field_validator("cluster", "group")
+    @classmethod
+    def _regex(cls, pattern: str) -> str:
+        return _compiles(pattern)
+
+    def matches(self, cluster: str, group: str) -> bool:
+        return re.fullmatch(self.cluster, cluster) is not None and re.fullmatch(self.group, group) is not None
+
+
+class Approvers(_Strict):
+    """Slack user ids (U..., W...) and user groups (S...), resolved to their members when checked."""
+
+    users: tuple[str, ...] = ()
+    usergroups: tuple[str, ...] = ()
+
+    @field_validator("users")
+    @classmethod
+    def _user_ids(cls, users: tuple[str, ...]) -> tuple[str, ...]:
+        for user in users:
+            if not re.fullmatch(r"[UW][A-Z0-9]{2,}", user):
+                raise ValueError(messages.policy_bad_user_id(user))
+        return users
+
+    @field_validator("usergroups")
+    @classmethod
+    def _usergroup_ids(cls, groups: tuple[str, ...]) -> tuple[str, ...]:
+        for group in groups:
+            if not re.fullmatch(r"S[A-Z0-9]{2,}", group):
+                raise ValueError(messages.policy_bad_usergroup_id(group))
+        return groups
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.users or self.usergroups)
+
+    def mentions(self) -> str:
+        """Slack mentions of every approver (users and user groups), for an escalation; '' when none."""
+        return messages.approver_mentions(self.users, self.usergroups)
+
+
+class RemediationPolicy(_Strict):
+    """What every allowed remediation carries: cooldown, approvals, auto-approval, proposal expiry."""
+
+    action: ClassVar[str]
+
+    cooldown: Duration = Field(default=1800.0, ge=0)
+    """After it ran for a group, it is not proposed again for that group for this long."""
+    approvals_required: Literal[1, 2] = 1
+    auto_approve: bool = False
+    """Run without a human's click: only for low-risk remediations, never in a maintenance window or dry-run."""
+    proposal_expiry: Duration = Field(default=900.0, gt=0)
+    """A proposal (its buttons) expires after this long; approving then is refused."""
+
+    @field_validator("auto_approve")
+    @classmethod
+    def _only_low_risk(cls, auto: bool) -> bool:
+        risk = registry.risk_of(cls.action)
+        if auto and risk is not Risk.LOW:
+            raise ValueError(messages.policy_auto_approve_risky(cls.action, risk.value if risk else None))
+        return auto
+
+
+class RestartPolicy(RemediationPolicy):
+    action = RESTART
+    scope: Literal["auto", "members", "workload"] = "auto"
+    """auto: the owners of stalled partitions when known, else a rolling restart of the workload."""
+
+
+class ScalePolicy(RemediationPolicy):
+    action = SCALE
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(ge=1)
+    hold_for: Duration = Field(default=3600.0, gt=0)
+    """On a KEDA-managed workload: how long the autoscaler stays paused at the new count."""
+
+    @field_validator("max_replicas")
+    @classmethod
+    def _not_below_min(cls, high: int, info: ValidationInfo) -> int:
+        low = info.data.get("min_replicas")
+        if low is not None and high < low:
+            raise ValueError(messages.min_over_max(low, high))
+        return high
+
+
+class ResetOffsetsPolicy(RemediationPolicy):
+    action = RESET_OFFSETS
+    approvals_required: Literal[1, 2] = 2
+    modes: tuple[Literal["latest", "earliest", "shift", "datetime"], ...] = ("latest", "shift", "datetime")
+
+    @field_validator("approvals_required")
+    @classmethod
+    def _two_people(cls, approvals: int) -> int:
+        if approvals != 2:
+            raise ValueError(messages.policy_reset_needs_two())
+        return approvals
+
+    @field_validator("modes")
+    @classmethod
+    def _some_mode(cls, modes: tuple[str, ...]) -> tuple[str, ...]:
+        if not modes:
+            raise ValueError(messages.policy_no_modes())
+        return modes
+
+
+class DrainPolicy(RemediationPolicy):
+    action = DRAIN
+
+
+class Remediations(_Strict):
+    """The remediations allowed for a group; an absent one is not offered."""
+
+    restart: RestartPolicy | None = None
+    scale: ScalePolicy | None = None
+    reset_offsets: ResetOffsetsPolicy | None = None
+    drain: DrainPolicy | None = None
+
+    def allowed(self) -> dict[str, RemediationPolicy]:
+        """name -> its policy, for the allowed ones, in a stable order."""
+        found = {RESTART: self.restart, SCALE: self.scale, DRAIN: self.drain, RESET_OFFSETS: self.reset_offsets}
+        return {name: policy for name, policy in found.items() if policy is not None}
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+class MaintenanceWindow(_Strict):
+    """Recurring hours on some days of the week, in a time zone. `end` before `start` crosses midnight
+    (22:00 to 06:00 on fri covers Friday 22:00 to Saturday 06:00); `end` may be 24:00."""
+
+    days: tuple[Day, ...] = DAYS
+    start: str
+    end: str
+    timezone: str = "UTC"
+    reason: str = ""
+
+    @field_validator("start", "end")
+    @classmethod
+    def _clock(cls, value: str) -> str:
+        if not _CLOCK.match(value):
+            raise ValueError(messages.policy_bad_clock(value))
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _iana(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(messages.policy_bad_timezone(name)) from exc
+        return name
+
+    @field_validator("days")
+    @classmethod
+    def _some_day(cls, days: tuple[str, ...]) -> tuple[str, ...]:
+        if not days:
+            raise ValueError(messages.policy_no_days())
+        return days
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Self:
+        if self.start == self.end:
+            raise ValueError(messages.policy_empty_window(self.start))
+        return self
+
+    def covers(self, now: float) -> bool:
+        """Whether the moment `now` (epoch seconds) falls inside this window, in its time zone."""
+        local = datetime.fromtimestamp(now, tz=UTC).astimezone(ZoneInfo(self.timezone))
+        minute = local.hour * 60 + local.minute
+        start, end = _minutes(self.start), _minutes(self.end)
+        today = DAYS[local.weekday()]
+        if start < end:
+            return today in self.days and start <= minute < end
+        yesterday = DAYS[(local - timedelta(days=1)).weekday()]
+        return (today in self.days and minute >= start) or (yesterday in self.days and minute < end)
+
+
+class Rule(_Strict):
+    """Everything a policy says about a group. The default rule is a Rule; matched rules add `match`."""
+
+    name: str = Field(default="default", min_length=1, max_length=80)
+    thresholds: Thresholds | None = None
+    """None: the thresholds of lagbot's configuration."""
+    channel: str | None = None
+    approvers: Approvers = Field(default_factory=Approvers)
+    remediations: Remediations = Field(default_factory=Remediations)
+    maintenance: tuple[MaintenanceWindow, ...] = ()
+    dry_run: bool = False
+    workload: Workload | None = None
+    verification: VerifyRules = Field(default_factory=VerifyRules)
+
+    @field_validator("channel")
+    @classmethod
+    def _channel(cls, channel: str | None) -> str | None:
+        if channel is not None and not re.fullmatch(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGD][A-Z0-9]{2,}", channel):
+            raise ValueError(messages.policy_bad_channel(channel))
+        return channel
+
+    def in_maintenance(self, now: float) -> MaintenanceWindow | None:
+        """The maintenance window covering `now`, if any (pure)."""
+        return next((w for w in self.maintenance if w.covers(now)), None)
+
+    def allows(self, action: str) -> RemediationPolicy | None:
+        """The policy of `action` when this rule allows it; None when it does not."""
+        return self.remediations.allowed().get(action)
+
+    def auto_approves(self, action: str, now: float) -> bool:
+        """Whether `action` may run without a human now: allowed with auto_approve, not dry-run, no maintenance."""
+        policy = self.allows(action)
+        return policy is not None and policy.auto_approve and not self.dry_run and self.in_maintenance(now) is None
+
+
+class MatchRule(Rule):
+    """A rule that applies to the groups its `match` covers."""
+
+    match: Match
+
+
+class Policy(_Strict):
+    """Rules, first match wins, then the explicit default."""
+
+    version: Literal[1] = 1
+    rules: tuple[MatchRule, ...] = ()
+    default: Rule
+
+    @field_validator("rules")
+    @classmethod
+    def _unique_names(cls, rules: tuple[MatchRule, ...]) -> tuple[MatchRule, ...]:
+        first: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            if rule.name in first:
+                raise ValueError(messages.policy_duplicate_rule(rule.name, first[rule.name], index))
+            first[rule.name] = index
+        return rules
+
+    def match(self, cluster: str, group: str) -> Rule:
+        """The first rule whose match covers (cluster, group), else the default."""
+        return next((r for r in self.rules if r.match.matches(cluster, group)), self.default)
+
+    def match_index(self, cluster: str, group: str) -> int | None:
+        """Index of the rule `match` returns; None for the default."""
+        return next((i for i, r in enumerate(self.rules) if r.match.matches(cluster, group)), None)
+
+
+def remediation_params(rule: Rule, action: str, **given: Any) -> dict[str, Any]:
+    """Raw parameters for `action` with the rule's limits and workload filled in, for registry.params.
+
+    `given` adds what only the caller knows (current_replicas read from the executor, a reset mode, an
+    explicit replica count). Raises ValueError when the rule does not allow `action` or names no workload
+    that it needs.
+    """
+    policy = rule.allows(action)
+    if policy is None:
+        raise ValueError(messages.policy_not_allowed(rule.name, action))
+    raw: dict[str, Any] = dict(given)
+    if isinstance(policy, RestartPolicy | ScalePolicy):
+        if rule.workload is None:
+            raise ValueError(messages.policy_no_workload(rule.name, action))
+        raw["workload"] = rule.workload.model_dump()
+    if isinstance(policy, RestartPolicy):
+        raw.setdefault("scope", policy.scope)
+    if isinstance(policy, ScalePolicy):
+        raw.update(min_replicas=policy.min_replicas, max_replicas=policy.max_replicas, hold_for=policy.hold_for)
+    if isinstance(policy, ResetOffsetsPolicy) and raw.get("mode") not in policy.modes:
+        raise ValueError(messages.policy_mode_not_allowed(rule.name, str(raw.get("mode")), policy.modes))
+    return raw

@@ -1,0 +1,105 @@
+"""The few admin requests remediations make right before acting: describe a group, read and alter offsets.
+
+Plain Kafka protocol through confluent-kafka's AdminClient, each wait bounded by `timeout` (+1 s). Any
+failure raises `KafkaActionError` whose message says what was being done and why it failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, wait
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import OffsetSpec
+
+from bot import messages
+from bot.collector import _member as member_of
+from bot.collector import _state as state_of
+from bot.model import GroupState, Member, TopicPartition
+
+NO_OFFSET = -1
+"""What ListOffsets answers for a timestamp later than every message of the partition."""
+
+
+class KafkaActionError(Exception):
+    """A broker request a remediation needed failed; the message says which and why."""
+
+
+def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, tuple[Member, ...]]:
+    """The group's state and members as the coordinator reports them now."""
+    future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
+    description = _result(future, timeout, messages.doing_describe(group))
+    return state_of(description.state), tuple(member_of(m) for m in description.members or ())
+
+
+def committed_offsets(
+    admin: Any, group: str, partitions: Iterable[TopicPartition], timeout: float
+) -> dict[TopicPartition, int | None]:
+    """The group's committed offset of each partition; None where nothing is committed."""
+    request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p) for t, p in partitions])
+    future = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group]
+    result = _result(future, timeout, messages.doing_fetch_offsets(group))
+    return {(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None) for tp in result.topic_partitions}
+
+
+def list_offsets(
+    admin: Any, partitions: Iterable[TopicPartition], spec: Any, timeout: float
+) -> dict[TopicPartition, int]:
+    """One batched ListOffsets round: `spec` is OffsetSpec.latest(), .earliest() or .for_timestamp(ms)."""
+    request = {KafkaTopicPartition(t, p): spec for t, p in partitions}
+    if not request:
+        return {}
+    futures = admin.list_offsets(request, request_timeout=timeout)
+    wait(list(futures.values()), timeout=timeout + 1.0)
+    offsets: dict[TopicPartition, int] = {}
+    for tp, future in futures.items():
+        offsets[(tp.topic, tp.partition)] = _result(
+            future, 0, messages.doing_list_offsets(tp.topic, tp.partition)
+        ).offset
+    return offsets
+
+
+def log_bounds(
+    admin: Any, partitions: Iterable[TopicPartition], timeout: float
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """(log start, log end) of each partition."""
+    wanted = list(partitions)
+    return (
+        list_offsets(admin, wanted, OffsetSpec.earliest(), timeout),
+        list_offsets(admin, wanted, OffsetSpec.latest(), timeout),
+    )
+
+
+def offsets_for_time(
+    admin: Any, partitions: Iterable[TopicPartition], at_ms: int, timeout: float
+) -> dict[TopicPartition, int]:
+    """The offset of the first message at or after `at_ms` per partition; NO_OFFSET where there is none."""
+    return list_offsets(admin, partitions, OffsetSpec.for_timestamp(at_ms), timeout)
+
+
+def alter_offsets(admin: Any, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> None:
+    """Commit `offsets` for the group (AlterConsumerGroupOffsets). The caller checks the group is inactive."""
+    request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()])
+    future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
+    result = _result(future, timeout, messages.doing_alter_offsets(group))
+    failed = [tp for tp in result.topic_partitions if tp.error is not None]
+    if failed:
+        first = failed[0]
+        raise KafkaActionError(
+            messages.kafka_action_failed(
+                messages.doing_alter_offsets(group), f"{first.topic}-{first.partition}: {first.error}"
+            )
+        )
+
+
+def _result(future: Future[Any], timeout: float, doing: str) -> Any:
+    wait([future], timeout=timeout + 1.0)
+    if not future.done():
+        raise KafkaActionError(messages.kafka_action_failed(doing, messages.timed_out(timeout)))
+    exc = future.exception(0)
+    if exc is not None:
+        problem = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
+        raise KafkaActionError(messages.kafka_action_failed(doing, problem or type(exc).__name__))
+    return future.result(0)

@@ -1,0 +1,101 @@
+"""The registry: remediation name -> the one instance that plans, executes and verifies it.
+
+`register` checks a remediation is well formed (a name bot.diagnose can suggest, a Risk, a pydantic Params
+model that forbids unknown fields) and refuses a second one of the same name. `params` validates raw
+parameters (from a policy, a button, a stored plan) against the remediation's Params model, and raises
+`ParamsError` naming the remediation and each bad field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from bot import messages
+from bot.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
+from remediations.base import Remediation, Risk
+from remediations.reset_offsets import ResetOffsets
+from remediations.restart import Restart
+from remediations.scale import Scale
+
+KNOWN_NAMES = (RESTART, SCALE, DRAIN, RESET_OFFSETS)
+"""Every remediation bot.diagnose may suggest; only these can be registered."""
+
+
+class RegistryError(Exception):
+    """A remediation is malformed, registered twice, or unknown."""
+
+
+class ParamsError(ValueError):
+    """Parameters do not fit a remediation's Params model; the message names the remediation and fields."""
+
+
+_registry: dict[str, Remediation] = {}
+
+
+def register(remediation: Remediation) -> Remediation:
+    """Add `remediation` under its name, after checking it is well formed. Returns it."""
+    name = getattr(remediation, "name", None)
+    problem = _malformed(remediation)
+    if problem is not None:
+        raise RegistryError(messages.registry_malformed(str(name), problem))
+    if remediation.name in _registry:
+        raise RegistryError(messages.registry_twice(remediation.name))
+    _registry[remediation.name] = remediation
+    return remediation
+
+
+def _malformed(remediation: Remediation) -> str | None:
+    name = getattr(remediation, "name", None)
+    if name not in KNOWN_NAMES:
+        return messages.registry_unknown_name(name, KNOWN_NAMES)
+    if not isinstance(getattr(remediation, "risk", None), Risk):
+        return messages.registry_no_risk()
+    params = getattr(remediation, "Params", None)
+    if not (isinstance(params, type) and issubclass(params, BaseModel)):
+        return messages.registry_no_params()
+    if params.model_config.get("extra") != "forbid":
+        return messages.registry_params_not_strict(params.__name__)
+    return None
+
+
+def get(name: str) -> Remediation:
+    """The registered remediation called `name`. Raises RegistryError naming the known ones."""
+    try:
+        return _registry[name]
+    except KeyError:
+        raise RegistryError(messages.registry_unknown(name, sorted(_registry))) from None
+
+
+def names() -> tuple[str, ...]:
+    return tuple(sorted(_registry))
+
+
+def risk_of(name: str) -> Risk | None:
+    """The risk of a registered remediation; None when none is registered under `name`."""
+    remediation = _registry.get(name)
+    return None if remediation is None else remediation.risk
+
+
+def params(name: str, raw: Mapping[str, Any]) -> BaseModel:
+    """Validate raw parameters against the remediation's Params model.
+
+    Raises:
+        RegistryError: no remediation called `name`.
+        ParamsError: one line per bad field, "<name>: <field>: <problem>".
+    """
+    remediation = get(name)
+    try:
+        return remediation.Params.model_validate(dict(raw))
+    except ValidationError as exc:
+        lines = [
+            messages.params_error(name, ".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
+            for e in exc.errors(include_url=False)
+        ]
+        raise ParamsError("\n".join(lines)) from None
+
+
+for _remediation in (Restart(), Scale(), ResetOffsets()):
+    register(_remediation)

@@ -1,0 +1,240 @@
+"""Reset a group's committed offsets, as `kafka-consumer-groups.sh --reset-offsets` does. Loses data.
+
+Modes: `latest` (skip the whole backlog), `earliest`, `shift` by N (negative: back), `datetime` (the first
+message at or after a moment). Every target is clamped to [log start, log end] as the Kafka tool does; a
+shift needs a committed offset (the tool refuses otherwise); a moment after every message of a partition
+resets it to its log end (as the tool does).
+
+The plan is the tool's dry run: per partition the committed offset before, the offset after, and the messages
+skipped (those between the old position, or the log start if that is later, and the new one: never read by
+this group) or re-read. Kafka (Apache) only lets an inactive group's offsets be altered, but not every
+Kafka-compatible broker enforces it, so `execute` checks the group is Empty (or Dead: it does not exist)
+itself, right before altering, recomputes the targets from fresh offsets, and reads the result back.
+HIGH risk: two approvals and a confirm dialog whose wording states the data loss (`Plan.confirm`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, Self
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, model_validator
+
+from bot import messages
+from bot.diagnose import RESET_OFFSETS
+from bot.model import GroupState, GroupVerdict, TopicPartition
+from remediations import kafka
+from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk, Verification
+from remediations.verify import VerifyRules, assess, checks_of
+
+Mode = Literal["latest", "earliest", "shift", "datetime"]
+INACTIVE = (GroupState.EMPTY, GroupState.DEAD)
+
+
+class ResetParams(BaseModel):
+    """`topics`: only these of the group's topics (all when empty). `at_time`: for mode datetime, the offset
+    of each partition for `to_datetime` as (topic, partition, offset), looked up at proposal time
+    (`resolve_times`) so that `plan` stays pure; -1 where no message is that recent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode
+    shift: int | None = None
+    to_datetime: AwareDatetime | None = None
+    topics: tuple[str, ...] = ()
+    at_time: tuple[tuple[str, int, int], ...] = ()
+
+    @model_validator(mode="after")
+    def _mode_has_its_argument(self) -> Self:
+        if (self.mode == "shift") != (self.shift is not None):
+            raise ValueError(messages.reset_needs("shift", self.mode))
+        if self.shift == 0:
+            raise ValueError(messages.reset_zero_shift())
+        if (self.mode == "datetime") != (self.to_datetime is not None):
+            raise ValueError(messages.reset_needs("to_datetime", self.mode))
+        return self
+
+    @property
+    def at_time_ms(self) -> int | None:
+        return None if self.to_datetime is None else int(self.to_datetime.timestamp() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class Offsets:
+    """What is known of one partition when the targets are computed."""
+
+    topic: str
+    partition: int
+    committed: int | None
+    log_start: int
+    log_end: int
+    at_time: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResetRow:
+    """One line of the dry-run table. `skipped` is None when nothing was committed (the start is unknown)."""
+
+    topic: str
+    partition: int
+    before: int | None
+    after: int
+    skipped: int | None
+    reread: int
+
+
+def target_offset(row: Offsets, params: ResetParams) -> int:
+    """Where `params` moves this partition, clamped to [log start, log end]. PlanError when it cannot."""
+    if params.mode == "latest":
+        wanted = row.log_end
+    elif params.mode == "earliest":
+        wanted = row.log_start
+    elif params.mode == "shift":
+        if row.committed is None:
+            raise PlanError(messages.reset_shift_no_commit(row.topic, row.partition))
+        wanted = row.committed + (params.shift or 0)
+    else:
+        if row.at_time is None:
+            raise PlanError(messages.reset_time_unresolved(row.topic, row.partition))
+        wanted = row.log_end if row.at_time == kafka.NO_OFFSET else row.at_time
+    return min(max(wanted, row.log_start), row.log_end)
+
+
+def reset_rows(rows: Iterable[Offsets], params: ResetParams) -> list[ResetRow]:
+    """The dry-run table: before, after, skipped and re-read per partition, in the order given."""
+    table = []
+    for row in rows:
+        after = target_offset(row, params)
+        before = row.committed
+        skipped = None if before is None else max(0, after - max(before, row.log_start))
+        reread = 0 if before is None else max(0, before - after)
+        table.append(ResetRow(row.topic, row.partition, before, after, skipped, reread))
+    return table
+
+
+def rows_from_verdict(verdict: GroupVerdict, params: ResetParams) -> list[Offsets]:
+    """The partitions to reset (the chosen topics of the group), with what the verdict knows of them."""
+    at_time = {(t, p): o for t, p, o in params.at_time}
+    chosen = [p for p in verdict.partitions if not params.topics or p.topic in params.topics]
+    return [
+        Offsets(p.topic, p.partition, p.committed, p.log_start, p.log_end, at_time.get(p.tp))
+        for p in sorted(chosen, key=lambda p: p.tp)
+    ]
+
+
+def resolve_times(params: ResetParams, partitions: Iterable[TopicPartition], admin: Any, timeout: float) -> ResetParams:
+    """For mode datetime: look up each partition's offset for `to_datetime` (I/O, at proposal time)."""
+    at_ms = params.at_time_ms
+    if at_ms is None:
+        return params
+    found = kafka.offsets_for_time(admin, partitions, at_ms, timeout)
+    return params.model_copy(update={"at_time": tuple((t, p, o) for (t, p), o in sorted(found.items()))})
+
+
+def totals(table: Sequence[ResetRow]) -> dict[str, int]:
+    return {
+        "skipped": sum(r.skipped or 0 for r in table),
+        "reread": sum(r.reread for r in table),
+        "skipped_unknown": sum(1 for r in table if r.skipped is None),
+        "changed": sum(1 for r in table if r.before != r.after),
+    }
+
+
+class ResetOffsets(Remediation):
+    name = RESET_OFFSETS
+    risk = Risk.HIGH
+    Params = ResetParams
+
+    def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
+        """The dry run: the table of before/after offsets and the messages skipped, and the confirm wording."""
+        assert isinstance(params, ResetParams)
+        rows = rows_from_verdict(verdict, params)
+        if not rows:
+            raise PlanError(messages.reset_no_partitions(verdict.group, params.topics))
+        table = reset_rows(rows, params)
+        sums = totals(table)
+        if sums["changed"] == 0:
+            raise PlanError(messages.reset_nothing_to_do(verdict.group))
+        how = messages.reset_how(params.mode, params.shift, params.to_datetime)
+        return Plan(
+            action=self.name,
+            cluster=verdict.cluster,
+            group=verdict.group,
+            summary=messages.reset_summary(verdict.group, how),
+            risk=self.risk,
+            params=params.model_dump(mode="json"),
+            steps=(
+                messages.reset_step_check(),
+                messages.reset_step_alter(len(table), how, sums["skipped"], sums["reread"]),
+                messages.reset_step_read_back(),
+            ),
+            before={
+                "state": verdict.state.value,
+                "total_lag": verdict.total_lag,
+                "offsets": [[r.topic, r.partition, r.before] for r in table],
+            },
+            after={
+                "offsets": [[r.topic, r.partition, r.after] for r in table],
+                "table": [asdict(r) for r in table],
+                **sums,
+            },
+            preflight=(messages.preflight_inactive(),),
+            created_at=now,
+            confirm=messages.reset_confirm(
+                verdict.group, how, sums["skipped"], sums["skipped_unknown"], sums["reread"]
+            ),
+        )
+
+    def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
+        """Check the group is inactive, recompute the targets from fresh offsets, alter, read back.
+
+        Outcome.data: {"table": [the rows as applied], "skipped", "reread", "skipped_unknown", "changed"}.
+        """
+        params = ResetParams.model_validate(plan.params)
+        partitions = [(str(t), int(p)) for t, p, _ in plan.after["offsets"]]
+        admin = context.admin
+        if admin is None:
+            return Outcome(False, messages.preflight_failed(messages.preflight_inactive(), messages.no_admin()))
+        try:
+            state, _ = kafka.describe_group(admin, plan.group, context.timeout)
+            if state not in INACTIVE:
+                return Outcome(
+                    False,
+                    messages.preflight_failed(messages.preflight_inactive(), messages.reset_group_active(state.value)),
+                )
+            table = reset_rows(fresh_offsets(admin, plan.group, partitions, params, context.timeout), params)
+            context.progress(messages.reset_progress(plan.group, len(table)))
+            kafka.alter_offsets(admin, plan.group, {(r.topic, r.partition): r.after for r in table}, context.timeout)
+            read_back = kafka.committed_offsets(admin, plan.group, partitions, context.timeout)
+        except (kafka.KafkaActionError, PlanError) as exc:
+            return Outcome(False, str(exc))
+        wrong = [f"{r.topic}-{r.partition}" for r in table if read_back.get((r.topic, r.partition)) != r.after]
+        if wrong:
+            return Outcome(False, messages.reset_read_back_differs(wrong))
+        sums = totals(table)
+        detail = messages.reset_done(plan.group, len(table), sums["skipped"], sums["reread"])
+        return Outcome(True, detail, {"table": [asdict(r) for r in table], **sums})
+
+    def verify(
+        self,
+        plan: Plan,
+        verdicts: Sequence[GroupVerdict],
+        *,
+        times: Sequence[float] | None = None,
+        rules: VerifyRules | None = None,
+    ) -> Verification:
+        return assess(checks_of(verdicts, times), rules)
+
+
+def fresh_offsets(
+    admin: Any, group: str, partitions: Sequence[TopicPartition], params: ResetParams, timeout: float
+) -> list[Offsets]:
+    """The partitions' committed offsets, log bounds and (datetime) offsets for the time, read now."""
+    committed = kafka.committed_offsets(admin, group, partitions, timeout)
+    start, end = kafka.log_bounds(admin, partitions, timeout)
+    at_ms = params.at_time_ms
+    at_time = kafka.offsets_for_time(admin, partitions, at_ms, timeout) if at_ms is not None else {}
+    return [
+        Offsets(t, p, committed.get((t, p)), start[(t, p)], end[(t, p)], at_time.get((t, p))) for t, p in partitions
+    ]

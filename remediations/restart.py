@@ -1,0 +1,193 @@
+"""Restart the stuck consumer: the member(s) owning the stalled partitions, else a rolling restart.
+
+A partition is stalled (status STALL) when its group is live but its committed offset does not move while
+it lags: the consumer that owns it is stuck (a blocked poll loop, a hung downstream call). Restarting that
+one member makes the group reassign its partitions to a fresh consumer. When Kafka does not say who owns
+them (the group reports no members), the whole workload gets a rolling restart instead, and the plan says so.
+
+Pre-flight, right before acting: the group is not mid-rebalance (restarting then only prolongs it), and for
+a member restart, each member is still in the group (a member that left needs no restart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bot import messages
+from bot.diagnose import RESTART
+from bot.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
+from remediations import kafka
+from remediations.base import (
+    ExecutionContext,
+    Outcome,
+    Plan,
+    PlanError,
+    Remediation,
+    Risk,
+    Verification,
+)
+from remediations.executors.base import Executor, ExecutorError, Workload
+from remediations.verify import VerifyRules, assess, checks_of
+
+
+class RestartParams(BaseModel):
+    """`scope`: 'auto' restarts the owners of stalled partitions when known, else the workload;
+    'members' insists on the owners; 'workload' always does a rolling restart."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: Workload
+    scope: Literal["auto", "members", "workload"] = "auto"
+
+
+def member_json(member: Member) -> dict[str, object]:
+    return {**member.owner_json(), "assignment": [[t, p] for t, p in member.assignment]}
+
+
+def member_from_json(data: dict[str, object]) -> Member:
+    assignment = data.get("assignment") or []
+    assert isinstance(assignment, list)
+    return Member(
+        member_id=str(data["member_id"]),
+        client_id=str(data["client_id"]),
+        host=str(data["host"]),
+        assignment=tuple((str(t), int(p)) for t, p in assignment),
+    )
+
+
+def stuck_owners(verdict: GroupVerdict) -> tuple[list[Member], bool]:
+    """The members owning stalled partitions (by member id, in partition order), and whether every stalled
+    partition's owner is known."""
+    owners: dict[str, Member] = {}
+    all_known = True
+    for p in verdict.partitions:
+        if p.status is not Status.STALL:
+            continue
+        if p.owner is None:
+            all_known = False
+        else:
+            owners.setdefault(p.owner.member_id, p.owner)
+    return list(owners.values()), all_known
+
+
+class Restart(Remediation):
+    name = RESTART
+    risk = Risk.LOW
+    Params = RestartParams
+
+    def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
+        """Restart the owners of the stalled partitions, or (owners unknown, or asked) the whole workload."""
+        assert isinstance(params, RestartParams)
+        stalled = [p for p in verdict.partitions if p.status is Status.STALL]
+        owners, all_known = stuck_owners(verdict)
+        rolling = params.scope == "workload" or not stalled or not all_known
+        if rolling and params.scope == "members":
+            raise PlanError(messages.restart_owners_unknown(verdict.group))
+        before = {
+            "state": verdict.state.value,
+            "total_lag": verdict.total_lag,
+            "stalled": [[p.topic, p.partition, p.committed, p.lag] for p in stalled],
+            "members": [member_json(m) for m in owners] if not rolling else [],
+        }
+        workload = params.workload
+        if rolling:
+            why = messages.restart_why_rolling(params.scope == "workload", bool(stalled))
+            summary = messages.restart_summary_rolling(workload.name)
+            steps: tuple[str, ...] = (
+                messages.restart_step_rolling(workload.kind, workload.namespace, workload.name, why),
+            )
+            after: dict[str, object] = {"restart": "workload", "workload": workload.name}
+            checks: tuple[str, ...] = (messages.preflight_not_rebalancing(),)
+        else:
+            summary = messages.restart_summary_members(len(owners), verdict.group)
+            steps = tuple(
+                messages.restart_step_member(m.client_id, m.host, m.member_id, _stalled_of(m, stalled)) for m in owners
+            )
+            after = {"restart": "members", "members": [m.member_id for m in owners]}
+            checks = (messages.preflight_not_rebalancing(), messages.preflight_members_present())
+        return Plan(
+            action=self.name,
+            cluster=verdict.cluster,
+            group=verdict.group,
+            summary=summary,
+            risk=self.risk,
+            params=params.model_dump(mode="json"),
+            steps=steps,
+            before=before,
+            after=after,
+            preflight=checks,
+            created_at=now,
+        )
+
+    def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
+        """Pre-flight (not rebalancing; members still present), then restart the members or the workload."""
+        params = RestartParams.model_validate(plan.params)
+        executor = context.executor
+        if not isinstance(executor, Executor):
+            return Outcome(False, messages.no_executor(plan.action))
+        members = [member_from_json(m) for m in plan.before.get("members", [])]
+        failed = preflight(plan.group, members, context)
+        if failed is not None:
+            return Outcome(False, failed)
+        try:
+            if not members:
+                context.progress(messages.restart_progress_rolling(params.workload.name))
+                return executor.restart(params.workload)
+            return restart_members(executor, params.workload, members, context)
+        except ExecutorError as exc:
+            return Outcome(False, str(exc))
+
+    def verify(
+        self,
+        plan: Plan,
+        verdicts: Sequence[GroupVerdict],
+        *,
+        times: Sequence[float] | None = None,
+        rules: VerifyRules | None = None,
+    ) -> Verification:
+        return assess(checks_of(verdicts, times), rules)
+
+
+def preflight(group: str, members: Sequence[Member], context: ExecutionContext) -> str | None:
+    """None when restarting is safe now; else what failed (the check named). Describes the group once."""
+    if context.admin is None:
+        return messages.preflight_failed(messages.preflight_not_rebalancing(), messages.no_admin())
+    try:
+        state, live = kafka.describe_group(context.admin, group, context.timeout)
+    except kafka.KafkaActionError as exc:
+        return messages.preflight_failed(messages.preflight_not_rebalancing(), str(exc))
+    return preflight_problem(state, live, members)
+
+
+def preflight_problem(state: GroupState, live: Sequence[Member], planned: Sequence[Member]) -> str | None:
+    """Pure: the group must not be rebalancing, and each planned member must still be in it."""
+    if state.is_rebalancing:
+        return messages.preflight_failed(messages.preflight_not_rebalancing(), messages.group_is(state.value))
+    live_ids = {m.member_id for m in live}
+    gone = [m.member_id for m in planned if m.member_id not in live_ids]
+    if gone:
+        return messages.preflight_failed(messages.preflight_members_present(), messages.members_left(gone))
+    return None
+
+
+def restart_members(
+    executor: Executor, workload: Workload, members: Sequence[Member], context: ExecutionContext
+) -> Outcome:
+    """Restart each member in turn; stop at the first failure (the rest are left as they are)."""
+    done: list[str] = []
+    for member in members:
+        context.progress(messages.restart_progress_member(member.client_id, member.host))
+        outcome = executor.restart_member(workload, member)
+        if not outcome.ok:
+            return Outcome(False, messages.restart_member_failed(member.member_id, outcome.detail), {"restarted": done})
+        done.append(member.member_id)
+    return Outcome(True, messages.restart_done(len(done)), {"restarted": done})
+
+
+def _stalled_of(member: Member, stalled: Sequence[PartitionVerdict]) -> list[str]:
+    return [
+        f"{p.topic}-{p.partition}" for p in stalled if p.owner is not None and p.owner.member_id == member.member_id
+    ]

@@ -1,0 +1,182 @@
+"""Scale the consumers' workload to the replicas that would keep up with the producers.
+
+The target is bot.diagnose.replicas_needed: the produce rate (with headroom) over the per-consumer consume
+rate, at most one consumer per partition (more would sit idle), then held inside the policy's
+[min_replicas, max_replicas]. An explicit `replicas` must already lie inside those limits.
+
+On a KEDA-managed workload (the policy's workload names a ScaledObject) the autoscaler would undo a plain
+scale at its next poll, so the ScaledObject is paused at the target first by setting the annotation
+`autoscaling.keda.sh/paused-replicas`; after `hold_for` the lead calls `restore`, which puts the annotation
+back as it was (usually: absent, so KEDA resumes). Executors that can do this implement `PausableAutoscaling`.
+
+Pre-flight, right before acting: the workload has not reached the target meanwhile, and on KEDA, the executor
+can pause the ScaledObject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, Self, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bot import messages
+from bot.config import Duration
+from bot.diagnose import SCALE, replicas_needed
+from bot.model import GroupVerdict
+from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk, Verification
+from remediations.executors.base import Executor, ExecutorError, Workload
+from remediations.verify import VerifyRules, assess, checks_of
+
+PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+
+
+@runtime_checkable
+class PausableAutoscaling(Protocol):
+    """An executor that can pause a workload's KEDA ScaledObject at a replica count and restore it."""
+
+    def set_paused_replicas(self, workload: Workload, replicas: int | None) -> Outcome:
+        """Set the ScaledObject's paused-replicas annotation (None removes it); data = {"before": int | None}."""
+        ...
+
+
+class ScaleParams(BaseModel):
+    """`current_replicas` is read from the executor when the plan is proposed (plan stays pure)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: Workload
+    current_replicas: int = Field(ge=0)
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(ge=1)
+    replicas: int | None = Field(default=None, ge=0)
+    """An explicit target; when None it is sized from the rates."""
+    hold_for: Duration = Field(default=3600.0, gt=0)
+    """On KEDA: how long the pause holds before `restore` hands control back to the autoscaler."""
+
+    @model_validator(mode="after")
+    def _limits_in_order(self) -> Self:
+        if self.min_replicas > self.max_replicas:
+            raise ValueError(messages.min_over_max(self.min_replicas, self.max_replicas))
+        return self
+
+
+def target_replicas(verdict: GroupVerdict, params: ScaleParams) -> int:
+    """The replica count to scale to (see the module doc). Raises PlanError when it cannot be sized."""
+    if params.replicas is not None:
+        if not params.min_replicas <= params.replicas <= params.max_replicas:
+            raise PlanError(messages.scale_outside_limits(params.replicas, params.min_replicas, params.max_replicas))
+        return params.replicas
+    partitions = len(verdict.partitions)
+    produce, consume = verdict.produce_rate, verdict.consume_rate
+    if partitions == 0 or produce is None or consume is None:
+        raise PlanError(messages.scale_cannot_size(verdict.group))
+    # The members Kafka reports are the consumers; when it reports none, the workload's replicas are.
+    consumers = len(verdict.members) or params.current_replicas
+    wanted = replicas_needed(produce, consume, consumers, partitions)
+    return max(params.min_replicas, min(wanted, params.max_replicas))
+
+
+class Scale(Remediation):
+    name = SCALE
+    risk = Risk.MEDIUM
+    Params = ScaleParams
+
+    def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
+        """Scale from `current_replicas` to the target; on KEDA, pause then restore after `hold_for`."""
+        assert isinstance(params, ScaleParams)
+        target = target_replicas(verdict, params)
+        current, workload = params.current_replicas, params.workload
+        if target == current:
+            raise PlanError(messages.scale_nothing_to_do(workload.name, current))
+        steps = [messages.scale_step(workload.kind, workload.namespace, workload.name, current, target)]
+        after: dict[str, object] = {"replicas": target}
+        checks = [messages.preflight_not_at_target(target)]
+        if workload.keda_scaled_object:
+            steps.insert(0, messages.scale_step_keda_pause(workload.keda_scaled_object, PAUSED_REPLICAS, target))
+            steps.append(messages.scale_step_keda_restore(workload.keda_scaled_object, params.hold_for))
+            after.update({"keda_paused_replicas": target, "restore_at": now + params.hold_for})
+            checks.append(messages.preflight_can_pause_keda())
+        return Plan(
+            action=self.name,
+            cluster=verdict.cluster,
+            group=verdict.group,
+            summary=messages.scale_summary(workload.name, current, target),
+            risk=self.risk,
+            params=params.model_dump(mode="json"),
+            steps=tuple(steps),
+            before={
+                "replicas": current,
+                "members": len(verdict.members),
+                "partitions": len(verdict.partitions),
+                "produce_rate": verdict.produce_rate,
+                "consume_rate": verdict.consume_rate,
+                "total_lag": verdict.total_lag,
+            },
+            after=after,
+            preflight=tuple(checks),
+            created_at=now,
+        )
+
+    def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
+        """Pre-flight, then (KEDA: pause at the target, remembering the old annotation) scale to the target.
+
+        Outcome.data: {"before": n, "after": target} and, on KEDA, {"keda_previous": the annotation before}.
+        """
+        params = ScaleParams.model_validate(plan.params)
+        target = int(plan.after["replicas"])
+        executor, workload = context.executor, params.workload
+        if not isinstance(executor, Executor):
+            return Outcome(False, messages.no_executor(plan.action))
+        try:
+            failed = self._preflight(executor, workload, params.current_replicas, target)
+            if failed is not None:
+                return Outcome(False, failed)
+            data: dict[str, object] = {}
+            if workload.keda_scaled_object:
+                assert isinstance(executor, PausableAutoscaling)
+                context.progress(messages.scale_progress_keda(workload.keda_scaled_object, target))
+                paused = executor.set_paused_replicas(workload, target)
+                if not paused.ok:
+                    return Outcome(False, paused.detail)
+                data["keda_previous"] = paused.data.get("before")
+            context.progress(messages.scale_progress(workload.name, target))
+            scaled = executor.scale(workload, target)
+        except ExecutorError as exc:
+            return Outcome(False, str(exc))
+        return Outcome(scaled.ok, scaled.detail, {**scaled.data, **data})
+
+    def restore(self, plan: Plan, context: ExecutionContext, *, previous: int | None) -> Outcome:
+        """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before."""
+        params = ScaleParams.model_validate(plan.params)
+        executor = context.executor
+        if not params.workload.keda_scaled_object:
+            return Outcome(True, messages.scale_nothing_to_restore(params.workload.name))
+        if not isinstance(executor, PausableAutoscaling):
+            return Outcome(False, messages.executor_cannot_pause_keda(type(executor).__name__))
+        try:
+            return executor.set_paused_replicas(params.workload, previous)
+        except ExecutorError as exc:
+            return Outcome(False, str(exc))
+
+    def verify(
+        self,
+        plan: Plan,
+        verdicts: Sequence[GroupVerdict],
+        *,
+        times: Sequence[float] | None = None,
+        rules: VerifyRules | None = None,
+    ) -> Verification:
+        return assess(checks_of(verdicts, times), rules)
+
+    @staticmethod
+    def _preflight(executor: Executor, workload: Workload, planned_from: int, target: int) -> str | None:
+        if workload.keda_scaled_object and not isinstance(executor, PausableAutoscaling):
+            problem = messages.executor_cannot_pause_keda(type(executor).__name__)
+            return messages.preflight_failed(messages.preflight_can_pause_keda(), problem)
+        now = executor.replicas(workload)
+        up = target > planned_from
+        if (up and now >= target) or (not up and now <= target):
+            problem = messages.scale_already(workload.name, now)
+            return messages.preflight_failed(messages.preflight_not_at_target(target), problem)
+        return None

@@ -1,0 +1,144 @@
+"""Verification: after an action, do the next checks show lag draining, standing still, or getting worse?
+
+Pure functions over the checks taken since the execution (oldest first; the first is the baseline, the
+check taken when the action ran). The rules, worst news first after the trivial ones:
+
+1. fewer than two checks: PENDING (nothing to compare yet);
+2. the newest lag is unknown: PENDING, or NO_CHANGE once `no_change_after` checks passed without news;
+3. the newest check is healthy (status OK, severity OK): RESOLVED;
+4. severity rose above the baseline's, or lag is over the baseline by more than `worse_margin` and still
+   rising: WORSE (escalate);
+5. lag fell by at least `min_drop` of itself over the recent checks: IMPROVING, with the drain rate and ETA;
+6. `no_change_after` checks since the execution and no such fall: NO_CHANGE ("no improvement");
+7. otherwise PENDING.
+
+"Recent" is the last `no_change_after` + 1 checks, so NO_CHANGE means "not draining over the last N checks",
+and a group that drained and then stopped is caught too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot import messages
+from bot.model import GroupVerdict, Severity, Status
+from remediations.base import Progress, Verification
+
+
+class VerifyRules(BaseModel):
+    """How checks after an action are judged; a policy rule may set its own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    no_change_after: int = Field(default=3, ge=1, le=100)
+    """Checks after the action without a real fall in lag before it is called 'no improvement'."""
+    worse_margin: float = Field(default=0.1, ge=0, le=10)
+    """Lag over the baseline by more than this share (and still rising) is 'worse'."""
+    min_drop: float = Field(default=0.02, ge=0, le=1)
+    """A fall in lag smaller than this share of the lag is noise, not draining."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check's verdict and, when known, when it was taken."""
+
+    verdict: GroupVerdict
+    at: float | None = None
+
+    @property
+    def lag(self) -> int | None:
+        return None if self.verdict.error is not None else self.verdict.total_lag
+
+
+def checks_of(verdicts: Sequence[GroupVerdict], times: Sequence[float] | None) -> list[Check]:
+    """Pair verdicts with their times (None when not given). Raises ValueError on a length mismatch."""
+    if times is None:
+        return [Check(v) for v in verdicts]
+    if len(times) != len(verdicts):
+        raise ValueError(f"{len(verdicts)} verdicts but {len(times)} times")
+    return [Check(v, t) for v, t in zip(verdicts, times, strict=True)]
+
+
+def assess(checks: Sequence[Check], rules: VerifyRules | None = None) -> Verification:
+    """Judge the checks since an action (checks[0] is the baseline, taken when it ran). See the module doc."""
+    rules = rules or VerifyRules()
+    after = len(checks) - 1
+    if after < 1:
+        return Verification(Progress.PENDING, messages.verify_pending(0, rules.no_change_after))
+    baseline, latest = checks[0], checks[-1]
+    if latest.lag is None:
+        return _unknown(latest, after, rules)
+    if healthy(latest.verdict):
+        return Verification(Progress.RESOLVED, messages.verify_resolved(latest.lag))
+    worse = worse_than_baseline(checks, rules)
+    if worse is not None:
+        return worse
+    recent = [c for c in checks[-(rules.no_change_after + 1) :] if c.lag is not None]
+    improving = draining(recent, rules)
+    if improving is not None:
+        return improving
+    if after >= rules.no_change_after:
+        first = recent[0].lag if recent else baseline.lag
+        return Verification(Progress.NO_CHANGE, messages.verify_no_change(after, first, latest.lag))
+    return Verification(Progress.PENDING, messages.verify_pending(after, rules.no_change_after))
+
+
+def healthy(verdict: GroupVerdict) -> bool:
+    """The group is back to normal: no partition in trouble and under every threshold."""
+    return verdict.error is None and verdict.status is Status.OK and verdict.severity is Severity.OK
+
+
+def worse_than_baseline(checks: Sequence[Check], rules: VerifyRules) -> Verification | None:
+    """Severity rose since the baseline, or lag is over it by more than the margin and still rising."""
+    baseline, latest = checks[0], checks[-1]
+    if baseline.verdict.error is None and latest.verdict.severity > baseline.verdict.severity:
+        detail = messages.verify_worse_severity(
+            baseline.verdict.severity.label, latest.verdict.severity.label, latest.lag
+        )
+        return Verification(Progress.WORSE, detail)
+    if baseline.lag is None or latest.lag is None:
+        return None
+    previous = next((c.lag for c in reversed(checks[:-1]) if c.lag is not None), baseline.lag)
+    if latest.lag > baseline.lag * (1 + rules.worse_margin) and latest.lag > previous:
+        return Verification(Progress.WORSE, messages.verify_worse(baseline.lag, latest.lag))
+    return None
+
+
+def draining(recent: Sequence[Check], rules: VerifyRules) -> Verification | None:
+    """IMPROVING when lag fell by a real amount across `recent` (oldest first), with rate and ETA if known."""
+    if len(recent) < 2:
+        return None
+    first, last = recent[0], recent[-1]
+    assert first.lag is not None and last.lag is not None
+    drop = first.lag - last.lag
+    if drop <= 0 or drop < rules.min_drop * first.lag:
+        return None
+    rate = drain_rate(first, last)
+    eta = last.lag / rate if rate else None
+    detail = messages.verify_improving(rate, eta, first.lag, last.lag)
+    return Verification(Progress.IMPROVING, detail, drain_rate=rate, eta_seconds=eta)
+
+
+def drain_rate(first: Check, last: Check) -> float | None:
+    """Messages/s by which lag falls: from the two checks' lag and times, else the newest verdict's rates.
+
+    Without times, the evaluator's (consume - produce) of the newest verdict stands in; a rate that is not
+    positive is no drain rate (None).
+    """
+    assert first.lag is not None and last.lag is not None
+    if first.at is not None and last.at is not None and last.at > first.at:
+        rate = (first.lag - last.lag) / (last.at - first.at)
+    else:
+        produce, consume = last.verdict.produce_rate, last.verdict.consume_rate
+        rate = consume - produce if produce is not None and consume is not None else 0.0
+    return rate if rate > 0 else None
+
+
+def _unknown(latest: Check, after: int, rules: VerifyRules) -> Verification:
+    reason = latest.verdict.error or messages.verify_lag_unknown()
+    if after >= rules.no_change_after:
+        return Verification(Progress.NO_CHANGE, messages.verify_unknown_for(after, reason))
+    return Verification(Progress.PENDING, messages.verify_cannot_judge(reason))
