@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from confluent_kafka.admin import AdminClient
 
 from bot.collector import collect, make_admin
-from bot.config import Settings
+from bot.config import Settings, Thresholds
 from bot.diagnose import diagnose
 from bot.evaluate import error_verdict, evaluate_group
 from bot.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status
@@ -42,8 +42,16 @@ class CheckReport:
         return bool(self.cluster_errors) or any(v.status is Status.ERR for v in self.verdicts)
 
 
+ThresholdsFor = Callable[[str, str], Thresholds]
+"""(cluster, group) -> the thresholds that judge this group (a policy rule may set its own)."""
+
+
 def judge(
-    snapshot: ClusterSnapshot, windows: dict[str, GroupWindow], settings: Settings, now: float
+    snapshot: ClusterSnapshot,
+    windows: dict[str, GroupWindow],
+    settings: Settings,
+    now: float,
+    thresholds_for: ThresholdsFor | None = None,
 ) -> list[GroupVerdict]:
     """Verdicts (with causes) for every group of a snapshot, from the windows that include it."""
     verdicts = []
@@ -52,13 +60,16 @@ def judge(
         if group.error is not None or window is None:
             verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
-        verdicts.append(judge_window(window, settings, now))
+        verdicts.append(judge_window(window, settings, now, thresholds_for))
     return verdicts
 
 
-def judge_window(window: GroupWindow, settings: Settings, now: float) -> GroupVerdict:
+def judge_window(
+    window: GroupWindow, settings: Settings, now: float, thresholds_for: ThresholdsFor | None = None
+) -> GroupVerdict:
     """One group's verdict, with its causes, from its window."""
-    verdict = evaluate_group(window, thresholds=settings.thresholds, rules=settings.evaluation, now=now)
+    thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
+    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now)
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 
@@ -80,14 +91,17 @@ class Checker:
         *,
         clock: Callable[[], float] = time.time,
         admin_factory: Callable[..., AdminClient] = make_admin,
+        thresholds_for: ThresholdsFor | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self._clock = clock
         self._admin_factory = admin_factory
         self._admins: dict[str, AdminClient] = {}
+        self.thresholds_for = thresholds_for
 
-    def _admin(self, cluster_name: str) -> AdminClient:
+    def admin(self, cluster_name: str) -> AdminClient:
+        """The cluster's AdminClient, created once and reused (remediations use it too)."""
         if cluster_name not in self._admins:
             self._admins[cluster_name] = self._admin_factory(self.settings.cluster(cluster_name))
         return self._admins[cluster_name]
@@ -98,7 +112,7 @@ class Checker:
         for cluster in self.settings.clusters:
             if clusters is not None and cluster.name not in clusters:
                 continue
-            snapshot = collect(self._admin(cluster.name), cluster, clock=self._clock)
+            snapshot = collect(self.admin(cluster.name), cluster, clock=self._clock)
             self.store.append(snapshot)
             snapshots[cluster.name] = snapshot
         return snapshots
@@ -114,7 +128,7 @@ class Checker:
                 verdicts.extend(unreachable(name, self.store.groups(name), snapshot.error))
                 continue
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
-            verdicts.extend(judge(snapshot, windows, self.settings, now))
+            verdicts.extend(judge(snapshot, windows, self.settings, now, self.thresholds_for))
         return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
 
     def judge_stored(self, cluster: str, groups: list[str] | None = None) -> list[GroupVerdict]:
@@ -125,7 +139,7 @@ class Checker:
         names = self.store.groups(cluster) if groups is None else groups
         windows = self.store.windows(cluster, names)
         now = self._clock()
-        return [judge_window(windows[name], self.settings, now) for name in sorted(windows)]
+        return [judge_window(windows[name], self.settings, now, self.thresholds_for) for name in sorted(windows)]
 
     def run(
         self,
