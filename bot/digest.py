@@ -423,10 +423,15 @@ def post_digest(
 
 
 def _report(on_error: Callable[[str, str], None] | None, method: str, exc: Exception) -> str:
-    """The Slack error code of `exc` (or its type), told to `on_error`."""
+    """The Slack error code of `exc` (or its type), told to `on_error` with the method that failed.
+
+    files_upload_v2 makes several calls; the one that failed is named by the response's URL when there is one.
+    """
     response = getattr(exc, "response", None)
     error = response.get("error") if response is not None and hasattr(response, "get") else None
+    api_url = str(getattr(response, "api_url", "") or "")
+    failed = api_url.rsplit("/", 1)[-1] if "/api/" in api_url else method
     problem = str(error or type(exc).__name__)
     if on_error is not None:
-        on_error(method, problem)
+        on_error(failed, problem)
     return problem

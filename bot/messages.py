@@ -491,15 +491,21 @@ def digest_no_lag() -> str:
 def digest_worst_line(
     rank: int, v: GroupVerdict, before_seconds: float | None, before_lag: int | None, trend: str | None
 ) -> str:
-    now = f"{rank}. `{slack_escape(v.group)}` on {slack_escape(v.cluster)}: *{behind(v.max_lag_seconds)}* behind, "
-    now += f"lag {count(v.total_lag)} ({v.status.name})"
+    if v.max_lag_seconds is not None:
+        now = f"*{behind(v.max_lag_seconds)}* behind, lag {count(v.total_lag)}"
+    else:
+        now = f"lag *{count(v.total_lag)}*, time behind unknown"
+    line = f"{rank}. `{slack_escape(v.group)}` on {slack_escape(v.cluster)}: {now} ({v.status.name})"
     if trend is None:
-        return f"{now} · no data 24 h ago"
-    return f"{now} · {TREND_ARROW[trend]} vs 24 h ago: {behind(before_seconds)} behind, lag {count(before_lag)}"
+        return f"{line} · no data 24 h ago"
+    then = f"lag {count(before_lag)}"
+    if before_seconds is not None:
+        then = f"{behind(before_seconds)} behind, {then}"
+    return f"{line} · {TREND_ARROW[trend]} vs 24 h ago: {then}"
 
 
 def digest_incidents_title(period: float, opened: int, resolved: int, still_open: int) -> str:
-    return f"*Incidents*, last {duration(period)}: {opened} opened, {resolved} resolved, {still_open} still open"
+    return f"*Incidents*, last {duration(period)}: {opened:,} opened, {resolved:,} resolved, {still_open:,} still open"
 
 
 def digest_incident_line(
@@ -521,17 +527,17 @@ def digest_no_incidents() -> str:
 
 
 def digest_remediations_title(period: float, run: int) -> str:
-    return f"*Remediations*, last {duration(period)}: {run} run"
+    return f"*Remediations*, last {duration(period)}: {run:,} run"
 
 
 def digest_remediation_line(
     cluster: str, group: str, action: str, requested_by: str, approved_by: Sequence[str], at: float, result: str,
     tz: tzinfo,
 ) -> str:  # fmt: skip
-    approvers = ", ".join(slack_user(a) for a in approved_by) if approved_by else "no approval needed"
+    approval = f"approved by {', '.join(slack_user(a) for a in approved_by)}" if approved_by else "no approval needed"
     return (
         f"{clock(at, tz)} · _{slack_escape(action)}_ on `{slack_escape(group)}` ({slack_escape(cluster)}) · "
-        f"requested by {slack_user(requested_by)}, approved by {approvers} · {slack_escape(result)}"
+        f"requested by {slack_user(requested_by)}, {approval} · {slack_escape(result)}"
     )
 
 
@@ -551,7 +557,7 @@ def digest_context(now: float, tz: tzinfo, chart: bool) -> str:
 def digest_fallback(period: float, total: int, counts: Sequence[tuple[str, int]], incidents: int, runs: int) -> str:
     troubled = ", ".join(f"{n:,} {status}" for status, n in counts if n and status != "OK")
     groups = f"{total:,} group{'s' if total != 1 else ''}" + (f" ({troubled})" if troubled else "")
-    return f"Kafka lag digest, last {duration(period)}: {groups}, {incidents} incident(s), {runs} remediation(s)"
+    return f"Kafka lag digest, last {duration(period)}: {groups}, {incidents:,} incident(s), {runs:,} remediation(s)"
 
 
 def digest_chart_title() -> str:
