@@ -202,25 +202,44 @@ def test_bad_settings_are_refused() -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_redis_layout_is_a_sorted_set_of_versioned_json_with_a_ttl(
+def test_redis_layout_is_hourly_sorted_sets_of_versioned_json_with_a_ttl(
     redis_store: RedisHistoryStore, redis_client: redis.Redis
 ) -> None:
     redis_store.record(report(T0, lagging("orders", 2_000)))
-    key = "lagbot:history:prod:orders"
-    [(member, score)] = redis_client.zrange(key, 0, -1, withscores=True)
-    assert score == T0
-    assert json.loads(member) == {
-        "v": FORMAT_VERSION, "at": T0, "lag": 2000, "lag_s": 200.0, "status": "WARN", "severity": "WARN",
-    }  # fmt: skip
-    assert 0 < redis_client.ttl(key) <= RETENTION
-    assert 0 < redis_client.ttl("lagbot:history-groups:prod") <= RETENTION
-    assert redis_client.zscore("lagbot:history-groups:prod", "orders") == T0
+    redis_store.record(report(T0 + HOUR + 0.25, lagging("orders", 3_000)))
+    first, second = int(T0 // HOUR), int(T0 // HOUR) + 1  # one chunk per hour at a 60 s resolution
+    assert redis_client.zrange("lagbot:history-chunks:prod:orders", 0, -1) == [
+        str(first).encode(),
+        str(second).encode(),
+    ]
+    [(member, score)] = redis_client.zrange(f"lagbot:history:prod:{first}:orders", 0, -1, withscores=True)
+    assert (json.loads(member), score) == ([FORMAT_VERSION, T0, 2000, 200.0, 1, 1], T0)  # WARN = 1, warn = 1
+    assert redis_client.object("encoding", f"lagbot:history:prod:{first}:orders") in (b"listpack", b"ziplist")
+    for key in (
+        f"lagbot:history:prod:{second}:orders",
+        "lagbot:history-chunks:prod:orders",
+        "lagbot:history-groups:prod",
+    ):
+        assert 0 < redis_client.ttl(key) <= RETENTION + HOUR  # fmt: skip
+    assert redis_client.zscore("lagbot:history-groups:prod", "orders") == T0 + HOUR + 0.25
+
+
+def test_redis_deletes_whole_chunks_past_the_retention(
+    redis_store: RedisHistoryStore, redis_client: redis.Redis
+) -> None:
+    for minutes in range(0, 8 * 60, 30):
+        redis_store.record(report(T0 + minutes * 60, lagging("orders", minutes)))
+    hours = [int(c) for c in redis_client.zrange("lagbot:history-chunks:prod:orders", 0, -1)]
+    assert hours == [int(T0 // HOUR) + h for h in range(1, 8)]  # 7.5 h recorded, 6 h kept: the first hour is gone
+    assert redis_client.exists(f"lagbot:history:prod:{int(T0 // HOUR)}:orders") == 0
+    redis_store.record(report(T0 + 15 * HOUR, lagging("other", 1)))  # orders vanished for over 6 h
+    assert redis_client.keys("lagbot:history*orders") == []
 
 
 def test_redis_refuses_an_unknown_version(redis_store: RedisHistoryStore, redis_client: redis.Redis) -> None:
     redis_store.record(report(T0, lagging("orders", 1)))
-    newer = json.dumps({"v": 2, "at": T0 + 60, "lag": 1})
-    redis_client.zadd("lagbot:history:prod:orders", {newer: T0 + 60})
+    newer = json.dumps([2, T0 + 60, 1, 0.1, 0, 0])
+    redis_client.zadd(f"lagbot:history:prod:{int(T0 // HOUR)}:orders", {newer: T0 + 60})
     with pytest.raises(StoredVersionError) as caught:
         redis_store.series("prod", "orders", 0, 2 * T0)
     assert str(caught.value) == "history point has format version 2; this lagbot reads 1"
@@ -230,6 +249,8 @@ def test_redis_refuses_an_unknown_version(redis_store: RedisHistoryStore, redis_
 def test_a_point_without_a_version_is_refused() -> None:
     with pytest.raises(StoredVersionError, match="format version None"):
         decode_point(json.dumps({"at": T0}))
+    with pytest.raises(StoredVersionError, match="format version None"):
+        decode_point(json.dumps([]))
 
 
 def test_points_round_trip_every_status_and_severity() -> None:
@@ -237,6 +258,7 @@ def test_points_round_trip_every_status_and_severity() -> None:
         for severity in Severity:
             point = LagPoint(T0 + 0.25, 12, 3.5, status, severity)
             assert decode_point(encode_point(point)) == point
+            assert len(encode_point(LagPoint(T0 + 0.123456, 2**53, 1e9 / 7, status, severity))) <= 64
 
 
 def test_redis_replicas_share_the_history(redis_client: redis.Redis) -> None:

@@ -137,6 +137,7 @@ def test_status_severity_and_cluster_up() -> None:
 
 def test_the_newest_report_replaces_the_old_one_and_vanished_groups_vanish() -> None:
     metrics = observed()
+    assert len(samples(metrics, "kafka_consumergroup_group_sum_lag")) == 2  # rendered (and kept) before the next
     later = CheckReport(T0 + 60, [verdict("billing", total_lag=7, partitions=(
         partition("orders", 0, committed=2_000, log_end=2_007),))], clusters=["prod"])  # fmt: skip
     metrics.observe_report(later)
@@ -146,7 +147,8 @@ def test_the_newest_report_replaces_the_old_one_and_vanished_groups_vanish() -> 
 
 
 def test_check_durations_and_slack_errors() -> None:
-    metrics = Metrics()
+    metrics = observed()
+    assert samples(metrics, "lagbot_slack_errors_total") == {}  # the report's part is now rendered and kept
     for seconds in (0.2, 0.3, 7.0):
         metrics.observe_check_duration("prod", seconds)
     metrics.slack_error("chat.postMessage", "ratelimited")
@@ -166,6 +168,9 @@ def test_check_durations_and_slack_errors() -> None:
         labels(method="chat.postMessage", error="ratelimited"): 2,
         labels(method="files.completeUploadExternal", error="file_not_found"): 1,
     }
+    assert samples(metrics, "kafka_consumergroup_group_sum_lag") == samples(
+        observed(), "kafka_consumergroup_group_sum_lag"
+    )
 
 
 def test_before_any_report_the_families_are_declared_without_samples() -> None:
