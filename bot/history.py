@@ -27,6 +27,7 @@ from typing import Any
 import redis
 
 from bot.check import CheckReport
+from bot.digest_config import HistoryConfig
 from bot.model import GroupVerdict, Severity, Status
 from bot.window import StoredVersionError
 
@@ -310,3 +311,11 @@ def decode_point(raw: bytes | str) -> LagPoint:
         status=Status[_STATUS_NAMES[status]],
         severity=Severity[_SEVERITY_NAMES[severity]],
     )
+
+
+def make_history(config: HistoryConfig, client: redis.Redis | None) -> HistoryStore:
+    """The history store the settings ask for: in Redis when there is a client, else in memory."""
+    retention, resolution = config.retention, int(config.resolution)
+    if client is None:
+        return MemoryHistoryStore(retention=retention, resolution=resolution)
+    return RedisHistoryStore(client, retention=retention, resolution=resolution)

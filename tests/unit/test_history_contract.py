@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from bot.check import CheckReport
+from bot.digest_config import HistoryConfig
 from bot.history import (
     FORMAT_VERSION,
     HistoryStore,
@@ -19,6 +20,7 @@ from bot.history import (
     RedisHistoryStore,
     decode_point,
     encode_point,
+    make_history,
 )
 from bot.model import GroupVerdict, Severity, Status
 from bot.window import StoredVersionError
@@ -188,6 +190,13 @@ def test_expiry_of_one_cluster_leaves_the_others_alone(store: HistoryStore) -> N
     store.record(report(T0, lagging("audit", 1, cluster="staging"), clusters=("staging",)))
     store.record(report(T0 + 7 * HOUR, lagging("orders", 1)))
     assert store.groups("staging") == ["audit"]
+
+
+def test_make_history_follows_the_settings(redis_client: redis.Redis) -> None:
+    config = HistoryConfig(retention="3d", resolution="5m")
+    in_memory, in_redis = make_history(config, None), make_history(config, redis_client)
+    assert isinstance(in_memory, MemoryHistoryStore) and isinstance(in_redis, RedisHistoryStore)
+    assert [(s.retention, s.resolution) for s in (in_memory, in_redis)] == [(259_200.0, 300)] * 2
 
 
 def test_bad_settings_are_refused() -> None:
