@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot import messages
+from bot.digest_config import DigestSettings
 
 ENV_PREFIX = "LAGBOT_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
@@ -239,6 +240,8 @@ class Settings(BaseSettings):
     incidents: IncidentConfig = Field(default_factory=IncidentConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
     leader: LeaderConfig = Field(default_factory=LeaderConfig)
+
+    digest: DigestSettings = Field(default_factory=DigestSettings)
 
     @field_validator("clusters")
     @classmethod

@@ -7,7 +7,9 @@ say "4.2 M" the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 from bot.model import Cause, GroupVerdict, PartitionVerdict
@@ -1326,3 +1328,158 @@ def explain_verification(checks: int) -> str:
 def approver_mentions(users: Sequence[str], usergroups: Sequence[str]) -> str:
     """Slack mentions of a rule's approvers, for escalations: '<@U1> <!subteam^S1>'; '' when there are none."""
     return " ".join([*(f"<@{u}>" for u in users), *(f"<!subteam^{g}>" for g in usergroups)])
+
+
+# --- digest ---
+
+DIGEST_STATUS_ORDER = ("ERR", "STOP", "REWIND", "STALL", "WARN", "OK")
+"""Worst first: the order of the status counts in a digest."""
+
+
+def clock(at: float, tz: tzinfo) -> str:
+    """A time in the channel's zone, with the weekday so yesterday's 23:10 is not read as today's: 'Tue 03:12'."""
+    return datetime.fromtimestamp(at, tz).strftime("%a %H:%M")
+
+
+def slack_user(user: str) -> str:
+    """A Slack user id as a mention (<@U123>); anything else (a name, 'policy') as escaped text."""
+    return f"<@{user}>" if re.fullmatch(r"[UW][A-Z0-9]{2,}", user) else slack_escape(user)
+
+
+def digest_header(now: float, tz: tzinfo, period: float) -> str:
+    return f"Kafka lag digest · last {duration(period)} · {datetime.fromtimestamp(now, tz).strftime('%a %d %b %H:%M')}"
+
+
+def digest_status_counts(counts: Sequence[tuple[str, int]], total: int) -> str:
+    if total == 0:
+        return "No consumer group is routed to this channel."
+    shown = " · ".join(f"{n:,} {status}" for status, n in counts if n)
+    return f"*{total:,} group{'s' if total != 1 else ''}*: {shown}"
+
+
+def digest_worst_title(shown: int) -> str:
+    return f"*Worst {shown} by lag in seconds*, against 24 h before"
+
+
+def digest_no_lag() -> str:
+    return "No group is behind."
+
+
+def digest_worst_line(
+    rank: int, v: GroupVerdict, before_seconds: float | None, before_lag: int | None, trend: str | None
+) -> str:
+    if v.max_lag_seconds is not None:
+        now = f"*{behind(v.max_lag_seconds)}* behind, lag {count(v.total_lag)}"
+    else:
+        now = f"lag *{count(v.total_lag)}*, time behind unknown"
+    line = f"{rank}. `{slack_escape(v.group)}` on {slack_escape(v.cluster)}: {now} ({v.status.name})"
+    if trend is None:
+        return f"{line} · no data 24 h ago"
+    then = f"lag {count(before_lag)}"
+    if before_seconds is not None:
+        then = f"{behind(before_seconds)} behind, {then}"
+    return f"{line} · {TREND_ARROW[trend]} vs 24 h ago: {then}"
+
+
+def digest_incidents_title(period: float, opened: int, resolved: int, still_open: int) -> str:
+    return f"*Incidents*, last {duration(period)}: {opened:,} opened, {resolved:,} resolved, {still_open:,} still open"
+
+
+def digest_incident_line(
+    cluster: str, group: str, severity: str, opened_at: float, resolved_at: float | None, peak_lag: int | None,
+    now: float, tz: tzinfo,
+) -> str:  # fmt: skip
+    emoji = SEVERITY_EMOJI.get(severity.lower(), ":white_circle:")
+    line = f"{emoji} `{slack_escape(group)}` on {slack_escape(cluster)} ({slack_escape(severity.lower())}) · "
+    line += f"opened {clock(opened_at, tz)} · "
+    if resolved_at is None:
+        line += f"*still open* after {duration(now - opened_at)}"
+    else:
+        line += f"resolved {clock(resolved_at, tz)} after {duration(resolved_at - opened_at)}"
+    return line + f" · peak lag {count(peak_lag)}"
+
+
+def digest_no_incidents() -> str:
+    return "No incidents."
+
+
+def digest_remediations_title(period: float, run: int) -> str:
+    return f"*Remediations*, last {duration(period)}: {run:,} run"
+
+
+def digest_remediation_line(
+    cluster: str, group: str, action: str, requested_by: str, approved_by: Sequence[str], at: float, result: str,
+    tz: tzinfo,
+) -> str:  # fmt: skip
+    approval = f"approved by {', '.join(slack_user(a) for a in approved_by)}" if approved_by else "no approval needed"
+    return (
+        f"{clock(at, tz)} · _{slack_escape(action)}_ on `{slack_escape(group)}` ({slack_escape(cluster)}) · "
+        f"requested by {slack_user(requested_by)}, {approval} · {slack_escape(result)}"
+    )
+
+
+def digest_no_remediations() -> str:
+    return "No remediations run."
+
+
+def digest_more(n: int) -> str:
+    return f"… and {n:,} more"
+
+
+def digest_context(now: float, tz: tzinfo, chart: bool) -> str:
+    stamp = f"As of {datetime.fromtimestamp(now, tz).strftime('%a %d %b %Y %H:%M')} ({tz})"
+    return stamp + (" · the worst groups' lag over 24 h is charted in the thread" if chart else "")
+
+
+def digest_fallback(period: float, total: int, counts: Sequence[tuple[str, int]], incidents: int, runs: int) -> str:
+    troubled = ", ".join(f"{n:,} {status}" for status, n in counts if n and status != "OK")
+    groups = f"{total:,} group{'s' if total != 1 else ''}" + (f" ({troubled})" if troubled else "")
+    return f"Kafka lag digest, last {duration(period)}: {groups}, {incidents:,} incident(s), {runs:,} remediation(s)"
+
+
+def digest_chart_title() -> str:
+    return "Lag of the worst groups, last 24 h"
+
+
+def digest_chart_alt(labels: Sequence[str]) -> str:
+    return "Line chart of consumer lag (messages) over the last 24 h for " + (", ".join(labels) or "no group")
+
+
+def digest_chart_axes(tz: tzinfo) -> tuple[str, str]:
+    """(x label, y label) of the digest chart."""
+    return f"time of day ({tz})", "lag (messages)"
+
+
+def digest_chart_empty() -> str:
+    return "no lag history in the last 24 h"
+
+
+def digest_upload_failed(channel: str, ts: str, problem: str) -> str:
+    return f"digest posted to {channel} (ts {ts}) but its chart could not be uploaded: {problem}"
+
+
+def digest_retention_too_short(value: float) -> str:
+    return f"{duration(value)} is too short: keep at least 1d, the digest compares lag with 24 h before"
+
+
+def digest_bad_resolution(value: float) -> str:
+    return f"{value:g} is not a whole number of seconds >= 1"
+
+
+def digest_bad_timezone(name: str) -> str:
+    return f"{name!r} is not an IANA time zone (such as 'UTC' or 'Europe/Paris')"
+
+
+def digest_bad_cron(cron: str, problem: str) -> str:
+    return f"{cron!r} is not a 5-field crontab (minute hour day month weekday): {problem}"
+
+
+def digest_period_beyond_history(channel: str, period: float, retention: float) -> str:
+    return (
+        f"the digest of {channel} covers {duration(period)} but history is kept {duration(retention)}: "
+        f"raise digest.history.retention or shorten the period"
+    )
+
+
+def digest_bad_channel(channel: str) -> str:
+    return f"{channel!r} is not a channel: give its id (C0123ABCD) or its name (#kafka-alerts), without spaces"
