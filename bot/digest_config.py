@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from bot import messages
 
 if TYPE_CHECKING:
-    from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
+    from apscheduler.triggers.cron import CronTrigger
 
 DAY = 86_400.0
 
