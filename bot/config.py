@@ -240,6 +240,8 @@ class Settings(BaseSettings):
     incidents: IncidentConfig = Field(default_factory=IncidentConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
     leader: LeaderConfig = Field(default_factory=LeaderConfig)
+    policy_file: Path | None = None
+    """Who may approve what (policies/); None: the conservative policy shipped with lagbot."""
 
     digest: DigestSettings = Field(default_factory=DigestSettings)
 

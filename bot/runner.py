@@ -18,12 +18,14 @@ import redis
 
 from bot import messages
 from bot.config import ConfigError, Settings
+from bot.digest_config import DigestConfig
 from bot.scheduler import build_scheduler
 from bot.server import BotHTTPServer
 from bot.service import Bot, slack_client
 from bot.silences import RedisSilenceStore
 from bot.slack.app import build_app
 from bot.slack.wiring import BotCommands
+from policies.loader import default_policy_path, load_policy
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,11 @@ def connect_redis(settings: Settings) -> redis.Redis:
     return client
 
 
+def digest_config_for(settings: Settings, channel: str) -> DigestConfig:
+    """The configured digest of `channel`, else a default one (what `/lag digest` posts there)."""
+    return next((d for d in settings.digest.channels if d.channel == channel), DigestConfig(channel=channel))
+
+
 def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
     try:
         bot.redis.ping()
@@ -76,15 +83,17 @@ def run_bot(
     client = connect_redis(settings)
     slack = slack_client(secrets.bot_token, settings.slack.api_url)
     silences = RedisSilenceStore(client)
-    bot = Bot(settings, client, slack, silenced=lambda c, g, now: silences.active(c, g, now) is not None)
+    policy = load_policy(settings.policy_file or default_policy_path())
+    bot = Bot(settings, client, slack, policy=policy, silenced=lambda c, g, now: silences.active(c, g, now) is not None)
     commands = BotCommands(bot, silences)
+    commands.digest = lambda channel: bot.digest(digest_config_for(settings, channel))
     app = build_app(client=slack, signing_secret=secrets.signing_secret or "socket-mode", run_command=commands.run)
     server = BotHTTPServer(
         host=settings.http.host,
         port=settings.http.port,
         app=None if secrets.app_token else app,
         health=lambda: health(bot),
-        metrics=lambda: b"",
+        metrics=bot.metrics.render,
     ).start()
     log.warning("lagbot listening", extra={"host": settings.http.host, "port": server.port, "replica": bot.replica_id})
     scheduler = build_scheduler(bot)

@@ -57,6 +57,13 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
             id=f"check:{cluster.name}",
             next_run_time=now + timedelta(seconds=0.5),
         )
+    for digest in bot.settings.digest.channels:
+        scheduler.add_job(
+            guarded(f"digest {digest.channel}", bot.scheduled_digest),
+            digest.trigger(),
+            args=[digest],
+            id=f"digest:{digest.channel}",
+        )
     if extra_jobs is not None:
         extra_jobs(scheduler)
     return scheduler

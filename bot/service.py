@@ -22,14 +22,20 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from bot.audit import AuditLog
 from bot.check import Checker, CheckReport
-from bot.config import Settings
+from bot.config import Settings, Thresholds
+from bot.digest import IncidentSummary, PostedDigest, RemediationSummary, compose_digest, post_digest
+from bot.digest_config import DigestConfig
+from bot.history import HistoryStore, make_history
 from bot.incidents import POST_ROOT, REPLY, Effect, Incident, IncidentStore, RedisIncidentStore, step
 from bot.lease import Lease
+from bot.metrics import Metrics
 from bot.model import GroupVerdict
 from bot.slack import render
 from bot.slack.outbox import DeliveryReport, Operation, Outbox
 from bot.window import RedisWindowStore
+from policies.model import Policy
 
 log = logging.getLogger(__name__)
 
@@ -105,17 +111,21 @@ class Bot:
         replica_id: str | None = None,
         silenced: Silenced | None = None,
         clock: Callable[[], float] = time.time,
-        checker: Checker | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.settings = settings
         self.redis = redis_client
         self.slack = slack
         self.replica_id = replica_id or uuid.uuid4().hex[:8]
         self.clock = clock
+        self.policy = policy
         store = RedisWindowStore(redis_client, samples=settings.window.samples, ttl=settings.window.ttl)
-        self.checker = checker or Checker(settings, store, clock=clock)
+        self.checker = Checker(settings, store, clock=clock, thresholds_for=self.thresholds_for)
         self.incidents: IncidentStore = RedisIncidentStore(redis_client)
         self.outbox = Outbox(redis_client)
+        self.metrics = Metrics()
+        self.history: HistoryStore = make_history(settings.digest.history, redis_client)
+        self.audit = AuditLog(redis_client)
         self.leadership = Leadership(
             Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
         )
@@ -124,18 +134,45 @@ class Bot:
         self._deliver_lock = threading.Lock()
         self.cycle_listeners: list[Callable[[CheckReport], None]] = []
 
+    # -- what the policy says about a group --------------------------------------------------------------
+
+    def thresholds_for(self, cluster: str, group: str) -> Thresholds:
+        rule = self.policy.match(cluster, group) if self.policy is not None else None
+        return rule.thresholds if rule is not None and rule.thresholds is not None else self.settings.thresholds
+
+    def channel_for(self, cluster: str, group: str) -> str | None:
+        """The policy rule's channel when it names one, else the configuration's routes."""
+        rule = self.policy.match(cluster, group) if self.policy is not None else None
+        if rule is not None and rule.channel is not None:
+            return rule.channel
+        return self.settings.slack.channel_for(cluster, group)
+
     # -- a check ---------------------------------------------------------------------------------------
 
     def check(self, cluster: str) -> CycleResult | None:
-        """One check of one cluster, if this replica leads: collect, judge, update incidents, deliver."""
+        """One check of one cluster, if this replica leads: collect, judge, record, update incidents, deliver."""
         if not self.leadership.is_leader():
             return None
+        started = time.monotonic()
         report = self.checker.cycle([cluster])
+        self.metrics.observe_check_duration(cluster, time.monotonic() - started)
         self.latest[cluster] = report
+        self.metrics.observe_report(self.latest_report())
+        self.history.record(report)
         for listener in self.cycle_listeners:
             listener(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
         return CycleResult(report=report, delivery=self.deliver(), opened=opened)
+
+    def latest_report(self) -> CheckReport:
+        """The newest report of every cluster, as one (what /metrics shows)."""
+        reports = list(self.latest.values())
+        return CheckReport(
+            taken_at=max((r.taken_at for r in reports), default=0.0),
+            verdicts=[v for r in reports for v in r.verdicts],
+            cluster_errors={k: v for r in reports for k, v in r.cluster_errors.items()},
+            clusters=[c for r in reports for c in r.clusters],
+        )
 
     def apply(self, verdicts: list[GroupVerdict], *, now: float) -> int:
         """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
@@ -146,7 +183,7 @@ class Bot:
             transition = step(
                 before,
                 verdict,
-                channel=self.settings.slack.channel_for(verdict.cluster, verdict.group),
+                channel=self.channel_for(verdict.cluster, verdict.group),
                 silenced=self.silenced(verdict.cluster, verdict.group, now),
                 config=self.settings.incidents,
                 now=now,
@@ -184,4 +221,55 @@ class Bot:
         self.incidents.set_root(operation.cluster, operation.group, operation.incident_id, ts)
 
     def _slack_error(self, method: str, error: str) -> None:
+        self.metrics.slack_error(method, error)
         log.warning("slack error", extra={"method": method, "error": error})
+
+    # -- digests -----------------------------------------------------------------------------------------
+
+    def scheduled_digest(self, config: DigestConfig) -> PostedDigest | None:
+        """A digest on its cron: only the leader posts it."""
+        if not self.leadership.is_leader():
+            return None
+        return self.digest(config)
+
+    def digest(self, config: DigestConfig) -> PostedDigest:
+        """Post the digest of `config.channel` now: the groups routed there (every group when none is)."""
+        now = self.clock()
+        since = now - config.period
+        verdicts = [v for c in self.settings.clusters for v in self.checker.judge_stored(c.name)]
+        routed = [v for v in verdicts if self.channel_for(v.cluster, v.group) == config.channel] or verdicts
+        keys = {(v.cluster, v.group) for v in routed}
+        incidents = [
+            IncidentSummary(i.cluster, i.group, i.opened_at, i.resolved_at, i.peak_lag, i.peak_severity.label)
+            for i in self.incidents.changed_since(since)
+            if (i.cluster, i.group) in keys
+        ]
+        remediations = [
+            RemediationSummary(
+                e.cluster,
+                e.group,
+                e.action or "",
+                str(e.detail.get("requested_by", "")),
+                tuple(str(u) for u in e.detail.get("approved_by", ())),
+                e.at,
+                e.event,
+            )
+            for e in self.audit.export(since=since)
+            if e.event in ("succeeded", "failed") and (e.cluster, e.group) in keys
+        ]
+        composed = compose_digest(
+            config=config,
+            verdicts=routed,
+            history=self.history,
+            incidents=incidents,
+            remediations=remediations,
+            now=now,
+        )
+        return post_digest(
+            self.slack,
+            config.channel,
+            composed.message,
+            composed.chart_png,
+            alt_text=composed.chart_alt,
+            on_error=self.metrics.slack_error,
+        )

@@ -22,7 +22,7 @@ class BotCommands:
     def __init__(self, bot: Bot, silences: SilenceStore) -> None:
         self.bot = bot
         self._silences = silences
-        self.digest: Callable[[str], None] | None = None
+        self.digest: Callable[[str], object] | None = None
         self.audit_reply: Callable[[str, str], Reply] | None = None
         self.remediate_reply: Callable[[str, str, str, str, Sequence[str]], Reply] | None = None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -230,7 +231,20 @@ def test_slash_commands_through_the_running_bot(
 
         # Unsilence: the next check opens the incident.
         ask(f"unsilence {group}")
-        wait_for("the incident after unsilencing", lambda: roots(slack))
+        [root] = wait_for("the incident after unsilencing", lambda: roots(slack))
+
+        # The digest of this channel, now: one message, the chart uploaded into its thread.
+        ask("digest")
+        digest = wait_for("the digest", lambda: [m for m in roots(slack) if m.ts != root.ts])
+        assert len(digest) == 1 and group in block_text(digest[0])
+        [complete] = wait_for("the chart upload", lambda: slack.calls_to("files.completeUploadExternal"))
+        assert complete.args["thread_ts"] == digest[0].ts
+
+        # /metrics has the group's exact lag per partition, in Kafka Lag Exporter's names.
+        with urllib.request.urlopen(f"{bot.url}/metrics", timeout=5) as response:
+            metrics = response.read().decode()
+        labels = f'cluster_name="embedded",group="{group}",partition="0",topic="{topic}"'
+        assert f"kafka_consumergroup_group_lag{{{labels}}} 320.0" in metrics
         assert "Traceback" not in bot.log()
     finally:
         bot.stop(signal.SIGKILL)
