@@ -95,6 +95,14 @@ class Approval:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class ClickAnswer:
+    """What the clicker sees privately (None: nothing; the thread tells everyone what happened)."""
+
+    ephemeral: str | None
+    verdict: Verdict | None = None
+
+
 # KEYS[1] = proposal hash, KEYS[2] = its approvals set, KEYS[3] = cooldown key, KEYS[4] = approvals in order
 # ARGV = user, now, cooldown (ms), proposal id
 _APPROVE = """

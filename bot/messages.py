@@ -1483,3 +1483,119 @@ def digest_period_beyond_history(channel: str, period: float, retention: float) 
 
 def digest_bad_channel(channel: str) -> str:
     return f"{channel!r} is not a channel: give its id (C0123ABCD) or its name (#kafka-alerts), without spaces"
+
+
+# --- approvals in Slack ---
+
+
+def approval_unknown() -> str:
+    return "This proposal is unknown or too old: ask for a new one with `/lag remediate <group> <action>`."
+
+
+def approvers_unavailable(problem: str) -> str:
+    return f"Cannot check who may approve right now ({problem}); nothing was run. Try again in a minute."
+
+
+def approval_not_approver(rule: str, summary: str) -> str:
+    return (
+        f":no_entry: You are not an approver of policy rule `{slack_escape(rule)}`, so *{slack_escape(summary)}* "
+        "was not run. This refusal is in the audit trail."
+    )
+
+
+def approval_dry_run(user: str, summary: str) -> str:
+    return f":test_tube: Dry run: <@{user}> approved *{slack_escape(summary)}*; nothing was changed (policy dry-run)."
+
+
+def approval_recorded(user: str, have: int, need: int) -> str:
+    return f":ballot_box_with_check: <@{user}> approved ({have} of {need}): waiting for another approver."
+
+
+def approval_refused(reason: str, state: str, detail: str) -> str:
+    why = {
+        "expired": "this proposal has expired: ask for a new one with `/lag remediate <group> <action>`",
+        "not_proposed": f"this proposal is already {state or 'closed'}",
+        "again": "you already approved it: it needs a different second approver",
+        "requester": "you asked for it: two other people must approve",
+        "cooldown": f"it ran for this group recently: cooldown for another {duration(int(detail or 0) / 1000)}",
+        "missing": "this proposal is unknown or too old",
+    }.get(reason, reason)
+    return f"Not run: {why}."
+
+
+def approval_denied(user: str, summary: str, reason: str) -> str:
+    return f":x: <@{user}> denied *{slack_escape(summary)}*: {slack_escape(reason)}"
+
+
+def remediation_running(approvers: Sequence[str], summary: str) -> str:
+    who = ", ".join(f"<@{u}>" if u != "lagbot" else "the policy (auto-approve)" for u in approvers)
+    return f":gear: Approved by {who}: running *{slack_escape(summary)}*"
+
+
+def remediation_result(ok: bool, summary: str, detail: str) -> str:
+    mark = ":white_check_mark:" if ok else ":x:"
+    outcome = "done" if ok else "failed"
+    return f"{mark} *{slack_escape(summary)}* {outcome}: {slack_escape(detail)}"
+
+
+def remediation_crashed(action: str, exc: BaseException) -> str:
+    return f"{action} stopped with an unexpected error ({type(exc).__name__}: {exc}); nothing more was done"
+
+
+def remediation_not_offered(action: str, reason: str) -> str:
+    return f"`{action}` not offered: {reason}"
+
+
+def remediation_cooling_down(action: str, left: float) -> str:
+    return f"{action} ran for this group recently; it can be proposed again in {duration(left)}"
+
+
+def verify_escalation(detail: str, rule: object) -> str:
+    mentions = getattr(getattr(rule, "approvers", None), "mentions", lambda: "")()
+    return f":rotating_light: {detail} {mentions}".rstrip()
+
+
+def proposals_title(expires_in: float) -> str:
+    return f"*Remediations the policy allows* (proposals expire in {duration(expires_in)}):"
+
+
+def proposal_line(summary: str, steps: Sequence[str], approvals: int, risk: str) -> str:
+    people = "two approvers" if approvals >= 2 else "one approver"
+    return f"• *{slack_escape(summary)}* ({risk} risk, {people}): " + slack_escape("; ".join(steps))
+
+
+def proposal_confirm_title() -> str:
+    return "Run this remediation?"
+
+
+def proposal_confirm_text(summary: str, confirm: str | None) -> str:
+    return confirm or f"lagbot will {summary[:1].lower()}{summary[1:]}. This is recorded in the audit trail."
+
+
+def deny_button() -> str:
+    return "Deny…"
+
+
+def deny_modal_title() -> str:
+    return "Deny remediation"
+
+
+def deny_modal_label(summary: str) -> str:
+    return f"Why deny “{summary}”?"
+
+
+def audit_line(at: str, event: str, user: str, action: str | None, detail: str) -> str:
+    who = "lagbot" if user == "lagbot" else f"<@{user}>"
+    return f"`{at}` *{event}* {action or ''} by {who} {slack_escape(detail)}".rstrip()
+
+
+def audit_empty(group: str) -> str:
+    return f"Nothing in the audit trail for `{slack_escape(group)}` yet."
+
+
+def click_failed(reference: str) -> str:
+    return f":warning: Something went wrong with this click; nothing more was done. It is logged as `{reference}`."
+
+
+def remediate_bad_replicas(value: str) -> str:
+    return f"`{slack_escape(value)}` is not a replica count: use `/lag remediate <group> scale <n>`"

@@ -7,12 +7,14 @@ calls them on time. Nothing here renders text (bot.slack.render) or decides inci
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import redis
 from slack_sdk import WebClient
@@ -28,7 +30,7 @@ from bot.config import Settings, Thresholds
 from bot.digest import IncidentSummary, PostedDigest, RemediationSummary, compose_digest, post_digest
 from bot.digest_config import DigestConfig
 from bot.history import HistoryStore, make_history
-from bot.incidents import POST_ROOT, REPLY, Effect, Incident, IncidentStore, RedisIncidentStore, step
+from bot.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
 from bot.lease import Lease
 from bot.metrics import Metrics
 from bot.model import GroupVerdict
@@ -38,6 +40,25 @@ from bot.window import RedisWindowStore
 from policies.model import Policy
 
 log = logging.getLogger(__name__)
+
+OUTBOX_LOCK = "lagbot:outbox:lock"
+
+
+class RemediationHooks(Protocol):
+    """What the incident loop asks of remediations (bot.remediate.Remediator implements it)."""
+
+    def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
+        """Proposal blocks for an incident's first reply (proposing is part of it)."""
+        ...
+
+    def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
+        """Feed one more check to the verification of the incident's remediation, if one is verifying."""
+        ...
+
+    def state(self, incident_id: str) -> dict[str, Any]:
+        """The incident's latest remediation as its root message shows it ({} when none)."""
+        ...
+
 
 Silenced = Callable[[str, str, float], bool]
 """(cluster, group, now) -> whether opening an incident for the group is suppressed."""
@@ -131,7 +152,7 @@ class Bot:
         )
         self.silenced: Silenced = silenced or (lambda _cluster, _group, _now: False)
         self.latest: dict[str, CheckReport] = {}
-        self._deliver_lock = threading.Lock()
+        self.remediations: RemediationHooks | None = None
         self.cycle_listeners: list[Callable[[CheckReport], None]] = []
 
     # -- what the policy says about a group --------------------------------------------------------------
@@ -188,19 +209,36 @@ class Bot:
                 config=self.settings.incidents,
                 now=now,
             )
-            if transition.incident is None or transition.incident == before:
+            incident = transition.incident
+            if incident is None or incident == before:
                 continue
-            self.incidents.put(transition.incident)
+            self.incidents.put(incident)
+            if self.remediations is not None and incident.is_open:
+                self.remediations.verify_step(incident, verdict, now=now)
             for effect in transition.effects:
-                self.enqueue(effect, transition.incident, verdict, now=now)
+                extra = []
+                if self.remediations is not None and effect.kind == REPLY and effect.change is Change.OPENED:
+                    extra = self.remediations.buttons(incident, verdict, now=now)
+                self.enqueue(effect, incident, verdict, now=now, extra=extra)
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
 
-    def enqueue(self, effect: Effect, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
+    def enqueue(
+        self,
+        effect: Effect,
+        incident: Incident,
+        verdict: GroupVerdict,
+        *,
+        now: float,
+        extra: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if self.remediations is not None:
+            incident = replace(incident, remediation=self.remediations.state(incident.id))
         if effect.kind == REPLY:
-            text, blocks = render.change_reply(effect.change, effect.detail, incident, verdict, now)
+            rendered = render.change_reply(effect.change, effect.detail, incident, verdict, now)
         else:
-            text, blocks = render.incident_root(incident, verdict, self.settings.incidents, now)
+            rendered = render.incident_root(incident, verdict, self.settings.incidents, now)
+        text, blocks = render.with_blocks(rendered, extra or [])
         operation = Operation(
             op=effect.kind,
             incident_id=incident.id,
@@ -213,9 +251,19 @@ class Bot:
         self.outbox.enqueue(operation, now=now)
 
     def deliver(self) -> DeliveryReport:
-        """Send what the outbox holds (this cycle's effects and what earlier cycles could not send)."""
-        with self._deliver_lock:
+        """Send what the outbox holds (this cycle's effects and what earlier cycles could not send).
+
+        One deliverer at a time across threads and replicas (a click answered by a follower enqueues and
+        delivers too): a Redis lock, waited for a few seconds; whoever holds it sends everything queued.
+        """
+        lock = self.redis.lock(OUTBOX_LOCK, timeout=120, blocking_timeout=15, thread_local=False)
+        if not lock.acquire():
+            return DeliveryReport(pending=self.outbox.pending())
+        try:
             return self.outbox.deliver(self.slack, on_root=self._root_posted, on_error=self._slack_error)
+        finally:
+            with contextlib.suppress(redis.exceptions.LockError):
+                lock.release()
 
     def _root_posted(self, operation: Operation, ts: str) -> None:
         self.incidents.set_root(operation.cluster, operation.group, operation.incident_id, ts)

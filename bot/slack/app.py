@@ -9,13 +9,19 @@ to find it in the logs (bot.slack.commands.respond_safely).
 from __future__ import annotations
 
 import logging
+import re
+import time
+import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
+from bot import messages
+from bot.approvals import ClickAnswer
 from bot.slack.commands import Reply
+from bot.slack.render import DENY_CALLBACK
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +29,28 @@ CommandRunner = Callable[[str, str, str], Reply]
 """(command text, user id, channel id) -> the reply; never raises (bot.slack.commands.run_command)."""
 
 
-def build_app(*, client: WebClient, signing_secret: str, run_command: CommandRunner) -> App:
+class Clicks(Protocol):
+    """What approval buttons need (bot.remediate.Remediator implements it)."""
+
+    def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer: ...
+
+    def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer: ...
+
+    def deny_view(self, proposal_id: str) -> dict[str, Any] | None: ...
+
+
+def build_app(
+    *,
+    client: WebClient,
+    signing_secret: str,
+    run_command: CommandRunner,
+    clicks: Clicks | None = None,
+    clock: Callable[[], float] = time.time,
+) -> App:
     """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call."""
     app = App(client=client, signing_secret=signing_secret, process_before_response=False)
+    if clicks is not None:
+        _approval_listeners(app, clicks, clock)
 
     def ack_command(ack: Ack) -> None:
         ack()
@@ -41,3 +66,54 @@ def build_app(*, client: WebClient, signing_secret: str, run_command: CommandRun
         log.error("slack listener failed", exc_info=error)
 
     return app
+
+
+def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) -> None:
+    """Approve and deny buttons, and the deny modal. The button value is only a proposal id."""
+
+    def ack_only(ack: Ack) -> None:
+        ack()
+
+    def approve(body: dict[str, Any], respond: Respond) -> None:
+        answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
+        if answer.ephemeral:
+            respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
+
+    def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        ack()
+        view = clicks.deny_view(_value(body))
+        if view is None:
+            respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
+            return
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def deny(body: dict[str, Any], client: WebClient) -> None:
+        view = body.get("view") or {}
+        reason = view.get("state", {}).get("values", {}).get("reason", {}).get("text", {}).get("value") or ""
+        user = _user(body)
+        answer = _safely(lambda: clicks.deny(str(view.get("private_metadata", "")), user, reason, now=clock()))
+        if answer.ephemeral:
+            client.chat_postMessage(channel=user, text=answer.ephemeral)
+
+    app.action(re.compile(r"^approve:"))(ack=ack_only, lazy=[approve])
+    app.action(re.compile(r"^deny:"))(open_deny)
+    app.view(DENY_CALLBACK)(ack=ack_only, lazy=[deny])
+
+
+def _value(body: dict[str, Any]) -> str:
+    actions = body.get("actions") or [{}]
+    return str(actions[0].get("value", ""))
+
+
+def _user(body: dict[str, Any]) -> str:
+    return str((body.get("user") or {}).get("id", ""))
+
+
+def _safely(work: Callable[[], ClickAnswer]) -> ClickAnswer:
+    """A click's work; an unexpected exception becomes an apology with a log reference, never a trace."""
+    try:
+        return work()
+    except Exception:
+        reference = uuid.uuid4().hex[:12]
+        log.exception("click failed", extra={"error_id": reference})
+        return ClickAnswer(messages.click_failed(reference))

@@ -150,9 +150,21 @@ class Outbox:
             args=[operation.encode(), is_edit, operation.incident_id, now],
         )
 
-    def root_ts(self, incident_id: str) -> str | None:
+    def root(self, incident_id: str) -> tuple[str, str] | None:
+        """(channel id, ts) of the incident's root message once Slack has it.
+
+        The channel id is the one Slack answered with, so a channel configured by name (#kafka-alerts)
+        works for edits too (chat.update takes ids only).
+        """
         value = self._redis.hget(self._roots, incident_id)
-        return None if value is None else _text(value)
+        if value is None:
+            return None
+        channel, _, ts = _text(value).partition(" ")
+        return channel, ts
+
+    def root_ts(self, incident_id: str) -> str | None:
+        root = self.root(incident_id)
+        return None if root is None else root[1]
 
     def pending(self) -> int:
         """Operations still queued, over all incidents."""
@@ -198,6 +210,7 @@ class Outbox:
                 return ts
             root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
             dead = "" if outcome == "sent" else _dead_letter(raw, ts)
+            ts = ts.partition(" ")[2] if root else ts
             self._done(keys=[key, self._roots, self._dead], args=[raw, incident_id, root, dead, DEAD_KEEP])
             if outcome == "sent":
                 report.sent += 1
@@ -209,23 +222,21 @@ class Outbox:
         return None
 
     def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
-        """('sent', ts) or ('transient' | 'dead', error code)."""
+        """('sent', "<channel id> <ts>" for a root, else the root's ts) or ('transient' | 'dead', error code)."""
         method = {POST_ROOT: "chat.postMessage", UPDATE_ROOT: "chat.update", REPLY: "chat.postMessage"}[operation.op]
-        root = "" if operation.op == POST_ROOT else self.root_ts(operation.incident_id)
+        root = (operation.channel, "") if operation.op == POST_ROOT else self.root(operation.incident_id)
         if root is None:
             return "dead", "no_root_message"
+        channel, root_ts = root
         try:
             if operation.op == POST_ROOT:
-                response = client.chat_postMessage(
-                    channel=operation.channel, text=operation.text, blocks=operation.blocks
-                )
-            elif operation.op == UPDATE_ROOT:
-                response = client.chat_update(
-                    channel=operation.channel, ts=root, text=operation.text, blocks=operation.blocks
-                )
+                response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
+                return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
+            if operation.op == UPDATE_ROOT:
+                client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
             else:
-                response = client.chat_postMessage(
-                    channel=operation.channel, thread_ts=root, text=operation.text, blocks=operation.blocks
+                client.chat_postMessage(
+                    channel=channel, thread_ts=root_ts, text=operation.text, blocks=operation.blocks
                 )
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
@@ -240,7 +251,7 @@ class Outbox:
                 on_error(method, "connection_error")
             log.warning("slack unreachable", extra={"method": method, "error": str(exc)})
             return "transient", "connection_error"
-        return "sent", str(response.get("ts") or root or "")
+        return "sent", root_ts
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:

@@ -10,10 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_sdk.models.blocks import Block, ContextBlock, DividerBlock, SectionBlock, TableBlock
-from slack_sdk.models.blocks.basic_components import MarkdownTextObject
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    ContextBlock,
+    DividerBlock,
+    InputBlock,
+    PlainTextInputElement,
+    SectionBlock,
+    TableBlock,
+)
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
 from bot import messages
+from bot.approvals import Proposal
 from bot.config import IncidentConfig
 from bot.incidents import Change, Incident
 from bot.model import Cause, GroupVerdict, PartitionVerdict
@@ -178,3 +190,74 @@ def change_reply(change: Change, detail: str, incident: Incident, verdict: Group
         line = detail
     block = SectionBlock(text=MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT)))
     return clip(line, 3_000), [block.to_dict()]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Remediation proposals: buttons that carry only a proposal id, a confirm dialog for risky ones
+# ---------------------------------------------------------------------------------------------------
+
+MAX_BUTTON_TEXT = 75
+MAX_ACTIONS = 25
+DENY_CALLBACK = "deny_reason"
+
+
+def proposal_blocks(proposals: list[Proposal], *, now: float) -> list[dict[str, Any]]:
+    """A title, one line per plan, and one actions block: approve (with a confirm when risky) and deny."""
+    if not proposals:
+        return []
+    shown = proposals[: MAX_ACTIONS // 2]
+    expires_in = min(p.expires_at for p in shown) - now
+    lines = [messages.proposal_line(p.plan.summary, p.plan.steps, p.approvals_required, p.plan.risk) for p in shown]
+    text = clip("\n".join([messages.proposals_title(expires_in), *lines]), MAX_SECTION_TEXT)
+    elements = []
+    for p in shown:
+        elements.append(_approve_button(p))
+        elements.append(ButtonElement(text=messages.deny_button(), action_id=f"deny:{p.id}", value=p.id))
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text)), ActionsBlock(elements=elements)]
+    return [b.to_dict() for b in blocks]
+
+
+def _approve_button(p: Proposal) -> ButtonElement:
+    risky = p.plan.risk != "low" or p.plan.confirm is not None
+    confirm = (
+        ConfirmObject(
+            title=messages.proposal_confirm_title(),
+            text=clip(messages.proposal_confirm_text(p.plan.summary, p.plan.confirm), 300),
+            confirm="Approve",
+            deny="Cancel",
+            style="danger" if p.plan.risk == "high" else None,
+        )
+        if risky
+        else None
+    )
+    return ButtonElement(
+        text=clip(p.plan.summary, MAX_BUTTON_TEXT),
+        action_id=f"approve:{p.id}",
+        value=p.id,
+        style="danger" if p.plan.risk == "high" else "primary",
+        confirm=confirm,
+    )
+
+
+def deny_modal(proposal: Proposal) -> dict[str, Any]:
+    """The modal asking for a reason to deny; its private_metadata is the proposal id."""
+    reason = InputBlock(
+        block_id="reason",
+        label=PlainTextObject(text=clip(messages.deny_modal_label(proposal.plan.summary), 2_000)),
+        element=PlainTextInputElement(action_id="text", multiline=True, max_length=500),
+    )
+    return {
+        "type": "modal",
+        "callback_id": DENY_CALLBACK,
+        "private_metadata": proposal.id,
+        "title": {"type": "plain_text", "text": messages.deny_modal_title()},
+        "submit": {"type": "plain_text", "text": "Deny"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [reason.to_dict()],
+    }
+
+
+def with_blocks(rendered: Rendered, extra: list[dict[str, Any]]) -> Rendered:
+    """A message with more blocks appended, never beyond Slack's 50."""
+    text, blocks = rendered
+    return text, (blocks + extra)[:MAX_BLOCKS] if extra else blocks

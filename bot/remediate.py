@@ -1,0 +1,420 @@
+"""Remediations from the incident thread: propose, approve, run exactly once, verify, audit.
+
+    incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure)
+    click          -> `click` (approver? atomic approval in Redis) -> `run` on the one caller told RUN
+    later checks   -> `verify_step` (improving / no change / worse / resolved, once per change)
+
+Every step writes an audit entry and speaks in the incident's thread through the bot's outbox. Any
+failure inside a remediation becomes a failed outcome in the thread: it never stops the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from bot import messages
+from bot.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
+from bot.audit import AuditEntry
+from bot.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
+from bot.model import GroupState, GroupVerdict, Severity, Status
+from bot.service import Bot
+from bot.slack import render
+from bot.slack.commands import Reply, text_reply
+from policies.approvers import ApproverDirectory, ApproversUnavailable
+from policies.model import Rule, remediation_params
+from remediations import registry
+from remediations.base import ExecutionContext, Outcome, PlanError, Progress
+from remediations.executors.base import Executor, ExecutorError, Workload
+from remediations.verify import Check, assess
+
+log = logging.getLogger(__name__)
+
+BOT_USER = "lagbot"
+STATE_VERSION = 1
+STATE_KEEP = 8 * 86_400
+ExecutorFor = Callable[[Workload], Executor]
+
+
+class Remediator:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        proposals: ProposalStore,
+        directory: ApproverDirectory,
+        executor_for: ExecutorFor,
+    ) -> None:
+        if bot.policy is None:
+            raise ValueError("remediations need a policy")
+        self.bot = bot
+        self.policy = bot.policy
+        self.proposals = proposals
+        self.directory = directory
+        self.executor_for = executor_for
+
+    # -- proposing ---------------------------------------------------------------------------------------
+
+    def rule(self, cluster: str, group: str) -> Rule:
+        return self.policy.match(cluster, group)
+
+    def suggested(self, verdict: GroupVerdict) -> list[str]:
+        """Actions the causes suggest, most likely cause first, without repeats."""
+        actions: list[str] = []
+        for cause in verdict.causes:
+            if cause.remediation and cause.remediation not in actions:
+                actions.append(cause.remediation)
+        return actions
+
+    def propose(
+        self,
+        verdict: GroupVerdict,
+        *,
+        now: float,
+        incident: Incident | None,
+        actions: list[str] | None = None,
+        requested_by: str = BOT_USER,
+        given: dict[str, Any] | None = None,
+    ) -> tuple[list[Proposal], list[str]]:
+        """Proposals for the actions the rule allows (default: those the causes suggest).
+
+        Returns the proposals and, for each action not offered, the reason (for `/lag remediate`).
+        """
+        rule = self.rule(verdict.cluster, verdict.group)
+        made: list[Proposal] = []
+        skipped: list[str] = []
+        for action in actions if actions is not None else self.suggested(verdict):
+            try:
+                made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given or {}))
+            except (PlanError, ExecutorError, ValueError, registry.RegistryError) as exc:
+                skipped.append(messages.remediation_not_offered(action, str(exc)))
+        for proposal in made:
+            if requested_by == BOT_USER and rule.auto_approves(proposal.action, now):
+                self.approve_and_run(proposal.id, BOT_USER, now=now, auto=True)
+        return made, skipped
+
+    def _proposal(
+        self,
+        rule: Rule,
+        action: str,
+        verdict: GroupVerdict,
+        now: float,
+        incident: Incident | None,
+        requested_by: str,
+        given: dict[str, Any],
+    ) -> Proposal:
+        policy = rule.allows(action)
+        if policy is None:
+            raise ValueError(messages.policy_not_allowed(rule.name, action))
+        left = self.proposals.in_cooldown(verdict.cluster, verdict.group, action)
+        if left > 0:
+            raise ValueError(messages.remediation_cooling_down(action, left))
+        if action == "scale" and rule.workload is not None and "current_replicas" not in given:
+            given = {**given, "current_replicas": self.executor_for(rule.workload).replicas(rule.workload)}
+        params = registry.params(action, remediation_params(rule, action, **given))
+        plan = registry.get(action).plan(verdict, params, now=now)
+        proposal = self.proposals.create(
+            plan,
+            requested_by=requested_by,
+            now=now,
+            expires_in=policy.proposal_expiry,
+            approvals_required=policy.approvals_required,
+            cooldown=policy.cooldown,
+            channel=incident.channel if incident else None,
+            incident_id=incident.id if incident else None,
+        )
+        self._audit("proposed", proposal, requested_by, now, plan=plan.summary, steps=list(plan.steps))
+        return proposal
+
+    # -- a click -----------------------------------------------------------------------------------------
+
+    def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
+        """An approval click from `user`. The caller told RUN has executed the plan when this returns."""
+        proposal = self.proposals.get(proposal_id)
+        if proposal is None:
+            return ClickAnswer(messages.approval_unknown())
+        rule = self.rule(proposal.cluster, proposal.group)
+        try:
+            allowed = self.directory.is_approver(rule, user, now)
+        except ApproversUnavailable as exc:
+            return ClickAnswer(messages.approvers_unavailable(str(exc)))
+        if not allowed:
+            self._audit("refused", proposal, user, now, reason="not an approver")
+            return ClickAnswer(messages.approval_not_approver(rule.name, proposal.plan.summary), Verdict.MISSING)
+        if rule.dry_run:
+            self._audit("dry_run", proposal, user, now)
+            self._reply(proposal, messages.approval_dry_run(user, proposal.plan.summary), now)
+            return ClickAnswer(None)
+        return self.approve_and_run(proposal_id, user, now=now)
+
+    def approve_and_run(self, proposal_id: str, user: str, *, now: float, auto: bool = False) -> ClickAnswer:
+        approval = self.proposals.approve(proposal_id, user, now=now)
+        proposal = approval.proposal
+        if approval.verdict is Verdict.RUN and proposal is not None:
+            self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
+            self.run(proposal, now=now)
+            return ClickAnswer(None, Verdict.RUN)
+        if approval.verdict is Verdict.RECORDED and proposal is not None:
+            self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), complete=False)
+            line = messages.approval_recorded(user, len(proposal.approvals), proposal.approvals_required)
+            self._reply(proposal, line, now)
+            return ClickAnswer(None, Verdict.RECORDED)
+        if proposal is not None and approval.verdict is not Verdict.NOT_PROPOSED:
+            self._audit("refused", proposal, user, now, reason=approval.verdict.value)
+        state = proposal.state_at(now).value if proposal is not None else ""
+        return ClickAnswer(messages.approval_refused(approval.verdict.value, state, approval.detail), approval.verdict)
+
+    def deny_view(self, proposal_id: str) -> dict[str, Any] | None:
+        proposal = self.proposals.get(proposal_id)
+        return None if proposal is None else render.deny_modal(proposal)
+
+    def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer:
+        proposal = self.proposals.get(proposal_id)
+        if proposal is None:
+            return ClickAnswer(messages.approval_unknown())
+        try:
+            allowed = self.directory.is_approver(self.rule(proposal.cluster, proposal.group), user, now)
+        except ApproversUnavailable as exc:
+            return ClickAnswer(messages.approvers_unavailable(str(exc)))
+        if not allowed:
+            self._audit("refused", proposal, user, now, reason="not an approver (deny)")
+            return ClickAnswer(messages.approval_not_approver(proposal.cluster, proposal.plan.summary))
+        if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
+            return ClickAnswer(messages.approval_refused("not_proposed", proposal.state_at(now).value, ""))
+        self._audit("denied", proposal, user, now, reason=reason)
+        self._reply(proposal, messages.approval_denied(user, proposal.plan.summary, reason), now)
+        return ClickAnswer(None)
+
+    # -- running -----------------------------------------------------------------------------------------
+
+    def run(self, proposal: Proposal, *, now: float) -> Outcome:
+        """Execute an approved plan (this caller alone was told RUN), then report, audit and start verifying."""
+        rule = self.rule(proposal.cluster, proposal.group)
+        self._reply(proposal, messages.remediation_running(proposal.approvals, proposal.plan.summary), now)
+        self._set_state(proposal, "running", proposal.plan.summary, now)
+        try:
+            remediation = registry.get(proposal.action)
+            executor = self.executor_for(rule.workload) if rule.workload is not None else None
+            context = ExecutionContext(
+                executor=executor,
+                admin=self.bot.checker.admin(proposal.cluster),
+                progress=lambda line: self._reply(proposal, line, self.bot.clock()),
+                clock=self.bot.clock,
+            )
+            outcome = remediation.execute(proposal.plan, context)
+        except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
+            log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
+            outcome = Outcome(False, messages.remediation_crashed(proposal.action, exc))
+        finished = self.bot.clock()
+        self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished)
+        self._audit(
+            "succeeded" if outcome.ok else "failed",
+            proposal,
+            BOT_USER,
+            finished,
+            requested_by=proposal.requested_by,
+            approved_by=list(proposal.approvals),
+            detail=outcome.detail,
+            data=outcome.data,
+            before=proposal.plan.before,
+            after=proposal.plan.after,
+        )
+        self._reply(proposal, messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail), finished)
+        self._set_state(proposal, "verifying" if outcome.ok else "failed", outcome.detail, finished, baseline=True)
+        return outcome
+
+    # -- the remediation state an incident shows -------------------------------------------------------
+
+    def _state_key(self, incident_id: str) -> str:
+        return f"lagbot:remediation:{incident_id}"
+
+    def state(self, incident_id: str) -> dict[str, Any]:
+        """The incident's latest remediation: action, state, detail, proposal id, verification checks.
+
+        Kept apart from the incident record, so a click on one replica and the check loop on another
+        never overwrite each other's writes.
+        """
+        raw = self.bot.redis.get(self._state_key(incident_id))
+        if raw is None:
+            return {}
+        data = json.loads(raw)
+        if data.pop("v", None) != STATE_VERSION:
+            raise ValueError(f"stored remediation state of incident {incident_id} has an unknown version")
+        return dict(data)
+
+    def _put_state(self, incident_id: str, state: dict[str, Any]) -> None:
+        raw = json.dumps({"v": STATE_VERSION, **state}, sort_keys=True)
+        self.bot.redis.set(self._state_key(incident_id), raw, ex=STATE_KEEP)
+
+    # -- verification ------------------------------------------------------------------------------------
+
+    def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
+        """Feed one more check to the remediation under verification; speak once per change of progress."""
+        state = self.state(incident.id)
+        if state.get("state") != "verifying":
+            return
+        rule = self.rule(incident.cluster, incident.group)
+        checks = [*state.get("checks", []), _point(verdict, now)]
+        verification = assess([_check(c) for c in checks], rule.verification)
+        state = {**state, "checks": checks[-(rule.verification.no_change_after + 2) :]}
+        if verification.progress.value != state.get("progress"):
+            state |= {"progress": verification.progress.value, "detail": verification.detail}
+            line = verification.detail
+            if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
+                line = messages.verify_escalation(verification.detail, rule)
+            if verification.progress is not Progress.PENDING:
+                self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
+                self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
+        if verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE):
+            state["state"] = verification.progress.value
+        self._put_state(incident.id, state)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+
+    def _incident(self, proposal: Proposal) -> Incident | None:
+        incident = self.bot.incidents.get(proposal.cluster, proposal.group)
+        if incident is None or (proposal.incident_id and incident.id != proposal.incident_id):
+            return None
+        return incident
+
+    def _reply(self, proposal: Proposal, line: str, now: float) -> None:
+        incident = self._incident(proposal)
+        if incident is None:
+            return
+        verdict = self._stored_verdict(proposal.cluster, proposal.group)
+        self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
+        self.bot.deliver()
+
+    def _set_state(self, proposal: Proposal, state: str, detail: str, now: float, *, baseline: bool = False) -> None:
+        incident = self._incident(proposal)
+        if incident is None:
+            return
+        remediation: dict[str, Any] = {"action": proposal.action, "state": state, "detail": detail, "id": proposal.id}
+        verdict = self._stored_verdict(proposal.cluster, proposal.group)
+        if baseline:
+            remediation["checks"] = [_point(verdict, now)]
+        self._put_state(incident.id, remediation)
+        self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
+        self.bot.deliver()
+
+    def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
+        """Propose what the causes suggest and the rule allows; the buttons of those still awaiting a click."""
+        proposals, _ = self.propose(verdict, now=now, incident=incident)
+        live = [p for p in proposals if (self.proposals.get(p.id) or p).state_at(now) is State.PROPOSED]
+        return render.proposal_blocks(live, now=now)
+
+    def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
+        verdicts = self.bot.checker.judge_stored(cluster, [group])
+        if verdicts:
+            return verdicts[0]
+        return _unknown_verdict(cluster, group)
+
+    def _audit(self, event: str, proposal: Proposal, user: str, now: float, **detail: Any) -> None:
+        entry = AuditEntry(
+            at=now,
+            event=event,
+            cluster=proposal.cluster,
+            group=proposal.group,
+            user=user,
+            action=proposal.action,
+            proposal=proposal.id,
+            detail=detail,
+        )
+        self.bot.audit.record(entry)
+
+    def _audit_incident(self, event: str, incident: Incident, now: float, **detail: Any) -> None:
+        action = str(incident.remediation.get("action") or "") or None
+        proposal = str(incident.remediation.get("id") or "") or None
+        entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
+        self.bot.audit.record(entry)
+
+
+def _point(verdict: GroupVerdict, now: float) -> list[Any]:
+    """What verification keeps of a check: [at, lag, status, severity, produce, consume, error]."""
+    return [
+        now,
+        verdict.total_lag,
+        verdict.status.name,
+        verdict.severity.label,
+        verdict.produce_rate,
+        verdict.consume_rate,
+        verdict.error,
+    ]
+
+
+def _check(point: list[Any]) -> Check:
+    at, lag, status, severity, produce, consume, error = point
+    verdict = replace(
+        _unknown_verdict("", ""),
+        status=Status[status],
+        severity=Severity[severity.upper()],
+        total_lag=lag,
+        produce_rate=produce,
+        consume_rate=consume,
+        error=error,
+    )
+    return Check(verdict, at)
+
+
+def _unknown_verdict(cluster: str, group: str) -> GroupVerdict:
+    return GroupVerdict(
+        cluster=cluster,
+        group=group,
+        state=GroupState.UNKNOWN,
+        status=Status.OK,
+        severity=Severity.OK,
+        severity_reason="",
+        partitions=(),
+        total_lag=None,
+        max_lag_seconds=None,
+        produce_rate=None,
+        consume_rate=None,
+        eta_seconds=None,
+        trend="unknown",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# /lag remediate and /lag audit
+# ---------------------------------------------------------------------------------------------------
+
+
+def remediate_reply(
+    remediator: Remediator, verdict: GroupVerdict, action: str, user: str, args: Sequence[str], *, now: float
+) -> Reply:
+    """Propose `action` for the group on a user's request: buttons for everyone in the channel."""
+    given: dict[str, Any] = {}
+    if action == "scale" and args:
+        if not args[0].isdigit():
+            return text_reply(messages.remediate_bad_replicas(args[0]))
+        given["replicas"] = int(args[0])
+    incident = remediator.bot.incidents.get(verdict.cluster, verdict.group)
+    live = incident if incident is not None and incident.is_open else None
+    proposals, skipped = remediator.propose(
+        verdict, now=now, incident=live, actions=[action], requested_by=user, given=given
+    )
+    if not proposals:
+        return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
+    blocks = render.proposal_blocks(proposals, now=now)
+    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True)
+
+
+def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:
+    entries = bot.audit.latest(cluster, group, n)
+    if not entries:
+        return text_reply(messages.audit_empty(group))
+    lines = [
+        messages.audit_line(
+            datetime.fromtimestamp(e.at, UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+            e.event,
+            e.user,
+            e.action,
+            str(e.detail.get("detail") or e.detail.get("reason") or e.detail.get("plan") or ""),
+        )
+        for e in entries
+    ]
+    return text_reply("\n".join(lines))
