@@ -449,3 +449,100 @@ def slack_no_causes() -> str:
 
 def slack_thread_fallback(v: GroupVerdict, table: str) -> str:
     return f"Partitions of {v.group}:\n{table}"
+
+
+# --- executors ---
+# Outcome details of executors go into Slack threads as they are; errors name what was being done.
+
+
+def executor_unknown(name: str) -> str:
+    return f"no executor called {name!r}: use kubernetes, command or local"
+
+
+def executor_not_configured(name: str) -> str:
+    return f"the {name} executor is not configured: add an `executors.{name}` section"
+
+
+def executor_wrong_workload(executor: str, wanted: str, workload: str) -> str:
+    return f"workload {workload} is for the {wanted} executor, not {executor}"
+
+
+def executor_bad_replicas(replicas: int) -> str:
+    return f"replicas must be 0 or more, not {replicas}"
+
+
+def executor_failed(doing: str, problem: str) -> str:
+    return f"could not {doing}: {problem}"
+
+
+def executor_scaled(target: str, before: int | None, after: int) -> str:
+    return f"scaled {target} from {'?' if before is None else before} to {after} replicas"
+
+
+def executor_restarted(target: str) -> str:
+    return f"rolling restart of {target} started"
+
+
+def executor_member_restarted(client_id: str, what: str, target: str) -> str:
+    return f"restarted {client_id} ({what}) of {target}"
+
+
+def k8s_config_sources(given: Sequence[str]) -> str:
+    named = ", ".join(given) if given else "none"
+    return f"set exactly one of api_url, kubeconfig, in_cluster (given: {named})"
+
+
+def k8s_config_only_with(what: str, field: str) -> str:
+    return f"{what} can only be set together with {field}"
+
+
+def k8s_config_exclusive(a: str, b: str) -> str:
+    return f"{a} and {b} cannot be set together"
+
+
+def k8s_client_unbuildable(problem: str) -> str:
+    return f"cannot build the Kubernetes client: {problem}"
+
+
+def k8s_doing(verb: str, target: str) -> str:
+    return f"{verb} {target}"
+
+
+def k8s_api_problem(status: int | None, reason: str | None, message: str | None) -> str:
+    head = " ".join(str(part) for part in (status, reason) if part)
+    return f"{head}: {message}" if message else head or "no answer"
+
+
+def k8s_bad_name(name: str) -> str:
+    return f"{name!r} is not a Kubernetes name (lower-case letters, digits, '-' and '.')"
+
+
+def k8s_bad_member_pod(template: str, problem: str) -> str:
+    return f"member_pod {template!r} is not a valid template ({problem}): use {{host}} or {{client_id}}"
+
+
+def k8s_no_pod_name(client_id: str, host: str) -> str:
+    return f"no pod name can be derived from member {client_id!r} on host {host!r}"
+
+
+def k8s_bad_pod_name(pod: str) -> str:
+    return f"{pod!r} is not a pod name (a DNS-1123 subdomain): check the workload's member_pod"
+
+
+def k8s_pod_not_of_workload(pod: str, workload: str) -> str:
+    return f"pod {pod} does not belong to {workload} (its name does not start with '{workload}-'); nothing deleted"
+
+
+def k8s_pods_for_ip(ip: str, namespace: str, names: Sequence[str]) -> str:
+    found = ", ".join(names) if names else "none"
+    return f"expected one running pod with IP {ip} in namespace {namespace}, found {found}; nothing deleted"
+
+
+def k8s_no_keda(target: str) -> str:
+    return f"{target} has no KEDA ScaledObject: nothing to restore"
+
+
+def k8s_keda_restored(scaled_object: str, previous: str | None) -> str:
+    if previous is None:
+        return f"ScaledObject {scaled_object} unpaused: KEDA scales it again"
+    return f"ScaledObject {scaled_object} paused-replicas set back to {previous}"
