@@ -546,3 +546,62 @@ def k8s_keda_restored(scaled_object: str, previous: str | None) -> str:
     if previous is None:
         return f"ScaledObject {scaled_object} unpaused: KEDA scales it again"
     return f"ScaledObject {scaled_object} paused-replicas set back to {previous}"
+
+
+def _argv(argv: Sequence[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)
+
+
+def command_bad_element(element: str, problem: str) -> str:
+    return f"argv element {element!r} is not a valid template: {problem}"
+
+
+def command_no_templates(operations: Sequence[str]) -> str:
+    return f"give an argv template for at least one of {', '.join(operations)}"
+
+
+def command_no_program(operation: str) -> str:
+    return f"{operation}: the argv template needs a program as its first element"
+
+
+def command_program_placeholder(operation: str, program: str) -> str:
+    return f"{operation}: the program {program!r} must be fixed, not a placeholder"
+
+
+def command_unknown_placeholder(operation: str, name: str, allowed: Sequence[str]) -> str:
+    return f"{operation}: unknown placeholder {{{name}}}; allowed: {', '.join('{' + a + '}' for a in allowed)}"
+
+
+def command_bad_value(name: str, value: str, pattern: str) -> str:
+    return f"refused {{{name}}} = {value!r}: it must match {pattern}; nothing was run"
+
+
+def command_no_template(operation: str) -> str:
+    return f"the command executor has no `{operation}` template: add `executors.command.{operation}`"
+
+
+def command_doing(operation: str, workload: str) -> str:
+    return f"run the {operation} command for {workload}"
+
+
+def command_done(argv: Sequence[str], output: str) -> str:
+    return f"$ {_argv(argv)}\n{output}".rstrip()
+
+
+def command_exit(argv: Sequence[str], code: int, output: str) -> str:
+    how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    return f"`{_argv(argv)}` failed with {how}\n{output}".rstrip()
+
+
+def command_not_found(program: str) -> str:
+    return f"program {program!r} not found"
+
+
+def command_timed_out(argv: Sequence[str], seconds: float, output: str) -> str:
+    return f"`{_argv(argv)}` timed out after {seconds:g} s and was killed\n{output}".rstrip()
+
+
+def command_not_a_count(line: str) -> str:
+    return f"expected a replica count as the last line of the output, got {line!r}"

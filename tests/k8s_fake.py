@@ -120,7 +120,7 @@ class FakeKubernetes:
     def start(self) -> Self:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="k8s-fake", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="k8s-fake", daemon=True)
         self._thread.start()
         return self
 
