@@ -19,7 +19,8 @@ What it sends, exactly (tests/k8s_fake.py records and checks these requests):
 - `restart_member`: DELETE /api/v1/namespaces/{ns}/pods/{pod}; its controller starts a new one. The pod
               name is `Workload.member_pod` with {host} / {client_id} filled in from what Kafka reports (a
               leading "/" of the host is dropped). When that gives an IP address (Kafka reports hosts as
-              IPs), the pod is found by GET /api/v1/namespaces/{ns}/pods?fieldSelector=status.podIP=<ip>,status.phase=Running.
+              IPs), the pod is found by
+              GET /api/v1/namespaces/{ns}/pods?fieldSelector=status.podIP=<ip>,status.phase=Running.
               The name must be a DNS-1123 subdomain and start with "<workload>-" (pods of a Deployment
               or a StatefulSet are named so): a mapping gone wrong never deletes another workload's pod.
 
@@ -371,9 +372,12 @@ class KubernetesExecutor(Executor):
     def _pod_by_ip(self, workload: Workload, ip: str) -> str:
         doing = messages.k8s_doing("find the pod with IP", f"{ip} in namespace {workload.namespace}")
         listed = self._call(
-            doing, self._core().list_namespaced_pod, workload.namespace, field_selector=f"status.podIP={ip},status.phase=Running"
+            doing,
+            self._core().list_namespaced_pod,
+            workload.namespace,
+            field_selector=f"status.podIP={ip},status.phase=Running",
         )
-        names = sorted(p.metadata.name for p in listed.items if p.metadata and p.metadata.name)
+        names = sorted(str(p.metadata.name) for p in listed.items if p.metadata and p.metadata.name)
         if len(names) != 1:
             raise ExecutorError(messages.k8s_pods_for_ip(ip, workload.namespace, names))
         return names[0]

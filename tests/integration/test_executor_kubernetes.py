@@ -212,9 +212,7 @@ def test_restart_a_statefulset_and_a_conflict(k8s: FakeKubernetes, executor: Kub
     k8s.fail("PATCH", f"{APPS}/statefulsets/ledger", 409, "Operation cannot be fulfilled")
     outcome = executor.restart(orders(name="ledger", kind="statefulset"))
     assert not outcome.ok
-    assert outcome.detail == (
-        "could not restart statefulset shop/ledger: 409 Conflict: Operation cannot be fulfilled"
-    )
+    assert outcome.detail == ("could not restart statefulset shop/ledger: 409 Conflict: Operation cannot be fulfilled")
 
 
 # --- restart_member -----------------------------------------------------------------------------
