@@ -24,6 +24,7 @@ from bot import messages
 from bot.check import Checker, CheckReport
 from bot.collector import check_clients
 from bot.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
+from bot.fleet_cli import fleet_app
 from bot.logs import configure_logging
 from bot.model import Severity
 from bot.report import report_json
@@ -146,6 +147,9 @@ def demo(
     from bot.demo import run_demo
 
     raise typer.Exit(run_demo(every=seconds, samples=samples, as_json=as_json))
+
+
+app.add_typer(fleet_app)
 
 
 def main(argv: list[str] | None = None) -> None:

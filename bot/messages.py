@@ -650,3 +650,23 @@ def fleet_member_not_started(client_id: str, seconds: float, log_tail: str) -> s
 
 def fleet_locked(fleet: str, seconds: float) -> str:
     return f"fleet {fleet} is being changed by another process; gave up waiting after {seconds:g} s"
+
+
+def fleet_cli_failed(action: str, problem: str) -> str:
+    return f"fleet {action} failed: {problem}"
+
+
+def fleet_cli_stuck(fleet: str, client_id: str) -> str:
+    return f"{client_id} of fleet {fleet} is now stuck: it stays in the group but stops consuming and committing"
+
+
+def fleet_cli_status_header(fleet: str, members: int) -> str:
+    return f"fleet {fleet}: {members} live member(s)"
+
+
+def fleet_cli_status_row(
+    client_id: str, pid: int, state: str, processed: int, assignment: Sequence[str], committed: dict[str, int]
+) -> str:
+    owned = ", ".join(assignment) or "none"
+    offsets = ", ".join(f"{k}={v}" for k, v in committed.items()) or "none"
+    return f"  {client_id}  pid {pid}  {state}  processed {count(processed)}  owns {owned}  committed {offsets}"
