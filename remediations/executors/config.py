@@ -8,7 +8,7 @@ executors:
   kubernetes: {kubeconfig: ~/.kube/config, context: prod, timeout: 10}
   command:
     scale: [kubectl, scale, "{kind}/{workload}", "--replicas={replicas}", -n, "{namespace}"]
-    replicas: [kubectl, get, "{kind}/{workload}", -n, "{namespace}", -o, "jsonpath={.spec.replicas}"]
+    replicas: [kubectl, get, "{kind}/{workload}", -n, "{namespace}", -o, "jsonpath={{.spec.replicas}}"]
   local: {state_dir: /var/tmp/lagbot-fleets}
 ```
 """
