@@ -24,6 +24,7 @@ from bot import messages
 from bot.check import Checker, CheckReport
 from bot.collector import check_clients
 from bot.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
+from bot.fleet_cli import fleet_app
 from bot.logs import configure_logging
 from bot.model import Severity
 from bot.report import report_json
@@ -168,6 +169,8 @@ def _add_policy_commands() -> None:
 
 
 _add_policy_commands()
+
+app.add_typer(fleet_app)
 
 
 def main(argv: list[str] | None = None) -> None:

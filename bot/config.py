@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bot import messages
 from bot.digest_config import DigestSettings
+from remediations.executors.config import ExecutorsConfig
 
 ENV_PREFIX = "LAGBOT_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
@@ -244,6 +245,8 @@ class Settings(BaseSettings):
     """Who may approve what (policies/); None: the conservative policy shipped with lagbot."""
 
     digest: DigestSettings = Field(default_factory=DigestSettings)
+
+    executors: ExecutorsConfig = Field(default_factory=ExecutorsConfig)
 
     @field_validator("clusters")
     @classmethod

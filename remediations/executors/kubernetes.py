@@ -1,0 +1,383 @@
+"""The Kubernetes executor: the official client against the API server.
+
+What it sends, exactly (tests/k8s_fake.py records and checks these requests):
+- `replicas`: GET  /apis/apps/v1/namespaces/{ns}/{deployments|statefulsets}/{name}/scale
+- `scale`:    GET of the scale subresource (the count before), then
+              PATCH of it, body {"spec": {"replicas": N}} (strategic merge patch, as the client sends a dict).
+              On a KEDA-managed workload (`Workload.keda_scaled_object`) first
+              GET  /apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects/{so} (it must exist; its current
+              pause is kept in `Outcome.data["keda_previous"]`), then
+              PATCH of it (merge patch), metadata.annotations["autoscaling.keda.sh/paused-replicas"] = "N",
+              so the autoscaler holds N instead of undoing the change. If the scale patch then fails, the
+              annotation is put back as it was.
+- `restore_autoscaling`: PATCH of the ScaledObject that sets the annotation back to `previous`
+              (null removes it): KEDA takes over again. The scale remediation calls it once verification
+              is over (resolved, or given up), passing `Outcome.data["keda_previous"]` from the scale.
+- `restart`:  PATCH /apis/apps/v1/namespaces/{ns}/{kind}s/{name}, body
+              {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": RFC3339}}}}},
+              as `kubectl rollout restart` does.
+- `restart_member`: DELETE /api/v1/namespaces/{ns}/pods/{pod}; its controller starts a new one. The pod
+              name is `Workload.member_pod` with {host} / {client_id} filled in from what Kafka reports (a
+              leading "/" of the host is dropped). When that gives an IP address (Kafka reports hosts as
+              IPs), the pod is found by
+              GET /api/v1/namespaces/{ns}/pods?fieldSelector=status.podIP=<ip>,status.phase=Running.
+              The name must be a DNS-1123 subdomain and start with "<workload>-" (pods of a Deployment
+              or a StatefulSet are named so): a mapping gone wrong never deletes another workload's pod.
+
+Failures the API server answers (404, 409, 500 ...) or cannot be reached for become
+`Outcome(ok=False)` naming the workload and what was being done; `replicas` raises `ExecutorError`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from bot import messages
+from bot.model import Member
+from remediations.base import Outcome
+from remediations.executors.base import Executor, ExecutorError, Workload
+from remediations.executors.config import KubernetesConfig
+
+KEDA_PAUSED = "autoscaling.keda.sh/paused-replicas"
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+KEDA_GROUP, KEDA_VERSION, KEDA_PLURAL = "keda.sh", "v1alpha1", "scaledobjects"
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+T = TypeVar("T")
+_API_KIND = {"deployment": "deployment", "statefulset": "stateful_set"}
+"""Workload.kind as the client's method names spell it."""
+
+
+def build_api_client(config: KubernetesConfig) -> Any:
+    """A `kubernetes.client.ApiClient` from the config (reads the kubeconfig, token or service account).
+
+    Raises:
+        ExecutorError: the kubeconfig, token file or in-cluster service account cannot be loaded.
+    """
+    from kubernetes import client
+    from kubernetes import config as kube_config
+
+    configuration = client.Configuration()
+    try:
+        if config.in_cluster:
+            kube_config.load_incluster_config(client_configuration=configuration)
+        elif config.kubeconfig is not None:
+            kube_config.load_kube_config(
+                config_file=str(config.kubeconfig.expanduser()),
+                context=config.context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+        else:
+            _configure_url(configuration, config)
+    except (OSError, kube_config.ConfigException) as exc:
+        raise ExecutorError(messages.k8s_client_unbuildable(str(exc))) from exc
+    configuration.retries = 1
+    return client.ApiClient(configuration)
+
+
+def _configure_url(configuration: Any, config: KubernetesConfig) -> None:
+    assert config.api_url is not None
+    configuration.host = config.api_url.rstrip("/")
+    configuration.verify_ssl = config.verify_tls
+    if config.ca_file is not None:
+        configuration.ssl_ca_cert = str(config.ca_file.expanduser())
+    token = config.token.get_secret_value() if config.token else None
+    if config.token_file is not None:
+        token = config.token_file.expanduser().read_text(encoding="utf-8").strip()
+    if token:
+        configuration.api_key = {"authorization": token}
+        configuration.api_key_prefix = {"authorization": "Bearer"}
+
+
+def rfc3339(now: float) -> str:
+    """A UTC time as kubectl writes restartedAt: '2025-11-24T09:30:00Z'."""
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def restart_patch(now: float) -> dict[str, Any]:
+    """The patch `kubectl rollout restart` sends: a new restartedAt annotation on the pod template."""
+    return {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: rfc3339(now)}}}}}
+
+
+def keda_patch(value: str | None) -> dict[str, Any]:
+    """A merge patch that sets (or, with None, removes) the ScaledObject's paused-replicas annotation."""
+    return {"metadata": {"annotations": {KEDA_PAUSED: value}}}
+
+
+def member_pod_ref(workload: Workload, member: Member) -> str:
+    """`Workload.member_pod` filled in from the member: a pod name, or an IP address to look the pod up by.
+
+    Raises:
+        ExecutorError: the template names another placeholder, or the result is empty.
+    """
+    values = {"host": member.host.strip().lstrip("/"), "client_id": member.client_id.strip()}
+    try:
+        ref = workload.member_pod.format_map(values).strip()
+    except (KeyError, ValueError, IndexError) as exc:
+        raise ExecutorError(messages.k8s_bad_member_pod(workload.member_pod, str(exc))) from None
+    if not ref:
+        raise ExecutorError(messages.k8s_no_pod_name(member.client_id, member.host))
+    return ref
+
+
+def as_ip(ref: str) -> str | None:
+    """The address when `ref` is an IP address (IPv6 brackets removed), else None."""
+    try:
+        return str(ipaddress.ip_address(ref.strip("[]")))
+    except ValueError:
+        return None
+
+
+def check_pod_name(workload: Workload, pod: str) -> None:
+    """A pod we may delete for this workload: a DNS-1123 subdomain that starts with '<workload>-'.
+
+    Raises:
+        ExecutorError: naming the pod and the rule it breaks.
+    """
+    if len(pod) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(pod):
+        raise ExecutorError(messages.k8s_bad_pod_name(pod))
+    if not pod.startswith(f"{workload.name}-"):
+        raise ExecutorError(messages.k8s_pod_not_of_workload(pod, workload.name))
+
+
+def check_workload(workload: Workload) -> None:
+    """Kubernetes names are DNS-1123 labels; the Workload model allows more (other executors use it).
+
+    Raises:
+        ExecutorError: the workload is not for this executor or its name is not a Kubernetes name.
+    """
+    if workload.executor != "kubernetes":
+        raise ExecutorError(messages.executor_wrong_workload("kubernetes", workload.executor, workload.name))
+    for name in filter(None, (workload.name, workload.keda_scaled_object)):
+        if len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
+            raise ExecutorError(messages.k8s_bad_name(name))
+    if not _DNS1123_LABEL.fullmatch(workload.namespace) or len(workload.namespace) > 63:
+        raise ExecutorError(messages.k8s_bad_name(workload.namespace))
+
+
+def describe(workload: Workload) -> str:
+    """'deployment default/orders', for messages."""
+    return f"{workload.kind} {workload.namespace}/{workload.name}"
+
+
+def api_problem(exc: Exception) -> str:
+    """One line for an API failure: '404 Not Found: deployments.apps "x" not found'."""
+    from kubernetes.client.exceptions import ApiException
+
+    if isinstance(exc, ApiException):
+        return messages.k8s_api_problem(exc.status, exc.reason, _status_message(exc.body))
+    cause = getattr(exc, "reason", None)  # urllib3's MaxRetryError wraps the connection error
+    return f"{type(cause or exc).__name__}: {cause or exc}"
+
+
+def _status_message(body: Any) -> str | None:
+    import json
+
+    if not body:
+        return None
+    try:
+        data = json.loads(body)
+    except (TypeError, ValueError):
+        return str(body)[:200]
+    message = data.get("message") if isinstance(data, dict) else None
+    return str(message) if message else None
+
+
+class KubernetesExecutor(Executor):
+    """Acts on Deployments and StatefulSets; the API client is built on first use.
+
+    Args:
+        config: how to reach the API server.
+        api_client: a ready `kubernetes.client.ApiClient` (else built from `config` when first needed).
+        clock: the time used for restartedAt (default time.time).
+    """
+
+    name = "kubernetes"
+
+    def __init__(
+        self, config: KubernetesConfig, *, api_client: Any = None, clock: Callable[[], float] | None = None
+    ) -> None:
+        import time
+
+        self.config = config
+        self._api_client = api_client
+        self._clock = clock or time.time
+
+    # --- clients --------------------------------------------------------------------------------
+
+    @property
+    def api_client(self) -> Any:
+        if self._api_client is None:
+            self._api_client = build_api_client(self.config)
+        return self._api_client
+
+    def _apps(self) -> Any:
+        from kubernetes import client
+
+        return client.AppsV1Api(self.api_client)
+
+    def _core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self.api_client)
+
+    def _custom(self) -> Any:
+        from kubernetes import client
+
+        return client.CustomObjectsApi(self.api_client)
+
+    def _call(self, doing: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """One bounded API call; any failure becomes ExecutorError saying what was being done."""
+        try:
+            # A (connect, read) pair: the client silently ignores a float timeout (only int or tuple count).
+            timeout = (self.config.timeout, self.config.timeout)
+            return call(*args, _request_timeout=timeout, **kwargs)
+        except ExecutorError:
+            raise
+        except Exception as exc:
+            raise ExecutorError(messages.executor_failed(doing, api_problem(exc))) from exc
+
+    # --- the contract ---------------------------------------------------------------------------
+
+    def replicas(self, workload: Workload) -> int:
+        check_workload(workload)
+        doing = messages.k8s_doing("read the replicas of", describe(workload))
+        read = getattr(self._apps(), f"read_namespaced_{_API_KIND[workload.kind]}_scale")
+        scale = self._call(doing, read, workload.name, workload.namespace)
+        return int(scale.spec.replicas or 0)
+
+    def scale(self, workload: Workload, replicas: int) -> Outcome:
+        check_workload(workload)
+        if replicas < 0:
+            raise ExecutorError(messages.executor_bad_replicas(replicas))
+        try:
+            previous = self._keda_previous(workload)
+            before = self.replicas(workload)
+            if workload.keda_scaled_object:
+                self._set_keda(workload, str(replicas))
+            self._patch_scale(workload, replicas, keda_previous=previous)
+        except ExecutorError as exc:
+            return Outcome(ok=False, detail=str(exc))
+        data: dict[str, Any] = {"before": before, "after": replicas}
+        if workload.keda_scaled_object:
+            data.update(keda_paused=True, keda_previous=previous)
+        return Outcome(ok=True, detail=messages.executor_scaled(describe(workload), before, replicas), data=data)
+
+    def restart(self, workload: Workload) -> Outcome:
+        check_workload(workload)
+        doing = messages.k8s_doing("restart", describe(workload))
+        patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}")
+        body = restart_patch(self._clock())
+        try:
+            self._call(doing, patch, workload.name, workload.namespace, body)
+        except ExecutorError as exc:
+            return Outcome(ok=False, detail=str(exc))
+        at = body["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT]
+        return Outcome(ok=True, detail=messages.executor_restarted(describe(workload)), data={"restarted_at": at})
+
+    def restart_member(self, workload: Workload, member: Member) -> Outcome:
+        check_workload(workload)
+        try:
+            pod = self._member_pod(workload, member)
+            doing = messages.k8s_doing("delete pod", f"{workload.namespace}/{pod} of {describe(workload)}")
+            self._call(doing, self._core().delete_namespaced_pod, pod, workload.namespace)
+        except ExecutorError as exc:
+            return Outcome(ok=False, detail=str(exc))
+        detail = messages.executor_member_restarted(member.client_id, f"pod {pod}", describe(workload))
+        return Outcome(ok=True, detail=detail, data={"pod": pod})
+
+    # --- KEDA -----------------------------------------------------------------------------------
+
+    def restore_autoscaling(self, workload: Workload, *, previous: str | None = None) -> Outcome:
+        """Give the workload back to KEDA: paused-replicas set back to `previous` (None removes it).
+
+        Call it when the scale's verification is over, with `Outcome.data["keda_previous"]` of the scale.
+        A workload without a ScaledObject needs nothing: ok.
+        """
+        check_workload(workload)
+        if not workload.keda_scaled_object:
+            return Outcome(ok=True, detail=messages.k8s_no_keda(describe(workload)))
+        try:
+            self._set_keda(workload, previous)
+        except ExecutorError as exc:
+            return Outcome(ok=False, detail=str(exc))
+        return Outcome(ok=True, detail=messages.k8s_keda_restored(workload.keda_scaled_object, previous))
+
+    def _keda_previous(self, workload: Workload) -> str | None:
+        """The ScaledObject's current paused-replicas (None: not paused); it must exist."""
+        if not workload.keda_scaled_object:
+            return None
+        doing = messages.k8s_doing("read ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
+        scaled_object = self._call(
+            doing,
+            self._custom().get_namespaced_custom_object,
+            KEDA_GROUP,
+            KEDA_VERSION,
+            workload.namespace,
+            KEDA_PLURAL,
+            workload.keda_scaled_object,
+        )
+        annotations = (scaled_object.get("metadata") or {}).get("annotations") or {}
+        value = annotations.get(KEDA_PAUSED)
+        return None if value is None else str(value)
+
+    def _set_keda(self, workload: Workload, value: str | None) -> None:
+        assert workload.keda_scaled_object is not None
+        what = "pause" if value is not None else "unpause"
+        doing = messages.k8s_doing(f"{what} ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
+        self._call(
+            doing,
+            self._custom().patch_namespaced_custom_object,
+            KEDA_GROUP,
+            KEDA_VERSION,
+            workload.namespace,
+            KEDA_PLURAL,
+            workload.keda_scaled_object,
+            keda_patch(value),
+        )
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _patch_scale(self, workload: Workload, replicas: int, *, keda_previous: str | None) -> None:
+        doing = messages.k8s_doing("scale", f"{describe(workload)} to {replicas}")
+        patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}_scale")
+        try:
+            self._call(doing, patch, workload.name, workload.namespace, {"spec": {"replicas": replicas}})
+        except ExecutorError as exc:
+            if workload.keda_scaled_object:
+                raise ExecutorError(f"{exc}; {self._undo_keda(workload, keda_previous)}") from exc
+            raise
+
+    def _undo_keda(self, workload: Workload, previous: str | None) -> str:
+        try:
+            self._set_keda(workload, previous)
+        except ExecutorError as exc:
+            return str(exc)
+        assert workload.keda_scaled_object is not None
+        return messages.k8s_keda_restored(workload.keda_scaled_object, previous)
+
+    def _member_pod(self, workload: Workload, member: Member) -> str:
+        ref = member_pod_ref(workload, member)
+        ip = as_ip(ref)
+        pod = self._pod_by_ip(workload, ip) if ip is not None else ref
+        check_pod_name(workload, pod)
+        return pod
+
+    def _pod_by_ip(self, workload: Workload, ip: str) -> str:
+        doing = messages.k8s_doing("find the pod with IP", f"{ip} in namespace {workload.namespace}")
+        listed = self._call(
+            doing,
+            self._core().list_namespaced_pod,
+            workload.namespace,
+            field_selector=f"status.podIP={ip},status.phase=Running",
+        )
+        names = sorted(str(p.metadata.name) for p in listed.items if p.metadata and p.metadata.name)
+        if len(names) != 1:
+            raise ExecutorError(messages.k8s_pods_for_ip(ip, workload.namespace, names))
+        return names[0]
