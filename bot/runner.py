@@ -17,15 +17,20 @@ from typing import Any
 import redis
 
 from bot import messages
+from bot.approvals import ProposalStore
 from bot.config import ConfigError, Settings
 from bot.digest_config import DigestConfig
+from bot.remediate import Remediator, audit_reply, remediate_reply
 from bot.scheduler import build_scheduler
 from bot.server import BotHTTPServer
 from bot.service import Bot, slack_client
 from bot.silences import RedisSilenceStore
 from bot.slack.app import build_app
 from bot.slack.wiring import BotCommands
+from policies.approvers import ApproverDirectory, RedisUsergroupCache
 from policies.loader import default_policy_path, load_policy
+from remediations.executors.base import Executor, Workload
+from remediations.executors.config import build_executor
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,19 @@ def connect_redis(settings: Settings) -> redis.Redis:
     except (redis.RedisError, ValueError) as exc:
         raise ConfigError(messages.redis_unreachable(settings.redis_url, str(exc))) from None
     return client
+
+
+def build_remediator(bot: Bot) -> Remediator:
+    """Proposals, approvers (user groups cached in Redis) and one executor per kind, built on first use."""
+    executors: dict[str, Executor] = {}
+
+    def executor_for(workload: Workload) -> Executor:
+        if workload.executor not in executors:
+            executors[workload.executor] = build_executor(workload.executor, bot.settings.executors)
+        return executors[workload.executor]
+
+    directory = ApproverDirectory(bot.slack, cache=RedisUsergroupCache(bot.redis))
+    return Remediator(bot, proposals=ProposalStore(bot.redis), directory=directory, executor_for=executor_for)
 
 
 def digest_config_for(settings: Settings, channel: str) -> DigestConfig:
@@ -87,7 +105,19 @@ def run_bot(
     bot = Bot(settings, client, slack, policy=policy, silenced=lambda c, g, now: silences.active(c, g, now) is not None)
     commands = BotCommands(bot, silences)
     commands.digest = lambda channel: bot.digest(digest_config_for(settings, channel))
-    app = build_app(client=slack, signing_secret=secrets.signing_secret or "socket-mode", run_command=commands.run)
+    remediator = build_remediator(bot)
+    bot.remediations = remediator
+    commands.audit_reply = lambda cluster, group: audit_reply(bot, cluster, group)
+    commands.remediate_reply = lambda cluster, group, action, user, args: remediate_reply(
+        remediator, commands.check_group(cluster, group), action, user, args, now=bot.clock()
+    )
+    app = build_app(
+        client=slack,
+        signing_secret=secrets.signing_secret or "socket-mode",
+        run_command=commands.run,
+        clicks=remediator,
+        clock=bot.clock,
+    )
     server = BotHTTPServer(
         host=settings.http.host,
         port=settings.http.port,

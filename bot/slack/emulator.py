@@ -228,6 +228,78 @@ class SlackEmulator:
         """POST a signed interaction payload (a button click, a modal submission) to the app."""
         return post_signed(app_url, urlencode({"payload": json.dumps(payload)}), secret, timestamp=timestamp)
 
+    def click_button(
+        self, app_url: str, secret: str, *, user: str, message: Message, action_prefix: str, index: int = 0
+    ) -> tuple[int, str, str]:
+        """Click a button of `message` as `user` (a confirm dialog counts as confirmed), as Slack sends it.
+
+        Returns (HTTP status, body, response key).
+        """
+        found = [
+            (block, element)
+            for block in message.blocks
+            if block.get("type") == "actions"
+            for element in block.get("elements", [])
+            if str(element.get("action_id", "")).startswith(action_prefix)
+        ]
+        block, button = found[index]
+        key = f"R{next(self._ids):06d}"
+        payload = {
+            "type": "block_actions",
+            "team": {"id": self.team_id, "domain": "lagbot-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": self.team_id},
+            "api_app_id": "A0LAGBOT",
+            "token": "unused-verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": message.ts,
+                "channel_id": message.channel,
+                "is_ephemeral": False,
+                "thread_ts": message.thread_ts,
+            },
+            "trigger_id": f"{next(self._ids)}.trigger",
+            "channel": {"id": message.channel, "name": "alerts"},
+            "message": {
+                "type": "message",
+                "ts": message.ts,
+                "text": message.text,
+                "blocks": message.blocks,
+                "thread_ts": message.thread_ts,
+            },
+            "response_url": self.response_url(key),
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": button["action_id"],
+                    "block_id": block.get("block_id", "b"),
+                    "text": button["text"],
+                    "value": button.get("value", ""),
+                    "action_ts": f"{time.time():.6f}",
+                }
+            ],
+        }
+        status, body = self.interaction(app_url, secret, payload)
+        return status, body, key
+
+    def submit_view(
+        self, app_url: str, secret: str, *, user: str, view: dict[str, Any], values: dict[str, dict[str, str]]
+    ) -> tuple[int, str]:
+        """Submit an opened modal with `values` ({block_id: {action_id: text}}), as Slack sends it."""
+        state = {
+            block: {action: {"type": "plain_text_input", "value": text} for action, text in actions.items()}
+            for block, actions in values.items()
+        }
+        payload = {
+            "type": "view_submission",
+            "team": {"id": self.team_id, "domain": "lagbot-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": self.team_id},
+            "api_app_id": "A0LAGBOT",
+            "token": "unused-verification-token",
+            "trigger_id": f"{next(self._ids)}.trigger",
+            "view": {**view, "state": {"values": state}},
+        }
+        return self.interaction(app_url, secret, payload)
+
     @property
     def port(self) -> int:
         assert self._server is not None, "start() the emulator first"
