@@ -1820,3 +1820,11 @@ def fleet_cli_status_row(
     owned = ", ".join(assignment) or "none"
     offsets = ", ".join(f"{k}={v}" for k, v in committed.items()) or "none"
     return f"  {client_id}  pid {pid}  {state}  processed {count(processed)}  owns {owned}  committed {offsets}"
+
+
+def fleet_not_settled(fleet: str, seconds: float, members: Sequence[str]) -> str:
+    return f"fleet {fleet} did not settle within {seconds:g} s: {'; '.join(members) or 'no live members'}"
+
+
+def fleet_member_not_joined(client_id: str, seconds: float) -> str:
+    return f"member {client_id} did not join its group within {seconds:g} s; the rolling restart stops here"

@@ -10,7 +10,8 @@ Fault mode "stuck": once `--stuck-after` messages were processed, or as soon as 
 (until max.poll.interval.ms), as a consumer blocked in its processing does: its partitions stall.
 
 It writes a small JSON status file (`--status-file`, replaced atomically about twice a second):
-state, assignment, last committed offsets, messages processed, heartbeat time. On SIGTERM or SIGINT
+state, assignment, whether a rebalance is under way and how many it completed, last committed
+offsets, messages processed, heartbeat time. On SIGTERM or SIGINT
 it commits what it processed (unless stuck), closes the consumer (leaving the group) and exits 0.
 It connects to the brokers only and binds nothing; it exits by itself after `--max-seconds`.
 """
@@ -81,6 +82,10 @@ class Worker:
         self.stuck = False
         self.processed = 0
         self.assignment: list[tuple[str, int]] = []
+        self.assigns = 0
+        """Completed rebalances this member took part in (on_assign calls, even with no partitions)."""
+        self.rebalancing = True
+        """True from joining (or a revocation) until the next assignment."""
         self.pending: dict[tuple[str, int], int] = {}
         """Next offset to commit per partition: processed but not yet committed."""
         self.committed: dict[tuple[str, int], int] = {}
@@ -99,6 +104,8 @@ class Worker:
             "pid": os.getpid(),
             "state": state,
             "assignment": [[t, p] for t, p in sorted(self.assignment)],
+            "assigns": self.assigns,
+            "rebalancing": self.rebalancing,
             "committed": {f"{t}:{p}": o for (t, p), o in sorted(self.committed.items())},
             "processed": self.processed,
             "started_at": self.started_at,
@@ -116,6 +123,8 @@ class Worker:
 
     def on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
         self.assignment = [(tp.topic, tp.partition) for tp in partitions]
+        self.assigns += 1
+        self.rebalancing = False
         log.info("assigned %s", self.assignment)
         self.write_status(force=True)
 
@@ -126,6 +135,7 @@ class Worker:
         for key in revoked:
             self.pending.pop(key, None)
         self.assignment = [tp for tp in self.assignment if tp not in revoked]
+        self.rebalancing = True
         self.write_status(force=True)
 
     def commit(self, *, only: set[tuple[str, int]] | None = None) -> None:
@@ -216,8 +226,10 @@ class Worker:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    verbose = "debug" in json.loads(args.kafka)  # librdkafka's debug logs arrive at DEBUG level
+    level = logging.DEBUG if verbose else logging.INFO
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     worker = Worker(args)
 
     def stop(signum: int, _frame: Any) -> None:

@@ -114,6 +114,15 @@ class MemberStatus:
     def state(self) -> str:
         return str(self.report["state"]) if self.report else "unknown"
 
+    @property
+    def settled(self) -> bool:
+        """The member joined the group and no rebalance is under way for it."""
+        return bool(self.report and self.report.get("assigns", 0) >= 1 and not self.report.get("rebalancing"))
+
+    @property
+    def assignment(self) -> list[tuple[str, int]]:
+        return [(str(t), int(p)) for t, p in (self.report or {}).get("assignment", [])]
+
 
 def proc_start_time(pid: int) -> int | None:
     """The start time of `pid` (clock ticks since boot), None if it is gone, a zombie, or there is no /proc."""
@@ -223,6 +232,25 @@ class LocalExecutor(Executor):
         """The live members and their last reports."""
         return [MemberStatus(r, self._report(fleet, r)) for r in self.members(fleet)]
 
+    def wait_settled(self, fleet: str, *, partitions: int | None = None, timeout: float = 60.0) -> list[MemberStatus]:
+        """Wait until every live member joined and none is rebalancing (and, given `partitions`, the members
+        own that many partitions between them): the group is stable.
+
+        Raises:
+            ExecutorError: not settled within `timeout` (the message shows each member's state).
+        """
+        deadline = time.monotonic() + timeout
+        status = self.status(fleet)
+        while time.monotonic() < deadline:
+            if _settled(status, partitions):
+                return status
+            time.sleep(0.2)
+            status = self.status(fleet)
+        if _settled(status, partitions):
+            return status
+        members = [f"{m.record.client_id}: {m.state}, owns {len(m.assignment)}" for m in status]
+        raise ExecutorError(messages.fleet_not_settled(fleet, timeout, members))
+
     def make_stuck(self, fleet: str, client_id: str) -> None:
         """Make one member stuck (it stops polling and committing but stays in the group) until restarted."""
         self._check_name(fleet)
@@ -259,13 +287,18 @@ class LocalExecutor(Executor):
         return Outcome(ok=True, detail=detail, data={"before": before, "after": replicas})
 
     def restart(self, workload: Workload) -> Outcome:
-        """A rolling restart: one member at a time is stopped, started again and awaited."""
+        """A rolling restart: one member at a time is stopped, started again, and awaited until it joined
+        the group (within start_timeout) before the next; a member that does not join halts the restart."""
         fleet = self._fleet(workload)
         try:
             with self._locked(fleet):
                 spec = self.spec(fleet)
                 live = self._live(fleet)
-                pids = [self._replace(spec, record).pid for record in live]
+                pids = []
+                for record in live:
+                    new = self._replace(spec, record)
+                    self._await_joined(fleet, new)
+                    pids.append(new.pid)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         return Outcome(ok=True, detail=messages.fleet_restarted(fleet, len(pids)), data={"pids": pids})
@@ -348,6 +381,14 @@ class LocalExecutor(Executor):
         tail = self._log_tail(fleet, record.client_id)
         self._stop_members(fleet, batch)
         raise ExecutorError(messages.fleet_member_not_started(record.client_id, self.config.start_timeout, tail))
+
+    def _await_joined(self, fleet: str, record: MemberRecord) -> None:
+        deadline = time.monotonic() + self.config.start_timeout
+        while time.monotonic() < deadline:
+            if MemberStatus(record, self._report(fleet, record)).settled:
+                return
+            time.sleep(_POLL)
+        raise ExecutorError(messages.fleet_member_not_joined(record.client_id, self.config.start_timeout))
 
     def _stop_members(self, fleet: str, records: list[MemberRecord]) -> None:
         """SIGTERM each member's group, wait (one deadline for all), SIGKILL what is left; records removed."""
@@ -453,6 +494,12 @@ class LocalExecutor(Executor):
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _settled(status: list[MemberStatus], partitions: int | None) -> bool:
+    if not status or not all(m.settled for m in status):
+        return False
+    return partitions is None or sum(len(m.assignment) for m in status) == partitions
 
 
 def worker_args(spec: FleetSpec, client_id: str) -> list[str]:
