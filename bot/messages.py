@@ -1512,14 +1512,22 @@ def approval_recorded(user: str, have: int, need: int) -> str:
 
 
 def approval_refused(reason: str, state: str, detail: str) -> str:
-    why = {
-        "expired": "this proposal has expired: ask for a new one with `/lag remediate <group> <action>`",
-        "not_proposed": f"this proposal is already {state or 'closed'}",
-        "again": "you already approved it: it needs a different second approver",
-        "requester": "you asked for it: two other people must approve",
-        "cooldown": f"it ran for this group recently: cooldown for another {duration(int(detail or 0) / 1000)}",
-        "missing": "this proposal is unknown or too old",
-    }.get(reason, reason)
+    """Why an approval click ran nothing. `detail` is the cooldown left in ms for 'cooldown'."""
+    if reason == "expired":
+        why = "this proposal has expired: ask for a new one with `/lag remediate <group> <action>`"
+    elif reason == "not_proposed":
+        why = f"this proposal is already {state or 'closed'}"
+    elif reason == "again":
+        why = "you already approved it: it needs a different second approver"
+    elif reason == "requester":
+        why = "you asked for it: two other people must approve"
+    elif reason == "cooldown":
+        left = int(detail) / 1000 if detail.isdigit() else None
+        why = f"it ran for this group recently: cooldown for another {duration(left)}"
+    elif reason == "missing":
+        why = "this proposal is unknown or too old"
+    else:
+        why = reason
     return f"Not run: {why}."
 
 
@@ -1597,8 +1605,12 @@ def click_failed(reference: str) -> str:
     return f":warning: Something went wrong with this click; nothing more was done. It is logged as `{reference}`."
 
 
-def remediate_bad_replicas(value: str) -> str:
-    return f"`{slack_escape(value)}` is not a replica count: use `/lag remediate <group> scale <n>`"
+def remediate_usage(action: str) -> str:
+    usage = {
+        "scale": "/lag remediate <group> scale [replicas]",
+        "reset_offsets": "/lag remediate <group> reset_offsets latest | shift <n> | datetime <ISO 8601 with zone>",
+    }.get(action, f"/lag remediate <group> {action}")
+    return f"Usage: `{usage}`"
 
 
 # --- executors ---
@@ -1828,3 +1840,7 @@ def fleet_not_settled(fleet: str, seconds: float, members: Sequence[str]) -> str
 
 def fleet_member_not_joined(client_id: str, seconds: float) -> str:
     return f"member {client_id} did not join its group within {seconds:g} s; the rolling restart stops here"
+
+
+def remediations_offered() -> str:
+    return ":wrench: A remediation can now be proposed for this incident:"

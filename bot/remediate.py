@@ -30,6 +30,7 @@ from policies.model import Rule, remediation_params
 from remediations import registry
 from remediations.base import ExecutionContext, Outcome, PlanError, Progress
 from remediations.executors.base import Executor, ExecutorError, Workload
+from remediations.reset_offsets import ResetParams, resolve_times
 from remediations.verify import Check, assess
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,10 @@ class Remediator:
         rule = self.rule(verdict.cluster, verdict.group)
         made: list[Proposal] = []
         skipped: list[str] = []
+        offered = self._offered_actions(incident) if actions is None else set()
         for action in actions if actions is not None else self.suggested(verdict):
+            if action in offered:
+                continue
             try:
                 made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given or {}))
             except (PlanError, ExecutorError, ValueError, registry.RegistryError) as exc:
@@ -116,6 +120,9 @@ class Remediator:
         if action == "scale" and rule.workload is not None and "current_replicas" not in given:
             given = {**given, "current_replicas": self.executor_for(rule.workload).replicas(rule.workload)}
         params = registry.params(action, remediation_params(rule, action, **given))
+        if isinstance(params, ResetParams) and params.mode == "datetime":
+            partitions = [p.tp for p in verdict.partitions]
+            params = resolve_times(params, partitions, self.bot.checker.admin(verdict.cluster), timeout=10.0)
         plan = registry.get(action).plan(verdict, params, now=now)
         proposal = self.proposals.create(
             plan,
@@ -128,7 +135,26 @@ class Remediator:
             incident_id=incident.id if incident else None,
         )
         self._audit("proposed", proposal, requested_by, now, plan=plan.summary, steps=list(plan.steps))
+        if incident is not None:
+            key = self._offered_key(incident.id)
+            self.bot.redis.sadd(key, proposal.id)
+            self.bot.redis.expire(key, STATE_KEEP)
         return proposal
+
+    def _offered_key(self, incident_id: str) -> str:
+        return f"lagbot:offered:{incident_id}"
+
+    def _offered_actions(self, incident: Incident | None) -> set[str]:
+        """Actions already offered in this incident's thread (each is offered there once; `/lag remediate`
+        proposes again on request)."""
+        if incident is None:
+            return set()
+        offered = set()
+        for raw in self.bot.redis.smembers(self._offered_key(incident.id)):
+            proposal = self.proposals.get(raw.decode() if isinstance(raw, bytes) else str(raw))
+            if proposal is not None:
+                offered.add(proposal.action)
+        return offered
 
     # -- a click -----------------------------------------------------------------------------------------
 
@@ -387,11 +413,10 @@ def remediate_reply(
     remediator: Remediator, verdict: GroupVerdict, action: str, user: str, args: Sequence[str], *, now: float
 ) -> Reply:
     """Propose `action` for the group on a user's request: buttons for everyone in the channel."""
-    given: dict[str, Any] = {}
-    if action == "scale" and args:
-        if not args[0].isdigit():
-            return text_reply(messages.remediate_bad_replicas(args[0]))
-        given["replicas"] = int(args[0])
+    try:
+        given = remediate_args(action, args)
+    except ValueError as exc:
+        return text_reply(str(exc))
     incident = remediator.bot.incidents.get(verdict.cluster, verdict.group)
     live = incident if incident is not None and incident.is_open else None
     proposals, skipped = remediator.propose(
@@ -401,6 +426,31 @@ def remediate_reply(
         return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
     blocks = render.proposal_blocks(proposals, now=now)
     return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True)
+
+
+def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
+    """The parameters a user gave after the action: `scale [n]`, `reset_offsets latest|shift N|datetime ISO`.
+
+    Raises ValueError with the usage when they do not parse.
+    """
+    if action == "scale":
+        if not args:
+            return {}
+        if len(args) != 1 or not args[0].isdigit():
+            raise ValueError(messages.remediate_usage(action))
+        return {"replicas": int(args[0])}
+    if action == "reset_offsets":
+        mode = args[0] if args else ""
+        if mode == "latest" and len(args) == 1:
+            return {"mode": mode}
+        if mode == "shift" and len(args) == 2 and args[1].lstrip("-").isdigit():
+            return {"mode": mode, "shift": int(args[1])}
+        if mode == "datetime" and len(args) == 2:
+            return {"mode": mode, "to_datetime": args[1]}
+        raise ValueError(messages.remediate_usage(action))
+    if args:
+        raise ValueError(messages.remediate_usage(action))
+    return {}
 
 
 def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:

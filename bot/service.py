@@ -24,6 +24,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from bot import messages
 from bot.audit import AuditLog
 from bot.check import Checker, CheckReport
 from bot.config import Settings, Thresholds
@@ -48,7 +49,11 @@ class RemediationHooks(Protocol):
     """What the incident loop asks of remediations (bot.remediate.Remediator implements it)."""
 
     def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
-        """Proposal blocks for an incident's first reply (proposing is part of it)."""
+        """Proposal blocks for actions newly offered in this incident ([] when nothing new can be offered).
+
+        Called every check of an open incident: an action whose plan could not be made yet (rates unknown
+        on the first check) is offered as soon as it can be, each action once per incident.
+        """
         ...
 
     def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
@@ -213,13 +218,17 @@ class Bot:
             if incident is None or incident == before:
                 continue
             self.incidents.put(incident)
+            buttons: list[dict[str, Any]] = []
             if self.remediations is not None and incident.is_open:
                 self.remediations.verify_step(incident, verdict, now=now)
-            for effect in transition.effects:
-                extra = []
-                if self.remediations is not None and effect.kind == REPLY and effect.change is Change.OPENED:
-                    extra = self.remediations.buttons(incident, verdict, now=now)
+                buttons = self.remediations.buttons(incident, verdict, now=now)
+            effects = list(transition.effects)
+            if buttons and not any(e.kind == REPLY for e in effects):
+                effects.append(Effect(REPLY, Change.REMEDIATION, messages.remediations_offered()))
+            for effect in effects:
+                extra = buttons if effect.kind == REPLY else []
                 self.enqueue(effect, incident, verdict, now=now, extra=extra)
+                buttons = buttons if effect.kind != REPLY else []
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
 

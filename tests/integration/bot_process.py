@@ -88,6 +88,8 @@ class BotProcess:
         return self.log_path.read_text(errors="replace")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        if sys.exc_info()[0] is not None and not self._log.closed:  # a failing test: show what the bot said
+            print(f"--- the last lines of {self.log_path.name} ---\n" + "\n".join(self.log().splitlines()[-40:]))
         if self.process.poll() is None:
             self.process.send_signal(sig)
             try:
