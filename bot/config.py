@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot import messages
+from remediations.drain_settings import DrainSettings
 
 ENV_PREFIX = "LAGBOT_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
@@ -165,6 +166,7 @@ class Settings(BaseSettings):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     evaluation: Evaluation = Field(default_factory=Evaluation)
     redis_url: str | None = None
+    drain: DrainSettings = Field(default_factory=DrainSettings)
 
     @field_validator("clusters")
     @classmethod
