@@ -496,9 +496,9 @@ def drain_step_read(offsets: int, ranges: int, chunk: int, slots: int, master: s
 
 def drain_step_write(kind: str, sink: str, manifest: str) -> str:
     if kind == "replay":
-        where = f"replay into topic `{sink.removeprefix('kafka:')}` (idempotent producer)"
+        where = f"Replay into topic `{sink.removeprefix('kafka:')}` (idempotent producer)"
     else:
-        where = f"write Parquet to `{sink}` (one directory per range, replaced on a rerun)"
+        where = f"Write Parquet to `{sink}` (one directory per range, replaced on a rerun)"
     return f"{where}; then write the manifest `{manifest}`"
 
 

@@ -9,8 +9,8 @@ Two ways to run it:
 Exactly once in the Parquet sink: every range is one directory (`offset_range=START-END`), written by
 one Spark job with dynamic partition overwrite, so a rerun replaces those directories instead of
 adding files; the job commits all ranges or, when any task fails, none (Spark aborts the write).
-Directories of older, differently cut ranges that overlap a new one are removed after the write, so
-a re-planned drain does not duplicate either. The manifest is written after the outputs, through
+Directories of older, differently cut ranges that the new ones cover are removed after the write, so
+a re-planned drain does not duplicate either (see `clear_overlaps`). The manifest is written after the outputs, through
 Hadoop's filesystem API (any URL the cluster can write).
 
 Fault injection (tests only): `JobConfig.fail_after` makes every task raise once it has read that many
@@ -404,20 +404,23 @@ def read_text(spark: SparkSession, url: str) -> str | None:
 
 
 def clear_overlaps(spark: SparkSession, sink: ParquetSink, ranges: Sequence[OffsetRange]) -> list[str]:
-    """Remove range directories of earlier, differently cut plans that overlap the ranges just written.
+    """Remove range directories of earlier, differently cut plans that the ranges just written cover.
 
-    Safe: an overlapping older range was never committed (the new plan starts at the committed offset),
-    and its offsets have just been written again. Returns the directories removed.
+    A drain re-planned before its offsets were committed (the log grew, the chunk changed) cuts other
+    ranges over the same offsets; those older directories now hold copies, and go. An older range only
+    partly covered is kept: it holds offsets no new range has (after a rewind, say), and a duplicate is
+    better than a loss. Returns the directories removed.
     """
     removed: list[str] = []
     for (topic, partition), new in _by_partition(ranges).items():
         fs, parent = _fs(spark, f"{sink.url}/topic={topic}/partition={partition}")
         if not fs.exists(parent):
             continue
+        low, high = min(r.start for r in new), max(r.end for r in new)
         for status in fs.listStatus(parent):
             name = str(status.getPath().getName())
             old = OffsetRange.from_label(topic, partition, name.removeprefix("offset_range="))
-            if old is None or old in new or not any(old.overlaps(r) for r in new):
+            if old is None or old in new or not (low <= old.start and old.end <= high):
                 continue
             fs.delete(status.getPath(), True)
             removed.append(str(status.getPath()))
@@ -445,6 +448,9 @@ def spark_submit_argv(settings: DrainSettings, *, config_file: str, app_name: st
     """
     argv = [settings.spark_submit, "--master", settings.master, "--deploy-mode", "client", "--name", app_name]
     conf = {"spark.ui.showConsoleProgress": "false", **settings.spark_conf}
+    if is_local(settings.master):  # a local master through spark-submit: stay on the loopback
+        conf = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1", "spark.ui.enabled": "false",
+                **conf}  # fmt: skip
     if settings.python_archive:
         argv += ["--archives", f"{settings.python_archive}#environment"]
         conf.setdefault("spark.pyspark.python", "./environment/bin/python")

@@ -9,6 +9,8 @@ lone last message); product code knows nothing of this.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -17,16 +19,27 @@ from typing import Any
 
 import pyarrow.dataset as pads
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bot.check import Checker
 from bot.config import build_settings
-from bot.model import GroupVerdict
+from bot.model import GroupVerdict, Member
 from bot.window import MemoryWindowStore
-from remediations.base import ExecutionContext, Plan
-from remediations.drain import DrainParams, DrainRemediation, committed_offsets
-from remediations.drain_job import JobProgress, spark_session
+from remediations.base import ExecutionContext, Outcome, Plan
+from remediations.drain import (
+    DrainError,
+    DrainParams,
+    DrainRemediation,
+    advance_offsets,
+    committed_offsets,
+    plan_partitions,
+    plan_ranges,
+    submit,
+)
+from remediations.drain_job import JobConfig, JobProgress, run_job, spark_session
 from remediations.drain_plan import Manifest
+from remediations.drain_settings import DrainSettings
+from remediations.executors.base import Executor, ExecutorError, Workload
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -79,8 +92,11 @@ def verdict_of(kafka: Kafka, group: str) -> GroupVerdict:
     return verdict
 
 
-def context(kafka: Kafka, spark: Any, lines: list[str], **extra: Any) -> ExecutionContext:
+def context(
+    kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **extra: Any
+) -> ExecutionContext:
     return ExecutionContext(
+        executor=executor,
         admin=kafka.admin,
         progress=lines.append,
         extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}, "spark": spark, **extra},
@@ -147,3 +163,328 @@ def test_drains_a_hot_partition_exactly_once_then_advances_the_offsets(
     assert seen[-1].ranges_done == seen[-1].ranges_total == 9 and seen[-1].messages == 87_500
     assert any(line.startswith(f"draining {group}: 9/9 ranges") for line in lines)
     assert outcome.data["committed"] == {f"{topic}/0": 80_000, f"{topic}/1": 10_000}
+
+
+def manifest_at(sink: Path, group: str, plan: Plan) -> Manifest:
+    return Manifest.from_json((sink / "_lagbot" / f"drain-{group}-{plan.after['plan_id']}.json").read_text())
+
+
+def exactly_once(rows: list[dict[str, Any]], expected: dict[int, range]) -> None:
+    offsets = Counter((r["partition"], r["offset"]) for r in rows)
+    assert set(offsets.values()) <= {1}, "an offset was written twice"
+    assert set(offsets) == {(p, o) for p, span in expected.items() for o in span}
+
+
+def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 3)
+    fill(kafka.bootstrap, topic, {0: 30_000, 1: 3_000, 2: 3_000})
+    kafka.commit(group, {(topic, p): 0 for p in range(3)})
+    sink = tmp_path / "drained"
+
+    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000)  # p0's tasks fail mid-way
+    outcome = DRAIN.execute(failing, context(kafka, spark, []))
+
+    assert not outcome.ok
+    assert "fault injection" in outcome.detail and "nothing was committed" in outcome.detail
+    assert committed(kafka, group, topic, 3) == {0: 0, 1: 0, 2: 0}
+    assert parquet_rows(sink) == []  # Spark aborted the write: not even the ranges that completed
+    manifest = manifest_at(sink, group, failing)
+    assert not manifest.complete and {r.status for r in manifest.ranges} == {"not_written"}
+    assert manifest.error is not None and "fault injection" in manifest.error
+
+    rerun = make_plan(kafka, group, str(sink), chunk=10_000)
+    assert rerun.after["plan_id"] == failing.after["plan_id"]  # the same ranges, the same outputs
+    assert DRAIN.execute(rerun, context(kafka, spark, [])).ok
+    exactly_once(parquet_rows(sink), {0: range(30_000), 1: range(3_000), 2: range(3_000)})
+    assert committed(kafka, group, topic, 3) == {0: 30_000, 1: 3_000, 2: 3_000}
+
+    again = DRAIN.execute(rerun, context(kafka, spark, []))  # a rerun after success replaces, commits nothing new
+    assert again.ok and again.data["committed"] == {}
+    exactly_once(parquet_rows(sink), {0: range(30_000), 1: range(3_000), 2: range(3_000)})
+
+
+def test_a_replanned_drain_replaces_the_older_ranges_it_covers(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    fill(kafka.bootstrap, topic, {0: 5_000})
+    kafka.commit(group, {(topic, 0): 0})
+    sink = tmp_path / "drained"
+    first = make_plan(kafka, group, str(sink), chunk=2_000)
+    assert run_job(spark, job_config(kafka, first)).complete  # written; its offsets were never committed
+    fill(kafka.bootstrap, topic, {0: 1_000})  # the log grows before the drain is planned again
+
+    second = make_plan(kafka, group, str(sink), chunk=2_000)
+    assert [r.to_list()[2:] for r in plan_ranges(second)] == [[0, 2_000], [2_000, 4_000], [4_000, 6_000]]
+    assert DRAIN.execute(second, context(kafka, spark, [])).ok
+    rows = parquet_rows(sink)
+    exactly_once(rows, {0: range(6_000)})  # the first plan's [4000, 5000) is gone, covered by [4000, 6000)
+    assert sorted({r["offset_range"] for r in rows}) == [
+        f"{s:020d}-{e:020d}" for s, e in ((0, 2_000), (2_000, 4_000), (4_000, 6_000))
+    ]
+
+    kafka.commit(group, {(topic, 0): 1_000})  # rewound: [1000, 6000) is planned again, cut differently
+    third = make_plan(kafka, group, str(sink), chunk=1_500)
+    assert DRAIN.execute(third, context(kafka, spark, [])).ok
+    offsets = Counter(r["offset"] for r in parquet_rows(sink))
+    assert set(offsets) == set(range(6_000))  # nothing lost ...
+    assert {o for o, n in offsets.items() if n > 1} == set(range(1_000, 2_000))  # ... [0, 2000) only partly covered
+
+
+def job_config(kafka: Kafka, plan: Plan) -> JobConfig:
+    return JobConfig(
+        plan_id=plan.after["plan_id"],
+        cluster=plan.cluster,
+        group=plan.group,
+        sink=plan.after["sink"],
+        manifest_url=plan.after["manifest"],
+        kafka={"bootstrap.servers": kafka.bootstrap},
+        ranges=plan_ranges(plan),
+    )
+
+
+def read_all(bootstrap: str, topic: str, partitions: int, expected: int, timeout: float = 60) -> list[Any]:
+    """Every message of `topic`, reading until `expected` arrived and 1 s more shows no extra one."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    received: list[Any] = []
+    deadline, quiet_until = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        received += [m for m in consumer.consume(1000, 0.2) if m.error() is None]
+        if len(received) >= expected:
+            quiet_until = quiet_until or time.monotonic() + 1.0
+            if time.monotonic() >= quiet_until:
+                break
+    consumer.close()
+    return received
+
+
+def test_replay_into_a_topic_with_more_partitions(kafka: Kafka, names: Names, spark: Any) -> None:
+    topic, target, group = names("topic"), names("target"), names("group")
+    kafka.create_topic(topic, 3)
+    kafka.create_topic(target, 6)
+    fill(kafka.bootstrap, topic, {0: 3_000, 1: 500, 2: 500})
+    kafka.commit(group, {(topic, 0): 0, (topic, 1): 100, (topic, 2): 500})
+
+    plan = make_plan(kafka, group, f"kafka:{target}", chunk=1_000, manifest_dir=str(Path.cwd() / "unused"))
+    assert plan.after["sink_kind"] == "replay" and plan.after["tasks"] == 3 + 1
+    outcome = DRAIN.execute(plan, context(kafka, spark, []))
+
+    assert outcome.ok, outcome.detail
+    replayed = read_all(kafka.bootstrap, target, 6, 3_400)
+    sources = Counter(dict(m.headers())["lagbot-drain-source"].decode() for m in replayed)
+    assert len(replayed) == 3_400 and set(sources.values()) == {1}
+    assert set(sources) == {f"{topic}/0/{o}" for o in range(3_000)} | {f"{topic}/1/{o}" for o in range(100, 500)}
+    one = next(m for m in replayed if dict(m.headers())["lagbot-drain-source"] == f"{topic}/1/200".encode())
+    assert (one.key(), one.value()[:6], dict(one.headers())["n"]) == (b"k200", b"1:200:", b"200")
+    assert len({m.partition() for m in replayed}) > 3  # spread over the target's partitions by key
+    assert committed(kafka, group, topic, 3) == {0: 3_000, 1: 500, 2: 500}
+
+
+class FleetExecutor(Executor):
+    """The group's workload as real consumer processes' stand-in: real consumers, every call recorded.
+
+    Scaling to n closes or starts real group members, so the group really empties and refills; each
+    call also records the group's committed offsets at that moment (to prove the order of the steps).
+    """
+
+    name = "fleet"
+
+    def __init__(self, kafka: Kafka, group: str, topic: str, partitions: int) -> None:
+        self.kafka, self.group, self.topic, self.partitions = kafka, group, topic, partitions
+        self.calls: list[tuple[Any, ...]] = []
+        self.members: list[Consumer] = []
+
+    def start_member(self) -> None:
+        consumer = self.kafka.consumer(self.group)
+        consumer.subscribe([self.topic])
+        self.kafka.wait_assigned(consumer)
+        self.members.append(consumer)
+
+    def replicas(self, workload: Workload) -> int:
+        self.calls.append(("replicas", workload.name))
+        return len(self.members)
+
+    def scale(self, workload: Workload, replicas: int) -> Outcome:
+        self.calls.append(("scale", workload.name, replicas, committed(self.kafka, self.group, self.topic, 3)))
+        before = len(self.members)
+        while len(self.members) > replicas:
+            self.members.pop().close()
+        while len(self.members) < replicas:
+            self.start_member()
+        return Outcome(True, f"{before} -> {replicas}", {"before": before, "after": replicas})
+
+    def restart(self, workload: Workload) -> Outcome:
+        raise ExecutorError("not used by the drain")
+
+    def restart_member(self, workload: Workload, member: Member) -> Outcome:
+        raise ExecutorError("not used by the drain")
+
+    def close(self) -> None:
+        while self.members:
+            self.members.pop().close()
+
+
+def test_running_consumers_are_paused_drained_committed_then_restored(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 3)
+    fill(kafka.bootstrap, topic, {0: 4_000, 1: 200, 2: 200})
+    kafka.commit(group, {(topic, p): 0 for p in range(3)})
+    fleet = FleetExecutor(kafka, group, topic, 3)
+    workload = Workload(executor="local", name="user-events-consumer")
+    try:
+        fleet.start_member()
+        plan = make_plan(kafka, group, str(tmp_path / "drained"), chunk=1_000, workload=workload)
+        assert plan.before["state"] == "Stable" and plan.after["pause"]
+        assert plan.steps[0].startswith("Pause consumers") and plan.steps[-1].startswith("Restore")
+        lines: list[str] = []
+        outcome = DRAIN.execute(plan, context(kafka, spark, lines, fleet))
+
+        assert outcome.ok, outcome.detail
+        ends = {0: 4_000, 1: 200, 2: 200}
+        assert fleet.calls == [
+            ("replicas", "user-events-consumer"),
+            ("scale", "user-events-consumer", 0, {0: 0, 1: 0, 2: 0}),  # paused before anything moved
+            ("scale", "user-events-consumer", 1, ends),  # restored only after the commit
+        ]
+        assert len(fleet.members) == 1
+        assert lines[0] == "consumers paused: user-events-consumer scaled from 1 to 0"
+        assert lines[-1] == "consumers restored: user-events-consumer back to 1 replica(s)"
+        exactly_once(parquet_rows(tmp_path / "drained"), {0: range(4_000), 1: range(200), 2: range(200)})
+    finally:
+        fleet.close()
+
+
+def test_a_failed_drain_of_a_paused_group_still_restores_the_consumers(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 3)
+    fill(kafka.bootstrap, topic, {0: 3_000, 1: 10, 2: 10})
+    kafka.commit(group, {(topic, p): 0 for p in range(3)})
+    fleet = FleetExecutor(kafka, group, topic, 3)
+    workload = Workload(executor="local", name="w")
+    try:
+        fleet.start_member()
+        plan = make_plan(kafka, group, str(tmp_path / "d"), chunk=1_000, workload=workload, fail_after=500)
+        outcome = DRAIN.execute(plan, context(kafka, spark, [], fleet))
+        assert not outcome.ok and "nothing was committed" in outcome.detail
+        assert [c[:3] for c in fleet.calls] == [("replicas", "w"), ("scale", "w", 0), ("scale", "w", 1)]
+        assert committed(kafka, group, topic, 3) == {0: 0, 1: 0, 2: 0}
+    finally:
+        fleet.close()
+
+
+def test_an_active_group_is_refused_when_the_plan_does_not_pause_it(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 3)
+    fill(kafka.bootstrap, topic, {0: 1_000, 1: 10, 2: 10})
+    kafka.commit(group, {(topic, p): 0 for p in range(3)})
+    member = kafka.consumer(group)
+    member.subscribe([topic])
+    try:
+        kafka.wait_assigned(member)
+        plan = make_plan(kafka, group, str(tmp_path / "d"), pause_consumers=False)
+        assert not plan.after["pause"]
+        outcome = DRAIN.execute(plan, context(kafka, spark, []))
+        assert not outcome.ok and "is Stable, not Empty" in outcome.detail
+        assert not (tmp_path / "d").exists()
+
+        # The broker does not refuse to alter an active group's offsets: the drain checks the state itself.
+        with pytest.raises(DrainError, match="not Empty"):
+            advance_offsets(kafka.admin, group, plan_partitions(plan))
+        assert committed(kafka, group, topic, 3) == {0: 0, 1: 0, 2: 0}
+    finally:
+        member.close()
+
+
+def test_offsets_moved_back_since_the_plan_are_never_skipped(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    fill(kafka.bootstrap, topic, {0: 1_000})
+    kafka.commit(group, {(topic, 0): 600})
+    plan = make_plan(kafka, group, str(tmp_path / "d"))
+    kafka.commit(group, {(topic, 0): 100})  # rewound after the plan: [100, 600) was never read
+    outcome = DRAIN.execute(plan, context(kafka, spark, []))
+    assert not outcome.ok and "moved back" in outcome.detail
+    assert committed(kafka, group, topic, 1) == {0: 100} and not (tmp_path / "d").exists()
+
+
+def test_spark_submit_runs_the_job_file_and_reports_progress(kafka: Kafka, names: Names, tmp_path: Path) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    fill(kafka.bootstrap, topic, {0: 2_000, 1: 100})
+    kafka.commit(group, {(topic, 0): 0, (topic, 1): 0})
+    plan = make_plan(kafka, group, str(tmp_path / "d"), chunk=500)
+    config = job_config(kafka, plan)
+    seen: list[JobProgress] = []
+    manifest = submit(config, DrainSettings(master="local[2]"), on_progress=seen.append, timeout=240)
+
+    assert manifest.complete and manifest.messages == 2_100
+    assert seen and seen[-1].ranges_done == seen[-1].ranges_total == 5
+    exactly_once(parquet_rows(tmp_path / "d"), {0: range(2_000), 1: range(100)})
+    assert committed(kafka, group, topic, 2) == {0: 0, 1: 0}  # the job writes; only the remediation commits
+
+
+def lagbot(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_cli_dry_run_prints_the_plan_and_changes_nothing(kafka: Kafka, names: Names, tmp_path: Path) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    fill(kafka.bootstrap, topic, {0: 3_000, 1: 50})
+    kafka.commit(group, {(topic, 0): 0, (topic, 1): 50})
+    sink = tmp_path / "d"
+    result = lagbot("drain", "-b", kafka.bootstrap, "--group", group, "--sink", str(sink), "--chunk", "1000",
+                    "--dry-run")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Read 3,000 offsets in 3 ranges of at most 1,000" in result.stdout
+    assert f" {topic}  0          0          0     3,000  3,000    3       0" in result.stdout
+    assert "dry run: nothing was read, written or committed" in result.stdout
+    assert not sink.exists() and committed(kafka, group, topic, 2) == {0: 0, 1: 50}
+
+
+def test_cli_drains_with_a_progress_bar(kafka: Kafka, names: Names, tmp_path: Path) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    fill(kafka.bootstrap, topic, {0: 2_000})
+    kafka.commit(group, {(topic, 0): 500})
+    sink = tmp_path / "d"
+    result = lagbot("drain", "-b", kafka.bootstrap, "-g", group, "--sink", str(sink), "--chunk", "500",
+                    "--master", "local[2]")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "3/3 ranges" in result.stderr and "Traceback" not in result.stderr
+    assert f"drained 1,500 messages of {group} in 3 ranges" in result.stdout
+    exactly_once(parquet_rows(sink), {0: range(500, 2_000)})
+    assert committed(kafka, group, topic, 1) == {0: 2_000}
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--group", "no-such-group", "--sink", "/tmp/x"], "--group: no consumer group 'no-such-group'"),
+        (["--group", "g"], "--sink: required"),
+        (["--group", "g", "--sink", "kafka:no spaces"], "--sink: 'no spaces' is not a Kafka topic name"),
+        (["--group", "g", "--sink", "/tmp/x", "--master", "mesos://x"], "--master: 'mesos://x' is not a Spark master"),
+        (["--group", "g", "--sink", "/tmp/x", "--chunk", "0"], "--chunk"),
+        (["--group", "g", "--sink", "/tmp/x", "--cluster", "nope"], "no cluster named 'nope'"),
+    ],
+    ids=["unknown-group", "no-sink", "bad-topic", "bad-master", "bad-chunk", "unknown-cluster"],
+)
+def test_cli_bad_usage_is_named_and_exits_4(kafka: Kafka, args: list[str], named: str) -> None:
+    result = lagbot("drain", "-b", kafka.bootstrap, *args)
+    assert result.returncode == 4, result.stderr
+    assert named in result.stderr and "Traceback" not in result.stderr
