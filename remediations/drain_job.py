@@ -43,6 +43,7 @@ from remediations.drain_sinks import (
     read_range,
     record_batch,
     replay_range,
+    tally_batch,
 )
 
 if TYPE_CHECKING:
@@ -208,8 +209,9 @@ def _run_parquet(
                 rng = OffsetRange(row["topic"], row["partition"], row["start"], row["end"])
                 tally = Tally()
                 for batch in read_range(kafka, rng, idle_timeout=idle, fail_after=fail_after):
-                    tally.add(batch)
-                    yield record_batch(rng, batch)
+                    arrow = record_batch(rng, batch)
+                    tally_batch(tally, arrow)
+                    yield arrow
                 tallies.add({_key(rng): [tally.count, tally.bytes, tally.first, tally.last]})
 
     def write() -> None:

@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 MASTER = re.compile(r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|spark://\S+|yarn|k8s://\S+)$")
 """The Spark masters lagbot submits to: local[...] runs in-process; the others go through spark-submit."""
 
-DEFAULT_TASK_RATE = 60_000.0
-"""Messages per second one drain task reads and writes (bench/drain.py, warm local[2] run; see bench/README.md)."""
+DEFAULT_TASK_RATE = 100_000.0
+"""Messages per second one drain task reads and writes, rounded down from bench/drain.py (about 118,000
+per task on local[2] with the broker on the same 2 cores; see bench/README.md)."""
 
 
 def check_master(master: str) -> str:

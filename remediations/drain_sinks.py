@@ -19,6 +19,7 @@ left by compaction or transaction markers are fine.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
@@ -226,6 +227,7 @@ class Tally:
 OUTPUT_COLUMNS = ("offset", "timestamp", "key", "value", "headers", "topic", "partition", "offset_range")
 
 
+@functools.cache
 def arrow_schema() -> Any:
     """The Arrow schema of the rows handed to Spark (the Spark schema is `drain_job.output_schema`)."""
     import pyarrow as pa
@@ -246,22 +248,45 @@ def arrow_schema() -> Any:
 
 
 def record_batch(rng: OffsetRange, batch: list[Any]) -> Any:
-    """One Arrow record batch of messages of `rng`."""
+    """One Arrow record batch of messages of `rng` (one pass over the messages: this is the hot loop)."""
     import pyarrow as pa
 
+    schema = arrow_schema()
+    offsets, stamps, keys, values, headers = [], [], [], [], []
+    for m in batch:
+        offsets.append(m.offset())
+        stamps.append(m.timestamp()[1])
+        keys.append(m.key())
+        values.append(m.value())
+        h = m.headers()
+        headers.append([{"key": k, "value": v} for k, v in h] if h else [])
     n = len(batch)
-    headers = [[{"key": k, "value": v} for k, v in h] if (h := m.headers()) else [] for m in batch]
     columns = [
-        pa.array([m.offset() for m in batch], pa.int64()),
-        pa.array([m.timestamp()[1] for m in batch], pa.int64()),
-        pa.array([m.key() for m in batch], pa.binary()),
-        pa.array([m.value() for m in batch], pa.binary()),
-        pa.array(headers, arrow_schema().field("headers").type),
-        pa.array([rng.topic] * n, pa.string()),
-        pa.array([rng.partition] * n, pa.int32()),
-        pa.array([rng.label] * n, pa.string()),
+        pa.array(offsets, pa.int64()),
+        pa.array(stamps, pa.int64()),
+        pa.array(keys, pa.binary()),
+        pa.array(values, pa.binary()),
+        pa.array(headers, schema.field("headers").type),
+        pa.repeat(pa.scalar(rng.topic, pa.string()), n),
+        pa.repeat(pa.scalar(rng.partition, pa.int32()), n),
+        pa.repeat(pa.scalar(rng.label, pa.string()), n),
     ]
-    return pa.RecordBatch.from_arrays(columns, schema=arrow_schema())
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def tally_batch(tally: Tally, batch: Any) -> None:
+    """Add an Arrow record batch (from `record_batch`) to `tally`, computed column-wise."""
+    import pyarrow.compute as pc
+
+    if batch.num_rows == 0:
+        return
+    sizes = [pc.sum(pc.binary_length(batch.column(name))).as_py() or 0 for name in ("key", "value")]
+    offsets = batch.column("offset")
+    tally.count += batch.num_rows
+    tally.bytes += sum(sizes)
+    if tally.first is None:
+        tally.first = offsets[0].as_py()
+    tally.last = offsets[-1].as_py()
 
 
 # ---------------------------------------------------------------------------------------------------
