@@ -29,6 +29,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -412,7 +413,7 @@ def submit(
 
 
 def _follow(argv: list[str], *, on_progress: Callable[[JobProgress], None] | None, timeout: float) -> Manifest:
-    env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", _python())}
+    env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(  # argv from settings, no shell
             argv, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL, text=True, env=env
@@ -435,12 +436,6 @@ def _follow(argv: list[str], *, on_progress: Callable[[JobProgress], None] | Non
         errors.seek(0)
         tail = errors.read().decode(errors="replace").strip().splitlines()[-3:]
         raise DrainError(messages.drain_submit_failed(code, " | ".join(tail)))
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable
 
 
 # ---------------------------------------------------------------------------------------------------

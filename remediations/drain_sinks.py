@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from remediations.drain_plan import OffsetRange, RangeReceipt
+from remediations.drain_plan import OffsetRange, RangeReceipt, RangeStatus
 
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 SOURCE_HEADER = "lagbot-drain-source"
@@ -205,13 +205,13 @@ class Tally:
             self.first = batch[0].offset()
         self.last = batch[-1].offset()
 
-    def receipt(self, rng: OffsetRange, status: str, error: str | None = None) -> RangeReceipt:
+    def receipt(self, rng: OffsetRange, status: RangeStatus, error: str | None = None) -> RangeReceipt:
         return RangeReceipt(
             rng.topic,
             rng.partition,
             rng.start,
             rng.end,
-            status,  # type: ignore[arg-type]
+            status,
             self.count,
             self.bytes,
             self.first,
