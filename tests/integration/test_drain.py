@@ -263,14 +263,14 @@ def read_all(bootstrap: str, topic: str, partitions: int, expected: int, timeout
     return received
 
 
-def test_replay_into_a_topic_with_more_partitions(kafka: Kafka, names: Names, spark: Any) -> None:
+def test_replay_into_a_topic_with_more_partitions(kafka: Kafka, names: Names, spark: Any, tmp_path: Path) -> None:
     topic, target, group = names("topic"), names("target"), names("group")
     kafka.create_topic(topic, 3)
     kafka.create_topic(target, 6)
     fill(kafka.bootstrap, topic, {0: 3_000, 1: 500, 2: 500})
     kafka.commit(group, {(topic, 0): 0, (topic, 1): 100, (topic, 2): 500})
 
-    plan = make_plan(kafka, group, f"kafka:{target}", chunk=1_000, manifest_dir=str(Path.cwd() / "unused"))
+    plan = make_plan(kafka, group, f"kafka:{target}", chunk=1_000, manifest_dir=str(tmp_path / "manifests"))
     assert plan.after["sink_kind"] == "replay" and plan.after["tasks"] == 3 + 1
     outcome = DRAIN.execute(plan, context(kafka, spark, []))
 
@@ -283,6 +283,8 @@ def test_replay_into_a_topic_with_more_partitions(kafka: Kafka, names: Names, sp
     assert (one.key(), one.value()[:6], dict(one.headers())["n"]) == (b"k200", b"1:200:", b"200")
     assert len({m.partition() for m in replayed}) > 3  # spread over the target's partitions by key
     assert committed(kafka, group, topic, 3) == {0: 3_000, 1: 500, 2: 500}
+    manifest = Manifest.from_json((tmp_path / "manifests" / f"drain-{group}-{plan.after['plan_id']}.json").read_text())
+    assert manifest.complete and manifest.messages == 3_400 and manifest.sink == f"kafka:{target}"
 
 
 class FleetExecutor(Executor):
