@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -171,6 +172,48 @@ def _add_policy_commands() -> None:
 _add_policy_commands()
 
 app.add_typer(fleet_app)
+
+EXIT_DRAIN_FAILED = 1
+
+
+@app.command()
+def drain(
+    group: Annotated[str, typer.Option("--group", "-g", help="The consumer group to drain (its exact name).")],
+    sink: Annotated[
+        str | None, typer.Option("--sink", help="Parquet path or Hadoop URL, or kafka:TOPIC to replay.")
+    ] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="The cluster of the group (by name).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
+    bootstrap: Annotated[
+        str | None, typer.Option("--bootstrap", "-b", help="HOST:PORT of a broker (one cluster, no config).")
+    ] = None,
+    chunk: Annotated[
+        int | None, typer.Option("--chunk", min=1, max=100_000_000, help="Offsets per range (one Spark task each).")
+    ] = None,
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Only this topic (repeatable).")] = None,
+    master: Annotated[str | None, typer.Option("--master", help="Spark master (default: drain.master).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; read, write and commit nothing.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
+) -> None:
+    """Drain a group's backlog with Spark into a sink, then advance its offsets past it.
+
+    Exit codes: 0 drained (or dry run, or nothing to drain), 1 the drain failed (nothing committed),
+    3 the cluster or group could not be read, 4 bad configuration or usage, 70 internal error.
+    """
+    from bot.drain_cli import run_drain
+
+    configure_logging(verbose=verbose)
+    settings = load_for_cli(config, bootstrap, re.escape(group))
+    raise typer.Exit(
+        run_drain(
+            settings,
+            group=group,
+            cluster=cluster,
+            sink=sink,
+            overrides={"chunk": chunk, "master": master, "topics": tuple(topic) if topic else None},
+            dry_run=dry_run,
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bot import messages
 from bot.digest_config import DigestSettings
+from remediations.drain_settings import DrainSettings
 from remediations.executors.config import ExecutorsConfig
 
 ENV_PREFIX = "LAGBOT_"
@@ -247,6 +248,8 @@ class Settings(BaseSettings):
     digest: DigestSettings = Field(default_factory=DigestSettings)
 
     executors: ExecutorsConfig = Field(default_factory=ExecutorsConfig)
+
+    drain: DrainSettings = Field(default_factory=DrainSettings)
 
     @field_validator("clusters")
     @classmethod

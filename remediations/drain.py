@@ -1,0 +1,643 @@
+"""The emergency drain: read a backlog with many Spark tasks, write it somewhere durable, then move the group past it.
+
+For the partition ceiling (one consumer per partition at most): a hot partition is cut into ranges of
+`chunk` offsets and read by as many tasks as the cluster has. The order is the contract:
+
+1. plan (pure): `[committed, log_end)` of every lagging partition, from the verdict (the collector read
+   them from the broker), cut into ranges; the ETA from the measured task rate; what happens to offsets;
+2. execute: pre-flight (offsets not moved back since the plan; the group Empty, or paused through the
+   executor when the plan says so) -> the Spark job writes every range -> the manifest is written ->
+   only if every range is written and the group is Empty right then, its offsets are advanced to the
+   ranges' ends (never backwards) -> the consumers' replica count is restored, whatever happened;
+3. verify: later verdicts show the offsets at or past the ends and the lag below the drained backlog.
+
+On any failure nothing is committed and the manifest says what was written. Risk MEDIUM: offsets move,
+but no message is lost (each was written first).
+
+`execute` reads from `ExecutionContext`: `admin` (AdminClient of the cluster), `executor` (to pause
+consumers), `progress` (lines for the incident thread), and `extra`:
+- `kafka_config` (required): librdkafka settings of the cluster, for the job's readers and producers;
+- `drain_settings`: a `DrainSettings` (spark-submit, archives, manifest_dir); defaults otherwise;
+- `workload`: the `Workload` to pause when the params name none;
+- `spark`: a SparkSession to use (local masters; otherwise one is made and stopped);
+- `on_progress`: a callable receiving every `JobProgress` (the CLI's progress bar).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bot import messages
+from bot.collector import _state as group_state_of
+from bot.model import GroupState, GroupVerdict, PartitionVerdict, Status
+from remediations.base import ExecutionContext, Outcome, Plan, Progress, Remediation, Risk, Verification
+from remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
+from remediations.drain_plan import (
+    DrainLayout,
+    Manifest,
+    OffsetRange,
+    PartitionBacklog,
+    PartitionDrain,
+    Uncommitted,
+    estimate_seconds,
+    layout,
+    plan_id,
+)
+from remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, check_master, is_local
+from remediations.drain_sinks import SinkError, manifest_url, parse_sink
+from remediations.executors.base import Executor, Workload
+from remediations.verify import VerifyRules
+
+log = logging.getLogger(__name__)
+
+_NOT_ACTIVE = (GroupState.EMPTY, GroupState.DEAD)
+"""States with no members: Empty (offsets kept) or Dead (no group metadata). Offsets may move only then."""
+
+
+class DrainError(Exception):
+    """A step of the drain refused or failed; the message is one line fit for the incident thread."""
+
+
+class DrainParams(BaseModel):
+    """What approvers approve besides the ranges. Built from `DrainSettings` plus per-drain choices."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sink: str
+    """A Parquet dataset path or Hadoop filesystem URL, or kafka:TOPIC to replay."""
+    topics: tuple[str, ...] = ()
+    """Only these topics of the group (empty: all of them)."""
+    chunk: int = Field(default=50_000, ge=1, le=100_000_000)
+    master: str = "local[*]"
+    slots: int = Field(default=2, ge=1, le=100_000)
+    """Task slots of the master (for the ETA)."""
+    task_rate: float = Field(default=DEFAULT_TASK_RATE, gt=0)
+    startup_seconds: float = Field(default=20.0, ge=0)
+    uncommitted: Uncommitted = "log_start"
+    """Partitions with nothing committed: drain from the log start, or skip them."""
+    pause_consumers: bool = True
+    """When the group has live consumers: scale them to 0 through the executor, then restore them."""
+    workload: Workload | None = None
+    manifest_dir: str = "lagbot-drains"
+    empty_timeout: float = Field(default=120.0, gt=0, le=3600)
+    idle_timeout: float = Field(default=30.0, gt=0, le=3600)
+    """A range with no progress for this long fails (e.g. its messages were deleted meanwhile)."""
+    job_timeout: float = Field(default=6 * 3600.0, gt=0)
+    progress_every: float = Field(default=10.0, ge=0)
+    """Seconds between progress lines in the incident thread."""
+    fail_after: int | None = Field(default=None, ge=1)
+    """Fault injection, for tests only: every task fails after reading this many messages of its range."""
+
+    @field_validator("sink")
+    @classmethod
+    def _sink_parses(cls, sink: str) -> str:
+        try:
+            return parse_sink(sink).url
+        except SinkError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("master")
+    @classmethod
+    def _master_known(cls, master: str) -> str:
+        return check_master(master)
+
+    @classmethod
+    def from_settings(cls, settings: DrainSettings, *, sink: str | None, **overrides: Any) -> DrainParams:
+        """Params from the `drain:` settings, with per-drain overrides (None values ignored).
+
+        Raises:
+            pydantic.ValidationError: a bad value; `sink` missing when the settings have no default.
+        """
+        chosen = {k: v for k, v in overrides.items() if v is not None}
+        master = chosen.get("master", settings.master)
+        slots = settings.model_copy(update={"master": master}).slots()
+        return cls.model_validate(
+            {
+                "sink": sink if sink is not None else settings.sink,
+                "chunk": settings.chunk,
+                "master": master,
+                "slots": slots,
+                "task_rate": settings.task_rate,
+                "startup_seconds": settings.startup_seconds,
+                "manifest_dir": settings.manifest_dir,
+                "empty_timeout": settings.empty_timeout,
+                **chosen,
+            }
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Planning (pure)
+# ---------------------------------------------------------------------------------------------------
+
+
+def backlogs(verdict: GroupVerdict, topics: Sequence[str] = ()) -> list[PartitionBacklog]:
+    """Each partition of the verdict (of `topics`, when given) as the plan's input."""
+    wanted = set(topics)
+    return [
+        PartitionBacklog(p.topic, p.partition, p.committed, p.log_start, p.log_end)
+        for p in verdict.partitions
+        if not wanted or p.topic in wanted
+    ]
+
+
+def needs_pause(verdict: GroupVerdict) -> bool:
+    """True when the group has (or is getting) live consumers: its offsets cannot be moved while they run."""
+    return verdict.state.is_active or bool(verdict.members)
+
+
+def build_plan(verdict: GroupVerdict, params: DrainParams, *, now: float) -> Plan:
+    """The drain plan approvers see: ranges, messages, ETA, sink, offsets, and the pause when consumers run.
+
+    Raises:
+        DrainError: the verdict could not be read (unknown offsets cannot be planned), or a topic asked
+            for is not consumed by the group.
+    """
+    if verdict.error is not None or verdict.status is Status.ERR:
+        raise DrainError(messages.drain_unreadable(verdict.group, verdict.error or verdict.status.name))
+    missing = sorted(set(params.topics) - {p.topic for p in verdict.partitions})
+    if missing:
+        raise DrainError(messages.drain_unknown_topics(verdict.group, missing))
+    work = layout(backlogs(verdict, params.topics), chunk=params.chunk, uncommitted=params.uncommitted)
+    sink = parse_sink(params.sink)
+    pid = plan_id(verdict.cluster, verdict.group, sink.url, work.ranges)
+    pause = needs_pause(verdict) and params.pause_consumers and bool(work.ranges)
+    eta = estimate_seconds(work.ranges, slots=params.slots, task_rate=params.task_rate, startup=params.startup_seconds)
+    after: dict[str, Any] = {
+        "plan_id": pid,
+        "sink": sink.url,
+        "sink_kind": sink.kind,
+        "manifest": manifest_url(sink, manifest_dir=params.manifest_dir, group=verdict.group, plan_id=pid),
+        "ranges": [r.to_list() for r in work.ranges],
+        "partitions": [asdict(p) for p in work.partitions],
+        "offsets": work.offsets,
+        "lost": work.lost,
+        "bytes": None,
+        "tasks": len(work.ranges),
+        "slots": params.slots,
+        "eta_seconds": round(eta, 1),
+        "pause": pause,
+        "commit": {f"{p.topic}/{p.partition}": p.end for p in work.partitions},
+    }
+    return Plan(
+        action=DrainRemediation.name,
+        cluster=verdict.cluster,
+        group=verdict.group,
+        summary=messages.drain_summary(verdict.group, work.offsets, len(work.ranges), eta),
+        risk=DrainRemediation.risk,
+        params=params.model_dump(mode="json"),
+        steps=tuple(_steps(work, params, sink.kind, pause, after["manifest"])),
+        before=_before(verdict),
+        after=after,
+        preflight=tuple(messages.drain_preflight(pause)),
+        created_at=now,
+    )
+
+
+def _steps(work: DrainLayout, params: DrainParams, kind: str, pause: bool, manifest: str) -> list[str]:
+    steps = []
+    workload = params.workload.name if params.workload else None
+    if pause:
+        steps.append(messages.drain_step_pause(workload))
+    steps.append(messages.drain_step_read(work.offsets, len(work.ranges), params.chunk, params.slots, params.master))
+    steps.append(messages.drain_step_write(kind, params.sink, manifest))
+    steps.append(messages.drain_step_commit(len(work.partitions)))
+    if pause:
+        steps.append(messages.drain_step_restore(workload))
+    for p in work.partitions:
+        if p.origin != "committed":
+            steps.append(messages.drain_note_origin(p.topic, p.partition, p.origin, p.start, p.lost))
+    if kind == "replay" and any(p.offsets > params.chunk for p in work.partitions):
+        steps.append(messages.drain_note_replay_order(params.chunk))
+    return steps
+
+
+def _before(verdict: GroupVerdict) -> dict[str, Any]:
+    return {
+        "state": verdict.state.value,
+        "total_lag": verdict.total_lag,
+        "consume_rate": verdict.consume_rate,
+        "produce_rate": verdict.produce_rate,
+        "eta_seconds": verdict.eta_seconds,
+        "members": len(verdict.members),
+        "partitions": [_partition_before(p) for p in verdict.partitions],
+    }
+
+
+def _partition_before(p: PartitionVerdict) -> dict[str, Any]:
+    return {
+        "topic": p.topic,
+        "partition": p.partition,
+        "committed": p.committed,
+        "log_start": p.log_start,
+        "log_end": p.log_end,
+        "lag": p.lag,
+    }
+
+
+def plan_ranges(plan: Plan) -> tuple[OffsetRange, ...]:
+    return tuple(OffsetRange.from_list(r) for r in plan.after["ranges"])
+
+
+def plan_partitions(plan: Plan) -> tuple[PartitionDrain, ...]:
+    return tuple(PartitionDrain(**p) for p in plan.after["partitions"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The group's offsets and state (AdminClient)
+# ---------------------------------------------------------------------------------------------------
+
+
+def group_state(admin: Any, group: str, *, timeout: float = 10.0) -> GroupState:
+    """The group's state as its coordinator reports it (DescribeGroups)."""
+    future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
+    return group_state_of(future.result(timeout + 1).state)
+
+
+def committed_offsets(
+    admin: Any, group: str, partitions: Sequence[tuple[str, int]], *, timeout: float = 10.0
+) -> dict[tuple[str, int], int | None]:
+    """The group's committed offset of each partition (None: nothing committed)."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in partitions])
+    result = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout + 1)
+    offsets: dict[tuple[str, int], int | None] = {}
+    for tp in result.topic_partitions:
+        if tp.error is not None:
+            raise DrainError(messages.drain_offsets_unreadable(group, f"{tp.topic}/{tp.partition}", str(tp.error)))
+        offsets[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+    return offsets
+
+
+def moved_back(partitions: Sequence[PartitionDrain], current: dict[tuple[str, int], int | None]) -> list[str]:
+    """Partitions whose committed offset is now behind where the plan saw it: advancing would skip unread data."""
+    behind = []
+    for p in partitions:
+        now = current.get((p.topic, p.partition))
+        if p.committed is not None and (now is None or now < p.committed):
+            behind.append(f"{p.topic}/{p.partition} {p.committed} -> {now if now is not None else '-'}")
+    return behind
+
+
+def commits_for(
+    partitions: Sequence[PartitionDrain], current: dict[tuple[str, int], int | None]
+) -> dict[tuple[str, int], int]:
+    """Offsets to commit: each range end, except where the group is already at or past it (never backwards)."""
+    moves = {}
+    for p in partitions:
+        now = current.get((p.topic, p.partition))
+        if now is None or now < p.end:
+            moves[(p.topic, p.partition)] = p.end
+    return moves
+
+
+def advance_offsets(
+    admin: Any, group: str, partitions: Sequence[PartitionDrain], *, timeout: float = 10.0
+) -> dict[tuple[str, int], int]:
+    """Commit the drained ends for an Empty group, after checking; returns what was committed.
+
+    Apache Kafka refuses to alter an active group's offsets; some brokers do not, so the state is
+    checked here right before the request, and the result is read back.
+
+    Raises:
+        DrainError: the group is not Empty, its offsets moved back since the plan, or the broker
+            refused or did not store what was asked.
+    """
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    state = group_state(admin, group, timeout=timeout)
+    if state not in _NOT_ACTIVE:
+        raise DrainError(messages.drain_group_active(group, state.value))
+    tps = [(p.topic, p.partition) for p in partitions]
+    current = committed_offsets(admin, group, tps, timeout=timeout)
+    behind = moved_back(partitions, current)
+    if behind:
+        raise DrainError(messages.drain_moved_back(group, behind))
+    moves = commits_for(partitions, current)
+    if not moves:
+        return {}
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in sorted(moves.items())])
+    try:
+        admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout + 1)
+    except Exception as exc:
+        raise DrainError(messages.drain_commit_failed(group, str(exc))) from exc
+    stored = committed_offsets(admin, group, list(moves), timeout=timeout)
+    wrong = [f"{t}/{p}" for (t, p), o in moves.items() if stored.get((t, p)) != o]
+    if wrong:
+        raise DrainError(messages.drain_commit_failed(group, f"read back different offsets for {', '.join(wrong)}"))
+    return moves
+
+
+def wait_until_empty(
+    admin: Any, group: str, *, timeout: float, sleep: Callable[[float], None] = time.sleep
+) -> GroupState:
+    """Poll the group's state until it has no members or `timeout` seconds passed; the last state seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = group_state(admin, group, timeout=min(10.0, timeout))
+        if state in _NOT_ACTIVE or time.monotonic() >= deadline:
+            return state
+        sleep(0.5)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running the job: in-process (local masters) or through spark-submit
+# ---------------------------------------------------------------------------------------------------
+
+
+def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext, on_progress: Any) -> Manifest:
+    """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
+    from remediations.drain_job import run_job, spark_session
+
+    given = context.extra.get("spark")
+    owned = given is None
+    spark = spark_session(params.master, app_name=f"lagbot-drain-{config.group}") if given is None else given
+    try:
+        return run_job(spark, config, on_progress=on_progress)
+    finally:
+        if owned:
+            spark.stop()
+
+
+def spark_submit_executable(configured: str) -> str:
+    """`configured` if found on PATH (or a path), else the spark-submit shipped inside the pyspark wheel."""
+    found = shutil.which(configured)
+    if found:
+        return found
+    import pyspark
+
+    bundled = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    if configured == "spark-submit" and bundled.exists():
+        return str(bundled)
+    raise DrainError(messages.drain_no_spark_submit(configured))
+
+
+def submit(
+    config: JobConfig,
+    settings: DrainSettings,
+    *,
+    on_progress: Callable[[JobProgress], None] | None,
+    timeout: float,
+) -> Manifest:
+    """Run the job with spark-submit (client mode), following its progress lines; its manifest.
+
+    The job's configuration (with the cluster's credentials) goes into a file readable only by this user,
+    removed afterwards.
+
+    Raises:
+        DrainError: spark-submit could not start, timed out, or ended without a result line.
+    """
+    executable = spark_submit_executable(settings.spark_submit)
+    settings = settings.model_copy(update={"spark_submit": executable})
+    handle, path = tempfile.mkstemp(prefix="lagbot-drain-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(config.to_json())
+        argv = spark_submit_argv(settings, config_file=path, app_name=f"lagbot-drain-{config.group}")
+        return _follow(argv, on_progress=on_progress, timeout=timeout)
+    finally:
+        Path(path).unlink(missing_ok=True)
+
+
+def _follow(argv: list[str], *, on_progress: Callable[[JobProgress], None] | None, timeout: float) -> Manifest:
+    env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(  # argv from settings, no shell
+            argv, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL, text=True, env=env
+        )
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        result: Manifest | None = None
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                if line.startswith(PROGRESS_PREFIX) and on_progress is not None:
+                    on_progress(JobProgress.from_json(line.removeprefix(PROGRESS_PREFIX)))
+                elif line.startswith(RESULT_PREFIX):
+                    result = Manifest.from_json(line.removeprefix(RESULT_PREFIX))
+            code = process.wait()
+        finally:
+            timer.cancel()
+        if result is not None:
+            return result
+        errors.seek(0)
+        tail = errors.read().decode(errors="replace").strip().splitlines()[-3:]
+        raise DrainError(messages.drain_submit_failed(code, " | ".join(tail)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The remediation
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Paused:
+    executor: Executor
+    workload: Workload
+    replicas: int
+
+
+class DrainRemediation(Remediation):
+    """Drain a group's backlog into a sink with Spark, then advance its offsets past it."""
+
+    name: ClassVar[str] = "drain"
+    risk: ClassVar[Risk] = Risk.MEDIUM
+    Params: ClassVar[type[BaseModel]] = DrainParams
+
+    def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
+        return build_plan(verdict, DrainParams.model_validate(params.model_dump()), now=now)
+
+    def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
+        params = DrainParams.model_validate(plan.params)
+        ranges = plan_ranges(plan)
+        if not ranges:
+            return Outcome(True, messages.drain_nothing(plan.group))
+        paused: _Paused | None = None
+        try:
+            kafka, admin = self._clients(context)
+            self._preflight(plan, admin)
+            if plan.after["pause"]:
+                paused = self._pause(plan, params, context)
+            self._check_empty(plan, admin)
+            manifest = self._run(plan, params, context, kafka, ranges)
+            if not manifest.complete:
+                detail = messages.drain_incomplete(len(manifest.written()), len(manifest.ranges), manifest.error)
+                return Outcome(False, detail, _data(plan, manifest, {}))
+            committed = advance_offsets(admin, plan.group, plan_partitions(plan))
+            context.progress(messages.drain_committed(plan.group, committed))
+            done = messages.drain_done(plan.group, manifest.messages, len(manifest.ranges), len(committed),
+                                       manifest.finished_at - manifest.started_at)  # fmt: skip
+            return Outcome(True, done, _data(plan, manifest, committed))
+        except DrainError as exc:
+            return Outcome(False, str(exc), {"plan_id": plan.after["plan_id"], "committed": {}})
+        except Exception as exc:  # one failed drain never stops the bot; nothing was committed
+            log.warning("drain failed", extra={"group": plan.group}, exc_info=True)
+            return Outcome(False, messages.drain_crashed(plan.group, exc), {"plan_id": plan.after["plan_id"]})
+        finally:
+            if paused is not None:
+                context.progress(self._restore(paused))
+
+    def verify(
+        self,
+        plan: Plan,
+        verdicts: Sequence[GroupVerdict],
+        *,
+        times: Sequence[float] | None = None,
+        rules: VerifyRules | None = None,
+    ) -> Verification:
+        return verify_drain(plan, verdicts)
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _clients(context: ExecutionContext) -> tuple[dict[str, Any], Any]:
+        kafka = context.extra.get("kafka_config")
+        if context.admin is None or not isinstance(kafka, dict) or not kafka.get("bootstrap.servers"):
+            raise DrainError(messages.drain_no_clients())
+        return kafka, context.admin
+
+    @staticmethod
+    def _preflight(plan: Plan, admin: Any) -> None:
+        partitions = plan_partitions(plan)
+        current = committed_offsets(admin, plan.group, [(p.topic, p.partition) for p in partitions])
+        behind = moved_back(partitions, current)
+        if behind:
+            raise DrainError(messages.drain_moved_back(plan.group, behind))
+
+    @staticmethod
+    def _pause(plan: Plan, params: DrainParams, context: ExecutionContext) -> _Paused:
+        executor = context.executor
+        workload = params.workload or context.extra.get("workload")
+        if not isinstance(executor, Executor) or not isinstance(workload, Workload):
+            raise DrainError(messages.drain_cannot_pause(plan.group))
+        replicas = executor.replicas(workload)
+        outcome = executor.scale(workload, 0)
+        paused = _Paused(executor, workload, replicas)
+        if not outcome.ok:
+            context.progress(DrainRemediation._restore(paused))
+            raise DrainError(messages.drain_pause_failed(workload.name, outcome.detail))
+        context.progress(messages.drain_paused(workload.name, replicas))
+        admin = context.admin
+        state = wait_until_empty(admin, plan.group, timeout=params.empty_timeout)
+        if state not in _NOT_ACTIVE:
+            context.progress(DrainRemediation._restore(paused))
+            raise DrainError(messages.drain_not_empty_after_pause(plan.group, state.value, params.empty_timeout))
+        return paused
+
+    @staticmethod
+    def _check_empty(plan: Plan, admin: Any) -> None:
+        state = group_state(admin, plan.group)
+        if state not in _NOT_ACTIVE:
+            raise DrainError(messages.drain_group_active(plan.group, state.value))
+
+    @staticmethod
+    def _restore(paused: _Paused) -> str:
+        if paused.replicas == 0:
+            return messages.drain_restored(paused.workload.name, 0)
+        try:
+            outcome = paused.executor.scale(paused.workload, paused.replicas)
+        except Exception as exc:  # reported: a human must restore the consumers
+            return messages.drain_restore_failed(paused.workload.name, paused.replicas, str(exc))
+        if not outcome.ok:
+            return messages.drain_restore_failed(paused.workload.name, paused.replicas, outcome.detail)
+        return messages.drain_restored(paused.workload.name, paused.replicas)
+
+    @staticmethod
+    def _run(
+        plan: Plan,
+        params: DrainParams,
+        context: ExecutionContext,
+        kafka: dict[str, Any],
+        ranges: tuple[OffsetRange, ...],
+    ) -> Manifest:
+        config = JobConfig(
+            plan_id=plan.after["plan_id"],
+            cluster=plan.cluster,
+            group=plan.group,
+            sink=plan.after["sink"],
+            manifest_url=plan.after["manifest"],
+            kafka=kafka,
+            ranges=ranges,
+            idle_timeout=params.idle_timeout,
+            fail_after=params.fail_after,
+        )
+        report = _progress_reporter(plan, params, context)
+        context.progress(messages.drain_started(plan.group, len(ranges), plan.after["offsets"], params.master))
+        if is_local(params.master):
+            return run_local(config, params, context, report)
+        settings = context.extra.get("drain_settings")
+        settings = settings if isinstance(settings, DrainSettings) else DrainSettings()
+        return submit(config, settings.model_copy(update={"master": params.master}), on_progress=report,
+                      timeout=params.job_timeout)  # fmt: skip
+
+
+def _progress_reporter(plan: Plan, params: DrainParams, context: ExecutionContext) -> Callable[[JobProgress], None]:
+    """Every progress goes to `extra['on_progress']`; a line goes to the thread at most every `progress_every` s."""
+    forward = context.extra.get("on_progress")
+    last = [float("-inf")]
+
+    def report(progress: JobProgress) -> None:
+        if callable(forward):
+            forward(progress)
+        now = time.monotonic()
+        final = progress.ranges_done == progress.ranges_total
+        if final or now - last[0] >= params.progress_every:
+            last[0] = now
+            context.progress(messages.drain_progress(plan.group, progress.ranges_done, progress.ranges_total,
+                                                     progress.messages, progress.rate))  # fmt: skip
+
+    return report
+
+
+def _data(plan: Plan, manifest: Manifest, committed: dict[tuple[str, int], int]) -> dict[str, Any]:
+    return {
+        "plan_id": plan.after["plan_id"],
+        "manifest": plan.after["manifest"],
+        "messages": manifest.messages,
+        "bytes": manifest.total_bytes,
+        "ranges_written": len(manifest.written()),
+        "ranges": len(manifest.ranges),
+        "seconds": round(manifest.finished_at - manifest.started_at, 1),
+        "committed": {f"{t}/{p}": o for (t, p), o in sorted(committed.items())},
+    }
+
+
+def _below(committed: int | None, end: int) -> bool:
+    return committed is None or committed < end
+
+
+def verify_drain(plan: Plan, verdicts: Sequence[GroupVerdict]) -> Verification:
+    """Judge the checks after a drain: offsets at or past the drained ends, and the lag since.
+
+    PENDING without a check; NO_CHANGE when some drained partition is still behind its end (nothing was
+    committed); RESOLVED when committed everywhere and the severity is back to OK; WORSE when the lag
+    is above the backlog the drain took; IMPROVING otherwise (new messages arrived since the snapshot).
+    """
+    if not verdicts:
+        return Verification(Progress.PENDING, messages.drain_verify_pending())
+    latest = verdicts[-1]
+    committed = {p.tp: p.committed for p in latest.partitions}
+    behind = [p for p in plan_partitions(plan) if _below(committed.get((p.topic, p.partition)), p.end)]
+    if behind:
+        return Verification(Progress.NO_CHANGE, messages.drain_verify_behind(len(behind)))
+    lag = latest.total_lag or 0
+    if latest.severity.value == 0:
+        return Verification(Progress.RESOLVED, messages.drain_verify_resolved(lag), latest.consume_rate, 0.0)
+    if lag > plan.after["offsets"]:
+        return Verification(Progress.WORSE, messages.drain_verify_worse(lag, plan.after["offsets"]))
+    return Verification(Progress.IMPROVING, messages.drain_verify_improving(lag), latest.consume_rate,
+                        latest.eta_seconds)  # fmt: skip

@@ -1,0 +1,85 @@
+"""Settings of the emergency drain job: `drain:` in the configuration file (`LAGBOT_DRAIN__*` in the environment).
+
+Imported by `bot.config` (one field of `Settings`), so this module imports pydantic and nothing of lagbot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MASTER = re.compile(r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|spark://\S+|yarn|k8s://\S+)$")
+"""The Spark masters lagbot submits to: local[...] runs in-process; the others go through spark-submit."""
+
+DEFAULT_TASK_RATE = 100_000.0
+"""Messages per second one drain task reads and writes, rounded down from bench/drain.py (about 118,000
+per task on local[2] with the broker on the same 2 cores; see bench/README.md)."""
+
+
+def check_master(master: str) -> str:
+    """`master` if it is one lagbot can use, else ValueError naming the accepted forms."""
+    if not MASTER.match(master):
+        raise ValueError(
+            f"{master!r} is not a Spark master lagbot can use: local, local[N], local[*], local[N,F], "
+            "spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
+        )
+    return master
+
+
+def is_local(master: str) -> bool:
+    """True when the job runs inside this process (PySpark local mode), not through spark-submit."""
+    return master.startswith("local")
+
+
+def local_slots(master: str, cpus: int | None = None) -> int | None:
+    """Task slots of a local master: local -> 1, local[N] -> N, local[*] -> the CPUs; None if not local."""
+    if not is_local(master):
+        return None
+    match = re.match(r"^local\[(\*|\d+)", master)
+    if match is None:
+        return 1
+    if match.group(1) == "*":
+        return max(1, cpus if cpus is not None else (os.cpu_count() or 1))
+    return int(match.group(1))
+
+
+class DrainSettings(BaseModel):
+    """Where and how the drain job runs. Every field has a default: `local[*]` in-process needs nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    master: str = "local[*]"
+    """local[*] (the default: in-process), local[N], spark://HOST:PORT, yarn, k8s://https://HOST:PORT."""
+    chunk: int = Field(default=50_000, ge=1, le=100_000_000)
+    """Offsets per range: one Spark task reads one range, so a hot partition is read by many tasks."""
+    sink: str | None = None
+    """The default sink: a Parquet dataset path or Hadoop filesystem URL, or kafka:TOPIC to replay."""
+    parallelism: int | None = Field(default=None, ge=1, le=100_000)
+    """Task slots of the master, for the ETA; None: taken from a local master, else 2 (set it for a cluster)."""
+    task_rate: float = Field(default=DEFAULT_TASK_RATE, gt=0)
+    """Messages per second one task drains, for the ETA (measure yours with bench/drain.py)."""
+    startup_seconds: float = Field(default=20.0, ge=0)
+    """Seconds to start Spark and the job, added to the ETA."""
+    spark_submit: str = "spark-submit"
+    """The spark-submit executable (non-local masters)."""
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+    """Extra `--conf key=value` for spark-submit (executor memory, k8s image, queue ...)."""
+    python_archive: str | None = None
+    """A packed virtualenv with lagbot installed (venv-pack), shipped with --archives ARCHIVE#environment."""
+    manifest_dir: str = "lagbot-drains"
+    """Where manifests of replay drains go (Parquet drains keep theirs in the dataset, under _lagbot/)."""
+    empty_timeout: float = Field(default=120.0, gt=0, le=3600)
+    """Seconds to wait for the group to become Empty after its consumers are scaled to 0."""
+
+    @field_validator("master")
+    @classmethod
+    def _known_master(cls, master: str) -> str:
+        return check_master(master)
+
+    def slots(self, cpus: int | None = None) -> int:
+        """Task slots the ETA assumes: configured, else those of a local master, else 2."""
+        if self.parallelism is not None:
+            return self.parallelism
+        return local_slots(self.master, cpus) or 2

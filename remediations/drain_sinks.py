@@ -1,0 +1,362 @@
+"""Where drained messages go, and how one range is read: the code that runs inside Spark tasks.
+
+Sinks, named by a URL:
+- a Parquet dataset: a local path or any Hadoop filesystem URL (file://, hdfs://, s3a://, abfss://,
+  gs:// ... whatever the Spark cluster's Hadoop has connectors for). Layout
+  `<sink>/topic=T/partition=P/offset_range=S-E/part-*.parquet` with columns offset, timestamp (ms
+  since the epoch, as Kafka gives it; -1 when the broker has none), key, value, headers (list of
+  key/value); topic, partition and offset_range come from the directories, as Spark's partitionBy
+  writes them. One directory per range, replaced as a whole on a rerun (dynamic partition overwrite).
+- `kafka:TOPIC`: replay into another topic of the same cluster with an idempotent producer, keys,
+  values, headers and timestamps kept, plus a `lagbot-drain-source` header `topic/partition/offset`
+  that lets a reader drop the duplicates a rerun of a failed range can produce. Keys are partitioned
+  with murmur2 like the Java client, so the target keeps key -> partition affinity.
+
+Reading is by offset, never by count: a task assigns its partition at the range start and stops at
+the first offset >= the range end (or when its position or the partition end reaches it), so gaps
+left by compaction or transaction markers are fine.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from remediations.drain_plan import OffsetRange, RangeReceipt, RangeStatus
+
+TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+SOURCE_HEADER = "lagbot-drain-source"
+READ_BATCH = 10_000
+"""Messages asked of librdkafka per consume() call."""
+
+# What the reader needs librdkafka to do whatever the cluster's own settings say.
+_READER_CONFIG: dict[str, Any] = {
+    "group.id": "lagbot-drain-reader",  # never joins nor commits: partitions are assigned, not subscribed
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "enable.partition.eof": True,
+    "auto.offset.reset": "error",  # a range start deleted by retention is an error, never a silent skip
+}
+_READER_DEFAULTS: dict[str, Any] = {"max.partition.fetch.bytes": 8 * 1024 * 1024}
+
+
+class SinkError(ValueError):
+    """A sink URL lagbot cannot use; the message says why."""
+
+
+class RangeReadError(RuntimeError):
+    """One range could not be read to its end."""
+
+
+class InjectedFailure(RuntimeError):
+    """Raised by the `fail_after` fault-injection hook (tests only)."""
+
+
+@dataclass(frozen=True)
+class ParquetSink:
+    url: str
+    kind: str = "parquet"
+
+
+@dataclass(frozen=True)
+class ReplaySink:
+    topic: str
+    kind: str = "replay"
+
+    @property
+    def url(self) -> str:
+        return f"kafka:{self.topic}"
+
+
+Sink = ParquetSink | ReplaySink
+
+
+def parse_sink(url: str) -> Sink:
+    """A sink from its URL: `kafka:TOPIC` replays, anything else is a Parquet dataset path or URL.
+
+    A path without a scheme is made absolute (the job may run in another working directory).
+
+    Raises:
+        SinkError: empty URL, bad topic name, or a path with characters Hadoop paths cannot hold.
+    """
+    text = url.strip()
+    if not text:
+        raise SinkError("the sink is empty: give a Parquet path or URL, or kafka:TOPIC")
+    if text.startswith("kafka:"):
+        topic = text.removeprefix("kafka:").lstrip("/")
+        if not TOPIC_NAME.match(topic):
+            raise SinkError(f"{topic!r} is not a Kafka topic name (letters, digits, . _ -, at most 249)")
+        return ReplaySink(topic)
+    if any(c in text for c in "\n\r\t") or "{" in text or "}" in text:
+        raise SinkError(f"{text!r} is not a usable path: no control characters or braces")
+    if "://" not in text and not text.startswith("file:"):
+        text = os.path.abspath(os.path.expanduser(text))
+    return ParquetSink(text.rstrip("/") or "/")
+
+
+def manifest_url(sink: Sink, *, manifest_dir: str, group: str, plan_id: str) -> str:
+    """Where a drain's manifest goes: inside the Parquet dataset (ignored by readers: `_` prefix), else manifest_dir."""
+    name = f"drain-{group}-{plan_id}.json"
+    if isinstance(sink, ParquetSink):
+        return f"{sink.url}/_lagbot/{name}"
+    base = manifest_dir if "://" in manifest_dir else os.path.abspath(os.path.expanduser(manifest_dir))
+    return f"{base.rstrip('/')}/{name}"
+
+
+def range_dir(sink: ParquetSink, rng: OffsetRange) -> str:
+    """The one directory a range's output lives in."""
+    return f"{sink.url}/topic={rng.topic}/partition={rng.partition}/offset_range={rng.label}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading one range (inside a Spark task)
+# ---------------------------------------------------------------------------------------------------
+
+
+def reader_config(kafka: dict[str, Any]) -> dict[str, Any]:
+    """The cluster's client settings (SASL, SSL ...) plus what reading by offset needs."""
+    return {**_READER_DEFAULTS, **kafka, **_READER_CONFIG}
+
+
+def read_range(
+    kafka: dict[str, Any],
+    rng: OffsetRange,
+    *,
+    idle_timeout: float = 30.0,
+    fail_after: int | None = None,
+) -> Iterator[list[Any]]:
+    """Yield the messages of `[rng.start, rng.end)` in offset order, in batches, then stop.
+
+    Args:
+        kafka: librdkafka settings of the cluster (bootstrap.servers and security).
+        idle_timeout: seconds without progress after which the range is declared unreadable.
+        fail_after: fault injection for tests: raise InjectedFailure once this many messages were read.
+
+    Raises:
+        RangeReadError: the broker reported an error (e.g. the range start was deleted by retention)
+            or nothing arrived for `idle_timeout` seconds before the end.
+    """
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    consumer = Consumer(reader_config(kafka))
+    tp = TopicPartition(rng.topic, rng.partition, rng.start)
+    position, seen, idle_since = rng.start, 0, time.monotonic()
+    try:
+        consumer.assign([tp])
+        while position < rng.end:
+            batch: list[Any] = []
+            for message in consumer.consume(READ_BATCH, 1.0):
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        position = max(position, message.offset())  # the partition end: nothing beyond it
+                        continue
+                    raise RangeReadError(f"reading {_where(rng)} at offset {position}: {error.str()}")
+                offset = message.offset()
+                if offset >= rng.end:
+                    position = rng.end
+                    break
+                batch.append(message)
+                position = offset + 1
+            if batch:
+                seen += len(batch)
+                if fail_after is not None and seen >= fail_after:
+                    raise InjectedFailure(f"fault injection: {_where(rng)} failed after {fail_after} messages")
+                idle_since = time.monotonic()
+                yield batch
+                continue
+            position = max(position, _position(consumer, tp))
+            if position < rng.end and time.monotonic() - idle_since > idle_timeout:
+                raise RangeReadError(f"reading {_where(rng)}: no message for {idle_timeout:g} s at offset {position}")
+    finally:
+        consumer.close()
+
+
+def _position(consumer: Any, tp: Any) -> int:
+    """The consumer's next offset (past skipped control records), or -1 when unknown."""
+    [current] = consumer.position([tp])
+    return int(current.offset)
+
+
+def _where(rng: OffsetRange) -> str:
+    return f"{rng.topic}/{rng.partition} [{rng.start}, {rng.end})"
+
+
+@dataclass
+class Tally:
+    """What a task read so far: messages, key+value bytes, first and last offset."""
+
+    count: int = 0
+    bytes: int = 0
+    first: int | None = None
+    last: int | None = None
+
+    def add(self, batch: list[Any]) -> None:
+        if not batch:
+            return
+        self.count += len(batch)
+        self.bytes += sum(len(m.key() or b"") + len(m.value() or b"") for m in batch)
+        if self.first is None:
+            self.first = batch[0].offset()
+        self.last = batch[-1].offset()
+
+    def receipt(self, rng: OffsetRange, status: RangeStatus, error: str | None = None) -> RangeReceipt:
+        return RangeReceipt(
+            rng.topic,
+            rng.partition,
+            rng.start,
+            rng.end,
+            status,
+            self.count,
+            self.bytes,
+            self.first,
+            self.last,
+            error,
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Parquet: messages -> Arrow record batches (Spark writes them)
+# ---------------------------------------------------------------------------------------------------
+
+OUTPUT_COLUMNS = ("offset", "timestamp", "key", "value", "headers", "topic", "partition", "offset_range")
+
+
+@functools.cache
+def arrow_schema() -> Any:
+    """The Arrow schema of the rows handed to Spark (the Spark schema is `drain_job.output_schema`)."""
+    import pyarrow as pa
+
+    header = pa.struct([("key", pa.string()), ("value", pa.binary())])
+    return pa.schema(
+        [
+            ("offset", pa.int64()),
+            ("timestamp", pa.int64()),
+            ("key", pa.binary()),
+            ("value", pa.binary()),
+            ("headers", pa.list_(header)),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset_range", pa.string()),
+        ]
+    )
+
+
+def record_batch(rng: OffsetRange, batch: list[Any]) -> Any:
+    """One Arrow record batch of messages of `rng` (one pass over the messages: this is the hot loop)."""
+    import pyarrow as pa
+
+    schema = arrow_schema()
+    offsets, stamps, keys, values, headers = [], [], [], [], []
+    for m in batch:
+        offsets.append(m.offset())
+        stamps.append(m.timestamp()[1])
+        keys.append(m.key())
+        values.append(m.value())
+        h = m.headers()
+        headers.append([{"key": k, "value": v} for k, v in h] if h else [])
+    n = len(batch)
+    columns = [
+        pa.array(offsets, pa.int64()),
+        pa.array(stamps, pa.int64()),
+        pa.array(keys, pa.binary()),
+        pa.array(values, pa.binary()),
+        pa.array(headers, schema.field("headers").type),
+        pa.repeat(pa.scalar(rng.topic, pa.string()), n),
+        pa.repeat(pa.scalar(rng.partition, pa.int32()), n),
+        pa.repeat(pa.scalar(rng.label, pa.string()), n),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def tally_batch(tally: Tally, batch: Any) -> None:
+    """Add an Arrow record batch (from `record_batch`) to `tally`, computed column-wise."""
+    import pyarrow.compute as pc
+
+    if batch.num_rows == 0:
+        return
+    sizes = [pc.sum(pc.binary_length(batch.column(name))).as_py() or 0 for name in ("key", "value")]
+    offsets = batch.column("offset")
+    tally.count += batch.num_rows
+    tally.bytes += sum(sizes)
+    if tally.first is None:
+        tally.first = offsets[0].as_py()
+    tally.last = offsets[-1].as_py()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Replay: messages -> another topic
+# ---------------------------------------------------------------------------------------------------
+
+
+def producer_config(kafka: dict[str, Any]) -> dict[str, Any]:
+    """An idempotent producer (no duplicates from retries, order kept per partition), Java-compatible keys."""
+    return {
+        "linger.ms": 20,
+        "compression.type": "lz4",
+        **kafka,
+        "enable.idempotence": True,
+        "acks": "all",
+        "partitioner": "murmur2_random",
+    }
+
+
+def replay_range(
+    kafka: dict[str, Any],
+    rng: OffsetRange,
+    topic: str,
+    *,
+    idle_timeout: float = 30.0,
+    fail_after: int | None = None,
+    flush_timeout: float = 60.0,
+) -> RangeReceipt:
+    """Read `rng` and produce every message to `topic`; never raises: failures come back as a receipt.
+
+    `written` only when every message was acknowledged by the broker; a failed range's receipt counts
+    what was read (some of it may have been produced: readers dedupe on the source header).
+    """
+    from confluent_kafka import Producer
+
+    tally, failures = Tally(), []
+
+    def delivered(error: Any, _message: Any) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    producer = Producer(producer_config(kafka))
+    try:
+        for batch in read_range(kafka, rng, idle_timeout=idle_timeout, fail_after=fail_after):
+            for m in batch:
+                _produce(producer, topic, m, rng, delivered)
+            tally.add(batch)
+            if failures:
+                break
+        remaining = producer.flush(flush_timeout)
+        if failures or remaining:
+            problem = failures[0] if failures else f"{remaining} messages not acknowledged in {flush_timeout:g} s"
+            return tally.receipt(rng, "failed", f"producing to {topic}: {problem}")
+        return tally.receipt(rng, "written")
+    except Exception as exc:  # a receipt per range: the driver decides, one range never hides the others
+        producer.flush(min(flush_timeout, 10.0))
+        return tally.receipt(rng, "failed", f"{type(exc).__name__}: {exc}")
+
+
+def _produce(producer: Any, topic: str, m: Any, rng: OffsetRange, delivered: Any) -> None:
+    headers = [*(m.headers() or []), (SOURCE_HEADER, f"{rng.topic}/{rng.partition}/{m.offset()}".encode())]
+    kind, timestamp = m.timestamp()
+    extra = {"timestamp": timestamp} if kind != 0 and timestamp >= 0 else {}
+    deadline = time.monotonic() + 60.0
+    while True:
+        try:
+            producer.produce(topic, value=m.value(), key=m.key(), headers=headers, on_delivery=delivered, **extra)
+            producer.poll(0)
+            return
+        except BufferError:  # the local queue is full: let deliveries drain it, for at most a minute
+            if time.monotonic() > deadline:
+                raise
+            producer.poll(0.1)
