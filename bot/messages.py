@@ -1609,6 +1609,7 @@ def remediate_usage(action: str) -> str:
     usage = {
         "scale": "/lag remediate <group> scale [replicas]",
         "reset_offsets": "/lag remediate <group> reset_offsets latest | shift <n> | datetime <ISO 8601 with zone>",
+        "drain": "/lag remediate <group> drain [sink: a Parquet path or URL, or kafka:TOPIC]",
     }.get(action, f"/lag remediate <group> {action}")
     return f"Usage: `{usage}`"
 

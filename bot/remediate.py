@@ -17,9 +17,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
+
 from bot import messages
 from bot.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from bot.audit import AuditEntry
+from bot.diagnose import DRAIN
 from bot.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from bot.model import GroupState, GroupVerdict, Severity, Status
 from bot.service import Bot
@@ -29,6 +32,7 @@ from policies.approvers import ApproverDirectory, ApproversUnavailable
 from policies.model import Rule, remediation_params
 from remediations import registry
 from remediations.base import ExecutionContext, Outcome, PlanError, Progress
+from remediations.drain import DrainParams
 from remediations.executors.base import Executor, ExecutorError, Workload
 from remediations.reset_offsets import ResetParams, resolve_times
 from remediations.verify import Check, assess
@@ -119,7 +123,7 @@ class Remediator:
             raise ValueError(messages.remediation_cooling_down(action, left))
         if action == "scale" and rule.workload is not None and "current_replicas" not in given:
             given = {**given, "current_replicas": self.executor_for(rule.workload).replicas(rule.workload)}
-        params = registry.params(action, remediation_params(rule, action, **given))
+        params = self._params(rule, action, given)
         if isinstance(params, ResetParams) and params.mode == "datetime":
             partitions = [p.tp for p in verdict.partitions]
             params = resolve_times(params, partitions, self.bot.checker.admin(verdict.cluster), timeout=10.0)
@@ -140,6 +144,16 @@ class Remediator:
             self.bot.redis.sadd(key, proposal.id)
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
+
+    def _params(self, rule: Rule, action: str, given: dict[str, Any]) -> BaseModel:
+        """Validated parameters: the rule's limits and workload, what the user gave, and for the drain the
+        `drain:` settings (sink, master, chunk) of lagbot's configuration."""
+        raw = remediation_params(rule, action, **given)
+        if action == DRAIN:
+            overrides = {k: v for k, v in raw.items() if k != "sink"}
+            sink = raw.get("sink")
+            return DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
+        return registry.params(action, raw)
 
     def _offered_key(self, incident_id: str) -> str:
         return f"lagbot:offered:{incident_id}"
@@ -230,6 +244,11 @@ class Remediator:
                 admin=self.bot.checker.admin(proposal.cluster),
                 progress=lambda line: self._reply(proposal, line, self.bot.clock()),
                 clock=self.bot.clock,
+                extra={
+                    "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
+                    "drain_settings": self.bot.settings.drain,
+                    "workload": rule.workload,
+                },
             )
             outcome = remediation.execute(proposal.plan, context)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
@@ -439,6 +458,10 @@ def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
         if len(args) != 1 or not args[0].isdigit():
             raise ValueError(messages.remediate_usage(action))
         return {"replicas": int(args[0])}
+    if action == DRAIN:
+        if len(args) > 1:
+            raise ValueError(messages.remediate_usage(action))
+        return {"sink": args[0]} if args else {}
     if action == "reset_offsets":
         mode = args[0] if args else ""
         if mode == "latest" and len(args) == 1:

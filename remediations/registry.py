@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from bot import messages
 from bot.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
 from remediations.base import Remediation, Risk
+from remediations.drain import DrainRemediation
 from remediations.reset_offsets import ResetOffsets
 from remediations.restart import Restart
 from remediations.scale import Scale
@@ -97,5 +98,5 @@ def params(name: str, raw: Mapping[str, Any]) -> BaseModel:
         raise ParamsError("\n".join(lines)) from None
 
 
-for _remediation in (Restart(), Scale(), ResetOffsets()):
+for _remediation in (Restart(), Scale(), ResetOffsets(), DrainRemediation()):
     register(_remediation)

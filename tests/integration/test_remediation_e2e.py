@@ -427,3 +427,44 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
         assert "Traceback" not in bot.log()
     finally:
         bot.stop(signal.SIGKILL)
+
+
+def test_drain_through_an_approval_writes_every_offset_once_and_advances_the_group(
+    kafka: Kafka,
+    names: Names,
+    broker: EmbeddedBroker,
+    redis_server: EmbeddedRedis,
+    redis_client: redis.Redis,
+    slack: SlackEmulator,
+    tmp_path: Path,
+    fleet_dir: Path,
+) -> None:
+    import pyarrow.dataset as pads
+
+    topic, group, fleet = names("topic"), names("group"), names("fleet")
+    kafka.create_topic(topic, 3)
+    kafka.produce(topic, 0, 2_000)  # the hot partition
+    kafka.produce(topic, 1, 100)
+    kafka.produce(topic, 2, 100)
+    kafka.commit(group, {(topic, 0): 0, (topic, 1): 50, (topic, 2): 100})
+    sink = tmp_path / "drained"
+    remediations = {"drain": {"proposal_expiry": "10m", "cooldown": "1m"}}
+    cfg = config(
+        broker, redis_server, slack, group, write_policy(tmp_path, fleet, remediations=remediations), fleet_dir
+    )
+    cfg["drain"] = {"sink": str(sink), "master": "local[2]", "chunk": 500, "manifest_dir": str(tmp_path / "m")}
+    bot = BotProcess(tmp_path, cfg, token=TOKEN)
+    try:
+        bot.wait_ready()
+        root, reply = thread_with_button(slack, "approve:", "rain")
+        slack.click_button(bot.events_url, SIGNING_SECRET, user=APPROVER, message=reply, action_prefix="approve:")
+        wait_for("the drained offsets", lambda: committed(kafka, group, topic, 3) == [2_000, 100, 100], timeout=180)
+        table = pads.dataset(str(sink), format="parquet", partitioning="hive").to_table()
+        offsets = sorted(zip(table.column("partition").to_pylist(), table.column("offset").to_pylist(), strict=True))
+        expected = [(0, o) for o in range(2_000)] + [(1, o) for o in range(50, 100)]
+        assert offsets == expected  # every offset of [committed, log-end) exactly once, nothing else
+        wait_for("the result in the thread", lambda: "done" in replies_text(slack, root), timeout=30)
+        assert ("succeeded", "lagbot") in audit_events(redis_client, group)
+        assert "Traceback" not in bot.log()
+    finally:
+        bot.stop(signal.SIGKILL)
