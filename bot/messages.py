@@ -2058,3 +2058,9 @@ def cli_drain_dry_run() -> str:
 
 def cli_drain_plan_title(group: str, cluster: str, state: str) -> str:
     return f"Drain plan for {group} on {cluster} (state {state})"
+
+
+def autoscaler_restored(ok: bool, detail: str) -> str:
+    if ok:
+        return f":arrows_counterclockwise: The hold after scaling is over: handed back to the autoscaler: {detail}"
+    return f":x: The hold after scaling is over, but handing back to the autoscaler failed: {detail}"

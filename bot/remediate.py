@@ -35,6 +35,7 @@ from remediations.base import ExecutionContext, Outcome, PlanError, Progress
 from remediations.drain import DrainParams
 from remediations.executors.base import Executor, ExecutorError, Workload
 from remediations.reset_offsets import ResetParams, resolve_times
+from remediations.scale import Scale
 from remediations.verify import Check, assess
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 BOT_USER = "lagbot"
 STATE_VERSION = 1
 STATE_KEEP = 8 * 86_400
+RESTORES = "lagbot:restores"
+"""Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
 ExecutorFor = Callable[[Workload], Executor]
 
 
@@ -270,6 +273,46 @@ class Remediator:
         )
         self._reply(proposal, messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail), finished)
         self._set_state(proposal, "verifying" if outcome.ok else "failed", outcome.detail, finished, baseline=True)
+        restore_at = proposal.plan.after.get("restore_at")
+        if outcome.ok and restore_at is not None:
+            self._schedule_restore(proposal.id, float(restore_at), outcome.data.get("keda_previous"))
+        return outcome
+
+    # -- handing a paused autoscaler back (KEDA) -----------------------------------------------------------
+
+    def _schedule_restore(self, proposal_id: str, at: float, previous: Any) -> None:
+        pipe = self.bot.redis.pipeline(transaction=True)
+        pipe.zadd(RESTORES, {proposal_id: at})
+        pipe.hset(RESTORES + ":previous", proposal_id, json.dumps({"v": STATE_VERSION, "previous": previous}))
+        pipe.execute()
+
+    def restore_due(self, *, now: float) -> list[Outcome]:
+        """Give paused autoscalers back once their hold is over. Each is claimed atomically (ZREM), so a
+        restore runs once even if two replicas look at the same time."""
+        outcomes = []
+        for raw in self.bot.redis.zrangebyscore(RESTORES, "-inf", now):
+            proposal_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            if not self.bot.redis.zrem(RESTORES, proposal_id):
+                continue  # another replica claimed it
+            stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)
+            self.bot.redis.hdel(RESTORES + ":previous", proposal_id)
+            proposal = self.proposals.get(proposal_id)
+            if proposal is None or stored is None:
+                continue
+            previous = json.loads(stored).get("previous")
+            outcomes.append(self._restore(proposal, previous, now))
+        return outcomes
+
+    def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
+        rule = self.rule(proposal.cluster, proposal.group)
+        executor = self.executor_for(rule.workload) if rule.workload is not None else None
+        try:
+            outcome = Scale().restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
+        except Exception as exc:  # never let one restore stop the others
+            log.exception("restore failed", extra={"proposal": proposal.id})
+            outcome = Outcome(False, messages.remediation_crashed("restore", exc))
+        self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
+        self._reply(proposal, messages.autoscaler_restored(outcome.ok, outcome.detail), now)
         return outcome
 
     # -- the remediation state an incident shows -------------------------------------------------------

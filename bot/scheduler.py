@@ -64,6 +64,12 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
             args=[digest],
             id=f"digest:{digest.channel}",
         )
+    if bot.remediations is not None:
+        scheduler.add_job(
+            guarded("restore autoscalers", bot.restore_autoscalers),
+            IntervalTrigger(seconds=30),
+            id="restore-autoscalers",
+        )
     if extra_jobs is not None:
         extra_jobs(scheduler)
     return scheduler

@@ -60,6 +60,10 @@ class RemediationHooks(Protocol):
         """Feed one more check to the verification of the incident's remediation, if one is verifying."""
         ...
 
+    def restore_due(self, *, now: float) -> list[Any]:
+        """Hand paused autoscalers (KEDA) back once their hold is over."""
+        ...
+
     def state(self, incident_id: str) -> dict[str, Any]:
         """The incident's latest remediation as its root message shows it ({} when none)."""
         ...
@@ -280,6 +284,11 @@ class Bot:
     def _slack_error(self, method: str, error: str) -> None:
         self.metrics.slack_error(method, error)
         log.warning("slack error", extra={"method": method, "error": error})
+
+    def restore_autoscalers(self) -> None:
+        """On the leader: hand back the autoscalers whose hold after a scale is over."""
+        if self.remediations is not None and self.leadership.is_leader():
+            self.remediations.restore_due(now=self.clock())
 
     # -- digests -----------------------------------------------------------------------------------------
 

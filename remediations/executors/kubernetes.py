@@ -309,6 +309,23 @@ class KubernetesExecutor(Executor):
             return Outcome(ok=False, detail=str(exc))
         return Outcome(ok=True, detail=messages.k8s_keda_restored(workload.keda_scaled_object, previous))
 
+    def set_paused_replicas(self, workload: Workload, replicas: int | None) -> Outcome:
+        """remediations.scale.PausableAutoscaling: set (None: remove) the ScaledObject's paused-replicas.
+
+        Outcome.data = {"before": the paused count before (None: not paused), "after": replicas}.
+        """
+        check_workload(workload)
+        if not workload.keda_scaled_object:
+            return Outcome(ok=True, detail=messages.k8s_no_keda(describe(workload)))
+        try:
+            before = self._keda_previous(workload)
+            self._set_keda(workload, None if replicas is None else str(replicas))
+        except ExecutorError as exc:
+            return Outcome(ok=False, detail=str(exc))
+        previous = int(before) if before is not None and before.isdigit() else None
+        detail = messages.k8s_keda_restored(workload.keda_scaled_object, None if replicas is None else str(replicas))
+        return Outcome(ok=True, detail=detail, data={"before": previous, "after": replicas})
+
     def _keda_previous(self, workload: Workload) -> str | None:
         """The ScaledObject's current paused-replicas (None: not paused); it must exist."""
         if not workload.keda_scaled_object:

@@ -313,3 +313,29 @@ def test_token_file_is_read_when_the_client_is_built(k8s: FakeKubernetes, tmp_pa
     executor = KubernetesExecutor(KubernetesConfig(api_url=k8s.url, token_file=token))
     assert executor.replicas(orders()) == 2
     assert k8s.requests[0].headers["authorization"] == "Bearer from-file"
+
+
+def test_the_scale_remediation_pauses_keda_through_this_executor_and_restores_it_later(
+    k8s: FakeKubernetes, executor: KubernetesExecutor
+) -> None:
+    """The remediation (not only the executor) on a KEDA workload: exact requests, then the restore."""
+    from remediations.base import ExecutionContext
+    from remediations.scale import Scale
+    from tests.integration.test_restart_scale_execute import scale_plan
+
+    k8s.add_scaled_object("shop", "orders-so", annotations={"team": "shop"})
+    plan = scale_plan(orders(keda_scaled_object="orders-so"), current=2)
+    context = ExecutionContext(executor=executor)
+    outcome = Scale().execute(plan, context)
+    assert outcome.ok, outcome.detail
+    assert outcome.data["keda_previous"] is None and outcome.data["after"] == 4
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"team": "shop", KEDA_PAUSED: "4"}
+    assert k8s.workloads[("deployment", "shop", "orders")].replicas == 4
+
+    restored = Scale().restore(plan, context, previous=outcome.data["keda_previous"])
+    assert restored.ok, restored.detail
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"team": "shop"}
+    assert seen(k8s.requests)[-2:] == [
+        ("GET", KEDA, None),
+        ("PATCH", KEDA, {"metadata": {"annotations": {KEDA_PAUSED: None}}}),
+    ]

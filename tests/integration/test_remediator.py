@@ -1,0 +1,141 @@
+"""The remediation coordinator in one process: real Redis, the Slack emulator, the Kubernetes fake.
+
+What the end-to-end tests cannot reach quickly: auto-approval (only low risk, never in a maintenance
+window), the KEDA hand-back after the hold, proposal wording, and the audit of each step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+import redis
+
+from bot.approvals import ProposalStore, State
+from bot.config import Settings
+from bot.diagnose import RESTART, SCALE
+from bot.embedded import EmbeddedBroker
+from bot.model import Cause, Severity, Status
+from bot.remediate import Remediator, remediate_args
+from bot.service import Bot, slack_client
+from bot.slack.emulator import SlackEmulator
+from policies.approvers import ApproverDirectory, MemoryUsergroupCache
+from policies.model import Policy
+from remediations.executors.config import KubernetesConfig
+from remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
+from tests.k8s_fake import FakeKubernetes
+from tests.unit.verdicts import CLUSTER, GROUP, member, partition, verdict
+
+NOW = 1_790_000_000.0  # a Monday, 14:13 UTC
+TOKEN = "xoxb-remediator"
+
+
+@pytest.fixture
+def k8s() -> Iterator[FakeKubernetes]:
+    with FakeKubernetes().start() as fake:
+        fake.add_workload("deployment", "shop", "orders", replicas=2)
+        fake.add_scaled_object("shop", "orders-so", annotations={"owner": "shop"})
+        yield fake
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackEmulator]:
+    with SlackEmulator(token=TOKEN).start() as running:
+        yield running
+
+
+BOOTSTRAP = {"servers": "127.0.0.1:9"}
+
+
+@pytest.fixture(autouse=True)
+def _broker(broker: EmbeddedBroker) -> None:
+    BOOTSTRAP["servers"] = broker.bootstrap  # the group is described on the real broker (pre-flight)
+
+
+def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, **rule: object) -> Remediator:
+    policy = Policy.model_validate(
+        {
+            "default": {
+                "approvers": {"users": ["U0ONCALL1"]},
+                "workload": {
+                    "executor": "kubernetes",
+                    "name": "orders",
+                    "namespace": "shop",
+                    "keda_scaled_object": "orders-so",
+                },
+                **rule,
+            }
+        }
+    )
+    settings = Settings(clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}])  # type: ignore[list-item]
+    bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), policy=policy, clock=lambda: NOW)
+    executor = KubernetesExecutor(KubernetesConfig(api_url=k8s.url, token="t", timeout=5))
+    directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+    return Remediator(bot, proposals=ProposalStore(redis_client), directory=directory, executor_for=lambda w: executor)
+
+
+def deficit() -> object:
+    """Two members on 6 partitions, consuming 1,000 msg/s of 1,600 produced: scaling to 4 keeps up."""
+    parts = [partition(p, committed=0, log_end=10_000) for p in range(6)]
+    v = verdict(parts, produce=1_600.0, consume=1_000.0, members=[member(1, 0, 1, 2), member(2, 3, 4, 5)])
+    cause = Cause("throughput_deficit", "consumers are slower", 0.75, SCALE, rank=1)
+    return replace(v, causes=(cause,), severity=Severity.WARN)
+
+
+def events(r: Remediator) -> list[tuple[str, str]]:
+    return [(e.event, e.user) for e in reversed(r.bot.audit.latest(CLUSTER, GROUP, 50))]
+
+
+def test_a_scale_on_keda_is_handed_back_to_the_autoscaler_once_after_the_hold(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "hold_for": "10m"}})
+    [proposal], skipped = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
+    assert skipped == [] and proposal.plan.summary == "Scale orders 2 -> 4"
+    assert r.click(proposal.id, "U0ONCALL1", now=NOW).ephemeral is None
+    assert k8s.workloads[("deployment", "shop", "orders")].replicas == 4
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop", KEDA_PAUSED: "4"}
+
+    assert r.restore_due(now=NOW + 599) == []  # the hold is not over
+    [outcome] = r.restore_due(now=NOW + 600)
+    assert outcome.ok, outcome.detail
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop"}
+    assert r.restore_due(now=NOW + 700) == []  # once
+    assert events(r) == [
+        ("proposed", "lagbot"),
+        ("approved", "U0ONCALL1"),
+        ("succeeded", "lagbot"),
+        ("restored", "lagbot"),
+    ]
+
+
+def test_auto_approve_runs_a_low_risk_action_without_a_click_but_not_in_a_maintenance_window(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    stalled = partition(0, committed=0, log_end=500, status=Status.STALL)  # owner unknown: a rolling restart
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    monday = {"days": ["mon"], "start": "14:00", "end": "15:00", "timezone": "UTC"}
+    quiet = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}}, maintenance=[monday])
+    [waiting], _ = quiet.propose(v, now=NOW, incident=None)
+    assert quiet.proposals.get(waiting.id).state is State.PROPOSED  # type: ignore[union-attr]
+    assert k8s.requests == []
+
+    redis_client.flushdb()
+    auto = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
+    [ran], _ = auto.propose(v, now=NOW, incident=None)
+    done = auto.proposals.get(ran.id)
+    assert done is not None and (done.state, done.approvals) == (State.SUCCEEDED, ("lagbot",)), done
+    assert [r.method for r in k8s.requests] == ["PATCH"]  # the rolling restart (owners unknown to Kafka here)
+    assert ("approved", "lagbot") in events(auto)
+
+
+def test_remediate_arguments_are_parsed_or_refused_with_the_usage() -> None:
+    assert remediate_args("scale", ["4"]) == {"replicas": 4}
+    assert remediate_args("scale", []) == {}
+    assert remediate_args("reset_offsets", ["shift", "-5"]) == {"mode": "shift", "shift": -5}
+    assert remediate_args("reset_offsets", ["latest"]) == {"mode": "latest"}
+    assert remediate_args("drain", ["s3a://bucket/backlog"]) == {"sink": "s3a://bucket/backlog"}
+    for action, args in [("scale", ["four"]), ("reset_offsets", []), ("reset_offsets", ["shift"]), ("restart", ["x"])]:
+        with pytest.raises(ValueError, match="Usage: `/lag remediate <group> "):
+            remediate_args(action, args)
