@@ -22,6 +22,7 @@ from rich.console import Console
 from typer.exceptions import TyperException
 
 from bot import messages
+from bot.audit_cli import audit_app
 from bot.check import Checker, CheckReport
 from bot.collector import check_clients
 from bot.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
@@ -172,6 +173,7 @@ def _add_policy_commands() -> None:
 _add_policy_commands()
 
 app.add_typer(fleet_app)
+app.add_typer(audit_app)
 
 EXIT_DRAIN_FAILED = 1
 

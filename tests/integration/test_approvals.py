@@ -148,3 +148,27 @@ def test_audit_per_group_newest_first_and_export_oldest_first(redis_client: redi
     assert [e.at for e in log.export(batch=1)] == [T0, T0 + 1, T0 + 2]
     with pytest.raises(StoredAuditError):
         AuditEntry.from_json('{"v": 9}')
+
+
+def test_audit_export_writes_json_lines_and_filters(redis_server: object, redis_client: redis.Redis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+    import sys
+
+    log = AuditLog(redis_client)
+    log.record(AuditEntry(at=T0, event="proposed", cluster="prod", group="orders", user="lagbot", action="scale"))
+    log.record(AuditEntry(at=T0 + 1, event="approved", cluster="prod", group="billing", user="U1", action="scale"))
+    config = tmp_path / "lagbot.yaml"
+    config.write_text(f"clusters: [{{name: prod, bootstrap_servers: 'k:9092'}}]\nredis_url: {redis_server.url}\n")  # type: ignore[attr-defined]
+
+    def export(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "bot.cli", "audit", "export", "--config", str(config), *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    everything = export()
+    assert everything.returncode == 0, everything.stderr
+    lines = [json.loads(line) for line in everything.stdout.splitlines()]
+    assert [(e["event"], e["group"], e["v"]) for e in lines] == [("proposed", "orders", 1), ("approved", "billing", 1)]
+    assert [json.loads(x)["group"] for x in export("--group", "billing").stdout.splitlines()] == ["billing"]
+    bad = export("--since", "yesterday")
+    assert bad.returncode == 4 and "--since" in bad.stderr and "Traceback" not in bad.stderr
