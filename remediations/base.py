@@ -147,7 +147,6 @@ class Remediation(ABC):
     def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
         """Run the plan once: pre-flight checks first; any failing one stops it with ok=False."""
 
-    @abstractmethod
     def verify(
         self,
         plan: Plan,
@@ -161,5 +160,9 @@ class Remediation(ABC):
         `verdicts[0]` is the check taken when the plan was executed (the baseline), the rest every check
         since. `times` (same length) says when each was taken, for the drain rate; without it the rate is
         the evaluator's own (consume - produce) of the newest verdict. `rules`: remediations.verify's
-        defaults unless the policy rule sets its own.
+        defaults unless the policy rule sets its own. The default is remediations.verify's `assess`;
+        a remediation with its own notion of success (the drain) overrides it.
         """
+        from remediations.verify import assess, checks_of  # verify imports this module
+
+        return assess(checks_of(verdicts, times), rules)

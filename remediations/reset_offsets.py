@@ -25,8 +25,7 @@ from bot import messages
 from bot.diagnose import RESET_OFFSETS
 from bot.model import GroupState, GroupVerdict, TopicPartition
 from remediations import kafka
-from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk, Verification
-from remediations.verify import VerifyRules, assess, checks_of
+from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
 
 Mode = Literal["latest", "earliest", "shift", "datetime"]
 INACTIVE = (GroupState.EMPTY, GroupState.DEAD)
@@ -215,16 +214,6 @@ class ResetOffsets(Remediation):
         sums = totals(table)
         detail = messages.reset_done(plan.group, len(table), sums["skipped"], sums["reread"])
         return Outcome(True, detail, {"table": [asdict(r) for r in table], **sums})
-
-    def verify(
-        self,
-        plan: Plan,
-        verdicts: Sequence[GroupVerdict],
-        *,
-        times: Sequence[float] | None = None,
-        rules: VerifyRules | None = None,
-    ) -> Verification:
-        return assess(checks_of(verdicts, times), rules)
 
 
 def fresh_offsets(

@@ -27,10 +27,8 @@ from remediations.base import (
     PlanError,
     Remediation,
     Risk,
-    Verification,
 )
 from remediations.executors.base import Executor, ExecutorError, Workload
-from remediations.verify import VerifyRules, assess, checks_of
 
 
 class RestartParams(BaseModel):
@@ -139,16 +137,6 @@ class Restart(Remediation):
             return restart_members(executor, params.workload, members, context)
         except ExecutorError as exc:
             return Outcome(False, str(exc))
-
-    def verify(
-        self,
-        plan: Plan,
-        verdicts: Sequence[GroupVerdict],
-        *,
-        times: Sequence[float] | None = None,
-        rules: VerifyRules | None = None,
-    ) -> Verification:
-        return assess(checks_of(verdicts, times), rules)
 
 
 def preflight(group: str, members: Sequence[Member], context: ExecutionContext) -> str | None:

@@ -15,7 +15,6 @@ can pause the ScaledObject.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -24,9 +23,8 @@ from bot import messages
 from bot.config import Duration
 from bot.diagnose import SCALE, replicas_needed
 from bot.model import GroupVerdict
-from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk, Verification
+from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
 from remediations.executors.base import Executor, ExecutorError, Workload
-from remediations.verify import VerifyRules, assess, checks_of
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 
@@ -158,16 +156,6 @@ class Scale(Remediation):
             return executor.set_paused_replicas(params.workload, previous)
         except ExecutorError as exc:
             return Outcome(False, str(exc))
-
-    def verify(
-        self,
-        plan: Plan,
-        verdicts: Sequence[GroupVerdict],
-        *,
-        times: Sequence[float] | None = None,
-        rules: VerifyRules | None = None,
-    ) -> Verification:
-        return assess(checks_of(verdicts, times), rules)
 
     @staticmethod
     def _preflight(executor: Executor, workload: Workload, planned_from: int, target: int) -> str | None:
