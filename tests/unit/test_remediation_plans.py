@@ -270,9 +270,9 @@ def test_reset_only_chosen_topics_and_refuses_a_no_op() -> None:
 
 
 def test_registry_maps_names_to_instances_and_validates_params() -> None:
-    assert registry.names() == ("reset_offsets", "restart", "scale")
+    assert registry.names() == ("drain", "reset_offsets", "restart", "scale")
     assert isinstance(registry.get("scale"), Scale)
-    assert registry.risk_of("reset_offsets") is Risk.HIGH and registry.risk_of("drain") is None
+    assert registry.risk_of("reset_offsets") is Risk.HIGH and registry.risk_of("drain") is Risk.MEDIUM
     good = registry.params("reset_offsets", {"mode": "shift", "shift": -10})
     assert isinstance(good, ResetParams) and good.shift == -10
     with pytest.raises(registry.ParamsError) as bad:
@@ -321,4 +321,4 @@ def test_registry_refuses_malformed_or_repeated_remediations() -> None:
 
     with pytest.raises(registry.RegistryError, match="must forbid unknown fields"):
         registry.register(Loose())
-    assert registry.names() == ("reset_offsets", "restart", "scale")  # nothing was added
+    assert registry.names() == ("drain", "reset_offsets", "restart", "scale")  # nothing was added
