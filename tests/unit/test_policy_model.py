@@ -120,7 +120,7 @@ def test_first_match_wins_then_the_default(cluster: str, group: str, rule: str, 
             "default:\n  remediations: {drain: {auto_approve: true}}\n",
             [
                 "default: remediations.drain.auto_approve: "
-                "auto_approve is only allowed for low-risk remediations; drain is of unknown risk (not registered) "
+                "auto_approve is only allowed for low-risk remediations; drain is medium risk "
                 "(got True)"
             ],
         ),
@@ -175,7 +175,7 @@ def test_first_match_wins_then_the_default(cluster: str, group: str, rule: str, 
         "min-over-max",
         "reset-one-approval",
         "auto-approve-medium",
-        "auto-approve-unregistered",
+        "auto-approve-drain-medium",
         "window",
         "regex",
         "slack-ids",
