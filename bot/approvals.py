@@ -23,6 +23,7 @@ from typing import Any
 
 import redis
 
+from bot.stored import text
 from remediations.base import Plan
 
 PROPOSAL_VERSION = "1"
@@ -135,10 +136,6 @@ return 1
 """
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 class ProposalStore:
     """Proposals in Redis: one hash each (versioned), their approvers in a set, cooldowns as keys."""
 
@@ -211,7 +208,7 @@ class ProposalStore:
         return proposal
 
     def get(self, proposal_id: str) -> Proposal | None:
-        data = {_text(k): _text(v) for k, v in self._redis.hgetall(self._key(proposal_id)).items()}
+        data = {text(k): text(v) for k, v in self._redis.hgetall(self._key(proposal_id)).items()}
         if not data:
             return None
         if data.get("v") != PROPOSAL_VERSION:
@@ -219,7 +216,7 @@ class ProposalStore:
                 f"stored proposal {proposal_id} has version {data.get('v')!r}; this lagbot reads {PROPOSAL_VERSION}"
             )
         document = json.loads(data["doc"])
-        approvals = tuple(_text(u) for u in self._redis.lrange(self._key(proposal_id) + ":approvals:order", 0, -1))
+        approvals = tuple(text(u) for u in self._redis.lrange(self._key(proposal_id) + ":approvals:order", 0, -1))
         return Proposal(
             id=proposal_id,
             cluster=document["cluster"],
@@ -252,7 +249,7 @@ class ProposalStore:
             keys=[key, key + ":approvals", cooldown, key + ":approvals:order"],
             args=[user, repr(now), int(current.cooldown * 1000), proposal_id],
         )
-        outcome, detail = (_text(x) for x in result)
+        outcome, detail = (text(x) for x in result)
         if outcome == "version":
             raise StoredProposalError(f"stored proposal {proposal_id} has an unknown version")
         return Approval(Verdict(outcome), self.get(proposal_id), detail)

@@ -15,6 +15,8 @@ from typing import Any
 
 import redis
 
+from bot.stored import text
+
 AUDIT_VERSION = 1
 MAX_ALL = 100_000
 MAX_PER_GROUP = 1_000
@@ -88,6 +90,5 @@ def _rows(result: Any) -> list[tuple[str, bytes]]:
     """(entry id, the entry's JSON) from an XRANGE / XREVRANGE answer."""
     rows = []
     for entry_id, fields in result or []:
-        ident = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
-        rows.append((ident, fields[b"entry"] if b"entry" in fields else fields["entry"]))
+        rows.append((text(entry_id), fields[b"entry"] if b"entry" in fields else fields["entry"]))
     return rows

@@ -29,6 +29,7 @@ import redis
 from bot.check import CheckReport
 from bot.digest_config import HistoryConfig
 from bot.model import GroupVerdict, Severity, Status
+from bot.stored import text
 from bot.window import StoredVersionError
 
 FORMAT_VERSION = 1
@@ -242,7 +243,7 @@ class RedisHistoryStore(HistoryStore):
 
     def _expire(self, cluster: str, cutoff: float) -> None:
         index = self.index_key(cluster)
-        gone = [_text(n) for n in self._redis.zrangebyscore(index, "-inf", f"({cutoff!r}")]
+        gone = [text(n) for n in self._redis.zrangebyscore(index, "-inf", f"({cutoff!r}")]
         if not gone:
             return
         reads = self._redis.pipeline(transaction=False)
@@ -271,11 +272,7 @@ class RedisHistoryStore(HistoryStore):
         return found
 
     def groups(self, cluster: str) -> list[str]:
-        return sorted(_text(n) for n in self._redis.zrange(self.index_key(cluster), 0, -1))
-
-
-def _text(name: object) -> str:
-    return name.decode() if isinstance(name, bytes) else str(name)
+        return sorted(text(n) for n in self._redis.zrange(self.index_key(cluster), 0, -1))
 
 
 STATUS_CODES = {"OK": 0, "WARN": 1, "STALL": 2, "REWIND": 3, "STOP": 4, "ERR": 5}

@@ -32,6 +32,7 @@ import redis
 
 from bot.config import IncidentConfig
 from bot.model import GroupVerdict, Severity, Status
+from bot.stored import text
 
 INCIDENT_VERSION = 1
 HISTORY_KEEP = 8 * 86_400.0
@@ -231,10 +232,6 @@ def _recovering(current: Incident, verdict: GroupVerdict, config: IncidentConfig
 # ---------------------------------------------------------------------------------------------------
 
 
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def encode_incident(incident: Incident) -> str:
     data = asdict(incident)
     data["severity"] = incident.severity.label
@@ -341,7 +338,7 @@ class RedisIncidentStore(IncidentStore):
             pipe.execute()
 
     def changed_since(self, since: float) -> list[Incident]:
-        ids = [_text(i) for i in self._redis.zrangebyscore(self._index, since, "+inf")]
+        ids = [text(i) for i in self._redis.zrangebyscore(self._index, since, "+inf")]
         if not ids:
             return []
         raws = self._redis.hmget(self._by_id, ids)

@@ -28,6 +28,7 @@ from bot.model import GroupState, GroupVerdict, Severity, Status
 from bot.service import Bot
 from bot.slack import render
 from bot.slack.commands import Reply, text_reply
+from bot.stored import text
 from policies.approvers import ApproverDirectory, ApproversUnavailable
 from policies.model import Rule, remediation_params
 from remediations import registry
@@ -168,7 +169,7 @@ class Remediator:
             return set()
         offered = set()
         for raw in self.bot.redis.smembers(self._offered_key(incident.id)):
-            proposal = self.proposals.get(raw.decode() if isinstance(raw, bytes) else str(raw))
+            proposal = self.proposals.get(text(raw))
             if proposal is not None:
                 offered.add(proposal.action)
         return offered
@@ -291,7 +292,7 @@ class Remediator:
         restore runs once even if two replicas look at the same time."""
         outcomes = []
         for raw in self.bot.redis.zrangebyscore(RESTORES, "-inf", now):
-            proposal_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            proposal_id = text(raw)
             if not self.bot.redis.zrem(RESTORES, proposal_id):
                 continue  # another replica claimed it
             stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)

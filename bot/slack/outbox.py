@@ -26,6 +26,8 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.stored import text
+
 log = logging.getLogger(__name__)
 
 OUTBOX_VERSION = 1
@@ -122,10 +124,6 @@ ErrorSeen = Callable[[str, str], None]
 """Called with (Slack method, error code) for every failed call."""
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 class Outbox:
     """Per-incident ordered queues of Slack operations, in Redis."""
 
@@ -159,7 +157,7 @@ class Outbox:
         value = self._redis.hget(self._roots, incident_id)
         if value is None:
             return None
-        channel, _, ts = _text(value).partition(" ")
+        channel, _, ts = text(value).partition(" ")
         return channel, ts
 
     def root_ts(self, incident_id: str) -> str | None:
@@ -168,7 +166,7 @@ class Outbox:
 
     def pending(self) -> int:
         """Operations still queued, over all incidents."""
-        return sum(int(self._redis.llen(self._queue(_text(i)))) for i in self._redis.zrange(self._pending, 0, -1))
+        return sum(int(self._redis.llen(self._queue(text(i)))) for i in self._redis.zrange(self._pending, 0, -1))
 
     def dead_letters(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
@@ -183,7 +181,7 @@ class Outbox:
     ) -> DeliveryReport:
         """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic)."""
         report = DeliveryReport()
-        for incident_id in [_text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
+        for incident_id in [text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
             if deadline is not None and time.monotonic() > deadline:
                 break
             stopped_by = self._drain(incident_id, client, report, on_root, on_error)
