@@ -162,7 +162,6 @@ class Bot:
         self.silenced: Silenced = silenced or (lambda _cluster, _group, _now: False)
         self.latest: dict[str, CheckReport] = {}
         self.remediations: RemediationHooks | None = None
-        self.cycle_listeners: list[Callable[[CheckReport], None]] = []
 
     # -- what the policy says about a group --------------------------------------------------------------
 
@@ -189,8 +188,6 @@ class Bot:
         self.latest[cluster] = report
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
-        for listener in self.cycle_listeners:
-            listener(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
         return CycleResult(report=report, delivery=self.deliver(), opened=opened)
 
