@@ -288,9 +288,9 @@ def test_registry_maps_names_to_instances_and_validates_params() -> None:
             "scale", {"workload": WORKLOAD.model_dump(), "current_replicas": 1, "min_replicas": 5, "max_replicas": 2}
         )
     with pytest.raises(
-        registry.RegistryError, match="no remediation named 'drain'; registered: reset_offsets, restart, scale"
+        registry.RegistryError, match="no remediation named 'reboot'; registered: drain, reset_offsets, restart, scale"
     ):
-        registry.get("drain")
+        registry.get("reboot")
 
 
 def test_registry_refuses_malformed_or_repeated_remediations() -> None:
