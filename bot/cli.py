@@ -154,14 +154,35 @@ def run(
 
 @app.command()
 def demo(
-    seconds: Annotated[float, typer.Option("--every", min=0.5, max=60, help="Seconds between snapshots.")] = 4.0,
-    samples: Annotated[int, typer.Option("--samples", "-n", min=2, max=50, help="Snapshots to take.")] = 4,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check-only", help="Only `lagbot check` on an embedded lagging group (no bot).")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=60, max=900, help="Seconds the bot demo may take at most.")
+    ] = 170.0,
+    seconds: Annotated[
+        float | None, typer.Option("--every", min=0.5, max=60, help="--check-only: seconds between snapshots.")
+    ] = None,
+    samples: Annotated[
+        int | None, typer.Option("--samples", "-n", min=2, max=50, help="--check-only: snapshots to take.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="--check-only: one JSON object instead of tables.")] = False,
 ) -> None:
-    """Start an embedded broker, create a lagging group, and run `lagbot check` on it."""
-    from bot.demo import run_demo
+    """Run the Slack bot end to end on embedded services: an incident, an approved scale, the lag drained.
 
-    raise typer.Exit(run_demo(every=seconds, samples=samples, as_json=as_json))
+    Exit codes: 0 it showed everything, 1 something did not happen (one line says what; logs are kept),
+    4 bad usage, 130 interrupted. `--check-only` runs `lagbot check` on an embedded lagging group instead.
+    """
+    if check_only:
+        from bot.demo import run_demo
+
+        raise typer.Exit(run_demo(every=seconds or 4.0, samples=samples or 4, as_json=as_json))
+    for option, given in (("--every", seconds is not None), ("--samples", samples is not None), ("--json", as_json)):
+        if given:
+            raise ConfigError(messages.demo_option_needs_check_only(option))
+    from bot.demo_bot import run_bot_demo
+
+    raise typer.Exit(run_bot_demo(timeout=timeout))
 
 
 def _add_policy_commands() -> None:

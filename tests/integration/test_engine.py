@@ -469,8 +469,8 @@ def test_check_exit_code_follows_severity(
     assert (reported["total_lag"], reported["severity"]) == (300, severity)
 
 
-def test_demo_runs_end_to_end_on_the_embedded_broker() -> None:
-    result = lagbot("demo", "--every", "1", "--samples", "3", timeout=180)
+def test_check_only_demo_runs_end_to_end_on_the_embedded_broker() -> None:
+    result = lagbot("demo", "--check-only", "--every", "1", "--samples", "3", timeout=180)
 
     assert result.returncode == 0, result.stderr
     assert "user-events-consumer (embedded)" in result.stdout

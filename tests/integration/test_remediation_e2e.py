@@ -22,10 +22,9 @@ from typing import Any
 import pytest
 import redis
 import yaml
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
 from bot.audit import AuditLog
-from bot.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer
+from bot.embedded import EmbeddedBroker, EmbeddedRedis, committed_offsets, exact_producer, log_end_offsets
 from bot.slack.emulator import Message, SlackEmulator
 from remediations.executors.config import LocalConfig
 from remediations.executors.local import FleetSpec, LocalExecutor
@@ -101,17 +100,11 @@ def config(
 
 
 def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> list[int]:
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    [future] = kafka.admin.list_consumer_group_offsets([request]).values()
-    return [tp.offset for tp in sorted(future.result(15).topic_partitions, key=lambda tp: tp.partition)]
+    return committed_offsets(kafka.admin, group, topic, partitions)
 
 
 def log_end(kafka: Kafka, topic: str, partitions: int) -> list[int]:
-    from confluent_kafka.admin import OffsetSpec
-
-    request = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
-    result = {tp.partition: f.result(15).offset for tp, f in kafka.admin.list_offsets(request).items()}
-    return [result[p] for p in range(partitions)]
+    return log_end_offsets(kafka.admin, topic, partitions)
 
 
 def thread_with_button(slack: SlackEmulator, prefix: str, label: str = "") -> tuple[Message, Message]:
