@@ -2243,3 +2243,7 @@ def demo_wait_resolved() -> str:
 
 def demo_wait_keep_writing() -> str:
     return "the producer's last seconds"
+
+
+def remediation_resolved() -> str:
+    return "the incident resolved"

@@ -349,9 +349,10 @@ class Remediator:
         rule = self.rule(incident.cluster, incident.group)
         checks = [*state.get("checks", []), _point(verdict, now)]
         verification = assess([_check(c) for c in checks], rule.verification)
-        state = {**state, "checks": checks[-(rule.verification.no_change_after + 2) :]}
+        keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
+        state = {**state, "checks": checks[-keep:], "detail": verification.detail}
         if verification.progress.value != state.get("progress"):
-            state |= {"progress": verification.progress.value, "detail": verification.detail}
+            state["progress"] = verification.progress.value
             line = verification.detail
             if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
                 line = messages.verify_escalation(verification.detail, rule)
@@ -361,6 +362,12 @@ class Remediator:
         if verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE):
             state["state"] = verification.progress.value
         self._put_state(incident.id, state)
+
+    def resolved(self, incident: Incident, *, now: float) -> None:
+        """The incident resolved: a remediation still being judged is over, and the root says so."""
+        state = self.state(incident.id)
+        if state.get("state") in ("verifying", "worse", "no_change"):
+            self._put_state(incident.id, {**state, "state": "resolved", "detail": messages.remediation_resolved()})
 
     # -- helpers -----------------------------------------------------------------------------------------
 

@@ -64,6 +64,10 @@ class RemediationHooks(Protocol):
         """Hand paused autoscalers (KEDA) back once their hold is over."""
         ...
 
+    def resolved(self, incident: Incident, *, now: float) -> None:
+        """The incident resolved: close the verification of its remediation, if one was still running."""
+        ...
+
     def state(self, incident_id: str) -> dict[str, Any]:
         """The incident's latest remediation as its root message shows it ({} when none)."""
         ...
@@ -223,6 +227,8 @@ class Bot:
             if self.remediations is not None and incident.is_open:
                 self.remediations.verify_step(incident, verdict, now=now)
                 buttons = self.remediations.buttons(incident, verdict, now=now)
+            elif self.remediations is not None:
+                self.remediations.resolved(incident, now=now)
             effects = list(transition.effects)
             if buttons and not any(e.kind == REPLY for e in effects):
                 effects.append(Effect(REPLY, Change.REMEDIATION, messages.remediations_offered()))

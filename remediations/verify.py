@@ -6,9 +6,11 @@ check taken when the action ran). The rules, worst news first after the trivial 
 1. fewer than two checks: PENDING (nothing to compare yet);
 2. the newest lag is unknown: PENDING, or NO_CHANGE once `no_change_after` checks passed without news;
 3. the newest check is healthy (status OK, severity OK): RESOLVED;
-4. severity rose above the baseline's, or lag is over the baseline by more than `worse_margin` and still
-   rising: WORSE (escalate);
-5. lag fell by at least `min_drop` of itself over the recent checks: IMPROVING, with the drain rate and ETA;
+4. past the first `settle_checks` checks (the action's own disruption: a restart or a scale makes the group
+   rebalance, which pauses consumption and lifts lag for a moment), severity rose above the baseline's, or
+   lag is over the baseline by more than `worse_margin` and still rising: WORSE (escalate);
+5. lag fell by at least `min_drop` of itself from its peak in the recent checks: IMPROVING, with the drain
+   rate (from that peak, so a rebalance's bump does not make it look slow) and ETA;
 6. `no_change_after` checks since the execution and no such fall: NO_CHANGE ("no improvement");
 7. otherwise PENDING.
 
@@ -39,6 +41,9 @@ class VerifyRules(BaseModel):
     """Lag over the baseline by more than this share (and still rising) is 'worse'."""
     min_drop: float = Field(default=0.02, ge=0, le=1)
     """A fall in lag smaller than this share of the lag is noise, not draining."""
+    settle_checks: int = Field(default=2, ge=0, le=20)
+    """Checks right after the action in which a rise is not 'worse': the rebalance a restart or a scale causes
+    pauses consumption for a few seconds, so lag briefly climbs over the baseline."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +78,7 @@ def assess(checks: Sequence[Check], rules: VerifyRules | None = None) -> Verific
         return _unknown(latest, after, rules)
     if healthy(latest.verdict):
         return Verification(Progress.RESOLVED, messages.verify_resolved(latest.lag))
-    worse = worse_than_baseline(checks, rules)
+    worse = worse_than_baseline(checks, rules) if after > rules.settle_checks else None
     if worse is not None:
         return worse
     recent = [c for c in checks[-(rules.no_change_after + 1) :] if c.lag is not None]
@@ -108,10 +113,10 @@ def worse_than_baseline(checks: Sequence[Check], rules: VerifyRules) -> Verifica
 
 
 def draining(recent: Sequence[Check], rules: VerifyRules) -> Verification | None:
-    """IMPROVING when lag fell by a real amount across `recent` (oldest first), with rate and ETA if known."""
+    """IMPROVING when lag fell by a real amount from its peak in `recent` (oldest first), with rate and ETA."""
     if len(recent) < 2:
         return None
-    first, last = recent[0], recent[-1]
+    first, last = max(recent[:-1], key=lambda c: c.lag or 0), recent[-1]
     assert first.lag is not None and last.lag is not None
     drop = first.lag - last.lag
     if drop <= 0 or drop < rules.min_drop * first.lag:

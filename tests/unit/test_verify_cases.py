@@ -83,21 +83,25 @@ CASES = {
         Progress.NO_CHANGE,
         "no improvement after 3 checks (lag 100,000 -> 105,000)",
     ),
-    # 7. Up 20% and still rising: worse, escalate at once (no need to wait N checks).
+    # 7. Up 20% and still rising once the settle checks (2) are over: worse, escalate (no need to wait for
+    #    no_change_after). Changed with case 17: the first two checks after an action may carry its rebalance.
     "07-worse": Case(
-        [Point(100_000, 0), Point(120_000, 60)],
+        [Point(100_000, 0), Point(110_000, 60), Point(115_000, 120), Point(120_000, 180)],
         Progress.WORSE,
         "getting worse: lag 100,000 -> 120,000 since the action and still rising",
     ),
-    # 8. Over the margin but falling from a higher peak: not escalated; too early to call no change.
+    # 8. Over the margin but falling from a higher peak: not escalated. Since case 18 the fall is measured
+    #    from the peak, so it is draining (130,000 -> 120,000 in 60 s = 167 msg/s, 120,000 left = 12 min).
     "08-over-margin-but-falling": Case(
         [Point(100_000, 0), Point(130_000, 60), Point(120_000, 120)],
-        Progress.PENDING,
-        "2 of 3 checks since the action: too early to judge",
+        Progress.IMPROVING,
+        "draining at 167 msg/s, ETA 12 min (lag 130,000 -> 120,000)",
+        rate=10_000 / 60,
+        eta=120_000 / (10_000 / 60),
     ),
-    # 9. Severity rose (warn -> critical) though lag rose only 5%: worse.
+    # 9. Severity rose (warn -> critical) though lag rose only 5%, after the settle checks: worse.
     "09-severity-rose": Case(
-        [Point(100_000, 0), Point(105_000, 60, severity=C)],
+        [Point(100_000, 0), Point(101_000, 60), Point(103_000, 120), Point(105_000, 180, severity=C)],
         Progress.WORSE,
         "getting worse: severity warn -> critical since the action (lag 105,000)",
     ),
@@ -146,6 +150,30 @@ CASES = {
         "draining at 333 msg/s, ETA 3 min (lag 130,000 -> 70,000)",
         rate=60_000 / 180,
         eta=70_000 / (60_000 / 180),
+    ),
+    # 17. Right after a scale the group rebalances: consumption pauses and lag jumps 40% over the baseline.
+    #     Within the settle checks that is the action's own disruption, not "worse" (found by the demo:
+    #     every scale was first reported as getting worse).
+    "17-rebalance-bump-is-not-worse": Case(
+        [Point(100_000, 0), Point(140_000, 10)],
+        Progress.PENDING,
+        "1 of 3 checks since the action: too early to judge",
+    ),
+    # 18. After the bump it drains: the rate is measured from the peak (140,000 at 10 s -> 80,000 at 40 s =
+    #     2,000 msg/s), not from the lag at the click, which would read 667 msg/s.
+    "18-drain-rate-from-the-peak": Case(
+        [Point(100_000, 0), Point(140_000, 10), Point(110_000, 25), Point(80_000, 40)],
+        Progress.IMPROVING,
+        "draining at 2,000 msg/s, ETA 40 s (lag 140,000 -> 80,000)",
+        rate=2_000.0,
+        eta=40.0,
+    ),
+    # 19. A policy without a settle period escalates the first rise at once.
+    "19-no-settle-period": Case(
+        [Point(100_000, 0), Point(120_000, 60)],
+        Progress.WORSE,
+        "getting worse: lag 100,000 -> 120,000 since the action and still rising",
+        rules=VerifyRules(settle_checks=0),
     ),
 }
 
