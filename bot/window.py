@@ -20,7 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import redis
+from numpy.typing import NDArray
 
 from bot.model import (
     ClusterSnapshot,
@@ -31,9 +33,13 @@ from bot.model import (
     Member,
     PartitionSample,
     TopicPartition,
+    WindowColumns,
 )
 
 FORMAT_VERSION = 1
+_EXACT_LIMIT = 2**48
+"""Offsets at or above this (or negative) keep a window off the array route, whose int64 sums of up to
+2**14 partitions' lags must be exact (Python's ints never overflow)."""
 
 
 class StoredVersionError(Exception):
@@ -42,13 +48,23 @@ class StoredVersionError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """One cycle's observation of one group, as stored."""
+    """One cycle's observation of one group, as stored, with what reading a window needs ready-made.
+
+    `tps` (the sorted partitions), `samples` (in `tps` order), `group_sample` and `columns` are derived
+    from the others when the entry is made (`_new_entry`), once, rather than at every read of the window.
+    """
 
     at: float
     state: GroupState
     members: tuple[Member, ...]
     generation: int | None
     partitions: dict[TopicPartition, PartitionSample]
+    tps: tuple[TopicPartition, ...]
+    samples: tuple[PartitionSample, ...]
+    group_sample: GroupSample
+    columns: NDArray[np.int64] | None
+    """Rows committed (0 where None), log_end, known (1 where committed is not None), one column per
+    partition of `tps`; None when an offset is negative or too big for exact int64 arithmetic."""
 
 
 class WindowStore(ABC):
@@ -104,8 +120,8 @@ class MemoryWindowStore(WindowStore):
             return
         for group in snapshot.groups.values():
             if group.error is None:
-                key = (snapshot.cluster, group.group)
-                self._data.setdefault(key, deque(maxlen=self.samples)).append(_entry(snapshot, group))
+                entries = self._data.setdefault((snapshot.cluster, group.group), deque(maxlen=self.samples))
+                entries.append(_entry(snapshot, group, like=entries[-1] if entries else None))
         self._expire(snapshot.cluster, snapshot.taken_at)
 
     def _expire(self, cluster: str, now: float) -> None:
@@ -160,7 +176,8 @@ class RedisWindowStore(WindowStore):
                 continue
             expired.discard(group.group)
             key = self._list_key(snapshot.cluster, group.group)
-            entry = _entry(snapshot, group)
+            cached = self._cache.get(key)
+            entry = _entry(snapshot, group, like=cached[0][-1] if cached else None)
             pipe.rpush(key, encode_entry(entry))
             pipe.ltrim(key, -self.samples, -1)
             pipe.expire(key, ttl)
@@ -217,7 +234,10 @@ class RedisWindowStore(WindowStore):
             raw_list, seq = answers[2 * i], answers[2 * i + 1]
             self._cache.pop(key, None)
             if raw_list:
-                loaded[group] = [decode_entry(raw) for raw in raw_list]
+                entries: list[_Entry] = []
+                for raw in raw_list:
+                    entries.append(decode_entry(raw, like=entries[-1] if entries else None))
+                loaded[group] = entries
                 if seq is not None:
                     self._cache[key] = (loaded[group], int(seq))
         return loaded
@@ -236,20 +256,59 @@ def _text(name: object) -> str:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot) -> _Entry:
+def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot, *, like: _Entry | None = None) -> _Entry:
     at = snapshot.taken_at
     partitions = {
         tp: PartitionSample(at, committed, snapshot.log_end[tp], snapshot.log_start.get(tp, 0))
         for tp, committed in group.committed.items()
         if tp in snapshot.log_end
     }
+    return _new_entry(at, group.state, group.members, group.generation, partitions, like=like)
+
+
+def _new_entry(
+    at: float,
+    state: GroupState,
+    members: tuple[Member, ...],
+    generation: int | None,
+    partitions: dict[TopicPartition, PartitionSample],
+    *,
+    like: _Entry | None,
+) -> _Entry:
+    """An entry with its derived parts. `like` is the group's previous entry: when it has the same partitions,
+    the new entry shares its `tps` tuple, so that a window sees at a glance (`is`) that its entries line up."""
+    tps = tuple(sorted(partitions))
+    if like is not None and like.tps == tps:
+        tps = like.tps
+    samples = tuple([partitions[tp] for tp in tps])
     return _Entry(
-        at=snapshot.taken_at,
-        state=group.state,
-        members=group.members,
-        generation=group.generation,
+        at=at,
+        state=state,
+        members=members,
+        generation=generation,
         partitions=partitions,
+        tps=tps,
+        samples=samples,
+        group_sample=GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation),
+        columns=_entry_columns(samples),
     )
+
+
+def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
+    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None if they are out of range."""
+    committed = [s.committed for s in samples]
+    rows = [
+        [0 if c is None else c for c in committed],
+        [s.log_end for s in samples],
+        [c is not None for c in committed],
+    ]
+    try:
+        columns = np.array(rows, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if columns.size and (columns.min() < 0 or columns.max() >= _EXACT_LIMIT):
+        return None
+    return columns
 
 
 def encode_entry(entry: _Entry) -> str:
@@ -268,7 +327,7 @@ def encode_entry(entry: _Entry) -> str:
     return json.dumps(document, separators=(",", ":"))
 
 
-def decode_entry(raw: bytes | str) -> _Entry:
+def decode_entry(raw: bytes | str, *, like: _Entry | None = None) -> _Entry:
     document: dict[str, Any] = json.loads(raw)
     version = document.get("v")
     if version != FORMAT_VERSION:
@@ -283,24 +342,11 @@ def decode_entry(raw: bytes | str) -> _Entry:
         for topic, rows in document["topics"].items()
         for row in rows
     }
-    return _Entry(
-        at=at,
-        state=GroupState(document["state"]),
-        members=members,
-        generation=document["generation"],
-        partitions=partitions,
-    )
+    return _new_entry(at, GroupState(document["state"]), members, document["generation"], partitions, like=like)
 
 
 def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
     newest = entries[-1]
-    series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in sorted(newest.partitions)}
-    for entry in entries:  # one pass over the entries: this runs for every group every cycle
-        for tp, sample in entry.partitions.items():
-            found = series.get(tp)
-            if found is not None:
-                found.append(sample)
-    partitions = {tp: tuple(samples) for tp, samples in series.items()}
     latest = GroupSnapshot(
         group=group,
         state=newest.state,
@@ -308,12 +354,45 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         committed={tp: sample.committed for tp, sample in newest.partitions.items()},
         generation=newest.generation,
     )
+    tps = newest.tps
+    columns = None
+    if all(e.tps is tps or e.tps == tps for e in entries):
+        # Every entry saw the same partitions (the usual case): transposing the rows is one zip.
+        partitions = dict(zip(tps, zip(*[e.samples for e in entries], strict=True), strict=True))
+        columns = _window_columns(entries)
+    else:
+        partitions = _series(entries)
     return GroupWindow(
         cluster=cluster,
         group=group,
-        samples=tuple(
-            GroupSample(e.at, e.state, tuple(sorted(m.member_id for m in e.members)), e.generation) for e in entries
-        ),
+        samples=tuple(e.group_sample for e in entries),
         partitions=partitions,
         latest=latest,
+        columns=columns,
+    )
+
+
+def _series(entries: list[_Entry]) -> dict[TopicPartition, tuple[PartitionSample, ...]]:
+    """Each partition of the newest entry with its samples from every entry that has it, oldest first."""
+    series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in entries[-1].tps}
+    for entry in entries:
+        for tp, sample in entry.partitions.items():
+            found = series.get(tp)
+            if found is not None:
+                found.append(sample)
+    return {tp: tuple(samples) for tp, samples in series.items()}
+
+
+def _window_columns(entries: list[_Entry]) -> WindowColumns | None:
+    """The arrays of a window whose entries all have the same partitions (None if an entry has none)."""
+    blocks = [e.columns for e in entries]
+    if not entries[-1].tps or any(b is None for b in blocks):
+        return None
+    stacked = np.array(blocks).transpose(1, 2, 0)  # samples x 3 x partitions -> 3 x partitions x samples
+    return WindowColumns(
+        times=tuple(e.at for e in entries),
+        tps=entries[-1].tps,
+        committed=stacked[0],
+        log_end=stacked[1],
+        known=stacked[2] != 0,
     )
