@@ -135,12 +135,33 @@ class MemoryWindowStore(WindowStore):
         return sorted(g for c, g in self._data if c == cluster)
 
 
+_APPEND_SCRIPT = """
+-- One cycle's appends, one call instead of six commands per group. KEYS: the cluster's index, then the list
+-- and the sequence key of each group. ARGV: samples kept, ttl, the snapshot time, then each group's name and
+-- entry. Per group, the commands every lagbot appends with: RPUSH, LTRIM, EXPIRE, INCR of the sequence
+-- number, EXPIRE, ZADD to the index. Returns the new sequence numbers, in the groups' order.
+local samples, ttl, at = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local seqs = {}
+for i = 2, #KEYS, 2 do
+  local list, seq, g = KEYS[i], KEYS[i + 1], i + 2
+  redis.call('RPUSH', list, ARGV[g + 1])
+  redis.call('LTRIM', list, -samples, -1)
+  redis.call('EXPIRE', list, ttl)
+  seqs[#seqs + 1] = redis.call('INCR', seq)
+  redis.call('EXPIRE', seq, ttl)
+  redis.call('ZADD', KEYS[1], at, ARGV[g])
+end
+return seqs
+"""
+
+
 class RedisWindowStore(WindowStore):
     """Redis store: a bounded list per group (RPUSH + LTRIM + EXPIRE), an index of groups per cluster.
 
-    Each list has a sequence number, incremented in the same MULTI as every append. The store keeps a
+    Each list has a sequence number, incremented in the same MULTI as every append (a cycle's appends are
+    one Lua script, `_APPEND_SCRIPT`: the same commands, one round trip and one command to pack). The store keeps a
     decoded copy of each list it has read or written, tagged with that number; a read fetches only the
-    numbers (one pipelined GET each) and decodes a list again only when its number moved on without us,
+    numbers (one MGET) and decodes a list again only when its number moved on without us,
     e.g. after another replica appended. Redis stays the source of truth.
     """
 
@@ -149,6 +170,7 @@ class RedisWindowStore(WindowStore):
         self._redis = client
         self._prefix = prefix
         self._cache: dict[str, tuple[list[_Entry], int]] = {}
+        self._append_script = client.register_script(_APPEND_SCRIPT)
 
     def _list_key(self, cluster: str, group: str) -> str:
         return f"{self._prefix}:window:{cluster}:{group}"
@@ -169,8 +191,8 @@ class RedisWindowStore(WindowStore):
         # Groups not appended for `ttl` seconds of snapshot time expire with their lists, not only from the
         # index: the lists' own Redis TTL runs on wall-clock time and would keep serving their windows.
         expired = {_text(name) for name in self._redis.zrangebyscore(index, "-inf", cutoff)}
-        pipe = self._redis.pipeline(transaction=True)
         appended: list[tuple[str, _Entry]] = []
+        keys, args = [index], [str(self.samples), str(ttl), repr(snapshot.taken_at)]
         for group in snapshot.groups.values():
             if group.error is not None:
                 continue
@@ -178,21 +200,21 @@ class RedisWindowStore(WindowStore):
             key = self._list_key(snapshot.cluster, group.group)
             cached = self._cache.get(key)
             entry = _entry(snapshot, group, like=cached[0][-1] if cached else None)
-            pipe.rpush(key, encode_entry(entry))
-            pipe.ltrim(key, -self.samples, -1)
-            pipe.expire(key, ttl)
-            pipe.incr(self._seq_key(key))
-            pipe.expire(self._seq_key(key), ttl)
-            pipe.zadd(index, {group.group: snapshot.taken_at})
+            keys += (key, self._seq_key(key))
+            args += (group.group, encode_entry(entry))
             appended.append((key, entry))
+        pipe = self._redis.pipeline(transaction=True)
+        if appended:
+            self._append_script(keys=keys, args=args, client=pipe)
         pipe.zremrangebyscore(index, "-inf", cutoff)
         for name in sorted(expired):
             key = self._list_key(snapshot.cluster, name)
             pipe.delete(key, self._seq_key(key))
             self._cache.pop(key, None)
         results = pipe.execute()
-        for i, (key, entry) in enumerate(appended):
-            self._remember(key, entry, int(results[6 * i + 3]))
+        seqs = results[0] if appended else []
+        for (key, entry), seq in zip(appended, seqs, strict=True):
+            self._remember(key, entry, int(seq))
 
     def _remember(self, key: str, entry: _Entry, seq: int) -> None:
         """Extend our decoded copy if our append directly followed it; otherwise forget it (reload on read)."""
@@ -206,12 +228,10 @@ class RedisWindowStore(WindowStore):
 
     def _entries(self, cluster: str, groups: list[str]) -> dict[str, list[_Entry]]:
         keys = [self._list_key(cluster, group) for group in groups]
-        pipe = self._redis.pipeline(transaction=False)
-        for key in keys:
-            pipe.get(self._seq_key(key))
+        seqs = self._redis.mget([self._seq_key(key) for key in keys]) if keys else []
         found: dict[str, list[_Entry]] = {}
         stale: list[tuple[str, str]] = []
-        for group, key, seq in zip(groups, keys, pipe.execute(), strict=True):
+        for group, key, seq in zip(groups, keys, seqs, strict=True):
             cached = self._cache.get(key)
             if cached is not None and seq is not None and cached[1] == int(seq):
                 found[group] = cached[0]
