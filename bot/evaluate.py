@@ -513,6 +513,7 @@ def _evaluate_columns(
     n = len(times)
     window_span = times[-1] - times[0] if n >= 2 else 0.0
     plain_rules = _PlainRules(rules, n, window_span, window.latest)
+    rated = n >= 2 and window_span > 0  # produce_rate and consume_rate of a plain partition are known
     verdicts = []
     for tp, (is_plain, unmoved, zero_seen, never_decreased, caught_up, below) in zip(columns.tps, facts, strict=True):
         samples = window.partitions[tp]
@@ -535,12 +536,8 @@ def _evaluate_columns(
                 lag_seconds_lower_bound=lower_bound,
                 status=status,
                 reason=reason,
-                produce_rate=(last.log_end - first.log_end) / window_span if n >= 2 and window_span > 0 else None,
-                consume_rate=(
-                    ((last.committed or 0) - (first.committed or 0)) / window_span
-                    if n >= 2 and window_span > 0
-                    else None
-                ),
+                produce_rate=(last.log_end - first.log_end) / window_span if rated else None,
+                consume_rate=((last.committed or 0) - (first.committed or 0)) / window_span if rated else None,
                 owner=owner,
             )
         )
