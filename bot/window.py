@@ -315,7 +315,9 @@ def _new_entry(
 
 
 def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
-    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None if they are out of range."""
+    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless they are all
+    integers from 0 to below _EXACT_LIMIT (numpy infers int64 only for ints; a float, an int too big for
+    int64 or anything else gives another dtype, and an entry without partitions gives float64)."""
     committed = [s.committed for s in samples]
     rows = [
         [0 if c is None else c for c in committed],
@@ -323,10 +325,10 @@ def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | 
         [c is not None for c in committed],
     ]
     try:
-        columns = np.array(rows, dtype=np.int64)
+        columns = np.array(rows)
     except (OverflowError, TypeError, ValueError):
         return None
-    if columns.size and (columns.min() < 0 or columns.max() >= _EXACT_LIMIT):
+    if columns.dtype != np.int64 or columns.min() < 0 or columns.max() >= _EXACT_LIMIT:
         return None
     return columns
 

@@ -214,6 +214,24 @@ def test_offsets_too_big_for_the_arrays_leave_the_window_without_columns() -> No
     assert windows and all(w.columns is None for w in windows.values())
 
 
+@pytest.mark.parametrize(
+    ("committed", "log_end"),
+    [(10, 20.5), (10.0, 20), (2**63, 2**63 + 5), (-3, 20), (10, -1)],
+    ids=["float log end", "float committed", "beyond int64", "negative committed", "negative log end"],
+)
+def test_offsets_the_arrays_cannot_hold_exactly_leave_the_window_without_columns(
+    committed: float, log_end: float
+) -> None:
+    # Only integers in 0 .. 2**48 go into the arrays: anything else is judged the Python way, never rounded.
+    store = MemoryWindowStore(samples=2)
+    for i in range(2):
+        group = GroupSnapshot("billing", GroupState.EMPTY, (), {("orders", 0): committed})  # type: ignore[dict-item]
+        store.append(ClusterSnapshot(CLUSTER, 100.0 + i, {"billing": group}, {("orders", 0): log_end}))  # type: ignore[dict-item]
+    window = store.window(CLUSTER, "billing")
+    assert window is not None and window.partitions[("orders", 0)][-1].log_end == log_end
+    assert window.columns is None
+
+
 def test_a_plain_window_goes_the_array_way() -> None:
     # Two partitions committed at every sample, nothing going back: the arrays hold exactly these offsets.
     store = MemoryWindowStore(samples=4)
