@@ -26,6 +26,9 @@ import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
+
+import numpy as np
 
 from bot import messages
 from bot.config import Evaluation, Level, Thresholds
@@ -40,6 +43,7 @@ from bot.model import (
     Severity,
     Status,
     TopicPartition,
+    WindowColumns,
 )
 
 Samples = Sequence[PartitionSample]
@@ -465,16 +469,185 @@ def evaluate_partition(
     )
 
 
+def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> tuple[PartitionVerdict, ...]:
+    """`evaluate_partition` of every partition of the window that has samples, in (topic, partition) order.
+
+    With the window's arrays (`columns`) the facts of all its partitions are gathered by a few array
+    operations at once, instead of a Python loop over every sample: same verdicts, fewer steps (the
+    proof is tests/unit/test_evaluate_columns.py). A partition the array route does not cover (a sample
+    without a commit, a rewind, a log end that went back) is judged by `evaluate_partition` itself.
+    """
+    if window.columns is None:
+        return tuple(
+            evaluate_partition(tp, samples, window.latest, rules, now)
+            for tp, samples in sorted(window.partitions.items())
+            if samples
+        )
+    return _evaluate_columns(window, window.columns, rules, now)
+
+
+def _evaluate_columns(
+    window: GroupWindow, columns: WindowColumns, rules: Evaluation, now: float
+) -> tuple[PartitionVerdict, ...]:
+    committed, log_end = columns.committed, columns.log_end  # partitions x samples
+    lags = np.maximum(log_end - committed, 0)
+    last_committed = committed[:, -1:]
+    # Plain: every sample committed, and neither the committed offset nor the log end ever went back. Then
+    # the window's committed samples are all its samples, there is no rewind and no restart.
+    plain = (
+        columns.known.all(axis=1)
+        & (np.diff(committed, axis=1) >= 0).all(axis=1)
+        & (np.diff(log_end, axis=1) >= 0).all(axis=1)
+    )
+    zero_lag_seen = (lags == 0).any(axis=1)
+    facts = zip(
+        _listed(plain),
+        _listed((committed == committed[:, :1]).all(axis=1)),  # unmoved
+        _listed(zero_lag_seen),
+        _listed((np.diff(lags, axis=1) >= 0).all(axis=1)),  # lags never decreased
+        _listed((last_committed[:, 0] >= log_end[:, 0]) | zero_lag_seen),  # caught up in window
+        _listed((log_end <= last_committed).sum(axis=1) - 1),  # bisect_right(log ends, committed) - 1
+        strict=True,
+    )
+    times = columns.times
+    n = len(times)
+    window_span = times[-1] - times[0] if n >= 2 else 0.0
+    plain_rules = _PlainRules(rules, n, window_span, window.latest)
+    rated = n >= 2 and window_span > 0  # produce_rate and consume_rate of a plain partition are known
+    verdicts = []
+    for tp, (is_plain, unmoved, zero_seen, never_decreased, caught_up, below) in zip(columns.tps, facts, strict=True):
+        samples = window.partitions[tp]
+        if not is_plain:
+            verdicts.append(evaluate_partition(tp, samples, window.latest, rules, now))
+            continue
+        ownership, owner = plain_rules.ownership(tp)
+        status, reason = plain_rules.status(samples, ownership, unmoved, zero_seen, never_decreased, caught_up)
+        first, last = samples[0], samples[-1]
+        seconds, lower_bound = _plain_lag_seconds(samples, below, now)
+        verdicts.append(
+            PartitionVerdict(
+                topic=tp[0],
+                partition=tp[1],
+                committed=last.committed,
+                log_end=last.log_end,
+                log_start=last.log_start,
+                lag=last.lag,
+                lag_seconds=seconds,
+                lag_seconds_lower_bound=lower_bound,
+                status=status,
+                reason=reason,
+                produce_rate=(last.log_end - first.log_end) / window_span if rated else None,
+                consume_rate=((last.committed or 0) - (first.committed or 0)) / window_span if rated else None,
+                owner=owner,
+            )
+        )
+    return tuple(verdicts)
+
+
+def _listed(values: Any) -> list[Any]:
+    """An array's values as a list of Python ints or bools (never numpy scalars: verdicts hold plain numbers)."""
+    listed: list[Any] = values.tolist()
+    return listed
+
+
+class _PlainRules:
+    """`partition_status` and `ownership_of` for the plain partitions of one group, from their array facts.
+
+    A plain partition (see `_evaluate_columns`) has every sample committed, so its committed samples are the
+    window's samples: `judgeable` and the spans are the same for all of them, and only the facts differ.
+    """
+
+    def __init__(self, rules: Evaluation, n: int, window_span: float, latest: GroupSnapshot | None) -> None:
+        self.rules = rules
+        self.n = n
+        self.span = window_span
+        self.judgeable = n >= rules.min_samples and window_span >= rules.min_span
+        self.latest = latest
+        self.owners: dict[TopicPartition, Member] = {}
+        if latest is not None:
+            for member in reversed(latest.members):  # the first member that has a partition owns it, as owner_of
+                self.owners.update(dict.fromkeys(member.assignment, member))
+
+    def ownership(self, tp: TopicPartition) -> tuple[Ownership, Member | None]:
+        latest = self.latest
+        if latest is None or not latest.state.is_active:
+            return Ownership.UNOWNED, None
+        if not latest.members:
+            return Ownership.UNKNOWN, None
+        owner = self.owners.get(tp)
+        return (Ownership.OWNED, owner) if owner else (Ownership.UNOWNED, None)
+
+    def status(
+        self,
+        samples: Samples,
+        ownership: Ownership,
+        unmoved: bool,
+        zero_seen: bool,
+        never_decreased: bool,
+        caught_up: bool,
+    ) -> Finding:
+        """`partition_status` of a plain partition: the same rules in the same order (no rewind can fire)."""
+        rules, n, span_ = self.rules, self.n, self.span
+        last_lag = samples[-1].lag or 0
+        if last_lag == 0:
+            return Status.OK, messages.reason_caught_up()
+        unmoved_with_lag = self.judgeable and unmoved and not caught_up
+        if ownership is Ownership.UNOWNED and unmoved_with_lag:
+            return Status.STOP, messages.reason_stop(last_lag, span_, messages.nobody_owns())
+        if ownership is not Ownership.UNOWNED and unmoved_with_lag:
+            who = messages.owned() if ownership is Ownership.OWNED else messages.owner_unknown()
+            return Status.STALL, messages.reason_stall(last_lag, span_, who)
+        if n >= rules.min_samples and not zero_seen and never_decreased:
+            first_lag = samples[0].lag or 0
+            if last_lag > first_lag:
+                return Status.WARN, messages.reason_warn(first_lag, last_lag, span_)
+        if n < rules.min_samples:
+            return Status.OK, messages.reason_few_samples(n, rules.min_samples)
+        if unmoved and span_ < rules.min_span:
+            return Status.OK, messages.reason_span_short(span_, rules.min_span)
+        if caught_up:
+            return Status.OK, messages.reason_caught_up_in_window()
+        return Status.OK, messages.reason_ok_moving()
+
+
+def _plain_lag_seconds(samples: Samples, below: int, now: float) -> tuple[float | None, bool]:
+    """`lag_seconds` of a plain partition, given the bisect index `below` found by the arrays."""
+    newest = samples[-1]
+    if len(samples) < 2 and (newest.lag or 0) > 0:
+        return None, False
+    committed = newest.committed or 0
+    if committed >= newest.log_end:
+        return 0.0, False
+    if below < 0:
+        return max(0.0, now - samples[0].at), True
+    before, after = samples[below], samples[below + 1]
+    fraction = (committed - before.log_end) / (after.log_end - before.log_end)
+    written_at = before.at + fraction * (after.at - before.at)
+    return max(0.0, now - written_at), False
+
+
 def group_points(window: GroupWindow, thresholds: Thresholds) -> list[GroupPoint]:
     """Total lag (and max lag in seconds, where a seconds threshold needs it) at each sample time."""
-    totals: dict[float, int] = {}
-    for samples in window.partitions.values():
-        for s in samples:
-            if s.lag is not None:
-                totals[s.at] = totals.get(s.at, 0) + s.lag
+    totals = _lag_totals_from_columns(window.columns) if window.columns is not None else None
+    if totals is None:
+        totals = {}
+        for samples in window.partitions.values():
+            for s in samples:
+                if s.lag is not None:
+                    totals[s.at] = totals.get(s.at, 0) + s.lag
     needs_seconds = any(lv.seconds is not None for lv in (thresholds.warn, thresholds.critical, thresholds.page))
     seconds = _max_lag_seconds_series(window) if needs_seconds else {}
     return [GroupPoint(at=g.at, lag=totals.get(g.at), lag_seconds=seconds.get(g.at)) for g in window.samples]
+
+
+def _lag_totals_from_columns(columns: WindowColumns) -> dict[float, int] | None:
+    """The total known lag at each sample time, from the arrays (None when two samples share a time)."""
+    times = columns.times
+    if len(set(times)) != len(times) or len(columns.tps) >= 2**14:
+        return None
+    lags = np.where(columns.known, np.maximum(columns.log_end - columns.committed, 0), 0)
+    counted = zip(times, _listed(lags.sum(axis=0)), _listed(columns.known.any(axis=0)), strict=True)
+    return {at: total for at, total, any_known in counted if any_known}
 
 
 def _max_lag_seconds_series(window: GroupWindow) -> dict[float, float]:
@@ -512,11 +685,7 @@ def _sum_known(values: Sequence[float | None]) -> float | None:
 def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float) -> GroupVerdict:
     """Judge a whole group at `now` (causes are added by the diagnosis)."""
     latest = window.latest
-    partitions = tuple(
-        evaluate_partition(tp, samples, latest, rules, now)
-        for tp, samples in sorted(window.partitions.items())
-        if samples
-    )
+    partitions = evaluate_partitions(window, rules, now)
     lags = [p.lag for p in partitions if p.lag is not None]
     total_lag = sum(lags) if lags else None
     # Rates of partitions with nothing committed are left out, as their (unknown) lag is: otherwise a group

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 TopicPartition = tuple[str, int]
 """(topic, partition): the key of every per-partition map."""
@@ -160,11 +165,29 @@ class GroupSample:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowColumns:
+    """A window's partitions as arrays, one row per partition and one column per group sample time.
+
+    Only for a window in which every sample time saw exactly the partitions of `tps` (the usual case);
+    the window store builds it, so that the evaluator can judge all partitions of a group with a few
+    array operations instead of a Python loop over every sample. It holds the same numbers as the
+    window's `partitions`; where `known` is False the committed offset is None (and `committed` holds 0).
+    """
+
+    times: tuple[float, ...]
+    tps: tuple[TopicPartition, ...]
+    committed: NDArray[np.int64]
+    log_end: NDArray[np.int64]
+    known: NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
 class GroupWindow:
     """The last N observations of one group: its membership and each of its partitions, oldest first.
 
     `latest` is the newest snapshot of the group (members, owners), needed for ownership; the window
-    itself only keeps what changes over time.
+    itself only keeps what changes over time. `columns` is the same window as arrays where the store
+    could build them (see WindowColumns); it is a faster route to the same verdicts, never other numbers.
     """
 
     cluster: str
@@ -172,6 +195,7 @@ class GroupWindow:
     samples: tuple[GroupSample, ...]
     partitions: dict[TopicPartition, tuple[PartitionSample, ...]]
     latest: GroupSnapshot | None = None
+    columns: WindowColumns | None = field(default=None, compare=False, repr=False)
 
 
 # ---------------------------------------------------------------------------------------------------

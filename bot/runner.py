@@ -18,6 +18,7 @@ import redis
 
 from bot import messages
 from bot.approvals import ProposalStore
+from bot.check import tune_gc
 from bot.config import ConfigError, Settings
 from bot.digest_config import DigestConfig
 from bot.remediate import Remediator, audit_reply, remediate_reply
@@ -97,6 +98,7 @@ def run_bot(
     stop: threading.Event | None = None,
 ) -> int:
     """Run the bot until `stop` is set (or SIGTERM/SIGINT). Returns the exit code."""
+    tune_gc()  # a long-running process that keeps every check window: see tune_gc
     secrets = Secrets(settings, os.environ if environ is None else environ)
     client = connect_redis(settings)
     slack = slack_client(secrets.bot_token, settings.slack.api_url)

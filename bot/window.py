@@ -20,7 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import redis
+from numpy.typing import NDArray
 
 from bot.model import (
     ClusterSnapshot,
@@ -31,9 +33,13 @@ from bot.model import (
     Member,
     PartitionSample,
     TopicPartition,
+    WindowColumns,
 )
 
 FORMAT_VERSION = 1
+_EXACT_LIMIT = 2**48
+"""Offsets at or above this (or negative) keep a window off the array route, whose int64 sums of up to
+2**14 partitions' lags must be exact (Python's ints never overflow)."""
 
 
 class StoredVersionError(Exception):
@@ -42,13 +48,23 @@ class StoredVersionError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """One cycle's observation of one group, as stored."""
+    """One cycle's observation of one group, as stored, with what reading a window needs ready-made.
+
+    `tps` (the sorted partitions), `samples` (in `tps` order), `group_sample` and `columns` are derived
+    from the others when the entry is made (`_new_entry`), once, rather than at every read of the window.
+    """
 
     at: float
     state: GroupState
     members: tuple[Member, ...]
     generation: int | None
     partitions: dict[TopicPartition, PartitionSample]
+    tps: tuple[TopicPartition, ...]
+    samples: tuple[PartitionSample, ...]
+    group_sample: GroupSample
+    columns: NDArray[np.int64] | None
+    """Rows committed (0 where None), log_end, known (1 where committed is not None), one column per
+    partition of `tps`; None when an offset is negative or too big for exact int64 arithmetic."""
 
 
 class WindowStore(ABC):
@@ -104,8 +120,8 @@ class MemoryWindowStore(WindowStore):
             return
         for group in snapshot.groups.values():
             if group.error is None:
-                key = (snapshot.cluster, group.group)
-                self._data.setdefault(key, deque(maxlen=self.samples)).append(_entry(snapshot, group))
+                entries = self._data.setdefault((snapshot.cluster, group.group), deque(maxlen=self.samples))
+                entries.append(_entry(snapshot, group, like=entries[-1] if entries else None))
         self._expire(snapshot.cluster, snapshot.taken_at)
 
     def _expire(self, cluster: str, now: float) -> None:
@@ -119,12 +135,33 @@ class MemoryWindowStore(WindowStore):
         return sorted(g for c, g in self._data if c == cluster)
 
 
+_APPEND_SCRIPT = """
+-- One cycle's appends, one call instead of six commands per group. KEYS: the cluster's index, then the list
+-- and the sequence key of each group. ARGV: samples kept, ttl, the snapshot time, then each group's name and
+-- entry. Per group, the commands every lagbot appends with: RPUSH, LTRIM, EXPIRE, INCR of the sequence
+-- number, EXPIRE, ZADD to the index. Returns the new sequence numbers, in the groups' order.
+local samples, ttl, at = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local seqs = {}
+for i = 2, #KEYS, 2 do
+  local list, seq, g = KEYS[i], KEYS[i + 1], i + 2
+  redis.call('RPUSH', list, ARGV[g + 1])
+  redis.call('LTRIM', list, -samples, -1)
+  redis.call('EXPIRE', list, ttl)
+  seqs[#seqs + 1] = redis.call('INCR', seq)
+  redis.call('EXPIRE', seq, ttl)
+  redis.call('ZADD', KEYS[1], at, ARGV[g])
+end
+return seqs
+"""
+
+
 class RedisWindowStore(WindowStore):
     """Redis store: a bounded list per group (RPUSH + LTRIM + EXPIRE), an index of groups per cluster.
 
-    Each list has a sequence number, incremented in the same MULTI as every append. The store keeps a
+    Each list has a sequence number, incremented in the same MULTI as every append (a cycle's appends are
+    one Lua script, `_APPEND_SCRIPT`: the same commands, one round trip and one command to pack). The store keeps a
     decoded copy of each list it has read or written, tagged with that number; a read fetches only the
-    numbers (one pipelined GET each) and decodes a list again only when its number moved on without us,
+    numbers (one MGET) and decodes a list again only when its number moved on without us,
     e.g. after another replica appended. Redis stays the source of truth.
     """
 
@@ -133,6 +170,7 @@ class RedisWindowStore(WindowStore):
         self._redis = client
         self._prefix = prefix
         self._cache: dict[str, tuple[list[_Entry], int]] = {}
+        self._append_script = client.register_script(_APPEND_SCRIPT)
 
     def _list_key(self, cluster: str, group: str) -> str:
         return f"{self._prefix}:window:{cluster}:{group}"
@@ -153,29 +191,30 @@ class RedisWindowStore(WindowStore):
         # Groups not appended for `ttl` seconds of snapshot time expire with their lists, not only from the
         # index: the lists' own Redis TTL runs on wall-clock time and would keep serving their windows.
         expired = {_text(name) for name in self._redis.zrangebyscore(index, "-inf", cutoff)}
-        pipe = self._redis.pipeline(transaction=True)
         appended: list[tuple[str, _Entry]] = []
+        keys, args = [index], [str(self.samples), str(ttl), repr(snapshot.taken_at)]
         for group in snapshot.groups.values():
             if group.error is not None:
                 continue
             expired.discard(group.group)
             key = self._list_key(snapshot.cluster, group.group)
-            entry = _entry(snapshot, group)
-            pipe.rpush(key, encode_entry(entry))
-            pipe.ltrim(key, -self.samples, -1)
-            pipe.expire(key, ttl)
-            pipe.incr(self._seq_key(key))
-            pipe.expire(self._seq_key(key), ttl)
-            pipe.zadd(index, {group.group: snapshot.taken_at})
+            cached = self._cache.get(key)
+            entry = _entry(snapshot, group, like=cached[0][-1] if cached else None)
+            keys += (key, self._seq_key(key))
+            args += (group.group, encode_entry(entry))
             appended.append((key, entry))
+        pipe = self._redis.pipeline(transaction=True)
+        if appended:
+            self._append_script(keys=keys, args=args, client=pipe)
         pipe.zremrangebyscore(index, "-inf", cutoff)
         for name in sorted(expired):
             key = self._list_key(snapshot.cluster, name)
             pipe.delete(key, self._seq_key(key))
             self._cache.pop(key, None)
         results = pipe.execute()
-        for i, (key, entry) in enumerate(appended):
-            self._remember(key, entry, int(results[6 * i + 3]))
+        seqs = results[0] if appended else []
+        for (key, entry), seq in zip(appended, seqs, strict=True):
+            self._remember(key, entry, int(seq))
 
     def _remember(self, key: str, entry: _Entry, seq: int) -> None:
         """Extend our decoded copy if our append directly followed it; otherwise forget it (reload on read)."""
@@ -189,12 +228,10 @@ class RedisWindowStore(WindowStore):
 
     def _entries(self, cluster: str, groups: list[str]) -> dict[str, list[_Entry]]:
         keys = [self._list_key(cluster, group) for group in groups]
-        pipe = self._redis.pipeline(transaction=False)
-        for key in keys:
-            pipe.get(self._seq_key(key))
+        seqs = self._redis.mget([self._seq_key(key) for key in keys]) if keys else []
         found: dict[str, list[_Entry]] = {}
         stale: list[tuple[str, str]] = []
-        for group, key, seq in zip(groups, keys, pipe.execute(), strict=True):
+        for group, key, seq in zip(groups, keys, seqs, strict=True):
             cached = self._cache.get(key)
             if cached is not None and seq is not None and cached[1] == int(seq):
                 found[group] = cached[0]
@@ -217,7 +254,10 @@ class RedisWindowStore(WindowStore):
             raw_list, seq = answers[2 * i], answers[2 * i + 1]
             self._cache.pop(key, None)
             if raw_list:
-                loaded[group] = [decode_entry(raw) for raw in raw_list]
+                entries: list[_Entry] = []
+                for raw in raw_list:
+                    entries.append(decode_entry(raw, like=entries[-1] if entries else None))
+                loaded[group] = entries
                 if seq is not None:
                     self._cache[key] = (loaded[group], int(seq))
         return loaded
@@ -236,20 +276,61 @@ def _text(name: object) -> str:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot) -> _Entry:
+def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot, *, like: _Entry | None = None) -> _Entry:
     at = snapshot.taken_at
     partitions = {
         tp: PartitionSample(at, committed, snapshot.log_end[tp], snapshot.log_start.get(tp, 0))
         for tp, committed in group.committed.items()
         if tp in snapshot.log_end
     }
+    return _new_entry(at, group.state, group.members, group.generation, partitions, like=like)
+
+
+def _new_entry(
+    at: float,
+    state: GroupState,
+    members: tuple[Member, ...],
+    generation: int | None,
+    partitions: dict[TopicPartition, PartitionSample],
+    *,
+    like: _Entry | None,
+) -> _Entry:
+    """An entry with its derived parts. `like` is the group's previous entry: when it has the same partitions,
+    the new entry shares its `tps` tuple, so that a window sees at a glance (`is`) that its entries line up."""
+    tps = tuple(sorted(partitions))
+    if like is not None and like.tps == tps:
+        tps = like.tps
+    samples = tuple([partitions[tp] for tp in tps])
     return _Entry(
-        at=snapshot.taken_at,
-        state=group.state,
-        members=group.members,
-        generation=group.generation,
+        at=at,
+        state=state,
+        members=members,
+        generation=generation,
         partitions=partitions,
+        tps=tps,
+        samples=samples,
+        group_sample=GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation),
+        columns=_entry_columns(samples),
     )
+
+
+def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
+    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless they are all
+    integers from 0 to below _EXACT_LIMIT (numpy infers int64 only for ints; a float, an int too big for
+    int64 or anything else gives another dtype, and an entry without partitions gives float64)."""
+    committed = [s.committed for s in samples]
+    rows = [
+        [0 if c is None else c for c in committed],
+        [s.log_end for s in samples],
+        [c is not None for c in committed],
+    ]
+    try:
+        columns = np.array(rows)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if columns.dtype != np.int64 or columns.min() < 0 or columns.max() >= _EXACT_LIMIT:
+        return None
+    return columns
 
 
 def encode_entry(entry: _Entry) -> str:
@@ -268,7 +349,7 @@ def encode_entry(entry: _Entry) -> str:
     return json.dumps(document, separators=(",", ":"))
 
 
-def decode_entry(raw: bytes | str) -> _Entry:
+def decode_entry(raw: bytes | str, *, like: _Entry | None = None) -> _Entry:
     document: dict[str, Any] = json.loads(raw)
     version = document.get("v")
     if version != FORMAT_VERSION:
@@ -283,24 +364,11 @@ def decode_entry(raw: bytes | str) -> _Entry:
         for topic, rows in document["topics"].items()
         for row in rows
     }
-    return _Entry(
-        at=at,
-        state=GroupState(document["state"]),
-        members=members,
-        generation=document["generation"],
-        partitions=partitions,
-    )
+    return _new_entry(at, GroupState(document["state"]), members, document["generation"], partitions, like=like)
 
 
 def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
     newest = entries[-1]
-    series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in sorted(newest.partitions)}
-    for entry in entries:  # one pass over the entries: this runs for every group every cycle
-        for tp, sample in entry.partitions.items():
-            found = series.get(tp)
-            if found is not None:
-                found.append(sample)
-    partitions = {tp: tuple(samples) for tp, samples in series.items()}
     latest = GroupSnapshot(
         group=group,
         state=newest.state,
@@ -308,12 +376,45 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         committed={tp: sample.committed for tp, sample in newest.partitions.items()},
         generation=newest.generation,
     )
+    tps = newest.tps
+    columns = None
+    if all(e.tps is tps or e.tps == tps for e in entries):
+        # Every entry saw the same partitions (the usual case): transposing the rows is one zip.
+        partitions = dict(zip(tps, zip(*[e.samples for e in entries], strict=True), strict=True))
+        columns = _window_columns(entries)
+    else:
+        partitions = _series(entries)
     return GroupWindow(
         cluster=cluster,
         group=group,
-        samples=tuple(
-            GroupSample(e.at, e.state, tuple(sorted(m.member_id for m in e.members)), e.generation) for e in entries
-        ),
+        samples=tuple(e.group_sample for e in entries),
         partitions=partitions,
         latest=latest,
+        columns=columns,
+    )
+
+
+def _series(entries: list[_Entry]) -> dict[TopicPartition, tuple[PartitionSample, ...]]:
+    """Each partition of the newest entry with its samples from every entry that has it, oldest first."""
+    series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in entries[-1].tps}
+    for entry in entries:
+        for tp, sample in entry.partitions.items():
+            found = series.get(tp)
+            if found is not None:
+                found.append(sample)
+    return {tp: tuple(samples) for tp, samples in series.items()}
+
+
+def _window_columns(entries: list[_Entry]) -> WindowColumns | None:
+    """The arrays of a window whose entries all have the same partitions (None if an entry has none)."""
+    blocks = [e.columns for e in entries]
+    if not entries[-1].tps or any(b is None for b in blocks):
+        return None
+    stacked = np.array(blocks).transpose(1, 2, 0)  # samples x 3 x partitions -> 3 x partitions x samples
+    return WindowColumns(
+        times=tuple(e.at for e in entries),
+        tps=entries[-1].tps,
+        committed=stacked[0],
+        log_end=stacked[1],
+        known=stacked[2] != 0,
     )

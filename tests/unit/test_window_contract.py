@@ -484,3 +484,26 @@ def test_redis_replicas_interleaving_on_a_full_list_read_what_redis_holds(redis_
     a.append(snapshot(7, 7))
     assert committed_seen(a) == [5, 6, 7]
     assert committed_seen(b) == [5, 6, 7]
+
+
+def test_redis_append_leaves_list_sequence_and_index_as_the_append_protocol_says(
+    redis_store: RedisWindowStore, redis_client: redis.Redis
+) -> None:
+    # A cycle's appends run as one script; what it leaves must be what every lagbot's append leaves: per group
+    # the list trimmed to `samples`, its sequence number counting the appends, both with the TTL, and the
+    # group in the cluster's index scored with the exact snapshot time. A group with an error writes nothing.
+    taken_at = T0 + 0.123456789
+    for i in range(SAMPLES + 2):
+        failed = group("audit", {P0: 1}, error="coordinator not available")
+        redis_store.append(
+            snapshot(taken_at + i, [group("billing", {P0: i}), group("search", {Q0: i}), failed], {P0: 9, Q0: 9})
+        )
+    for name in ("billing", "search"):
+        key = list_key(name)
+        assert redis_client.llen(key) == SAMPLES
+        assert redis_client.get(key + ":seq") == str(SAMPLES + 2).encode()
+        for ttl in (redis_client.ttl(key), redis_client.ttl(key + ":seq")):
+            assert isinstance(ttl, int) and 0 < ttl <= TTL
+        assert redis_client.zscore(f"lagbot:window-groups:{CLUSTER}", name) == taken_at + SAMPLES + 1
+    assert not redis_client.exists(list_key("audit"), list_key("audit") + ":seq")
+    assert redis_store.groups(CLUSTER) == ["billing", "search"]
