@@ -666,9 +666,14 @@ def _max_lag_seconds_series(window: GroupWindow) -> dict[float, float]:
     return series
 
 
+TREND_POINTS = 5
+"""The trend reads the last five known totals: a window can span half an hour, and the arrow in a
+headline is read as 'now' (a group draining for five checks after a long rise is shrinking)."""
+
+
 def trend(points: Sequence[GroupPoint]) -> str:
-    """'growing', 'shrinking' or 'steady' (within 1%) from the first to the last known total lag."""
-    known = [p.lag for p in points if p.lag is not None]
+    """'growing', 'shrinking' or 'steady' (within 1%) from the first to the last of the recent known totals."""
+    known = [p.lag for p in points if p.lag is not None][-TREND_POINTS:]
     if len(known) < 2:
         return "unknown"
     first, last = known[0], known[-1]

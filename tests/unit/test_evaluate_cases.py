@@ -1162,6 +1162,12 @@ TREND_CASES = [
     pytest.param([100, 5000, 100], "steady", id="T09-first-and-last-only"),
     # T10 Unknowns at both ends are skipped: 100 -> 200 is growing.
     pytest.param([None, 100, 200, None], "growing", id="T10-unknown-ends-skipped"),
+    # T11 Only the last five known totals count: a long rise then five checks of draining is shrinking now
+    #     (500 -> 100), though the window's first total (0) is lower than its last (found by the demo: a group
+    #     visibly draining after a scale was headlined "growing").
+    pytest.param([0, 100, 200, 300, 400, 500, 400, 300, 200, 100], "shrinking", id="T11-recent-points-only"),
+    # T12 Unknowns do not count towards the five: the last five known are 300 -> 500, growing.
+    pytest.param([900, 300, None, 350, None, 400, 450, 500, None], "growing", id="T12-five-known-not-five-samples"),
 ]
 
 
