@@ -60,6 +60,8 @@ class Verdict(StrEnum):
     REQUESTER = "requester"
     """Two approvals are needed and the requester may not be one of them."""
     COOLDOWN = "cooldown"
+    BUSY = "busy"
+    """Another remediation of the same group is running (detail: its proposal id)."""
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,9 @@ class ClickAnswer:
     verdict: Verdict | None = None
 
 
-# KEYS[1] = proposal hash, KEYS[2] = its approvals set, KEYS[3] = cooldown key, KEYS[4] = approvals in order
-# ARGV = user, now, cooldown (ms), proposal id
+# KEYS[1] = proposal hash, KEYS[2] = its approvals set, KEYS[3] = cooldown key, KEYS[4] = approvals in order,
+# KEYS[5] = the group's "an action is running" lease, KEYS[6] = running proposals by deadline
+# ARGV = user, now, cooldown (ms), proposal id, longest run (ms), deadline (now + longest run)
 _APPROVE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', ''} end
 if redis.call('HGET', KEYS[1], 'v') ~= '1' then return {'version', ''} end
@@ -115,8 +118,10 @@ if tonumber(ARGV[2]) > tonumber(redis.call('HGET', KEYS[1], 'expires_at')) then 
 local required = tonumber(redis.call('HGET', KEYS[1], 'approvals_required'))
 if required >= 2 and redis.call('HGET', KEYS[1], 'requested_by') == ARGV[1] then return {'requester', ''} end
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return {'again', ''} end
-if redis.call('SCARD', KEYS[2]) + 1 >= required and redis.call('EXISTS', KEYS[3]) == 1 then
-    return {'cooldown', tostring(redis.call('PTTL', KEYS[3]))}
+if redis.call('SCARD', KEYS[2]) + 1 >= required then
+    if redis.call('EXISTS', KEYS[3]) == 1 then return {'cooldown', tostring(redis.call('PTTL', KEYS[3]))} end
+    local busy = redis.call('GET', KEYS[5])
+    if busy then return {'busy', busy} end
 end
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[1])
@@ -125,7 +130,18 @@ redis.call('EXPIRE', KEYS[4], redis.call('TTL', KEYS[1]))
 if redis.call('SCARD', KEYS[2]) < required then return {'recorded', ''} end
 redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', ARGV[2])
 if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3]) end
+redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[5])
+redis.call('ZADD', KEYS[6], ARGV[6], ARGV[4])
 return {'run', ''}
+"""
+# KEYS[1] = proposal hash, KEYS[2] = the group's running lease, KEYS[3] = running proposals by deadline
+# ARGV = new state, detail, finished at, proposal id. Only a running proposal finishes, once; its lease goes.
+_FINISH = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'detail', ARGV[2], 'finished_at', ARGV[3])
+if redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
+redis.call('ZREM', KEYS[3], ARGV[4])
+return 1
 """
 # KEYS[1] = proposal hash; ARGV = expected state, new state, field, value, field, value ...
 _MOVE = """
@@ -144,6 +160,8 @@ class ProposalStore:
         self._prefix = prefix
         self._approve = client.register_script(_APPROVE)
         self._move = client.register_script(_MOVE)
+        self._finish = client.register_script(_FINISH)
+        self._running = f"{prefix}:proposals:running"
 
     def _key(self, proposal_id: str) -> str:
         return f"{self._prefix}:proposal:{proposal_id}"
@@ -238,16 +256,31 @@ class ProposalStore:
             extra=dict(document.get("extra") or {}),
         )
 
-    def approve(self, proposal_id: str, user: str, *, now: float) -> Approval:
-        """Count `user`'s approval atomically. Verdict RUN means: the caller executes the plan, now."""
+    def busy_key(self, cluster: str, group: str) -> str:
+        return f"{self._prefix}:busy:{cluster}:{group}"
+
+    def approve(self, proposal_id: str, user: str, *, now: float, longest_run: float = 3600.0) -> Approval:
+        """Count `user`'s approval atomically. Verdict RUN means: the caller executes the plan, now.
+
+        A run holds its group for at most `longest_run` seconds: no other remediation of that group starts
+        meanwhile (BUSY), and past it `overdue` reports the run as interrupted (its process died).
+        """
         current = self.get(proposal_id)
         if current is None:
             return Approval(Verdict.MISSING, None)
         key = self._key(proposal_id)
         cooldown = self.cooldown_key(current.cluster, current.group, current.action)
+        busy = self.busy_key(current.cluster, current.group)
         result = self._approve(
-            keys=[key, key + ":approvals", cooldown, key + ":approvals:order"],
-            args=[user, repr(now), int(current.cooldown * 1000), proposal_id],
+            keys=[key, key + ":approvals", cooldown, key + ":approvals:order", busy, self._running],
+            args=[
+                user,
+                repr(now),
+                int(current.cooldown * 1000),
+                proposal_id,
+                int(longest_run * 1000),
+                repr(now + longest_run),
+            ],
         )
         outcome, detail = (text(x) for x in result)
         if outcome == "version":
@@ -255,13 +288,20 @@ class ProposalStore:
         return Approval(Verdict(outcome), self.get(proposal_id), detail)
 
     def finish(self, proposal_id: str, *, ok: bool, detail: str, now: float) -> bool:
-        """running -> succeeded / failed. False when it was not running."""
+        """running -> succeeded / failed, releasing the group. False when it was not running (finished already)."""
+        current = self.get(proposal_id)
+        if current is None:
+            return False
         state = State.SUCCEEDED if ok else State.FAILED
-        moved = self._move(
-            keys=[self._key(proposal_id)],
-            args=[State.RUNNING.value, state.value, "detail", detail, "finished_at", repr(now)],
+        moved = self._finish(
+            keys=[self._key(proposal_id), self.busy_key(current.cluster, current.group), self._running],
+            args=[state.value, detail, repr(now), proposal_id],
         )
         return bool(moved)
+
+    def overdue(self, *, now: float) -> list[str]:
+        """Running proposals past their longest run: their process died or hung without finishing them."""
+        return [text(i) for i in self._redis.zrangebyscore(self._running, "-inf", repr(now))]
 
     def deny(self, proposal_id: str, *, user: str, reason: str, now: float) -> bool:
         """proposed -> denied (not when expired: it can no longer run anyway). False otherwise."""

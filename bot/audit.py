@@ -20,6 +20,9 @@ from bot.stored import text
 AUDIT_VERSION = 1
 MAX_ALL = 100_000
 MAX_PER_GROUP = 1_000
+GROUP_KEEP = 90 * 86_400
+"""A group's own stream (what `/lag audit` shows) expires this long after its last entry; the stream of
+everything keeps the entry (capped at MAX_ALL) for `lagbot audit export`."""
 
 
 class StoredAuditError(ValueError):
@@ -64,7 +67,9 @@ class AuditLog:
         fields: dict[Any, Any] = {"entry": entry.to_json()}
         pipe = self._redis.pipeline(transaction=True)
         pipe.xadd(self._all, fields, maxlen=MAX_ALL, approximate=True)
-        pipe.xadd(self._group_stream(entry.cluster, entry.group), fields, maxlen=MAX_PER_GROUP, approximate=True)
+        stream = self._group_stream(entry.cluster, entry.group)
+        pipe.xadd(stream, fields, maxlen=MAX_PER_GROUP, approximate=True)
+        pipe.expire(stream, GROUP_KEEP)  # a group gone for that long takes its stream with it
         pipe.execute()
 
     def latest(self, cluster: str, group: str, n: int = 20) -> list[AuditEntry]:

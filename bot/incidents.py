@@ -72,7 +72,7 @@ POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
 
 @dataclass(frozen=True)
 class Incident:
-    """One incident of one group. `root_ts` is set once Slack has the root message."""
+    """One incident of one group. Its Slack thread (channel id, root ts) is the outbox's to know."""
 
     id: str
     cluster: str
@@ -85,7 +85,6 @@ class Incident:
     primary_cause: str | None
     status: str
     updated_at: float
-    root_ts: str | None = None
     below_since: float | None = None
     resolved_at: float | None = None
     reopened: int = 0
@@ -254,8 +253,7 @@ class IncidentStore(ABC):
     """Where incidents live between cycles and across restarts.
 
     Contract: `get` returns the newest incident of a group (open or resolved) or None; `put` replaces it
-    and lists it in `changed_since`; `set_root` records the root message's ts on the incident with that
-    id (a no-op when the group's incident is another one by now); `changed_since(t)` lists incidents
+    and lists it in `changed_since`; `changed_since(t)` lists incidents
     whose last change is at or after t (for digests), oldest change first.
     """
 
@@ -270,11 +268,6 @@ class IncidentStore(ABC):
 
     @abstractmethod
     def open_incidents(self) -> list[Incident]: ...
-
-    def set_root(self, cluster: str, group: str, incident_id: str, ts: str) -> None:
-        current = self.get(cluster, group)
-        if current is not None and current.id == incident_id:
-            self.put(replace(current, root_ts=ts))
 
     def get_many(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Incident]:
         found = {}
@@ -323,7 +316,8 @@ class RedisIncidentStore(IncidentStore):
     def put(self, incident: Incident) -> None:
         raw = encode_incident(incident)
         pipe = self._redis.pipeline(transaction=True)
-        pipe.set(self._key(incident.cluster, incident.group), raw)
+        # An open incident stays; a resolved one is forgotten after HISTORY_KEEP (groups come and go).
+        pipe.set(self._key(incident.cluster, incident.group), raw, ex=None if incident.is_open else int(HISTORY_KEEP))
         pipe.hset(self._by_id, incident.id, raw)
         pipe.zadd(self._index, {incident.id: incident.updated_at})
         pipe.execute()

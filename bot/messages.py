@@ -517,7 +517,18 @@ def bot_needs_redis() -> str:
 
 
 def redis_unreachable(url: str, problem: str) -> str:
-    return f"redis_url: cannot reach {url}: {problem}"
+    return f"redis_url: cannot reach {without_password(url)}: {problem}"
+
+
+def without_password(url: str) -> str:
+    """A URL fit for a log: its user and password removed (redis://:secret@host -> redis://host)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.hostname is None:
+        return url
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=host))
 
 
 # --- /lag slash command and silences ---
@@ -1526,6 +1537,8 @@ def approval_refused(reason: str, state: str, detail: str) -> str:
         why = f"it ran for this group recently: cooldown for another {duration(left)}"
     elif reason == "missing":
         why = "this proposal is unknown or too old"
+    elif reason == "busy":
+        why = "another remediation of this group is running; try again when it has finished"
     else:
         why = reason
     return f"Not run: {why}."
@@ -2247,3 +2260,7 @@ def demo_wait_keep_writing() -> str:
 
 def remediation_resolved() -> str:
     return "the incident resolved"
+
+
+def remediation_interrupted(action: str) -> str:
+    return f"{action} did not report a result (its process stopped or it ran past its time limit); check the workload"

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot import messages
-from bot.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
+from bot.approvals import ClickAnswer, Proposal, ProposalStore, Verdict
 from bot.audit import AuditEntry
 from bot.diagnose import DRAIN
 from bot.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
@@ -32,7 +32,7 @@ from bot.stored import text
 from policies.approvers import ApproverDirectory, ApproversUnavailable
 from policies.model import Rule, remediation_params
 from remediations import registry
-from remediations.base import ExecutionContext, Outcome, PlanError, Progress
+from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress
 from remediations.drain import DrainParams
 from remediations.executors.base import Executor, ExecutorError, Workload
 from remediations.reset_offsets import ResetParams, resolve_times
@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 BOT_USER = "lagbot"
 STATE_VERSION = 1
 STATE_KEEP = 8 * 86_400
+DEFAULT_LONGEST_RUN = 3_600.0
+"""A run holds its group at most this long (the drain: its job timeout and ten minutes)."""
 RESTORES = "lagbot:restores"
 """Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
 ExecutorFor = Callable[[Workload], Executor]
@@ -65,6 +67,8 @@ class Remediator:
         self.proposals = proposals
         self.directory = directory
         self.executor_for = executor_for
+        self._auto: list[str] = []
+        """Proposals the policy auto-approves, to run once the check that made them has delivered."""
 
     # -- proposing ---------------------------------------------------------------------------------------
 
@@ -106,8 +110,16 @@ class Remediator:
                 skipped.append(messages.remediation_not_offered(action, str(exc)))
         for proposal in made:
             if requested_by == BOT_USER and rule.auto_approves(proposal.action, now):
-                self.approve_and_run(proposal.id, BOT_USER, now=now, auto=True)
+                self._auto.append(proposal.id)
         return made, skipped
+
+    def run_auto_approved(self, *, now: float) -> None:
+        """Run what the policy auto-approves, after the incident's messages are queued and delivered (so
+        the run's replies land in its thread), never in a maintenance window (checked again now)."""
+        while self._auto:
+            proposal = self.proposals.get(self._auto.pop(0))
+            if proposal is not None and self.rule(proposal.cluster, proposal.group).auto_approves(proposal.action, now):
+                self.approve_and_run(proposal.id, BOT_USER, now=now, auto=True)
 
     def _proposal(
         self,
@@ -196,12 +208,15 @@ class Remediator:
         return self.approve_and_run(proposal_id, user, now=now)
 
     def approve_and_run(self, proposal_id: str, user: str, *, now: float, auto: bool = False) -> ClickAnswer:
-        approval = self.proposals.approve(proposal_id, user, now=now)
+        current = self.proposals.get(proposal_id)
+        longest = longest_run(current.plan) if current is not None else DEFAULT_LONGEST_RUN
+        approval = self.proposals.approve(proposal_id, user, now=now, longest_run=longest)
         proposal = approval.proposal
         if approval.verdict is Verdict.RUN and proposal is not None:
-            self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
-            self.run(proposal, now=now)
-            return ClickAnswer(None, Verdict.RUN)
+            outcome = self.run(proposal, user=user, now=now, auto=auto)
+            thread = self._incident(proposal) is not None
+            private = None if thread else messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
+            return ClickAnswer(private, Verdict.RUN)
         if approval.verdict is Verdict.RECORDED and proposal is not None:
             self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), complete=False)
             line = messages.approval_recorded(user, len(proposal.approvals), proposal.approvals_required)
@@ -220,13 +235,14 @@ class Remediator:
         proposal = self.proposals.get(proposal_id)
         if proposal is None:
             return ClickAnswer(messages.approval_unknown())
+        rule = self.rule(proposal.cluster, proposal.group)
         try:
-            allowed = self.directory.is_approver(self.rule(proposal.cluster, proposal.group), user, now)
+            allowed = self.directory.is_approver(rule, user, now)
         except ApproversUnavailable as exc:
             return ClickAnswer(messages.approvers_unavailable(str(exc)))
         if not allowed:
             self._audit("refused", proposal, user, now, reason="not an approver (deny)")
-            return ClickAnswer(messages.approval_not_approver(proposal.cluster, proposal.plan.summary))
+            return ClickAnswer(messages.approval_not_approver(rule.name, proposal.plan.summary))
         if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
             return ClickAnswer(messages.approval_refused("not_proposed", proposal.state_at(now).value, ""))
         self._audit("denied", proposal, user, now, reason=reason)
@@ -235,49 +251,77 @@ class Remediator:
 
     # -- running -----------------------------------------------------------------------------------------
 
-    def run(self, proposal: Proposal, *, now: float) -> Outcome:
-        """Execute an approved plan (this caller alone was told RUN), then report, audit and start verifying."""
-        rule = self.rule(proposal.cluster, proposal.group)
-        self._reply(proposal, messages.remediation_running(proposal.approvals, proposal.plan.summary), now)
-        self._set_state(proposal, "running", proposal.plan.summary, now)
+    def run(self, proposal: Proposal, *, user: str, now: float, auto: bool = False) -> Outcome:
+        """Execute an approved plan (this caller alone was told RUN), then report, audit and start verifying.
+
+        Whatever happens in between (a broken remediation, Redis or Slack failing), the proposal is
+        finished here, so it never stays 'running'; a process that dies mid-run is caught by `reap`.
+        """
+        outcome = Outcome(False, messages.remediation_interrupted(proposal.action))
         try:
-            remediation = registry.get(proposal.action)
-            executor = self.executor_for(rule.workload) if rule.workload is not None else None
-            context = ExecutionContext(
-                executor=executor,
-                admin=self.bot.checker.admin(proposal.cluster),
-                progress=lambda line: self._reply(proposal, line, self.bot.clock()),
-                clock=self.bot.clock,
-                extra={
-                    "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
-                    "drain_settings": self.bot.settings.drain,
-                    "workload": rule.workload,
-                },
-            )
-            outcome = remediation.execute(proposal.plan, context)
+            self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
+            self._reply(proposal, messages.remediation_running(proposal.approvals, proposal.plan.summary), now)
+            self._set_state(proposal, "running", proposal.plan.summary, now)
+            outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
             outcome = Outcome(False, messages.remediation_crashed(proposal.action, exc))
-        finished = self.bot.clock()
-        self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished)
-        self._audit(
-            "succeeded" if outcome.ok else "failed",
-            proposal,
-            BOT_USER,
-            finished,
-            requested_by=proposal.requested_by,
-            approved_by=list(proposal.approvals),
-            detail=outcome.detail,
-            data=outcome.data,
-            before=proposal.plan.before,
-            after=proposal.plan.after,
-        )
-        self._reply(proposal, messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail), finished)
-        self._set_state(proposal, "verifying" if outcome.ok else "failed", outcome.detail, finished, baseline=True)
-        restore_at = proposal.plan.after.get("restore_at")
-        if outcome.ok and restore_at is not None:
-            self._schedule_restore(proposal.id, float(restore_at), outcome.data.get("keda_previous"))
+        finally:
+            self._finish(proposal, outcome, self.bot.clock())
         return outcome
+
+    def _execute(self, proposal: Proposal) -> Outcome:
+        rule = self.rule(proposal.cluster, proposal.group)
+        executor = self.executor_for(rule.workload) if rule.workload is not None else None
+        context = ExecutionContext(
+            executor=executor,
+            admin=self.bot.checker.admin(proposal.cluster),
+            progress=lambda line: self._reply(proposal, line, self.bot.clock()),
+            clock=self.bot.clock,
+            extra={
+                "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
+                "drain_settings": self.bot.settings.drain,
+                "workload": rule.workload,
+            },
+        )
+        return registry.get(proposal.action).execute(proposal.plan, context)
+
+    def _finish(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
+        """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""
+        if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
+            return
+        if "keda_previous" in outcome.data:  # KEDA was paused: hand it back after the hold (at once if it failed)
+            hold = float(proposal.plan.params.get("hold_for", 0)) if outcome.ok else 0.0
+            self._schedule_restore(proposal.id, finished + hold, outcome.data.get("keda_previous"))
+        try:
+            self._audit(
+                "succeeded" if outcome.ok else "failed",
+                proposal,
+                BOT_USER,
+                finished,
+                requested_by=proposal.requested_by,
+                approved_by=list(proposal.approvals),
+                detail=outcome.detail,
+                data=outcome.data,
+                before=proposal.plan.before,
+                after=proposal.plan.after,
+            )
+            line = messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
+            self._reply(proposal, line, finished)
+            self._set_state(proposal, "verifying" if outcome.ok else "failed", outcome.detail, finished, baseline=True)
+        except Exception:
+            log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
+
+    def reap(self, *, now: float) -> list[str]:
+        """Runs past their longest duration: their process died or hung. Each is finished as failed, once."""
+        reaped = []
+        for proposal_id in self.proposals.overdue(now=now):
+            proposal = self.proposals.get(proposal_id)
+            if proposal is None:
+                continue
+            self._finish(proposal, Outcome(False, messages.remediation_interrupted(proposal.action)), now)
+            reaped.append(proposal_id)
+        return reaped
 
     # -- handing a paused autoscaler back (KEDA) -----------------------------------------------------------
 
@@ -298,10 +342,11 @@ class Remediator:
             stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)
             self.bot.redis.hdel(RESTORES + ":previous", proposal_id)
             proposal = self.proposals.get(proposal_id)
-            if proposal is None or stored is None:
+            document = json.loads(stored) if stored is not None else {}
+            if proposal is None or document.get("v") != STATE_VERSION:
+                log.error("autoscaler restore lost", extra={"proposal": proposal_id, "stored": document})
                 continue
-            previous = json.loads(stored).get("previous")
-            outcomes.append(self._restore(proposal, previous, now))
+            outcomes.append(self._restore(proposal, document.get("previous"), now))
         return outcomes
 
     def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
@@ -372,10 +417,11 @@ class Remediator:
     # -- helpers -----------------------------------------------------------------------------------------
 
     def _incident(self, proposal: Proposal) -> Incident | None:
-        incident = self.bot.incidents.get(proposal.cluster, proposal.group)
-        if incident is None or (proposal.incident_id and incident.id != proposal.incident_id):
+        """The incident whose thread the proposal belongs to, while it is the group's current one."""
+        if proposal.incident_id is None:
             return None
-        return incident
+        incident = self.bot.incidents.get(proposal.cluster, proposal.group)
+        return incident if incident is not None and incident.id == proposal.incident_id else None
 
     def _reply(self, proposal: Proposal, line: str, now: float) -> None:
         incident = self._incident(proposal)
@@ -389,6 +435,8 @@ class Remediator:
         incident = self._incident(proposal)
         if incident is None:
             return
+        if not incident.is_open and state == "verifying":
+            state, detail = "resolved", messages.remediation_resolved()  # it resolved while the action ran
         remediation: dict[str, Any] = {"action": proposal.action, "state": state, "detail": detail, "id": proposal.id}
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
@@ -400,8 +448,7 @@ class Remediator:
     def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
         """Propose what the causes suggest and the rule allows; the buttons of those still awaiting a click."""
         proposals, _ = self.propose(verdict, now=now, incident=incident)
-        live = [p for p in proposals if (self.proposals.get(p.id) or p).state_at(now) is State.PROPOSED]
-        return render.proposal_blocks(live, now=now)
+        return render.proposal_blocks(proposals, now=now)
 
     def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
         verdicts = self.bot.checker.judge_stored(cluster, [group])
@@ -423,10 +470,18 @@ class Remediator:
         self.bot.audit.record(entry)
 
     def _audit_incident(self, event: str, incident: Incident, now: float, **detail: Any) -> None:
-        action = str(incident.remediation.get("action") or "") or None
-        proposal = str(incident.remediation.get("id") or "") or None
+        state = self.state(incident.id)
+        action = str(state.get("action") or "") or None
+        proposal = str(state.get("id") or "") or None
         entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
         self.bot.audit.record(entry)
+
+
+def longest_run(plan: Plan) -> float:
+    """How long a run of `plan` may hold its group before it counts as interrupted."""
+    if plan.action == DRAIN:
+        return float(plan.params.get("job_timeout", 6 * 3600.0)) + 600.0
+    return DEFAULT_LONGEST_RUN
 
 
 def _point(verdict: GroupVerdict, now: float) -> list[Any]:

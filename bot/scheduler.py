@@ -66,9 +66,9 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
         )
     if bot.remediations is not None:
         scheduler.add_job(
-            guarded("restore autoscalers", bot.restore_autoscalers),
+            guarded("remediation housekeeping", bot.housekeeping),
             IntervalTrigger(seconds=30),
-            id="restore-autoscalers",
+            id="remediation-housekeeping",
         )
     if extra_jobs is not None:
         extra_jobs(scheduler)

@@ -96,7 +96,11 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path != SLACK_PATH or app is None:
             self._send(404, b"not found\n", "text/plain")
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or ""
+        if not declared.isdigit():
+            self._send(411 if not declared else 400, b"a Content-Length is required\n", "text/plain")
+            return
+        length = int(declared)
         if length > MAX_BODY:
             self._send(413, b"request too large\n", "text/plain")
             return

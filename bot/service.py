@@ -43,6 +43,7 @@ from policies.model import Policy
 log = logging.getLogger(__name__)
 
 OUTBOX_LOCK = "lagbot:outbox:lock"
+OUTBOX_LOCK_SECONDS = 120
 
 
 class RemediationHooks(Protocol):
@@ -66,6 +67,14 @@ class RemediationHooks(Protocol):
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: close the verification of its remediation, if one was still running."""
+        ...
+
+    def run_auto_approved(self, *, now: float) -> None:
+        """Run the proposals of this check that the policy auto-approves (their root is delivered by now)."""
+        ...
+
+    def reap(self, *, now: float) -> list[str]:
+        """Finish, as failed, runs past their longest duration (their process died)."""
         ...
 
     def state(self, incident_id: str) -> dict[str, Any]:
@@ -193,7 +202,10 @@ class Bot:
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
-        return CycleResult(report=report, delivery=self.deliver(), opened=opened)
+        delivery = self.deliver()
+        if self.remediations is not None:
+            self.remediations.run_auto_approved(now=self.clock())
+        return CycleResult(report=report, delivery=delivery, opened=opened)
 
     def latest_report(self) -> CheckReport:
         """The newest report of every cluster, as one (what /metrics shows)."""
@@ -210,6 +222,8 @@ class Bot:
         current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
         opened = 0
         for verdict in verdicts:
+            if not self.leadership.is_leader():
+                break  # lost the lease mid-cycle (a long pause): the new leader owns the incidents now
             before = current.get((verdict.cluster, verdict.group))
             transition = step(
                 before,
@@ -223,12 +237,7 @@ class Bot:
             if incident is None or incident == before:
                 continue
             self.incidents.put(incident)
-            buttons: list[dict[str, Any]] = []
-            if self.remediations is not None and incident.is_open:
-                self.remediations.verify_step(incident, verdict, now=now)
-                buttons = self.remediations.buttons(incident, verdict, now=now)
-            elif self.remediations is not None:
-                self.remediations.resolved(incident, now=now)
+            buttons = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
             if buttons and not any(e.kind == REPLY for e in effects):
                 effects.append(Effect(REPLY, Change.REMEDIATION, messages.remediations_offered()))
@@ -238,6 +247,22 @@ class Bot:
                 buttons = buttons if effect.kind != REPLY else []
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
+
+    def _remediation_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
+        """Verify, offer or close the incident's remediations. A failure here is logged and counted, and never
+        keeps the incident's own messages from being queued."""
+        if self.remediations is None:
+            return []
+        try:
+            if not incident.is_open:
+                self.remediations.resolved(incident, now=now)
+                return []
+            self.remediations.verify_step(incident, verdict, now=now)
+            return self.remediations.buttons(incident, verdict, now=now)
+        except Exception:
+            log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
+            self.metrics.slack_error("remediations", "internal_error")
+            return []
 
     def enqueue(
         self,
@@ -272,25 +297,24 @@ class Bot:
         One deliverer at a time across threads and replicas (a click answered by a follower enqueues and
         delivers too): a Redis lock, waited for a few seconds; whoever holds it sends everything queued.
         """
-        lock = self.redis.lock(OUTBOX_LOCK, timeout=120, blocking_timeout=15, thread_local=False)
+        lock = self.redis.lock(OUTBOX_LOCK, timeout=OUTBOX_LOCK_SECONDS, blocking_timeout=15, thread_local=False)
         if not lock.acquire():
             return DeliveryReport(pending=self.outbox.pending())
         try:
-            return self.outbox.deliver(self.slack, on_root=self._root_posted, on_error=self._slack_error)
+            deadline = time.monotonic() + OUTBOX_LOCK_SECONDS - 30  # stop well before the lock can expire
+            return self.outbox.deliver(self.slack, on_error=self._slack_error, deadline=deadline)
         finally:
             with contextlib.suppress(redis.exceptions.LockError):
                 lock.release()
-
-    def _root_posted(self, operation: Operation, ts: str) -> None:
-        self.incidents.set_root(operation.cluster, operation.group, operation.incident_id, ts)
 
     def _slack_error(self, method: str, error: str) -> None:
         self.metrics.slack_error(method, error)
         log.warning("slack error", extra={"method": method, "error": error})
 
-    def restore_autoscalers(self) -> None:
-        """On the leader: hand back the autoscalers whose hold after a scale is over."""
+    def housekeeping(self) -> None:
+        """On the leader: finish runs whose process died, hand back autoscalers whose hold is over."""
         if self.remediations is not None and self.leadership.is_leader():
+            self.remediations.reap(now=self.clock())
             self.remediations.restore_due(now=self.clock())
 
     # -- digests -----------------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_una
 STOP_ALL_ERRORS = {"ratelimited", "connection_error"}
 """After these, every further call of this round would fail too: stop and resume next cycle."""
 DEAD_KEEP = 1_000
+ROOT_KEEP = 8 * 86_400
+"""A thread's root (channel, ts) is kept this long after its last message: edits and replies need it."""
 
 
 # KEYS[1] = an incident's queue, KEYS[2] = the pending index, ARGV[1] = the incident id. Atomic, so an
@@ -62,16 +64,19 @@ redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
 return 1
 """
-# KEYS[1] = queue, KEYS[2] = roots, KEYS[3] = dead letters; ARGV = raw op sent, incident id, root ts or '',
-# dead letter or ''. Pops the head only if it is still the operation that was sent (an edit queued
-# meanwhile may have replaced it: then the newer edit is sent next instead of being lost).
+# KEYS[1] = queue, KEYS[2] = the incident's root key, KEYS[3] = dead letters; ARGV = raw op sent, incident id,
+# "<channel> <ts>" of a root just posted or '', dead letter or '', dead letters kept, seconds to keep the root.
+# Pops the head only if it is still the operation that was sent (an edit queued meanwhile may have replaced
+# it: then the newer edit is sent next instead of being lost).
 _DONE = """
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then
     return 0
 end
 redis.call('LPOP', KEYS[1])
 if ARGV[3] ~= '' then
-    redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+    redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[6])
+elseif redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('EXPIRE', KEYS[2], ARGV[6])
 end
 if ARGV[4] ~= '' then
     redis.call('LPUSH', KEYS[3], ARGV[4])
@@ -118,8 +123,6 @@ class DeliveryReport:
     pending: int = 0
 
 
-RootPosted = Callable[[Operation, str], None]
-"""Called with the root operation and its ts once Slack has it."""
 ErrorSeen = Callable[[str, str], None]
 """Called with (Slack method, error code) for every failed call."""
 
@@ -130,12 +133,14 @@ class Outbox:
     def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
         self._redis = client
         self._pending = f"{prefix}:outbox:pending"
-        self._roots = f"{prefix}:outbox:roots"
         self._dead = f"{prefix}:outbox:dead"
         self._prefix = prefix
         self._forget_if_empty = client.register_script(_FORGET_IF_EMPTY)
         self._enqueue = client.register_script(_ENQUEUE)
         self._done = client.register_script(_DONE)
+
+    def _root_key(self, incident_id: str) -> str:
+        return f"{self._prefix}:outbox:root:{incident_id}"
 
     def _queue(self, incident_id: str) -> str:
         return f"{self._prefix}:outbox:queue:{incident_id}"
@@ -154,7 +159,7 @@ class Outbox:
         The channel id is the one Slack answered with, so a channel configured by name (#kafka-alerts)
         works for edits too (chat.update takes ids only).
         """
-        value = self._redis.hget(self._roots, incident_id)
+        value = self._redis.get(self._root_key(incident_id))
         if value is None:
             return None
         channel, _, ts = text(value).partition(" ")
@@ -175,7 +180,6 @@ class Outbox:
         self,
         client: WebClient,
         *,
-        on_root: RootPosted | None = None,
         on_error: ErrorSeen | None = None,
         deadline: float | None = None,
     ) -> DeliveryReport:
@@ -184,7 +188,7 @@ class Outbox:
         for incident_id in [text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            stopped_by = self._drain(incident_id, client, report, on_root, on_error)
+            stopped_by = self._drain(incident_id, client, report, on_error)
             if stopped_by in STOP_ALL_ERRORS:
                 break  # every further call this round would fail the same way
         report.pending = self.pending()
@@ -195,7 +199,6 @@ class Outbox:
         incident_id: str,
         client: WebClient,
         report: DeliveryReport,
-        on_root: RootPosted | None,
         on_error: ErrorSeen | None,
     ) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
@@ -208,14 +211,14 @@ class Outbox:
                 return ts
             root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
             dead = "" if outcome == "sent" else _dead_letter(raw, ts)
-            ts = ts.partition(" ")[2] if root else ts
-            self._done(keys=[key, self._roots, self._dead], args=[raw, incident_id, root, dead, DEAD_KEEP])
+            self._done(
+                keys=[key, self._root_key(incident_id), self._dead],
+                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP],
+            )
             if outcome == "sent":
                 report.sent += 1
             else:
                 report.dead += 1
-            if outcome == "sent" and operation.op == POST_ROOT and ts and on_root is not None:
-                on_root(operation, ts)
         self._forget_if_empty(keys=[key, self._pending], args=[incident_id])
         return None
 

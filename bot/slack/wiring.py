@@ -43,7 +43,13 @@ class BotCommands:
             update={"groups": settings.cluster(cluster).groups.model_copy(update={"include": [re.escape(group)]})}
         )
         narrowed = settings.model_copy(update={"clusters": [only]})
-        checker = Checker(narrowed, self.bot.checker.store, clock=self.bot.clock)
+        checker = Checker(
+            narrowed,
+            self.bot.checker.store,
+            clock=self.bot.clock,
+            admin_factory=lambda config: self.bot.checker.admin(config.name),  # the bot's client, not a new one
+            thresholds_for=self.bot.thresholds_for,  # the policy's thresholds, as the scheduled checks use
+        )
         checker.sample([cluster])
         verdicts = checker.judge_stored(cluster, [group])
         if not verdicts:

@@ -91,7 +91,22 @@ def test_cooldown_blocks_a_second_run_of_the_same_action(redis_client: redis.Red
     assert blocked.proposal.state is State.PROPOSED and blocked.proposal.approvals == ()  # type: ignore[union-attr]
     assert 599 <= store.in_cooldown("prod", "orders", "scale") <= 600
     other_action = make(store, the_plan=plan(action="restart"))
-    assert store.approve(other_action.id, "U1", now=T0).verdict is Verdict.RUN
+    busy = store.approve(other_action.id, "U1", now=T0)  # the scale still runs: one action at a time per group
+    assert busy.verdict is Verdict.BUSY and busy.detail == first.id
+    assert store.finish(first.id, ok=True, detail="scaled", now=T0 + 5)
+    assert store.approve(other_action.id, "U1", now=T0 + 6).verdict is Verdict.RUN  # another action, no cooldown
+
+
+def test_a_run_whose_process_died_is_overdue_after_its_longest_run(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    assert store.approve(proposal.id, "U1", now=T0, longest_run=60).verdict is Verdict.RUN
+    assert store.overdue(now=T0 + 59) == []
+    assert store.overdue(now=T0 + 61) == [proposal.id]
+    assert 59_000 <= redis_client.pttl("lagbot:busy:prod:orders") <= 60_000  # the group is held that long at most
+    assert store.finish(proposal.id, ok=False, detail="interrupted", now=T0 + 61)
+    assert store.overdue(now=T0 + 61) == [] and redis_client.exists("lagbot:busy:prod:orders") == 0
+    assert not store.finish(proposal.id, ok=True, detail="late result", now=T0 + 90)  # finished once
 
 
 def test_deny_only_a_live_proposal(redis_client: redis.Redis) -> None:

@@ -27,17 +27,16 @@ def op(kind: str, text: str, incident: str = "i1", channel: str = "C1") -> Opera
 
 def test_root_then_replies_then_edit_in_order(redis_client: redis.Redis, slack: SlackEmulator) -> None:
     outbox = Outbox(redis_client)
-    roots: list[tuple[str, str]] = []
     for operation in [op(POST_ROOT, "root v1"), op(REPLY, "table"), op(UPDATE_ROOT, "root v2")]:
         outbox.enqueue(operation, now=1.0)
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url), on_root=lambda o, ts: roots.append((o.incident_id, ts)))
+    report = outbox.deliver(slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.failed_transient, report.dead, report.pending) == (3, 0, 0, 0)
     [root] = slack.channel("C1")
     assert (root.text, root.edits) == ("root v2", 1)
     assert [m.text for m in slack.thread("C1", root.ts)] == ["table"]
-    assert roots == [("i1", root.ts)] and outbox.root_ts("i1") == root.ts
+    assert outbox.root("i1") == ("C1", root.ts)
     assert [c.method for c in slack.calls] == ["chat.postMessage", "chat.postMessage", "chat.update"]
     assert redis_client.keys("lagbot:outbox:queue:*") == []
 

@@ -93,7 +93,11 @@ def test_a_scale_on_keda_is_handed_back_to_the_autoscaler_once_after_the_hold(
     r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "hold_for": "10m"}})
     [proposal], skipped = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
     assert skipped == [] and proposal.plan.summary == "Scale orders 2 -> 4"
-    assert r.click(proposal.id, "U0ONCALL1", now=NOW).ephemeral is None
+    # No incident thread to speak in: the approver is told the result privately.
+    answer = r.click(proposal.id, "U0ONCALL1", now=NOW).ephemeral
+    assert (
+        answer == ":white_check_mark: *Scale orders 2 -&gt; 4* done: scaled deployment shop/orders from 2 to 4 replicas"
+    )
     assert k8s.workloads[("deployment", "shop", "orders")].replicas == 4
     assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop", KEDA_PAUSED: "4"}
 
@@ -118,12 +122,15 @@ def test_auto_approve_runs_a_low_risk_action_without_a_click_but_not_in_a_mainte
     monday = {"days": ["mon"], "start": "14:00", "end": "15:00", "timezone": "UTC"}
     quiet = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}}, maintenance=[monday])
     [waiting], _ = quiet.propose(v, now=NOW, incident=None)
+    quiet.run_auto_approved(now=NOW)
     assert quiet.proposals.get(waiting.id).state is State.PROPOSED  # type: ignore[union-attr]
     assert k8s.requests == []
 
     redis_client.flushdb()
     auto = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
     [ran], _ = auto.propose(v, now=NOW, incident=None)
+    assert auto.proposals.get(ran.id).state is State.PROPOSED  # type: ignore[union-attr]  # runs after delivery
+    auto.run_auto_approved(now=NOW)
     done = auto.proposals.get(ran.id)
     assert done is not None and (done.state, done.approvals) == (State.SUCCEEDED, ("lagbot",)), done
     assert [r.method for r in k8s.requests] == ["PATCH"]  # the rolling restart (owners unknown to Kafka here)
@@ -139,3 +146,57 @@ def test_remediate_arguments_are_parsed_or_refused_with_the_usage() -> None:
     for action, args in [("scale", ["four"]), ("reset_offsets", []), ("reset_offsets", ["shift"]), ("restart", ["x"])]:
         with pytest.raises(ValueError, match="Usage: `/lag remediate <group> "):
             remediate_args(action, args)
+
+
+def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    """Through the incident loop: the run waits until the root and first reply are delivered."""
+    r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
+    bot = r.bot
+    bot.settings = bot.settings.model_copy(
+        update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
+    )
+    bot.remediations = r
+    bot.leadership.tick()
+    stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+
+    assert bot.apply([v], now=NOW) == 1
+    bot.deliver()
+    r.run_auto_approved(now=NOW)
+
+    [root] = slack.channel("C1")
+    texts = [m.text for m in slack.thread("C1", root.ts)]
+    assert texts[0].startswith("Partitions of")  # the first reply: table and causes
+    assert texts[1] == ":gear: Approved by the policy (auto-approve): running *Rolling restart of orders*"
+    assert texts[2] == "rolling restart of orders ..."  # the remediation's own progress line
+    assert texts[3].startswith(":white_check_mark: *Rolling restart of orders* done: ")
+    assert bot.outbox.dead_letters() == []
+    assert "remediation *restart*: verifying" in str(root.blocks)  # the root shows where the action is
+
+
+def test_a_run_that_crashes_or_whose_process_died_is_finished_as_failed_once(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "cooldown": 0}})
+    [crashing], _ = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
+    working = r.executor_for
+    r.executor_for = lambda workload: (_ for _ in ()).throw(RuntimeError("the API server went away"))
+    answer = r.click(crashing.id, "U0ONCALL1", now=NOW)
+    finished = r.proposals.get(crashing.id)
+    assert finished is not None and finished.state is State.FAILED
+    assert "RuntimeError: the API server went away" in finished.detail and "failed" in (answer.ephemeral or "")
+    assert redis_client.exists("lagbot:busy:prod:orders-consumer") == 0  # the group is free again
+
+    # A run whose process died: it stays 'running' in Redis until its longest run is over, then is reaped.
+    r.executor_for = working
+    [second], _ = r.propose(deficit(), now=NOW + 4000, incident=None)  # type: ignore[arg-type]
+    approval = r.proposals.approve(second.id, "U0ONCALL1", now=NOW + 4000, longest_run=60)
+    assert approval.verdict.value == "run"  # ... and then nobody runs it (the process "died")
+    assert r.reap(now=NOW + 4059) == []
+    assert r.reap(now=NOW + 4061) == [second.id]
+    reaped = r.proposals.get(second.id)
+    assert reaped is not None and reaped.state is State.FAILED and "did not report a result" in reaped.detail
+    assert r.reap(now=NOW + 5000) == []
+    assert [e for e, _ in events(r)].count("failed") == 2

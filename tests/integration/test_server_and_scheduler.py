@@ -70,3 +70,62 @@ def test_the_schedule_has_leadership_a_check_per_cluster_and_digests_in_their_zo
     # Saturday 2026-11-21 12:00 UTC: the next weekday 09:00 in Paris is Monday 08:00 UTC.
     after = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
     assert digest.get_next_fire_time(None, after).astimezone(UTC) == datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+
+
+def test_slack_endpoint_refuses_missing_negative_and_oversized_bodies_before_reading_them() -> None:
+    import http.client
+
+    from bot.server import MAX_BODY
+    from bot.slack.app import build_app
+    from bot.slack.commands import Reply
+    from bot.slack.emulator import SlackEmulator
+
+    with SlackEmulator(token="xoxb-server").start() as slack:
+        app = build_app(
+            client=slack_client("xoxb-server", slack.api_url),
+            signing_secret="secret",
+            run_command=lambda text, user, channel: Reply(text="unused"),
+        )
+        server = BotHTTPServer(host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"")
+        server.start()
+        try:
+
+            def post(length: str | None) -> int:
+                connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+                connection.putrequest("POST", "/slack/events", skip_accept_encoding=True)
+                if length is not None:
+                    connection.putheader("Content-Length", length)
+                connection.endheaders()
+                status = connection.getresponse().status
+                connection.close()
+                return status
+
+            assert post(None) == 411
+            assert post("-1") == 400
+            assert post("12abc") == 400
+            assert post(str(MAX_BODY + 1)) == 413
+        finally:
+            server.stop()
+
+
+def test_an_unreachable_redis_is_named_without_its_password(tmp_path: object) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    config = Path(str(tmp_path)) / "lagbot.yaml"
+    config.write_text(
+        "clusters: [{name: prod, bootstrap_servers: 'k:9092'}]\nredis_url: 'redis://:hunter2@127.0.0.1:9/0'\n"
+    )
+    env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-x", "SLACK_SIGNING_SECRET": "s"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 4
+    assert "redis_url: cannot reach redis://127.0.0.1:9/0" in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout and "Traceback" not in done.stderr
