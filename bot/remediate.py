@@ -369,8 +369,10 @@ class Remediator:
     def state(self, incident_id: str) -> dict[str, Any]:
         """The incident's latest remediation: action, state, detail, proposal id, verification checks.
 
-        Kept apart from the incident record, so a click on one replica and the check loop on another
-        never overwrite each other's writes.
+        Kept apart from the incident record, so a run's writes never clobber the check loop's incident.
+        Writes to it are last-writer-wins: a run writes at its start and its end, the check loop only while
+        the state is 'verifying' (after the run's last write), so they rarely meet; when they do, the next
+        check writes it again.
         """
         raw = self.bot.redis.get(self._state_key(incident_id))
         if raw is None:
