@@ -104,7 +104,13 @@ def run_bot(
     slack = slack_client(secrets.bot_token, settings.slack.api_url)
     silences = RedisSilenceStore(client)
     policy = load_policy(settings.policy_file or default_policy_path())
-    bot = Bot(settings, client, slack, policy=policy, silenced=lambda c, g, now: silences.active(c, g, now) is not None)
+    bot = Bot(
+        settings,
+        client,
+        slack,
+        policy=policy,
+        silenced=lambda now: {(s.cluster, s.group) for s in silences.all_active(now)},
+    )
     commands = BotCommands(bot, silences)
     commands.digest = lambda channel: bot.digest(digest_config_for(settings, channel))
     remediator = build_remediator(bot)

@@ -82,8 +82,8 @@ class RemediationHooks(Protocol):
         ...
 
 
-Silenced = Callable[[str, str, float], bool]
-"""(cluster, group, now) -> whether opening an incident for the group is suppressed."""
+Silenced = Callable[[float], set[tuple[str, str]]]
+"""now -> the (cluster, group) pairs whose incidents may not open (read once per check, not per group)."""
 
 
 def slack_client(token: str, base_url: str, *, retries: int = 2) -> WebClient:
@@ -172,7 +172,7 @@ class Bot:
         self.leadership = Leadership(
             Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
         )
-        self.silenced: Silenced = silenced or (lambda _cluster, _group, _now: False)
+        self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
         self.remediations: RemediationHooks | None = None
 
@@ -220,6 +220,7 @@ class Bot:
     def apply(self, verdicts: list[GroupVerdict], *, now: float) -> int:
         """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
         current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
+        silenced = self.silenced(now)
         opened = 0
         for verdict in verdicts:
             if not self.leadership.is_leader():
@@ -229,7 +230,7 @@ class Bot:
                 before,
                 verdict,
                 channel=self.channel_for(verdict.cluster, verdict.group),
-                silenced=self.silenced(verdict.cluster, verdict.group, now),
+                silenced=(verdict.cluster, verdict.group) in silenced,
                 config=self.settings.incidents,
                 now=now,
             )

@@ -310,3 +310,13 @@ def test_redis_store_keeps_exact_keys(redis_client: redis.Redis) -> None:
         "lagbot:incidents:changed",
     ]
     assert redis_client.zscore("lagbot:incidents:changed", "i1") == T0
+
+
+def test_store_reads_many_groups_at_once_and_skips_the_ones_without(store: IncidentStore) -> None:
+    first = opened()
+    other = replace(opened(), id="i2", group="billing")
+    store.put(first)
+    store.put(other)
+    found = store.get_many([("prod", "orders"), ("prod", "nothing"), ("prod", "billing")])
+    assert found == {("prod", "orders"): first, ("prod", "billing"): other}
+    assert store.get_many([]) == {}
