@@ -297,6 +297,18 @@ class MemoryIncidentStore(IncidentStore):
         return [i for i in self._current.values() if i.is_open]
 
 
+# KEYS[1] = the index by last change, KEYS[2] = incidents by id; ARGV[1] = forget what changed before this.
+# Server side, in the same transaction as the write: no extra round trip per incident.
+_TRIM = """
+local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+for _, id in ipairs(old) do
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id)
+end
+return #old
+"""
+
+
 class RedisIncidentStore(IncidentStore):
     """Incidents in Redis: the current one per group, and an index of all by their last change."""
 
@@ -305,6 +317,7 @@ class RedisIncidentStore(IncidentStore):
         self._prefix = prefix
         self._index = f"{prefix}:incidents:changed"
         self._by_id = f"{prefix}:incidents:by-id"
+        self._trim = client.register_script(_TRIM)
 
     def _key(self, cluster: str, group: str) -> str:
         return f"{self._prefix}:incident:{cluster}:{group}"
@@ -320,16 +333,8 @@ class RedisIncidentStore(IncidentStore):
         pipe.set(self._key(incident.cluster, incident.group), raw, ex=None if incident.is_open else int(HISTORY_KEEP))
         pipe.hset(self._by_id, incident.id, raw)
         pipe.zadd(self._index, {incident.id: incident.updated_at})
+        self._trim(keys=[self._index, self._by_id], args=[repr(incident.updated_at - HISTORY_KEEP)], client=pipe)
         pipe.execute()
-        self._trim(incident.updated_at - HISTORY_KEEP)
-
-    def _trim(self, before: float) -> None:
-        old = self._redis.zrangebyscore(self._index, "-inf", f"({before}")
-        if old:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.zrem(self._index, *old)
-            pipe.hdel(self._by_id, *old)
-            pipe.execute()
 
     def changed_since(self, since: float) -> list[Incident]:
         ids = [text(i) for i in self._redis.zrangebyscore(self._index, since, "+inf")]

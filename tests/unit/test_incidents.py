@@ -320,3 +320,14 @@ def test_store_reads_many_groups_at_once_and_skips_the_ones_without(store: Incid
     found = store.get_many([("prod", "orders"), ("prod", "nothing"), ("prod", "billing")])
     assert found == {("prod", "orders"): first, ("prod", "billing"): other}
     assert store.get_many([]) == {}
+
+
+def test_redis_store_forgets_incidents_unchanged_for_the_history_period(redis_client: redis.Redis) -> None:
+    from bot.incidents import HISTORY_KEEP
+
+    store = RedisIncidentStore(redis_client)
+    store.put(opened())
+    later = replace(opened(at=T0 + HISTORY_KEEP + 1), id="i2", group="billing")
+    store.put(later)
+    assert [i.id for i in store.changed_since(0)] == ["i2"]
+    assert redis_client.hkeys("lagbot:incidents:by-id") == [b"i2"]
