@@ -157,7 +157,7 @@ class Remediator:
         self._audit("proposed", proposal, requested_by, now, plan=plan.summary, steps=list(plan.steps))
         if incident is not None:
             key = self._offered_key(incident.id)
-            self.bot.redis.sadd(key, proposal.id)
+            self.bot.redis.hset(key, proposal.action, proposal.id)
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
 
@@ -176,17 +176,10 @@ class Remediator:
 
     def _offered_actions(self, incident: Incident | None) -> set[str]:
         """Actions already offered in this incident's thread (each is offered there once; `/lag remediate`
-        proposes again on request)."""
+        proposes again on request). One HKEYS: this runs every check of every open incident."""
         if incident is None:
             return set()
-        offered = set()
-        for raw in self.bot.redis.smembers(self._offered_key(incident.id)):
-            proposal = self.proposals.get(text(raw))
-            if proposal is not None:
-                offered.add(proposal.action)
-        return offered
-
-    # -- a click -----------------------------------------------------------------------------------------
+        return {text(action) for action in self.bot.redis.hkeys(self._offered_key(incident.id))}
 
     def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
         """An approval click from `user`. The caller told RUN has executed the plan when this returns."""

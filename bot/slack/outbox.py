@@ -171,7 +171,10 @@ class Outbox:
 
     def pending(self) -> int:
         """Operations still queued, over all incidents."""
-        return sum(int(self._redis.llen(self._queue(text(i)))) for i in self._redis.zrange(self._pending, 0, -1))
+        pipe = self._redis.pipeline(transaction=False)
+        for incident_id in self._redis.zrange(self._pending, 0, -1):
+            pipe.llen(self._queue(text(incident_id)))
+        return sum(int(n) for n in pipe.execute())
 
     def dead_letters(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
