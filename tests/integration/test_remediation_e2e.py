@@ -30,9 +30,9 @@ from remediations.executors.config import LocalConfig
 from remediations.executors.local import FleetSpec, LocalExecutor
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
+from tests.integration.test_bot_e2e import CHANNEL, bot_config
 
 TOKEN = "xoxb-remediation"
-CHANNEL = "C0ALERTS"
 APPROVER, SECOND, OUTSIDER = "U0APPROVER", "U0SECOND", "U0OUTSIDER"
 
 
@@ -78,22 +78,12 @@ def write_policy(tmp: Path, fleet: str, **rule: Any) -> Path:
 def config(
     broker: EmbeddedBroker, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str, policy: Path, fleets: Path
 ) -> dict[str, Any]:
+    """The end-to-end bot configuration, with this file's policy, a local fleet and a 2 s span for STALL."""
+    base = bot_config(broker, redis_server, slack, group)
     return {
-        "clusters": [
-            {
-                "name": "embedded",
-                "bootstrap_servers": broker.bootstrap,
-                "groups": {"include": [group]},
-                "check_interval": "1s",
-                "request_timeout": "5s",
-            }
-        ],
-        "thresholds": {"warn": {"messages": 100}, "critical": {"messages": 10**8}, "page": {"messages": 10**9}},
-        "evaluation": {"min_samples": 2, "min_span": "2s", "diagnose_min_lag": 50},
-        "redis_url": redis_server.url,
-        "slack": {"api_url": slack.api_url, "default_channel": CHANNEL},
-        "incidents": {"resolve_after": "3s"},
-        "leader": {"lease_ttl": "3s"},
+        **base,
+        "thresholds": {**base["thresholds"], "critical": {"messages": 10**8}, "page": {"messages": 10**9}},
+        "evaluation": {**base["evaluation"], "min_span": "2s"},
         "policy_file": str(policy),
         "executors": {"local": {"state_dir": str(fleets)}},
     }
