@@ -42,7 +42,13 @@ _READER_CONFIG: dict[str, Any] = {
     "enable.partition.eof": True,
     "auto.offset.reset": "error",  # a range start deleted by retention is an error, never a silent skip
 }
-_READER_DEFAULTS: dict[str, Any] = {"max.partition.fetch.bytes": 8 * 1024 * 1024}
+_READER_DEFAULTS: dict[str, Any] = {
+    "max.partition.fetch.bytes": 8 * 1024 * 1024,
+    # librdkafka stops prefetching once its queue holds queued.min.messages and then waits this long
+    # before fetching again (default 1,000 ms): a reader that empties its queue faster than that sits
+    # idle. Measured on the embedded broker: 270,000 msg/s with the default, 1,260,000 with 5 ms.
+    "fetch.queue.backoff.ms": 5,
+}
 
 
 class SinkError(ValueError):
@@ -248,30 +254,37 @@ def arrow_schema() -> Any:
 
 
 def record_batch(rng: OffsetRange, batch: list[Any]) -> Any:
-    """One Arrow record batch of messages of `rng` (one pass over the messages: this is the hot loop)."""
+    """One Arrow record batch of messages of `rng`, built column by column (this is the hot loop).
+
+    One comprehension per column costs about half of one loop filling five lists; headers, absent on
+    most topics, cost one pass when there are none.
+    """
     import pyarrow as pa
 
     schema = arrow_schema()
-    offsets, stamps, keys, values, headers = [], [], [], [], []
-    for m in batch:
-        offsets.append(m.offset())
-        stamps.append(m.timestamp()[1])
-        keys.append(m.key())
-        values.append(m.value())
-        h = m.headers()
-        headers.append([{"key": k, "value": v} for k, v in h] if h else [])
     n = len(batch)
+    raw_headers = [m.headers() for m in batch]
     columns = [
-        pa.array(offsets, pa.int64()),
-        pa.array(stamps, pa.int64()),
-        pa.array(keys, pa.binary()),
-        pa.array(values, pa.binary()),
-        pa.array(headers, schema.field("headers").type),
+        pa.array([m.offset() for m in batch], pa.int64()),
+        pa.array([m.timestamp()[1] for m in batch], pa.int64()),
+        pa.array([m.key() for m in batch], pa.binary()),
+        pa.array([m.value() for m in batch], pa.binary()),
+        _headers_column(raw_headers, schema.field("headers").type),
         pa.repeat(pa.scalar(rng.topic, pa.string()), n),
         pa.repeat(pa.scalar(rng.partition, pa.int32()), n),
         pa.repeat(pa.scalar(rng.label, pa.string()), n),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _headers_column(raw: list[Any], kind: Any) -> Any:
+    """Each message's headers as a list of {key, value}; an empty list for a message without any."""
+    import pyarrow as pa
+
+    if not any(raw):
+        empty = pa.array([], kind.value_type)
+        return pa.ListArray.from_arrays(pa.array([0] * (len(raw) + 1), pa.int32()), empty, type=kind)
+    return pa.array([[{"key": k, "value": v} for k, v in h] if h else [] for h in raw], kind)
 
 
 def tally_batch(tally: Tally, batch: Any) -> None:
