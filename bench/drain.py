@@ -6,17 +6,20 @@ A backlog of N messages (default 1,000,000) of 200 bytes on 3 partitions, 90% of
 (a) one consumer-group consumer draining it: the ceiling the seed incidents hit, since a partition is
     read by one consumer of a group at most. It does the drain's own work, as well as one consumer
     can: `consume()` batches of 10,000, the same Arrow rows, Parquet written with pyarrow (one file
-    per 100,000 messages), offsets committed after each file. Timed from subscribe to the last commit;
-(a0) the same consumer doing no work at all (`poll()` per message, auto-commit): what reading alone
-    costs one consumer, to show that the ceiling is the work per message, not the fetch;
+    per 100,000 messages), offsets committed after each file, librdkafka's defaults otherwise.
+    Timed from its first message (the group join excluded);
+(a*) the same consumer with the one librdkafka setting the drain's reader changes
+    (`fetch.queue.backoff.ms` 5 instead of 1,000): the strongest single consumer we could write;
+(a0) the same consumer doing no work at all (`poll()` per message, auto-commit, defaults);
 (b) the drain remediation on Spark `local[2]`: pre-flight, the job reading ranges of `--chunk`
-    offsets (the hot partition by many tasks), Parquet written, manifest, offsets committed. Timed
-    with the SparkSession already up (warm); the first run, which pays for the JVM and the Python
-    workers, is reported apart (cold);
+    offsets (the hot partition by many tasks), Parquet written by the tasks (pyarrow, the default
+    for a local path), manifest, offsets committed. Timed with the SparkSession already up (warm);
+    the first run, which pays for the JVM and the Python workers, is reported apart (cold);
+(b') the same with Spark's own Parquet writer (`writer: spark`, what Hadoop URLs use);
 (c) a raw fetch loop: one consumer assigned to the three partitions, `consume()` in batches of 10,000,
-    counting only: what one reader gets from the broker here.
+    counting only, with the reader's fetch setting: what one reader gets from the broker here.
 
-Prints messages/s (median of the repetitions, min and max) and the ratios b/a and b/c. Results are
+Prints messages/s (median of the repetitions, min and max) and the ratios b/a, b/a*, b'/a and b/c. Results are
 recorded in bench/README.md.
 
     .venv/bin/python bench/drain.py [--messages 1000000] [--chunk 100000] [--repeat 3]
@@ -88,13 +91,17 @@ def commit_zero(admin: AdminClient, group: str) -> None:
     admin.alter_consumer_group_offsets([request])[group].result(30)
 
 
-def group_drainer(bootstrap: str, group: str, total: int, out: Path) -> float:
-    """(a): seconds for one group consumer to write the backlog to Parquet, committing after each file."""
+TUNED = {"fetch.queue.backoff.ms": 5}
+"""The reader's own setting (drain_sinks._READER_DEFAULTS), given to (a*) and (c)."""
+
+
+def group_drainer(bootstrap: str, group: str, total: int, out: Path, extra: dict[str, Any] | None = None) -> float:
+    """(a), (a*): seconds for one group consumer to write the backlog to Parquet, committing after each file."""
     import pyarrow.parquet as pq
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
-         "auto.offset.reset": "earliest", "enable.auto.commit": False}
+         "auto.offset.reset": "earliest", "enable.auto.commit": False, **(extra or {})}
     )  # fmt: skip
     consumer.subscribe([TOPIC])
     seen, pending, files, deadline, started = 0, [], 0, time.monotonic() + 900, None
@@ -144,7 +151,7 @@ def group_consumer(bootstrap: str, group: str, total: int) -> float:
 
 def raw_fetch(bootstrap: str, counts: dict[int, int]) -> float:
     """(c): seconds for one consumer to fetch every message by assignment, counting only."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-raw", "enable.auto.commit": False})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-raw", "enable.auto.commit": False, **TUNED})
     consumer.assign([TopicPartition(TOPIC, p, 0) for p in counts])
     total, seen, deadline = sum(counts.values()), 0, time.monotonic() + 900
     started = time.perf_counter()
@@ -156,8 +163,10 @@ def raw_fetch(bootstrap: str, counts: dict[int, int]) -> float:
     return elapsed
 
 
-def spark_drain(bootstrap: str, admin: AdminClient, spark: Any, group: str, chunk: int, total: int) -> float:
-    """(b): seconds for the whole remediation (plan read from the broker before the clock starts)."""
+def spark_drain(
+    bootstrap: str, admin: AdminClient, spark: Any, group: str, chunk: int, total: int, writer: str = "auto"
+) -> float:
+    """(b), (b'): seconds for the whole remediation (plan read from the broker before the clock starts)."""
     commit_zero(admin, group)
     settings = build_settings(
         {"clusters": [{"name": "bench", "bootstrap_servers": bootstrap, "groups": {"include": [group]}}]},
@@ -166,7 +175,7 @@ def spark_drain(bootstrap: str, admin: AdminClient, spark: Any, group: str, chun
     [verdict] = Checker(settings, MemoryWindowStore(samples=2, ttl=60)).run(1, 0).verdicts
     sink = Path(tempfile.mkdtemp(prefix="lagbot-drain-bench-"))
     try:
-        params = DrainParams(sink=str(sink), master="local[2]", chunk=chunk)
+        params = DrainParams(sink=str(sink), master="local[2]", chunk=chunk, writer=writer)
         plan = DrainRemediation().plan(verdict, params, now=time.time())
         context = ExecutionContext(
             admin=admin, extra={"kafka_config": {"bootstrap.servers": bootstrap}, "spark": spark}
@@ -202,13 +211,15 @@ def main() -> None:
         spark = spark_session("local[2]", app_name="lagbot-drain-bench")
         session_seconds = time.perf_counter() - started
         cold = spark_drain(bootstrap, admin, spark, "bench-cold", args.chunk, total)
-        times: dict[str, list[float]] = {"a": [], "a0": [], "b": [], "c": []}
+        times: dict[str, list[float]] = {"a": [], "a*": [], "a0": [], "b": [], "b'": [], "c": []}
         for rep in range(args.repeat):
-            out = Path(tempfile.mkdtemp(prefix="lagbot-drain-bench-a-"))
-            times["a"].append(group_drainer(bootstrap, f"bench-a-{rep}", total, out))
-            shutil.rmtree(out, ignore_errors=True)
+            for key, extra in (("a", None), ("a*", TUNED)):
+                out = Path(tempfile.mkdtemp(prefix="lagbot-drain-bench-a-"))
+                times[key].append(group_drainer(bootstrap, f"bench-{key}-{rep}", total, out, extra))
+                shutil.rmtree(out, ignore_errors=True)
             times["a0"].append(group_consumer(bootstrap, f"bench-a0-{rep}", total))
             times["b"].append(spark_drain(bootstrap, admin, spark, f"bench-b-{rep}", args.chunk, total))
+            times["b'"].append(spark_drain(bootstrap, admin, spark, f"bench-bs-{rep}", args.chunk, total, "spark"))
             times["c"].append(raw_fetch(bootstrap, counts))
             print(f"  repetition {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
         spark.stop()
@@ -217,8 +228,10 @@ def main() -> None:
     median = {k: statistics.median(v) for k, v in rates.items()}
     labels = {
         "a": "(a) one group consumer draining to Parquet",
+        "a*": "(a*) the same, fetch.queue.backoff.ms 5",
         "a0": "(a0) one group consumer, poll() only, no work",
         "b": f"(b) Spark drain, local[2], chunk {args.chunk:,} (warm)",
+        "b'": "(b') the same, Spark's Parquet writer",
         "c": "(c) raw fetch loop, one consumer, batches",
     }
     print(f"\n{'':52} {'median msg/s':>13} {'min':>10} {'max':>10}")
@@ -226,15 +239,15 @@ def main() -> None:
         print(f"{label:52} {median[key]:13,.0f} {min(rates[key]):10,.0f} {max(rates[key]):10,.0f}")
     print(f"{'(b) first run in a fresh session (cold)':52} {total / cold:13,.0f}   "
           f"session start {session_seconds:.1f} s, drain {cold:.1f} s")  # fmt: skip
-    print(f"\nratio b/a: {median['b'] / median['a']:.2f}x   ratio b/c: {median['b'] / median['c']:.2f}x")
+    ratios = {f"{x}/{y}": median[x] / median[y] for x, y in (("b", "a"), ("b", "a*"), ("b'", "a"), ("b", "c"))}
+    print("\n" + "   ".join(f"ratio {name}: {value:.2f}x" for name, value in ratios.items()))
     result = {
         "messages": total,
         "chunk": args.chunk,
         "median_msgs_per_s": {k: round(v) for k, v in median.items()},
         "cold_seconds": round(cold, 2),
         "session_seconds": round(session_seconds, 2),
-        "ratio_b_a": round(median["b"] / median["a"], 2),
-        "ratio_b_c": round(median["b"] / median["c"], 2),
+        "ratios": {name: round(value, 2) for name, value in ratios.items()},
     }
     print(json.dumps(result))
 

@@ -56,7 +56,7 @@ from remediations.drain_plan import (
     layout,
     plan_id,
 )
-from remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, check_master, is_local
+from remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, ParquetWriter, check_master, is_local
 from remediations.drain_sinks import SinkError, manifest_url, parse_sink
 from remediations.executors.base import Executor, Workload
 from remediations.verify import VerifyRules
@@ -78,6 +78,8 @@ class DrainParams(BaseModel):
 
     sink: str
     """A Parquet dataset path or Hadoop filesystem URL, or kafka:TOPIC to replay."""
+    writer: ParquetWriter = "auto"
+    """Who writes a Parquet sink (see DrainSettings.writer)."""
     topics: tuple[str, ...] = ()
     """Only these topics of the group (empty: all of them)."""
     chunk: int = Field(default=50_000, ge=1, le=100_000_000)
@@ -128,6 +130,7 @@ class DrainParams(BaseModel):
             {
                 "sink": sink if sink is not None else settings.sink,
                 "chunk": settings.chunk,
+                "writer": settings.writer,
                 "master": master,
                 "slots": slots,
                 "task_rate": settings.task_rate,
@@ -574,6 +577,7 @@ class DrainRemediation(Remediation):
             ranges=ranges,
             idle_timeout=params.idle_timeout,
             fail_after=params.fail_after,
+            writer=params.writer,
         )
         report = _progress_reporter(plan, params, context)
         context.progress(messages.drain_started(plan.group, len(ranges), plan.after["offsets"], params.master))

@@ -34,11 +34,13 @@ from typing import TYPE_CHECKING, Any
 from pyspark.accumulators import AccumulatorParam
 
 from remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
-from remediations.drain_settings import DrainSettings, is_local
+from remediations.drain_settings import DrainSettings, ParquetWriter, is_local
 from remediations.drain_sinks import (
     ParquetSink,
-    ReplaySink,
+    Sink,
     Tally,
+    chosen_writer,
+    parquet_range,
     parse_sink,
     read_range,
     record_batch,
@@ -81,6 +83,7 @@ class JobConfig:
     ranges: tuple[OffsetRange, ...]
     idle_timeout: float = 30.0
     fail_after: int | None = None
+    writer: ParquetWriter = "auto"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -173,10 +176,10 @@ def run_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn |
     started = time.time()
     sink = parse_sink(config.sink)
     try:
-        if isinstance(sink, ParquetSink):
+        if isinstance(sink, ParquetSink) and chosen_writer(sink, config.writer) == "spark":
             receipts, error = _run_parquet(spark, config, sink, on_progress)
         else:
-            receipts, error = _run_replay(spark, config, sink, on_progress)
+            receipts, error = _run_per_range(spark, config, sink, on_progress)
     except Exception as exc:  # the job could not even start: every range not written
         receipts = tuple(_not_written(r) for r in config.ranges)
         error = f"{type(exc).__name__}: {_first_line(exc)}"
@@ -233,22 +236,29 @@ def _run_parquet(
     return receipts, None
 
 
-def _run_replay(
-    spark: SparkSession, config: JobConfig, sink: ReplaySink, on_progress: ProgressFn | None
+def _run_per_range(
+    spark: SparkSession, config: JobConfig, sink: Sink, on_progress: ProgressFn | None
 ) -> tuple[tuple[RangeReceipt, ...], str | None]:
+    """One task per range writes it itself (pyarrow Parquet, or replay) and hands back its receipt."""
     sc = spark.sparkContext
     progress = sc.accumulator({}, TallyParam())
-    kafka, idle, fail_after, topic = config.kafka, config.idle_timeout, config.fail_after, sink.topic
+    kafka, idle, fail_after = config.kafka, config.idle_timeout, config.fail_after
     results: list[RangeReceipt] = []
+    if isinstance(sink, ParquetSink):
+        _check_arrow_filesystem(sink)
 
-    def replay(raw: list[Any]) -> dict[str, Any]:
-        receipt = replay_range(kafka, OffsetRange.from_list(raw), topic, idle_timeout=idle, fail_after=fail_after)
+    def task(raw: list[Any]) -> dict[str, Any]:
+        rng = OffsetRange.from_list(raw)
+        if isinstance(sink, ParquetSink):
+            receipt = parquet_range(kafka, rng, sink, idle_timeout=idle, fail_after=fail_after)
+        else:
+            receipt = replay_range(kafka, rng, sink.topic, idle_timeout=idle, fail_after=fail_after)
         progress.add({tuple(raw): [receipt.count, receipt.bytes, receipt.first_offset, receipt.last_offset]})
         return asdict(receipt)
 
     def run() -> None:
         rows = [r.to_list() for r in config.ranges]
-        results.extend(RangeReceipt(**d) for d in sc.parallelize(rows, max(1, len(rows))).map(replay).collect())
+        results.extend(RangeReceipt(**d) for d in sc.parallelize(rows, max(1, len(rows))).map(task).collect())
 
     error = _run_watched(run, lambda: len(progress.value), lambda: _messages(progress.value), config, on_progress)
     if error is not None:
@@ -256,7 +266,21 @@ def _run_replay(
     by_range = {r.range: r for r in results}
     receipts = tuple(by_range.get(r, _not_written(r)) for r in config.ranges)
     failed = [r for r in receipts if r.status != "written"]
-    return receipts, (f"{len(failed)} of {len(receipts)} ranges failed: {failed[0].error}" if failed else None)
+    if failed:
+        return receipts, f"{len(failed)} of {len(receipts)} ranges failed: {failed[0].error}"
+    if isinstance(sink, ParquetSink):
+        clear_overlaps(spark, sink, config.ranges)
+    return receipts, None
+
+
+def _check_arrow_filesystem(sink: ParquetSink) -> None:
+    """Fail before any task starts when pyarrow cannot open the sink's filesystem (the tasks would all fail)."""
+    import pyarrow.fs as pafs
+
+    try:
+        pafs.FileSystem.from_uri(sink.url)
+    except Exception as exc:  # pyarrow raises ValueError, OSError or ArrowInvalid by scheme
+        raise ValueError(f"pyarrow cannot write to {sink.url} ({_first_line(exc)}): set drain.writer to spark") from exc
 
 
 def _run_watched(

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MASTER = re.compile(r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|spark://\S+|yarn|k8s://\S+)$")
 """The Spark masters lagbot submits to: local[...] runs in-process; the others go through spark-submit."""
+
+ParquetWriter = Literal["auto", "arrow", "spark"]
+"""Who writes a Parquet sink: the tasks with pyarrow ("arrow"), Spark's own writer ("spark"), or "auto":
+arrow for local paths and file:// URLs, Spark for every other filesystem (Hadoop's connectors)."""
 
 DEFAULT_TASK_RATE = 100_000.0
 """Messages per second one drain task reads and writes, rounded down from bench/drain.py (about 118,000
@@ -56,6 +61,9 @@ class DrainSettings(BaseModel):
     """Offsets per range: one Spark task reads one range, so a hot partition is read by many tasks."""
     sink: str | None = None
     """The default sink: a Parquet dataset path or Hadoop filesystem URL, or kafka:TOPIC to replay."""
+    writer: ParquetWriter = "auto"
+    """Who writes Parquet: "arrow" (the tasks, with pyarrow: about half the CPU a message), "spark"
+    (Spark's writer: any Hadoop filesystem), "auto" (arrow for local paths and file://, else spark)."""
     parallelism: int | None = Field(default=None, ge=1, le=100_000)
     """Task slots of the master, for the ETA; None: taken from a local master, else 2 (set it for a cluster)."""
     task_rate: float = Field(default=DEFAULT_TASK_RATE, gt=0)

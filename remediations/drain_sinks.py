@@ -19,6 +19,7 @@ left by compaction or transaction markers are fine.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remediations.drain_plan import OffsetRange, RangeReceipt, RangeStatus
+from remediations.drain_settings import ParquetWriter
 
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 SOURCE_HEADER = "lagbot-drain-source"
@@ -103,6 +105,17 @@ def parse_sink(url: str) -> Sink:
     if "://" not in text and not text.startswith("file:"):
         text = os.path.abspath(os.path.expanduser(text))
     return ParquetSink(text.rstrip("/") or "/")
+
+
+def chosen_writer(sink: ParquetSink, writer: ParquetWriter) -> ParquetWriter:
+    """ "arrow" or "spark" for `sink`: "auto" takes arrow for local paths and file:// URLs only.
+
+    Other filesystems keep Spark's writer unless asked: their credentials and connectors are set up
+    for Hadoop on a Spark cluster, and pyarrow may not find them (s3a:// is Hadoop's own scheme).
+    """
+    if writer != "auto":
+        return writer
+    return "arrow" if "://" not in sink.url or sink.url.startswith("file://") else "spark"
 
 
 def manifest_url(sink: Sink, *, manifest_dir: str, group: str, plan_id: str) -> str:
@@ -300,6 +313,74 @@ def tally_batch(tally: Tally, batch: Any) -> None:
     if tally.first is None:
         tally.first = offsets[0].as_py()
     tally.last = offsets[-1].as_py()
+
+
+FILE_COLUMNS = OUTPUT_COLUMNS[:5]
+"""What a Parquet file holds; topic, partition and offset_range are its directories' names."""
+PART_FILE = "part-00000.parquet"
+
+
+def parquet_range(
+    kafka: dict[str, Any],
+    rng: OffsetRange,
+    sink: ParquetSink,
+    *,
+    idle_timeout: float = 30.0,
+    fail_after: int | None = None,
+) -> RangeReceipt:
+    """Read `rng` and write it with pyarrow as the one file of its range directory; never raises.
+
+    The file is written under a hidden temporary name (readers skip `.` files) and moved into place
+    only when the range was read to its end, after whatever the directory held is removed: a rerun
+    replaces the range, a failed one leaves the earlier output as it was.
+    """
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    tally, temporary = Tally(), ""
+    try:
+        filesystem, directory = pafs.FileSystem.from_uri(range_dir(sink, rng))
+        temporary = f"{directory}/.lagbot-{os.getpid()}-{time.monotonic_ns()}.parquet"
+        filesystem.create_dir(directory, recursive=True)
+        schema = arrow_schema()
+        with pq.ParquetWriter(temporary, _file_schema(schema), filesystem=filesystem) as writer:
+            for batch in read_range(kafka, rng, idle_timeout=idle_timeout, fail_after=fail_after):
+                rows = record_batch(rng, batch)
+                tally_batch(tally, rows)
+                writer.write_batch(rows.select(FILE_COLUMNS))
+        for stale in filesystem.get_file_info(pafs.FileSelector(directory)):
+            if stale.path != temporary:
+                _remove(filesystem, stale)
+        filesystem.move(temporary, f"{directory}/{PART_FILE}")
+        return tally.receipt(rng, "written")
+    except Exception as exc:  # a receipt per range: the driver decides, one range never hides the others
+        if temporary:
+            _discard(filesystem, temporary)
+        return tally.receipt(rng, "failed", f"{type(exc).__name__}: {exc}")
+
+
+def _file_schema(schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([schema.field(name) for name in FILE_COLUMNS])
+
+
+def _remove(filesystem: Any, info: Any) -> None:
+    import pyarrow.fs as pafs
+
+    if info.type == pafs.FileType.Directory:
+        filesystem.delete_dir(info.path)
+    else:
+        filesystem.delete_file(info.path)
+
+
+def _discard(filesystem: Any, temporary: str) -> None:
+    """Remove a failed range's temporary file, if it was created (best effort: readers skip it anyway)."""
+    import pyarrow.fs as pafs
+
+    with contextlib.suppress(OSError):
+        if filesystem.get_file_info(temporary).type != pafs.FileType.NotFound:
+            filesystem.delete_file(temporary)
 
 
 # ---------------------------------------------------------------------------------------------------

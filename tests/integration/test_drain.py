@@ -14,6 +14,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +121,9 @@ def parquet_rows(sink: Path) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
+@pytest.mark.parametrize("writer", ["arrow", "spark"])
 def test_drains_a_hot_partition_exactly_once_then_advances_the_offsets(
-    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path, writer: str
 ) -> None:
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 3)
@@ -131,7 +133,7 @@ def test_drains_a_hot_partition_exactly_once_then_advances_the_offsets(
     kafka.commit(group, {(topic, p): o for p, o in start.items()})
     sink = tmp_path / "drained"
 
-    plan = make_plan(kafka, group, str(sink), chunk=10_000)
+    plan = make_plan(kafka, group, str(sink), chunk=10_000, writer=writer)
     assert plan.after["tasks"] == 8 + 1  # the hot partition is read by 8 tasks, partition 1 by one
     assert plan.after["offsets"] == 80_000 + 7_500
     assert plan.after["commit"] == {f"{topic}/0": 80_000, f"{topic}/1": 10_000}
@@ -151,6 +153,7 @@ def test_drains_a_hot_partition_exactly_once_then_advances_the_offsets(
         {"key": "n", "value": b"4242"}
     ])  # fmt: skip
     assert len({r["offset_range"] for r in rows if r["partition"] == 0}) == 8
+    assert hidden_files(sink) == []  # no temporary file left behind
 
     assert committed(kafka, group, topic, 3) == {0: 80_000, 1: 10_000, 2: 10_000}
     manifest = Manifest.from_json((sink / "_lagbot" / f"drain-{group}-{plan.after['plan_id']}.json").read_text())
@@ -175,7 +178,12 @@ def exactly_once(rows: list[dict[str, Any]], expected: dict[int, range]) -> None
     assert set(offsets) == {(p, o) for p, span in expected.items() for o in span}
 
 
-def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once(
+def hidden_files(sink: Path) -> list[Path]:
+    """Files readers skip (`.` names) inside the range directories: temporaries a writer left."""
+    return [p for p in sink.glob("topic=*/partition=*/offset_range=*/.*") if p.is_file() and ".crc" not in p.name]
+
+
+def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_spark_writing(
     kafka: Kafka, names: Names, spark: Any, tmp_path: Path
 ) -> None:
     topic, group = names("topic"), names("group")
@@ -184,7 +192,7 @@ def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once(
     kafka.commit(group, {(topic, p): 0 for p in range(3)})
     sink = tmp_path / "drained"
 
-    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000)  # p0's tasks fail mid-way
+    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000, writer="spark")  # p0 fails mid-way
     outcome = DRAIN.execute(failing, context(kafka, spark, []))
 
     assert not outcome.ok
@@ -195,8 +203,41 @@ def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once(
     assert not manifest.complete and {r.status for r in manifest.ranges} == {"not_written"}
     assert manifest.error is not None and "fault injection" in manifest.error
 
-    rerun = make_plan(kafka, group, str(sink), chunk=10_000)
-    assert rerun.after["plan_id"] == failing.after["plan_id"]  # the same ranges, the same outputs
+    rerun_exactly_once(kafka, group, topic, spark, sink, failing, writer="spark")
+
+
+def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_the_tasks_writing(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 3)
+    fill(kafka.bootstrap, topic, {0: 30_000, 1: 3_000, 2: 3_000})
+    kafka.commit(group, {(topic, p): 0 for p in range(3)})
+    sink = tmp_path / "drained"
+
+    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000, writer="arrow")  # p0 fails mid-way
+    outcome = DRAIN.execute(failing, context(kafka, spark, []))
+
+    assert not outcome.ok
+    assert "3 of 5 ranges failed: InjectedFailure: fault injection" in outcome.detail
+    assert "nothing was committed" in outcome.detail
+    assert committed(kafka, group, topic, 3) == {0: 0, 1: 0, 2: 0}
+    exactly_once(parquet_rows(sink), {1: range(3_000), 2: range(3_000)})  # the ranges that completed, only
+    assert hidden_files(sink) == []  # the failed ranges' temporary files are gone
+    manifest = manifest_at(sink, group, failing)
+    assert not manifest.complete
+    assert [(r.partition, r.start, r.status, r.count) for r in manifest.ranges] == [
+        (0, 0, "failed", 0), (0, 10_000, "failed", 0), (0, 20_000, "failed", 0),
+        (1, 0, "written", 3_000), (2, 0, "written", 3_000),
+    ]  # fmt: skip
+
+    rerun_exactly_once(kafka, group, topic, spark, sink, failing, writer="arrow")
+
+
+def rerun_exactly_once(kafka: Kafka, group: str, topic: str, spark: Any, sink: Path, failed: Plan, writer: str) -> None:
+    """The same plan without the fault: every offset once, offsets advanced; run again: replaced, nothing new."""
+    rerun = make_plan(kafka, group, str(sink), chunk=10_000, writer=writer)
+    assert rerun.after["plan_id"] == failed.after["plan_id"]  # the same ranges, the same outputs
     assert DRAIN.execute(rerun, context(kafka, spark, [])).ok
     exactly_once(parquet_rows(sink), {0: range(30_000), 1: range(3_000), 2: range(3_000)})
     assert committed(kafka, group, topic, 3) == {0: 30_000, 1: 3_000, 2: 3_000}
@@ -204,6 +245,27 @@ def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once(
     again = DRAIN.execute(rerun, context(kafka, spark, []))  # a rerun after success replaces, commits nothing new
     assert again.ok and again.data["committed"] == {}
     exactly_once(parquet_rows(sink), {0: range(30_000), 1: range(3_000), 2: range(3_000)})
+    assert hidden_files(sink) == []
+
+
+def test_a_filesystem_pyarrow_cannot_open_fails_before_any_task_and_names_the_setting(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    fill(kafka.bootstrap, topic, {0: 100})
+    kafka.commit(group, {(topic, 0): 0})
+    plan = make_plan(kafka, group, "s3a://ops/drains", writer="arrow")
+    config = replace(job_config(kafka, plan), manifest_url=str(tmp_path / "manifest.json"), writer="arrow")
+
+    manifest = run_job(spark, config)
+
+    assert not manifest.complete and [r.status for r in manifest.ranges] == ["not_written"]
+    assert manifest.error is not None
+    assert (
+        "pyarrow cannot write to s3a://ops/drains" in manifest.error and "set drain.writer to spark" in manifest.error
+    )
+    assert committed(kafka, group, topic, 1) == {0: 0}
 
 
 def test_a_replanned_drain_replaces_the_older_ranges_it_covers(

@@ -306,6 +306,7 @@ def test_the_remediation_keeps_the_contract() -> None:
         ({"master": "mesos://m:5050"}, "is not a Spark master"),
         ({"chunk": 0}, "greater than or equal to 1"),
         ({"fail_after": 0}, "greater than or equal to 1"),
+        ({"writer": "pandas"}, "Input should be 'auto', 'arrow' or 'spark'"),
         ({"surprise": 1}, "Extra inputs are not permitted"),
     ],
 )
@@ -315,9 +316,10 @@ def test_bad_params_are_named(values: dict[str, Any], problem: str) -> None:
 
 
 def test_params_from_settings() -> None:
-    settings = DrainSettings(master="local[3]", chunk=7, sink="s3a://bucket/drains", task_rate=9.0)
+    settings = DrainSettings(master="local[3]", chunk=7, sink="s3a://bucket/drains", task_rate=9.0, writer="arrow")
     p = DrainParams.from_settings(settings, sink=None)
     assert (p.sink, p.chunk, p.master, p.slots, p.task_rate) == ("s3a://bucket/drains", 7, "local[3]", 3, 9.0)
+    assert p.writer == "arrow"
     p = DrainParams.from_settings(settings, sink="/x", chunk=None, master="yarn")
     assert (p.sink, p.chunk, p.master, p.slots) == ("/x", 7, "yarn", 2)
     assert DrainParams.from_settings(settings.model_copy(update={"parallelism": 64}), sink="/x").slots == 64

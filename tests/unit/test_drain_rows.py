@@ -1,11 +1,13 @@
-"""Messages -> the Arrow rows a drain writes: every field kept, headers or none, built column-wise."""
+"""Messages -> the Arrow rows a drain writes (every field kept, headers or none), and who writes them."""
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import Message
 
 from remediations.drain_plan import OffsetRange
-from remediations.drain_sinks import Tally, record_batch, tally_batch
+from remediations.drain_settings import ParquetWriter
+from remediations.drain_sinks import ParquetSink, Tally, chosen_writer, parse_sink, record_batch, tally_batch
 
 RANGE = OffsetRange("orders", 2, 100, 200)
 LABEL = RANGE.label
@@ -35,7 +37,11 @@ def test_headers_are_kept_in_order_next_to_messages_without_any() -> None:
     headers = [("trace", b"t1"), ("trace", b"t2"), ("n", b"")]
     batch = record_batch(RANGE, [message(100), message(101, headers=headers), message(102)])
 
-    kept = [{"key": "trace", "value": b"t1"}, {"key": "trace", "value": b"t2"}, {"key": "n", "value": b""}]
+    kept: list[dict[str, object]] = [
+        {"key": "trace", "value": b"t1"},
+        {"key": "trace", "value": b"t2"},
+        {"key": "n", "value": b""},
+    ]
     assert batch.to_pylist() == [row(100, b"k", []), row(101, b"k", kept), row(102, b"k", [])]
 
 
@@ -54,3 +60,24 @@ def test_the_tally_counts_messages_key_and_value_bytes_and_the_offsets_seen() ->
     tally_batch(tally, record_batch(RANGE, [message(150)]))
 
     assert (tally.count, tally.bytes, tally.first, tally.last) == (3, 1 + 4 + 4 + 1 + 4, 100, 150)
+
+
+@pytest.mark.parametrize(
+    ("sink", "writer", "chosen"),
+    [
+        ("/data/drains", "auto", "arrow"),  # a local path (or a shared mount on a cluster)
+        ("relative/drains", "auto", "arrow"),  # made absolute by parse_sink
+        ("file:///data/drains", "auto", "arrow"),
+        ("s3a://ops/drains", "auto", "spark"),  # Hadoop's scheme: its credentials live in Spark's config
+        ("hdfs://nn:8020/drains", "auto", "spark"),
+        ("gs://ops/drains", "auto", "spark"),
+        ("s3://ops/drains", "arrow", "arrow"),  # asked for: pyarrow's own S3 client
+        ("/data/drains", "spark", "spark"),
+    ],
+)
+def test_auto_writes_local_datasets_with_pyarrow_and_leaves_other_filesystems_to_spark(
+    sink: str, writer: ParquetWriter, chosen: str
+) -> None:
+    parsed = parse_sink(sink)
+    assert isinstance(parsed, ParquetSink)
+    assert chosen_writer(parsed, writer) == chosen
