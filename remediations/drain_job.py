@@ -6,9 +6,11 @@ Two ways to run it:
   the command line). The driver then prints one `LAGBOT-DRAIN-PROGRESS {json}` line per change and a
   final `LAGBOT-DRAIN-RESULT {manifest}` line on stdout, which lagbot reads (client deploy mode).
 
-Exactly once in the Parquet sink: every range is one directory (`offset_range=START-END`), written by
-one Spark job with dynamic partition overwrite, so a rerun replaces those directories instead of
-adding files; the job commits all ranges or, when any task fails, none (Spark aborts the write).
+Exactly once in the Parquet sink: every range is one directory (`offset_range=START-END`), replaced
+on a rerun instead of gaining files. `writer: arrow` (local paths): each task writes its range's one
+file with pyarrow and moves it into place when complete (`drain_sinks.parquet_range`), so ranges that
+completed stay written when others fail. `writer: spark` (Hadoop URLs): one Spark job with dynamic
+partition overwrite commits all ranges or, when any task fails, none (Spark aborts the write).
 Directories of older, differently cut ranges that the new ones cover are removed after the write, so
 a re-planned drain does not duplicate either (see `clear_overlaps`). The manifest is written after the outputs, through
 Hadoop's filesystem API (any URL the cluster can write).

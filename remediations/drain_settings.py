@@ -19,8 +19,9 @@ ParquetWriter = Literal["auto", "arrow", "spark"]
 arrow for local paths and file:// URLs, Spark for every other filesystem (Hadoop's connectors)."""
 
 DEFAULT_TASK_RATE = 100_000.0
-"""Messages per second one drain task reads and writes, rounded down from bench/drain.py (about 118,000
-per task on local[2] with the broker on the same 2 cores; see bench/README.md)."""
+"""Messages per second one drain task reads and writes, for the ETA: rounded down from bench/drain.py on
+local[2] with the broker on the same 2 cores, about 115,000 per task with Spark's writer and 230,000
+with the tasks writing (bench/README.md). The slower one, so that an ETA is not optimistic."""
 
 
 def check_master(master: str) -> str:

@@ -6,7 +6,9 @@ Sinks, named by a URL:
   `<sink>/topic=T/partition=P/offset_range=S-E/part-*.parquet` with columns offset, timestamp (ms
   since the epoch, as Kafka gives it; -1 when the broker has none), key, value, headers (list of
   key/value); topic, partition and offset_range come from the directories, as Spark's partitionBy
-  writes them. One directory per range, replaced as a whole on a rerun (dynamic partition overwrite).
+  writes them. One directory per range, replaced as a whole on a rerun: written by the task itself
+  with pyarrow (`parquet_range`, writer "arrow") or by Spark's writer from the rows `record_batch`
+  builds (writer "spark", dynamic partition overwrite); `chosen_writer` decides.
 - `kafka:TOPIC`: replay into another topic of the same cluster with an idempotent producer, keys,
   values, headers and timestamps kept, plus a `lagbot-drain-source` header `topic/partition/offset`
   that lets a reader drop the duplicates a rerun of a failed range can produce. Keys are partitioned
