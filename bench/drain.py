@@ -5,7 +5,8 @@ A backlog of N messages (default 1,000,000) of 200 bytes on 3 partitions, 90% of
 
 (a) one consumer-group consumer draining it: the ceiling the seed incidents hit, since a partition is
     read by one consumer of a group at most. It does the drain's own work, as well as one consumer
-    can: `consume()` batches of 10,000, the same Arrow rows, Parquet written with pyarrow (one file
+    can: `consume()` batches of 10,000 (never more than are left: a batch it cannot fill waits out its
+    timeout), the same Arrow rows, Parquet written with pyarrow (one file
     per 100,000 messages), offsets committed after each file, librdkafka's defaults otherwise.
     Timed from its first message (the group join excluded);
 (a*) the same consumer with the one librdkafka setting the drain's reader changes
@@ -29,11 +30,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +110,7 @@ def group_drainer(bootstrap: str, group: str, total: int, out: Path, extra: dict
     consumer.subscribe([TOPIC])
     seen, pending, files, deadline, started = 0, [], 0, time.monotonic() + 900, None
     while seen < total and time.monotonic() < deadline:
-        messages = [m for m in consumer.consume(10_000, 1.0) if m.error() is None]
+        messages = [m for m in consumer.consume(min(10_000, total - seen), 1.0) if m.error() is None]
         if messages and started is None:
             started = time.perf_counter()
         for partition in {m.partition() for m in messages}:
@@ -156,7 +160,7 @@ def raw_fetch(bootstrap: str, counts: dict[int, int]) -> float:
     total, seen, deadline = sum(counts.values()), 0, time.monotonic() + 900
     started = time.perf_counter()
     while seen < total and time.monotonic() < deadline:
-        seen += sum(1 for m in consumer.consume(10_000, 1.0) if m.error() is None)
+        seen += sum(1 for m in consumer.consume(min(10_000, total - seen), 1.0) if m.error() is None)
     elapsed = time.perf_counter() - started
     consumer.close()
     assert seen == total, f"raw fetch read {seen} of {total}"
@@ -189,6 +193,44 @@ def spark_drain(
         shutil.rmtree(sink, ignore_errors=True)
 
 
+ROLES = ("this process", "broker", "spark jvm", "python workers")
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far (user + system, every thread) by the processes of the run, by role (Linux /proc).
+
+    "this process" is the consumer in (a), (a*), (a0), (c) and the Spark driver's Python side in (b).
+    """
+    tick, me, used = os.sysconf("SC_CLK_TCK"), os.getpid(), dict.fromkeys(ROLES, 0.0)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # the process ended meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        name = stat.split("(", 1)[1].rsplit(")", 1)[0]
+        if int(pid) == me:
+            used["this process"] += seconds
+        elif "tansu" in command:
+            used["broker"] += seconds
+        elif name == "java":
+            used["spark jvm"] += seconds
+        elif "pyspark" in command:
+            used["python workers"] += seconds
+    return used
+
+
+def timed(cores: dict[str, list[dict[str, float]]], key: str, run: Callable[[], float]) -> float:
+    """`run()`'s seconds, and the cores each role kept busy meanwhile appended to `cores[key]`."""
+    before = cpu_seconds()
+    seconds = run()
+    after = cpu_seconds()
+    cores.setdefault(key, []).append({role: (after[role] - before[role]) / seconds for role in ROLES})
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -212,15 +254,18 @@ def main() -> None:
         session_seconds = time.perf_counter() - started
         cold = spark_drain(bootstrap, admin, spark, "bench-cold", args.chunk, total)
         times: dict[str, list[float]] = {"a": [], "a*": [], "a0": [], "b": [], "b'": [], "c": []}
+        cores: dict[str, list[dict[str, float]]] = {}
         for rep in range(args.repeat):
             for key, extra in (("a", None), ("a*", TUNED)):
                 out = Path(tempfile.mkdtemp(prefix="lagbot-drain-bench-a-"))
-                times[key].append(group_drainer(bootstrap, f"bench-{key}-{rep}", total, out, extra))
+                run = partial(group_drainer, bootstrap, f"bench-{key}-{rep}", total, out, extra)
+                times[key].append(timed(cores, key, run))
                 shutil.rmtree(out, ignore_errors=True)
-            times["a0"].append(group_consumer(bootstrap, f"bench-a0-{rep}", total))
-            times["b"].append(spark_drain(bootstrap, admin, spark, f"bench-b-{rep}", args.chunk, total))
-            times["b'"].append(spark_drain(bootstrap, admin, spark, f"bench-bs-{rep}", args.chunk, total, "spark"))
-            times["c"].append(raw_fetch(bootstrap, counts))
+            times["a0"].append(timed(cores, "a0", partial(group_consumer, bootstrap, f"bench-a0-{rep}", total)))
+            for key, writer in (("b", "auto"), ("b'", "spark")):
+                run = partial(spark_drain, bootstrap, admin, spark, f"bench-{writer}-{rep}", args.chunk, total, writer)
+                times[key].append(timed(cores, key, run))
+            times["c"].append(timed(cores, "c", partial(raw_fetch, bootstrap, counts)))
             print(f"  repetition {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
         spark.stop()
 
@@ -239,6 +284,12 @@ def main() -> None:
         print(f"{label:52} {median[key]:13,.0f} {min(rates[key]):10,.0f} {max(rates[key]):10,.0f}")
     print(f"{'(b) first run in a fresh session (cold)':52} {total / cold:13,.0f}   "
           f"session start {session_seconds:.1f} s, drain {cold:.1f} s")  # fmt: skip
+    print(f"\ncores kept busy (median), of 2 here: {', '.join(ROLES)}, total")
+    busy = {k: {role: statistics.median(c[role] for c in v) for role in ROLES} for k, v in cores.items()}
+    for key, label in labels.items():
+        print(
+            f"{label:52} " + " ".join(f"{busy[key][role]:5.2f}" for role in ROLES) + f"  {sum(busy[key].values()):5.2f}"
+        )
     ratios = {f"{x}/{y}": median[x] / median[y] for x, y in (("b", "a"), ("b", "a*"), ("b'", "a"), ("b", "c"))}
     print("\n" + "   ".join(f"ratio {name}: {value:.2f}x" for name, value in ratios.items()))
     result = {
@@ -248,6 +299,7 @@ def main() -> None:
         "cold_seconds": round(cold, 2),
         "session_seconds": round(session_seconds, 2),
         "ratios": {name: round(value, 2) for name, value in ratios.items()},
+        "cores": {k: {role: round(v, 2) for role, v in roles.items()} for k, roles in busy.items()},
     }
     print(json.dumps(result))
 

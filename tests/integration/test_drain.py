@@ -268,6 +268,51 @@ def test_a_filesystem_pyarrow_cannot_open_fails_before_any_task_and_names_the_se
     assert committed(kafka, group, topic, 1) == {0: 0}
 
 
+def test_transaction_markers_leave_gaps_that_ranges_read_past(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    """Every transaction's commit marker takes an offset no reader sees: ranges end on them, and the last
+    one at the log end. Expected offsets come from the producer's delivery reports. (Aborted
+    transactions are left out: the embedded broker hands their records to read_committed readers,
+    measured, where Apache Kafka lists them for the client to drop.)"""
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": names("tx")})
+    producer.init_transactions(30)
+    reports: list[int] = []
+    kept: list[int] = []
+    for _ in range(4):  # 5 messages each, then a commit marker
+        before = len(reports)
+        producer.begin_transaction()
+        for _ in range(5):
+            producer.produce(topic, value=b"x" * 10, partition=0, on_delivery=lambda _e, m: reports.append(m.offset()))
+        producer.flush(30)
+        producer.commit_transaction(30)
+        kept += reports[before:]
+    end = log_end(kafka, topic)
+    assert kept == [t * 6 + i for t in range(4) for i in range(5)] and end == 24  # a marker after each five
+    kafka.commit(group, {(topic, 0): 0})
+    sink = tmp_path / "drained"
+
+    plan = make_plan(kafka, group, str(sink), chunk=6)  # ranges ending on markers and at the log end
+    outcome = DRAIN.execute(plan, context(kafka, spark, []))
+
+    assert outcome.ok, outcome.detail
+    assert sorted(r["offset"] for r in parquet_rows(sink)) == kept
+    assert committed(kafka, group, topic, 1) == {0: end}
+    ranges = manifest_at(sink, group, plan).ranges
+    assert [(r.start, r.end) for r in ranges] == [(s, min(s + 6, end)) for s in range(0, end, 6)]
+    assert [r.count for r in ranges] == [sum(1 for o in kept if r.start <= o < r.end) for r in ranges]
+
+
+def log_end(kafka: Kafka, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": "log-end"})
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), 10)[1])
+    finally:
+        consumer.close()
+
+
 def test_a_replanned_drain_replaces_the_older_ranges_it_covers(
     kafka: Kafka, names: Names, spark: Any, tmp_path: Path
 ) -> None:
