@@ -22,6 +22,7 @@ messages of its range (ranges shorter than that complete).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -178,7 +179,7 @@ def run_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn |
     started = time.time()
     sink = parse_sink(config.sink)
     try:
-        if isinstance(sink, ParquetSink) and chosen_writer(sink, config.writer) == "spark":
+        if isinstance(sink, ParquetSink) and _writer(spark, sink, config.writer) == "spark":
             receipts, error = _run_parquet(spark, config, sink, on_progress)
         else:
             receipts, error = _run_per_range(spark, config, sink, on_progress)
@@ -393,6 +394,15 @@ def _first_line(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Hadoop filesystem: the manifest, and ranges of older plans
 # ---------------------------------------------------------------------------------------------------
+
+
+def _writer(spark: SparkSession, sink: ParquetSink, choice: ParquetWriter) -> ParquetWriter:
+    """Who writes `sink`: `choice`, or for "auto" what the sink's filesystem as Hadoop resolves it says."""
+    scheme = None
+    if choice == "auto":
+        with contextlib.suppress(Exception):  # no connector for the scheme: Spark's writer reports it
+            scheme = str(_fs(spark, sink.url)[0].getScheme())
+    return chosen_writer(choice, filesystem_scheme=scheme)
 
 
 def _fs(spark: SparkSession, url: str) -> tuple[Any, Any]:

@@ -16,7 +16,8 @@ MASTER = re.compile(r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|spark://\S+|yarn|k
 
 ParquetWriter = Literal["auto", "arrow", "spark"]
 """Who writes a Parquet sink: the tasks with pyarrow ("arrow"), Spark's own writer ("spark"), or "auto":
-arrow for local paths and file:// URLs, Spark for every other filesystem (Hadoop's connectors)."""
+arrow when the sink is on the local filesystem as Hadoop resolves it (file://, or a path where fs.defaultFS
+is local), Spark for every other filesystem (a path on an HDFS cluster, s3a://, ...: Hadoop's connectors)."""
 
 DEFAULT_TASK_RATE = 100_000.0
 """Messages per second one drain task reads and writes, for the ETA: rounded down from bench/drain.py on
@@ -64,7 +65,7 @@ class DrainSettings(BaseModel):
     """The default sink: a Parquet dataset path or Hadoop filesystem URL, or kafka:TOPIC to replay."""
     writer: ParquetWriter = "auto"
     """Who writes Parquet: "arrow" (the tasks, with pyarrow: about half the CPU a message), "spark"
-    (Spark's writer: any Hadoop filesystem), "auto" (arrow for local paths and file://, else spark)."""
+    (Spark's writer: any Hadoop filesystem), "auto" (arrow for the local filesystem, else spark)."""
     parallelism: int | None = Field(default=None, ge=1, le=100_000)
     """Task slots of the master, for the ETA; None: taken from a local master, else 2 (set it for a cluster)."""
     task_rate: float = Field(default=DEFAULT_TASK_RATE, gt=0)

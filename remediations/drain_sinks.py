@@ -113,15 +113,17 @@ def parse_sink(url: str) -> Sink:
     return ParquetSink(text.rstrip("/") or "/")
 
 
-def chosen_writer(sink: ParquetSink, writer: ParquetWriter) -> ParquetWriter:
-    """ "arrow" or "spark" for `sink`: "auto" takes arrow for local paths and file:// URLs only.
+def chosen_writer(writer: ParquetWriter, *, filesystem_scheme: str | None) -> ParquetWriter:
+    """ "arrow" or "spark": "auto" takes arrow only when the sink is on the local filesystem as Hadoop
+    resolves it (`filesystem_scheme` "file": a file:// URL, or a path where fs.defaultFS is file:///).
 
-    Other filesystems keep Spark's writer unless asked: their credentials and connectors are set up
-    for Hadoop on a Spark cluster, and pyarrow may not find them (s3a:// is Hadoop's own scheme).
+    A path means HDFS where the cluster's default filesystem is HDFS, and other filesystems' connectors
+    and credentials are set up for Hadoop on a Spark cluster (s3a:// is Hadoop's own scheme): those
+    keep Spark's writer unless asked. None: Hadoop could not resolve the URL (Spark will say why).
     """
     if writer != "auto":
         return writer
-    return "arrow" if "://" not in sink.url or sink.url.startswith("file://") else "spark"
+    return "arrow" if filesystem_scheme == "file" else "spark"
 
 
 def manifest_url(sink: Sink, *, manifest_dir: str, group: str, plan_id: str) -> str:

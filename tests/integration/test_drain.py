@@ -333,6 +333,9 @@ def test_a_replanned_drain_replaces_the_older_ranges_it_covers(
     assert sorted({r["offset_range"] for r in rows}) == [
         f"{s:020d}-{e:020d}" for s, e in ((0, 2_000), (2_000, 4_000), (4_000, 6_000))
     ]
+    assert [p.name for p in sink.rglob("*.parquet")] == [
+        "part-00000.parquet"
+    ] * 3  # auto, a local path: the tasks wrote
 
     kafka.commit(group, {(topic, 0): 1_000})  # rewound: [1000, 6000) is planned again, cut differently
     third = make_plan(kafka, group, str(sink), chunk=1_500)

@@ -7,7 +7,7 @@ from confluent_kafka import Message
 
 from remediations.drain_plan import OffsetRange
 from remediations.drain_settings import ParquetWriter
-from remediations.drain_sinks import ParquetSink, Tally, chosen_writer, parse_sink, record_batch, tally_batch
+from remediations.drain_sinks import Tally, chosen_writer, record_batch, tally_batch
 
 RANGE = OffsetRange("orders", 2, 100, 200)
 LABEL = RANGE.label
@@ -63,21 +63,17 @@ def test_the_tally_counts_messages_key_and_value_bytes_and_the_offsets_seen() ->
 
 
 @pytest.mark.parametrize(
-    ("sink", "writer", "chosen"),
+    ("writer", "scheme", "chosen"),
     [
-        ("/data/drains", "auto", "arrow"),  # a local path (or a shared mount on a cluster)
-        ("relative/drains", "auto", "arrow"),  # made absolute by parse_sink
-        ("file:///data/drains", "auto", "arrow"),
-        ("s3a://ops/drains", "auto", "spark"),  # Hadoop's scheme: its credentials live in Spark's config
-        ("hdfs://nn:8020/drains", "auto", "spark"),
-        ("gs://ops/drains", "auto", "spark"),
-        ("s3://ops/drains", "arrow", "arrow"),  # asked for: pyarrow's own S3 client
-        ("/data/drains", "spark", "spark"),
+        ("auto", "file", "arrow"),  # file://, or a path where Hadoop's default filesystem is local
+        ("auto", "hdfs", "spark"),  # a path on a cluster whose default filesystem is HDFS, or hdfs://
+        ("auto", "s3a", "spark"),  # Hadoop's scheme: its credentials live in Spark's configuration
+        ("auto", None, "spark"),  # Hadoop has no connector for it: Spark's writer says so
+        ("arrow", "s3a", "arrow"),  # asked for: pyarrow's own clients (it refuses s3a:// itself)
+        ("spark", "file", "spark"),
     ],
 )
 def test_auto_writes_local_datasets_with_pyarrow_and_leaves_other_filesystems_to_spark(
-    sink: str, writer: ParquetWriter, chosen: str
+    writer: ParquetWriter, scheme: str | None, chosen: str
 ) -> None:
-    parsed = parse_sink(sink)
-    assert isinstance(parsed, ParquetSink)
-    assert chosen_writer(parsed, writer) == chosen
+    assert chosen_writer(writer, filesystem_scheme=scheme) == chosen
