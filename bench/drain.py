@@ -54,7 +54,7 @@ from remediations.base import ExecutionContext
 from remediations.drain import DrainParams, DrainRemediation
 from remediations.drain_job import spark_session
 from remediations.drain_plan import OffsetRange
-from remediations.drain_sinks import record_batch
+from remediations.drain_sinks import FETCH_TUNING, record_batch
 
 TOPIC = "user-events"
 VALUE = b"v" * 200
@@ -95,8 +95,8 @@ def commit_zero(admin: AdminClient, group: str) -> None:
     admin.alter_consumer_group_offsets([request])[group].result(30)
 
 
-TUNED = {"fetch.queue.backoff.ms": 5}
-"""The reader's own setting (drain_sinks._READER_DEFAULTS), given to (a*) and (c)."""
+TUNED = FETCH_TUNING
+"""The drain reader's own fetch setting, given to (a*) and (c)."""
 
 
 def group_drainer(bootstrap: str, group: str, total: int, out: Path, extra: dict[str, Any] | None = None) -> float:

@@ -42,7 +42,9 @@ from remediations.drain_sinks import (
     ParquetSink,
     Sink,
     Tally,
+    arrow_filesystem,
     chosen_writer,
+    first_line,
     parquet_range,
     parse_sink,
     read_range,
@@ -185,7 +187,7 @@ def run_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn |
             receipts, error = _run_per_range(spark, config, sink, on_progress)
     except Exception as exc:  # the job could not even start: every range not written
         receipts = tuple(_not_written(r) for r in config.ranges)
-        error = f"{type(exc).__name__}: {_first_line(exc)}"
+        error = f"{type(exc).__name__}: {first_line(exc)}"
     manifest = Manifest(
         plan_id=config.plan_id,
         cluster=config.cluster,
@@ -199,7 +201,7 @@ def run_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn |
     try:
         write_text(spark, config.manifest_url, manifest.to_json())
     except Exception as exc:  # a drain whose manifest is not durable is not complete
-        manifest = replace(manifest, error=f"writing the manifest {config.manifest_url}: {_first_line(exc)}")
+        manifest = replace(manifest, error=f"writing the manifest {config.manifest_url}: {first_line(exc)}")
     return manifest
 
 
@@ -247,13 +249,12 @@ def _run_per_range(
     progress = sc.accumulator({}, TallyParam())
     kafka, idle, fail_after = config.kafka, config.idle_timeout, config.fail_after
     results: list[RangeReceipt] = []
-    if isinstance(sink, ParquetSink):
-        _check_arrow_filesystem(sink)
+    root = _arrow_root(spark, sink) if isinstance(sink, ParquetSink) else ""
 
     def task(raw: list[Any]) -> dict[str, Any]:
         rng = OffsetRange.from_list(raw)
         if isinstance(sink, ParquetSink):
-            receipt = parquet_range(kafka, rng, sink, idle_timeout=idle, fail_after=fail_after)
+            receipt = parquet_range(kafka, rng, root, idle_timeout=idle, fail_after=fail_after)
         else:
             receipt = replay_range(kafka, rng, sink.topic, idle_timeout=idle, fail_after=fail_after)
         progress.add({tuple(raw): [receipt.count, receipt.bytes, receipt.first_offset, receipt.last_offset]})
@@ -268,22 +269,28 @@ def _run_per_range(
         return tuple(_not_written(r) for r in config.ranges), error
     by_range = {r.range: r for r in results}
     receipts = tuple(by_range.get(r, _not_written(r)) for r in config.ranges)
+    if isinstance(sink, ParquetSink):  # what completed replaces older cuts now, even if other ranges failed
+        clear_overlaps(spark, sink, [r.range for r in receipts if r.status == "written"])
     failed = [r for r in receipts if r.status != "written"]
-    if failed:
-        return receipts, f"{len(failed)} of {len(receipts)} ranges failed: {failed[0].error}"
-    if isinstance(sink, ParquetSink):
-        clear_overlaps(spark, sink, config.ranges)
-    return receipts, None
+    return receipts, (f"{len(failed)} of {len(receipts)} ranges failed: {failed[0].error}" if failed else None)
 
 
-def _check_arrow_filesystem(sink: ParquetSink) -> None:
-    """Fail before any task starts when pyarrow cannot open the sink's filesystem (the tasks would all fail)."""
-    import pyarrow.fs as pafs
+def _arrow_root(spark: SparkSession, sink: ParquetSink) -> str:
+    """The dataset's root as the tasks' pyarrow opens it: the local path Hadoop resolves a file:// URL or a
+    plain path to (spaces and %-escapes as Hadoop reads them), else the URL, checked before any task runs.
 
+    Raises:
+        ValueError: pyarrow cannot open the sink's filesystem (every task would fail); names the setting.
+    """
+    with contextlib.suppress(Exception):  # Hadoop cannot resolve it: pyarrow's own answer below
+        filesystem, path = _fs(spark, sink.url)
+        if str(filesystem.getScheme()) == "file":
+            return str(path.toUri().getPath())
     try:
-        pafs.FileSystem.from_uri(sink.url)
+        arrow_filesystem(sink.url)
     except Exception as exc:  # pyarrow raises ValueError, OSError or ArrowInvalid by scheme
-        raise ValueError(f"pyarrow cannot write to {sink.url} ({_first_line(exc)}): set drain.writer to spark") from exc
+        raise ValueError(f"pyarrow cannot write to {sink.url} ({first_line(exc)}): set drain.writer to spark") from exc
+    return sink.url
 
 
 def _run_watched(
@@ -314,7 +321,7 @@ def _run_watched(
             last = now
         if not thread.is_alive():
             break
-    return f"{type(failure[0]).__name__}: {_first_line(failure[0])}" if failure else None
+    return f"{type(failure[0]).__name__}: {first_line(failure[0])}" if failure else None
 
 
 def _ranges_frame(spark: SparkSession, ranges: Sequence[OffsetRange]) -> Any:
@@ -383,14 +390,6 @@ def _not_written(rng: OffsetRange) -> RangeReceipt:
     return RangeReceipt(rng.topic, rng.partition, rng.start, rng.end, "not_written")
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    for marker in ("InjectedFailure: ", "RangeReadError: "):  # a task's own error, out of the JVM's stack
-        if marker in text:
-            return marker + text.split(marker, 1)[1].splitlines()[0]
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 # ---------------------------------------------------------------------------------------------------
 # Hadoop filesystem: the manifest, and ranges of older plans
 # ---------------------------------------------------------------------------------------------------
@@ -454,15 +453,26 @@ def clear_overlaps(spark: SparkSession, sink: ParquetSink, ranges: Sequence[Offs
         fs, parent = _fs(spark, f"{sink.url}/topic={topic}/partition={partition}")
         if not fs.exists(parent):
             continue
-        low, high = min(r.start for r in new), max(r.end for r in new)
+        spans = _spans(new)
         for status in fs.listStatus(parent):
             name = str(status.getPath().getName())
             old = OffsetRange.from_label(topic, partition, name.removeprefix("offset_range="))
-            if old is None or old in new or not (low <= old.start and old.end <= high):
+            if old is None or old in new or not any(s <= old.start and old.end <= e for s, e in spans):
                 continue
             fs.delete(status.getPath(), True)
             removed.append(str(status.getPath()))
     return removed
+
+
+def _spans(ranges: set[OffsetRange]) -> list[tuple[int, int]]:
+    """The offsets `ranges` cover, as disjoint [start, end) spans (adjacent ranges joined)."""
+    spans: list[tuple[int, int]] = []
+    for r in sorted(ranges, key=lambda r: r.start):
+        if spans and r.start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], r.end))
+        else:
+            spans.append((r.start, r.end))
+    return spans
 
 
 def _by_partition(ranges: Sequence[OffsetRange]) -> dict[tuple[str, int], set[OffsetRange]]:

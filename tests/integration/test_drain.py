@@ -9,6 +9,7 @@ lone last message); product code knows nothing of this.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -226,10 +227,11 @@ def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_th
     assert hidden_files(sink) == []  # the failed ranges' temporary files are gone
     manifest = manifest_at(sink, group, failing)
     assert not manifest.complete
-    assert [(r.partition, r.start, r.status, r.count) for r in manifest.ranges] == [
-        (0, 0, "failed", 0), (0, 10_000, "failed", 0), (0, 20_000, "failed", 0),
-        (1, 0, "written", 3_000), (2, 0, "written", 3_000),
+    assert [(r.partition, r.start, r.status) for r in manifest.ranges] == [
+        (0, 0, "failed"), (0, 10_000, "failed"), (0, 20_000, "failed"), (1, 0, "written"), (2, 0, "written"),
     ]  # fmt: skip
+    assert [r.count for r in manifest.ranges if r.status == "written"] == [3_000, 3_000]
+    assert all(r.count < 4_000 for r in manifest.ranges if r.status == "failed")  # what was read before failing
 
     rerun_exactly_once(kafka, group, topic, spark, sink, failing, writer="arrow")
 
@@ -246,6 +248,29 @@ def rerun_exactly_once(kafka: Kafka, group: str, topic: str, spark: Any, sink: P
     assert again.ok and again.data["committed"] == {}
     exactly_once(parquet_rows(sink), {0: range(30_000), 1: range(3_000), 2: range(3_000)})
     assert hidden_files(sink) == []
+
+
+def test_the_tasks_replace_what_spark_wrote_and_leave_a_live_attempts_file_alone(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    fill(kafka.bootstrap, topic, {0: 3_000})
+    kafka.commit(group, {(topic, 0): 0})
+    sink = tmp_path / "drained"
+    plan = make_plan(kafka, group, str(sink), chunk=10_000)
+    assert run_job(spark, replace(job_config(kafka, plan), writer="spark")).complete  # part-*.parquet, .crc files
+    [directory] = [p.parent for p in sink.rglob("*.parquet")]
+    assert [p.name for p in directory.glob("*.parquet")] != ["part-00000.parquet"]
+    dead, live = directory / ".lagbot-1-1.parquet", directory / ".lagbot-2-2.parquet"
+    dead.write_bytes(b"left by an attempt that died")
+    live.write_bytes(b"being written by a running attempt")
+    os.utime(dead, (time.time() - 7_200, time.time() - 7_200))
+
+    assert run_job(spark, replace(job_config(kafka, plan), writer="arrow")).complete
+
+    assert sorted(p.name for p in directory.iterdir()) == [live.name, "part-00000.parquet"]
+    exactly_once(parquet_rows(sink), {0: range(3_000)})
 
 
 def test_a_filesystem_pyarrow_cannot_open_fails_before_any_task_and_names_the_setting(
