@@ -47,6 +47,17 @@ STATE_KEEP = 8 * 86_400
 DEFAULT_LONGEST_RUN = 3_600.0
 """A run holds its group at most this long (the drain: its job timeout and ten minutes)."""
 RESTORES = "lagbot:restores"
+RESTORE_LEASE = 120.0
+"""Seconds a claimed autoscaler restore is held by the replica running it; if that replica dies
+before finishing, the restore is due again after this and another replica runs it."""
+_CLAIM_RESTORE = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
 """Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
 ExecutorFor = Callable[[Workload], Executor]
 
@@ -325,22 +336,33 @@ class Remediator:
         pipe.execute()
 
     def restore_due(self, *, now: float) -> list[Outcome]:
-        """Give paused autoscalers back once their hold is over. Each is claimed atomically (ZREM), so a
-        restore runs once even if two replicas look at the same time."""
+        """Give paused autoscalers back once their hold is over, each once.
+
+        A restore is claimed atomically by pushing its due time a lease ahead (one script), and removed
+        only once it ran: two replicas never run it together, and one that dies mid-restore leaves it to
+        be claimed again when the lease is over (handing KEDA its annotations back twice is harmless).
+        """
         outcomes = []
+        claim = self.bot.redis.register_script(_CLAIM_RESTORE)
         for raw in self.bot.redis.zrangebyscore(RESTORES, "-inf", now):
             proposal_id = text(raw)
-            if not self.bot.redis.zrem(RESTORES, proposal_id):
+            if not claim(keys=[RESTORES], args=[proposal_id, now, now + RESTORE_LEASE]):
                 continue  # another replica claimed it
             stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)
-            self.bot.redis.hdel(RESTORES + ":previous", proposal_id)
             proposal = self.proposals.get(proposal_id)
             document = json.loads(stored) if stored is not None else {}
             if proposal is None or document.get("v") != STATE_VERSION:
                 log.error("autoscaler restore lost", extra={"proposal": proposal_id, "stored": document})
-                continue
-            outcomes.append(self._restore(proposal, document.get("previous"), now))
+            else:
+                outcomes.append(self._restore(proposal, document.get("previous"), now))
+            self._forget_restore(proposal_id)
         return outcomes
+
+    def _forget_restore(self, proposal_id: str) -> None:
+        pipe = self.bot.redis.pipeline(transaction=True)
+        pipe.zrem(RESTORES, proposal_id)
+        pipe.hdel(RESTORES + ":previous", proposal_id)
+        pipe.execute()
 
     def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
         rule = self.rule(proposal.cluster, proposal.group)

@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.diagnose import RESTART, SCALE
 from bot.embedded import EmbeddedBroker
 from bot.model import Cause, Severity, Status
-from bot.remediate import Remediator, remediate_args
+from bot.remediate import RESTORE_LEASE, Remediator, remediate_args
 from bot.service import Bot, slack_client
 from bot.slack.emulator import SlackEmulator
 from policies.approvers import ApproverDirectory, MemoryUsergroupCache
@@ -85,6 +85,33 @@ def deficit() -> object:
 
 def events(r: Remediator) -> list[tuple[str, str]]:
     return [(e.event, e.user) for e in reversed(r.bot.audit.latest(CLUSTER, GROUP, 50))]
+
+
+def test_a_restore_interrupted_by_a_dying_replica_is_run_by_another_after_the_lease(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    rule = {"remediations": {"scale": {"max_replicas": 8, "hold_for": "10m"}}}
+    r = remediator(redis_client, slack, k8s, **rule)
+    [proposal], _ = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
+    assert r.click(proposal.id, "U0ONCALL1", now=NOW).ephemeral.startswith(":white_check_mark:")
+    paused = {"owner": "shop", KEDA_PAUSED: "4"}
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == paused
+
+    def dies(_workload: object) -> KubernetesExecutor:
+        raise KeyboardInterrupt  # stands in for the process being killed in the middle of the restore
+
+    dying = Remediator(r.bot, proposals=r.proposals, directory=r.directory, executor_for=dies)
+    with pytest.raises(KeyboardInterrupt):
+        dying.restore_due(now=NOW + 600)
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == paused  # not handed back
+
+    other = remediator(redis_client, slack, k8s, **rule)  # another replica
+    assert other.restore_due(now=NOW + 600 + RESTORE_LEASE - 1) == []  # still claimed by the dead one
+    [outcome] = other.restore_due(now=NOW + 600 + RESTORE_LEASE)
+    assert outcome.ok, outcome.detail
+    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop"}
+    assert other.restore_due(now=NOW + 3_600) == []  # once it ran, it is gone
+    assert redis_client.zcard("lagbot:restores") == 0 and redis_client.hlen("lagbot:restores:previous") == 0
 
 
 def test_a_scale_on_keda_is_handed_back_to_the_autoscaler_once_after_the_hold(
