@@ -21,8 +21,8 @@ is local), Spark for every other filesystem (a path on an HDFS cluster, s3a://, 
 
 DEFAULT_TASK_RATE = 100_000.0
 """Messages per second one drain task reads and writes, for the ETA: rounded down from bench/drain.py on
-local[2] with the broker on the same 2 cores, about 129,000 per task with Spark's writer and 268,000
-with the tasks writing (bench/README.md). The slower one, so that an ETA is not optimistic."""
+local[2] with the broker on the same 2 cores, 129,000-148,000 per task with Spark's writer and about
+270,000 with the tasks writing (bench/README.md). The slower one, so that an ETA is not optimistic."""
 
 
 def check_master(master: str) -> str:
