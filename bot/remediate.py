@@ -62,6 +62,50 @@ return 0
 ExecutorFor = Callable[[Workload], Executor]
 
 
+_REPLACE_IF_UNCHANGED = """
+local current = redis.call('GET', KEYS[1])
+if (current or '') ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return 1
+"""
+
+
+class StateSlot:
+    """One incident's remediation state in Redis: versioned JSON, written whole.
+
+    A run writes it at its start and end (`write`); the check loop advances a verification from what it
+    read (`read` then `replace`), and its write is dropped if the state changed in between (a new run
+    started, the run ended): the next check reads the new state instead of clobbering it.
+    """
+
+    def __init__(self, client: Any, key: str) -> None:
+        self.client, self.key = client, key
+
+    def read(self) -> tuple[dict[str, Any], str]:
+        """The state ({} when none) and a token that `replace` checks ("" when none)."""
+        raw = self.client.get(self.key)
+        if raw is None:
+            return {}, ""
+        data = json.loads(raw)
+        if data.pop("v", None) != STATE_VERSION:
+            raise ValueError(f"stored remediation state {self.key} has an unknown version")
+        return dict(data), text(raw)
+
+    def write(self, state: dict[str, Any]) -> None:
+        self.client.set(self.key, self._dump(state), ex=STATE_KEEP)
+
+    def replace(self, state: dict[str, Any], token: str) -> bool:
+        """Write `state` only if the stored one is still what `read` returned with `token`."""
+        script = self.client.register_script(_REPLACE_IF_UNCHANGED)
+        return bool(script(keys=[self.key], args=[token, self._dump(state), int(STATE_KEEP)]))
+
+    @staticmethod
+    def _dump(state: dict[str, Any]) -> str:
+        return json.dumps({"v": STATE_VERSION, **state}, sort_keys=True)
+
+
 class Remediator:
     def __init__(
         self,
@@ -378,58 +422,52 @@ class Remediator:
 
     # -- the remediation state an incident shows -------------------------------------------------------
 
-    def _state_key(self, incident_id: str) -> str:
-        return f"lagbot:remediation:{incident_id}"
+    def _slot(self, incident_id: str) -> StateSlot:
+        return StateSlot(self.bot.redis, f"lagbot:remediation:{incident_id}")
 
     def state(self, incident_id: str) -> dict[str, Any]:
         """The incident's latest remediation: action, state, detail, proposal id, verification checks.
 
-        Kept apart from the incident record, so a run's writes never clobber the check loop's incident.
-        Writes to it are last-writer-wins: a run writes at its start and its end, the check loop only while
-        the state is 'verifying' (after the run's last write), so they rarely meet; when they do, the next
-        check writes it again.
+        Kept apart from the incident record, so a run's writes never clobber the check loop's incident;
+        the check loop's writes never clobber a run's (see StateSlot).
         """
-        raw = self.bot.redis.get(self._state_key(incident_id))
-        if raw is None:
-            return {}
-        data = json.loads(raw)
-        if data.pop("v", None) != STATE_VERSION:
-            raise ValueError(f"stored remediation state of incident {incident_id} has an unknown version")
-        return dict(data)
-
-    def _put_state(self, incident_id: str, state: dict[str, Any]) -> None:
-        raw = json.dumps({"v": STATE_VERSION, **state}, sort_keys=True)
-        self.bot.redis.set(self._state_key(incident_id), raw, ex=STATE_KEEP)
+        return self._slot(incident_id).read()[0]
 
     # -- verification ------------------------------------------------------------------------------------
 
     def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
-        """Feed one more check to the remediation under verification; speak once per change of progress."""
-        state = self.state(incident.id)
+        """Feed one more check to the remediation under verification; speak once per change of progress.
+
+        Nothing is said or written if the state changed since it was read (the next check goes on from it).
+        """
+        slot = self._slot(incident.id)
+        state, seen = slot.read()
         if state.get("state") != "verifying":
             return
         rule = self.rule(incident.cluster, incident.group)
         checks = [*state.get("checks", []), _point(verdict, now)]
         verification = assess([_check(c) for c in checks], rule.verification)
         keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
+        changed = verification.progress.value != state.get("progress")
         state = {**state, "checks": checks[-keep:], "detail": verification.detail}
-        if verification.progress.value != state.get("progress"):
-            state["progress"] = verification.progress.value
+        state["progress"] = verification.progress.value
+        if verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE):
+            state["state"] = verification.progress.value
+        if not slot.replace(state, seen):
+            return  # a run started or ended meanwhile: its state stands
+        if changed and verification.progress is not Progress.PENDING:
             line = verification.detail
             if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
                 line = messages.verify_escalation(verification.detail, rule)
-            if verification.progress is not Progress.PENDING:
-                self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
-                self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
-        if verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE):
-            state["state"] = verification.progress.value
-        self._put_state(incident.id, state)
+            self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
+            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
-        state = self.state(incident.id)
+        slot = self._slot(incident.id)
+        state, seen = slot.read()
         if state.get("state") in ("verifying", "worse", "no_change"):
-            self._put_state(incident.id, {**state, "state": "resolved", "detail": messages.remediation_resolved()})
+            slot.replace({**state, "state": "resolved", "detail": messages.remediation_resolved()}, seen)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -458,7 +496,7 @@ class Remediator:
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
             remediation["checks"] = [_point(verdict, now)]
-        self._put_state(incident.id, remediation)
+        self._slot(incident.id).write(remediation)
         self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
         self.bot.deliver()
 

@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.diagnose import RESTART, SCALE
 from bot.embedded import EmbeddedBroker
 from bot.model import Cause, Severity, Status
-from bot.remediate import RESTORE_LEASE, Remediator, remediate_args
+from bot.remediate import RESTORE_LEASE, Remediator, StateSlot, remediate_args
 from bot.service import Bot, slack_client
 from bot.slack.emulator import SlackEmulator
 from policies.approvers import ApproverDirectory, MemoryUsergroupCache
@@ -227,3 +227,23 @@ def test_a_run_that_crashes_or_whose_process_died_is_finished_as_failed_once(
     assert reaped is not None and reaped.state is State.FAILED and "did not report a result" in reaped.detail
     assert r.reap(now=NOW + 5000) == []
     assert [e for e, _ in events(r)].count("failed") == 2
+
+
+def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_read(
+    redis_client: redis.Redis,
+) -> None:
+    slot = StateSlot(redis_client, "lagbot:remediation:inc-1")
+    assert slot.read() == ({}, "")
+    assert slot.replace({"id": "p1", "state": "running"}, "")  # nothing there yet: written
+    verifying, seen = slot.read()
+    assert verifying == {"id": "p1", "state": "running"}
+
+    slot.write({"id": "p2", "state": "running"})  # a new run starts between the check's read and write
+    assert not slot.replace({**verifying, "state": "verifying"}, seen)
+    assert slot.read()[0] == {"id": "p2", "state": "running"}  # the run's state stands
+    assert not slot.replace({"id": "p3"}, "")  # "nothing there" is stale too once something is
+
+    current, token = slot.read()
+    assert slot.replace({**current, "state": "verifying"}, token)
+    assert slot.read()[0] == {"id": "p2", "state": "verifying"}
+    assert 0 < redis_client.ttl("lagbot:remediation:inc-1") <= 8 * 86_400
