@@ -47,6 +47,7 @@ STATE_KEEP = 8 * 86_400
 DEFAULT_LONGEST_RUN = 3_600.0
 """A run holds its group at most this long (the drain: its job timeout and ten minutes)."""
 RESTORES = "lagbot:restores"
+"""Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
 RESTORE_LEASE = 120.0
 """Seconds a claimed autoscaler restore is held by the replica running it; if that replica dies
 before finishing, the restore is due again after this and another replica runs it."""
@@ -58,7 +59,6 @@ if due and tonumber(due) <= tonumber(ARGV[2]) then
 end
 return 0
 """
-"""Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
 ExecutorFor = Callable[[Workload], Executor]
 
 
@@ -409,9 +409,9 @@ class Remediator:
         pipe.execute()
 
     def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
-        rule = self.rule(proposal.cluster, proposal.group)
-        executor = self.executor_for(rule.workload) if rule.workload is not None else None
         try:
+            rule = self.rule(proposal.cluster, proposal.group)
+            executor = self.executor_for(rule.workload) if rule.workload is not None else None
             outcome = Scale().restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
         except Exception as exc:  # never let one restore stop the others
             log.exception("restore failed", extra={"proposal": proposal.id})
