@@ -95,10 +95,6 @@ def commit_zero(admin: AdminClient, group: str) -> None:
     admin.alter_consumer_group_offsets([request])[group].result(30)
 
 
-TUNED = FETCH_TUNING
-"""The drain reader's own fetch setting, given to (a*) and (c)."""
-
-
 def group_drainer(bootstrap: str, group: str, total: int, out: Path, extra: dict[str, Any] | None = None) -> float:
     """(a), (a*): seconds for one group consumer to write the backlog to Parquet, committing after each file."""
     import pyarrow.parquet as pq
@@ -155,7 +151,8 @@ def group_consumer(bootstrap: str, group: str, total: int) -> float:
 
 def raw_fetch(bootstrap: str, counts: dict[int, int]) -> float:
     """(c): seconds for one consumer to fetch every message by assignment, counting only."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-raw", "enable.auto.commit": False, **TUNED})
+    settings = {"bootstrap.servers": bootstrap, "group.id": "bench-raw", "enable.auto.commit": False}
+    consumer = Consumer({**settings, **FETCH_TUNING})
     consumer.assign([TopicPartition(TOPIC, p, 0) for p in counts])
     total, seen, deadline = sum(counts.values()), 0, time.monotonic() + 900
     started = time.perf_counter()
@@ -256,7 +253,7 @@ def main() -> None:
         times: dict[str, list[float]] = {"a": [], "a*": [], "a0": [], "b": [], "b'": [], "c": []}
         cores: dict[str, list[dict[str, float]]] = {}
         for rep in range(args.repeat):
-            for key, extra in (("a", None), ("a*", TUNED)):
+            for key, extra in (("a", None), ("a*", FETCH_TUNING)):
                 out = Path(tempfile.mkdtemp(prefix="lagbot-drain-bench-a-"))
                 run = partial(group_drainer, bootstrap, f"bench-{key}-{rep}", total, out, extra)
                 times[key].append(timed(cores, key, run))

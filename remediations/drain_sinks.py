@@ -133,11 +133,6 @@ def manifest_url(sink: Sink, *, manifest_dir: str, group: str, plan_id: str) -> 
     return f"{base.rstrip('/')}/{name}"
 
 
-def range_dir(sink: ParquetSink, rng: OffsetRange) -> str:
-    """The one directory a range's output lives in."""
-    return f"{sink.url}/{range_subdir(rng)}"
-
-
 def range_subdir(rng: OffsetRange) -> str:
     """A range's directory under the dataset's root."""
     return f"topic={rng.topic}/partition={rng.partition}/offset_range={rng.label}"

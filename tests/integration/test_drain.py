@@ -184,21 +184,29 @@ def hidden_files(sink: Path) -> list[Path]:
     return [p for p in sink.glob("topic=*/partition=*/offset_range=*/.*") if p.is_file() and ".crc" not in p.name]
 
 
-def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_spark_writing(
-    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
-) -> None:
+def failed_drain(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path, *, writer: str
+) -> tuple[str, str, Path, Plan, Outcome]:
+    """A drain of 30,000 + 3,000 + 3,000 messages whose partition-0 tasks fail mid-way: it fails and
+    commits nothing. Returns topic, group, sink, the plan and its outcome."""
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 3)
     fill(kafka.bootstrap, topic, {0: 30_000, 1: 3_000, 2: 3_000})
     kafka.commit(group, {(topic, p): 0 for p in range(3)})
     sink = tmp_path / "drained"
-
-    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000, writer="spark")  # p0 fails mid-way
+    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000, writer=writer)
     outcome = DRAIN.execute(failing, context(kafka, spark, []))
-
     assert not outcome.ok
-    assert "fault injection" in outcome.detail and "nothing was committed" in outcome.detail
     assert committed(kafka, group, topic, 3) == {0: 0, 1: 0, 2: 0}
+    return topic, group, sink, failing, outcome
+
+
+def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_spark_writing(
+    kafka: Kafka, names: Names, spark: Any, tmp_path: Path
+) -> None:
+    topic, group, sink, failing, outcome = failed_drain(kafka, names, spark, tmp_path, writer="spark")
+
+    assert "fault injection" in outcome.detail and "nothing was committed" in outcome.detail
     assert parquet_rows(sink) == []  # Spark aborted the write: not even the ranges that completed
     manifest = manifest_at(sink, group, failing)
     assert not manifest.complete and {r.status for r in manifest.ranges} == {"not_written"}
@@ -210,19 +218,10 @@ def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_sp
 def test_a_failed_task_commits_nothing_and_a_rerun_is_still_exactly_once_with_the_tasks_writing(
     kafka: Kafka, names: Names, spark: Any, tmp_path: Path
 ) -> None:
-    topic, group = names("topic"), names("group")
-    kafka.create_topic(topic, 3)
-    fill(kafka.bootstrap, topic, {0: 30_000, 1: 3_000, 2: 3_000})
-    kafka.commit(group, {(topic, p): 0 for p in range(3)})
-    sink = tmp_path / "drained"
+    topic, group, sink, failing, outcome = failed_drain(kafka, names, spark, tmp_path, writer="arrow")
 
-    failing = make_plan(kafka, group, str(sink), chunk=10_000, fail_after=4_000, writer="arrow")  # p0 fails mid-way
-    outcome = DRAIN.execute(failing, context(kafka, spark, []))
-
-    assert not outcome.ok
     assert "3 of 5 ranges failed: InjectedFailure: fault injection" in outcome.detail
     assert "nothing was committed" in outcome.detail
-    assert committed(kafka, group, topic, 3) == {0: 0, 1: 0, 2: 0}
     exactly_once(parquet_rows(sink), {1: range(3_000), 2: range(3_000)})  # the ranges that completed, only
     assert hidden_files(sink) == []  # the failed ranges' temporary files are gone
     manifest = manifest_at(sink, group, failing)
