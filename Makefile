@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-drain install clean
+.PHONY: demo test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,25 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/lagbot demo
 
+# Apache Kafka itself (version pinned in tools/kafka/pom.xml), fetched with Maven into .kafka/ once.
+kafka-fetch: $(STAMP)
+	$(BIN)/python -m bot.apache_kafka fetch
+
+kafka-up: $(STAMP)
+	$(BIN)/python -m bot.apache_kafka up
+
+kafka-down: $(STAMP)
+	$(BIN)/python -m bot.apache_kafka down
+
+kafka-groups: $(STAMP)
+	$(BIN)/python -m bot.apache_kafka groups $(ARGS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check bot remediations policies tests bench
 	$(BIN)/ruff format --check bot remediations policies tests bench
 	$(BIN)/mypy
 
-test: lint
+test: lint kafka-fetch
 	$(BIN)/pytest -q
 
 bench: $(STAMP)
@@ -34,4 +47,4 @@ bench-drain: $(STAMP)
 	$(BIN)/python bench/drain.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .kafka .pytest_cache .mypy_cache .ruff_cache *.egg-info
