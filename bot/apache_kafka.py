@@ -28,11 +28,12 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any, Self
 
-from bot.embedded import EmbeddedError, _Service, _wait_for_port, free_port
+from bot.embedded import EmbeddedBroker, EmbeddedError, _Service, _wait_for_port, free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 POM = PROJECT_ROOT / "tools" / "kafka" / "pom.xml"
 CACHE = Path(os.environ.get("LAGBOT_KAFKA_CACHE", PROJECT_ROOT / ".kafka"))
+RUN_DIR = Path(os.environ.get("LAGBOT_KAFKA_RUN", CACHE / "run"))  # where `make kafka-up` keeps its broker
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 SASL_USER = "lagbot"
 MIN_JAVA = 17
@@ -293,6 +294,22 @@ class ApacheKafka(_Service):
         self._process = None
 
 
+def demo_broker() -> ApacheKafka | EmbeddedBroker:
+    """Apache Kafka when this checkout fetched it and Java runs (`make demo`), else the embedded broker (pip users)."""
+    if fetched():
+        try:
+            java_binary()
+        except KafkaSetupError:
+            return EmbeddedBroker()
+        return ApacheKafka()
+    return EmbeddedBroker()
+
+
+def broker_version(broker: ApacheKafka | EmbeddedBroker) -> str | None:
+    """The Apache Kafka version a development broker runs, None for the embedded one."""
+    return pinned_version() if isinstance(broker, ApacheKafka) else None
+
+
 def group_command(bootstrap: str, args: list[str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     """Apache Kafka's own ConsumerGroupCommand from the fetched classpath, against `bootstrap`."""
     argv = [java_binary(), "-cp", f"{require_fetched()}/*", GROUP_COMMAND, "--bootstrap-server", bootstrap, *args]
@@ -303,7 +320,7 @@ def group_command(bootstrap: str, args: list[str], timeout: float = 120.0) -> su
 
 
 def _state_path() -> Path:
-    return CACHE / "run" / "state.json"
+    return RUN_DIR / "state.json"
 
 
 def _read_state() -> dict[str, Any] | None:
@@ -325,7 +342,7 @@ def _up() -> int:
         print(f"bootstrap={running['bootstrap']}")
         return 0
     fetch()
-    workdir = CACHE / "run"
+    workdir = RUN_DIR
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     kafka = ApacheKafka(workdir=workdir).start()
@@ -361,7 +378,7 @@ def _down() -> int:
         time.sleep(0.1)
     else:
         os.killpg(pid, signal.SIGKILL)
-    shutil.rmtree(CACHE / "run", ignore_errors=True)
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
     print(f"Apache Kafka on {state['bootstrap']} stopped")
     return 0
 

@@ -1,6 +1,7 @@
 """`lagbot demo`: the whole check on embedded defaults, with nothing to configure.
 
-Starts the embedded broker, sets up two groups through the plain Kafka protocol, and runs the same
+Starts Apache Kafka when this checkout fetched it (`make kafka-fetch`), else the embedded broker; sets up two
+groups through the plain Kafka protocol, and runs the same
 `Checker` as `lagbot check`:
 - `user-events-consumer`: its consumers are gone (group Empty) while a producer keeps writing to
   partition 1 of `user-events`: lag grows on one hot partition.
@@ -21,9 +22,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from rich.console import Console
 
 from bot import messages
+from bot.apache_kafka import broker_version, demo_broker
 from bot.check import Checker
 from bot.config import build_settings
-from bot.embedded import EmbeddedBroker, exact_producer, produce
+from bot.embedded import exact_producer, produce
 from bot.report import report_json
 from bot.terminal import print_report
 from bot.window import MemoryWindowStore
@@ -89,8 +91,8 @@ def run_demo(*, every: float, samples: int, as_json: bool) -> int:
 
     console = Console(stderr=True)
     stop = threading.Event()
-    with EmbeddedBroker().start() as broker:
-        console.print(messages.demo_started(broker.bootstrap))
+    with demo_broker().start() as broker:
+        console.print(messages.demo_started(broker.bootstrap, broker_version(broker)))
         _setup(broker.bootstrap)
         threads = [
             threading.Thread(target=_healthy_consumer, args=(broker.bootstrap, stop), daemon=True),

@@ -1,7 +1,8 @@
 """`lagbot demo`: the Slack bot itself, end to end, on embedded defaults (nothing to configure, no network).
 
 What runs, all on 127.0.0.1, all stopped at the end, on Ctrl-C and on any failure:
-- the embedded broker (Tansu), a redis-server and the Slack Web API emulator;
+- Apache Kafka when this checkout fetched it (`make kafka-fetch`), else the embedded broker (Tansu);
+  a redis-server and the Slack Web API emulator;
 - a local consumer fleet (remediations.executors.local) of one slow member on a 4-partition topic, and
   a bounded producer that writes faster than that member reads;
 - `lagbot run` as a child process configured as in production: the emulator's URL as Slack's API, a
@@ -42,10 +43,10 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bot import messages
+from bot.apache_kafka import broker_version, demo_broker
 from bot.audit import AuditEntry, AuditLog
 from bot.embedded import (
     BotProcess,
-    EmbeddedBroker,
     EmbeddedError,
     EmbeddedRedis,
     committed_offsets,
@@ -383,11 +384,11 @@ def print_summary(run: Run, client: redis.Redis, kafka: Offsets) -> None:
 
 def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> None:
     """Start everything (each stop registered on `stack`), then run the scenario and print the summary."""
-    broker, redis_server = EmbeddedBroker(), EmbeddedRedis()
+    broker, redis_server = demo_broker(), EmbeddedRedis()
     stack.callback(broker.stop)  # before start: a process half-started is stopped too
     stack.callback(redis_server.stop)
     broker.start()
-    run.say(messages.demo_broker(broker.bootstrap))
+    run.say(messages.demo_broker(broker.bootstrap, broker_version(broker)))
     redis_server.start()
     run.say(messages.demo_redis(redis_server.url))
     with run.interrupts.deferred():

@@ -376,8 +376,13 @@ def cli_bootstrap_needs_one_cluster() -> str:
 # ---------------------------------------------------------------------------------------------------
 
 
-def demo_started(bootstrap: str) -> str:
-    return f"embedded broker (Tansu) listening on {bootstrap}; setting up two consumer groups ..."
+def broker_label(apache_version: str | None) -> str:
+    """A development broker as the demo names it: Apache Kafka (fetched) or the embedded Tansu."""
+    return "embedded Tansu (Kafka protocol)" if apache_version is None else f"Apache Kafka {apache_version} (KRaft)"
+
+
+def demo_started(bootstrap: str, apache_version: str | None) -> str:
+    return f"{broker_label(apache_version)} listening on {bootstrap}; setting up two consumer groups ..."
 
 
 def demo_thresholds(thresholds: str) -> str:
@@ -2101,8 +2106,8 @@ def demo_title(timeout: float) -> str:
     )
 
 
-def demo_broker(bootstrap: str) -> str:
-    return f"  broker     embedded Tansu (Kafka protocol) on {bootstrap}"
+def demo_broker(bootstrap: str, apache_version: str | None) -> str:
+    return f"  broker     {broker_label(apache_version)} on {bootstrap}"
 
 
 def demo_redis(url: str) -> str:

@@ -1,9 +1,9 @@
-"""The test rig: one real broker and one real redis-server per session, shared by every test.
+"""The test rig: one Apache Kafka broker and one real redis-server per session, shared by every test.
 
 Nothing is mocked. Tests that need the broker or Redis take the `broker` / `redis_client` fixtures;
 each test gets fresh names (topics, groups) from `names`, and Redis is flushed between tests.
-The broker's measured deviations from Apache Kafka are in ../shared/DESIGN.md: tests that assert exact
-lag produce one message per batch (`kafka.produce`).
+`broker` is Apache Kafka itself (fetched by `make kafka-fetch`, started here on free loopback ports);
+the embedded broker (Tansu) is used only where a test says so (tests/integration/test_embedded_broker.py).
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer, produce
+from bot.apache_kafka import ApacheKafka
+from bot.embedded import EmbeddedRedis, produce
 
 
 @pytest.fixture(scope="session")
-def broker() -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker().start() as running:
+def broker() -> Iterator[ApacheKafka]:
+    with ApacheKafka().start() as running:
         yield running
 
 
@@ -66,14 +67,14 @@ class Kafka:
     def __init__(self, bootstrap: str) -> None:
         self.bootstrap = bootstrap
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
-        self._producer = exact_producer(bootstrap)
+        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
 
     def create_topic(self, topic: str, partitions: int) -> None:
         for future in self.admin.create_topics([NewTopic(topic, partitions, 1)]).values():
             future.result(15)
 
     def produce(self, topic: str, partition: int, count: int, value: bytes = b"m") -> None:
-        """Write `count` messages to one partition, one per batch, and wait until all are acknowledged."""
+        """Write `count` messages to one partition (batched) and wait until all are acknowledged."""
         produce(self._producer, topic, partition, count, value)
 
     def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
@@ -111,5 +112,5 @@ class Kafka:
 
 
 @pytest.fixture(scope="session")
-def kafka(broker: EmbeddedBroker) -> Kafka:
+def kafka(broker: ApacheKafka) -> Kafka:
     return Kafka(broker.bootstrap)

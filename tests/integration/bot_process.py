@@ -1,6 +1,6 @@
 """`lagbot run` as a real process for end-to-end tests (bot.embedded.BotProcess), with the tests' secret.
 
-The bot talks to the embedded broker, a real redis-server and the Slack emulator, exactly as it would
+The bot talks to Apache Kafka, a real redis-server and the Slack emulator, exactly as it would
 talk to production services; tests observe it only from outside (the emulator, Redis, the broker,
 its HTTP port).
 """

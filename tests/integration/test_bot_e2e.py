@@ -1,4 +1,4 @@
-"""End to end: `lagbot run` on the embedded broker, a real redis-server and the Slack emulator.
+"""End to end: `lagbot run` on Apache Kafka, a real redis-server and the Slack emulator.
 
 Induce lag -> a scheduled check opens one incident (root message + a thread reply with the table and
 the cause) -> lag grows -> the root is edited, no new reply -> lag is cleared -> resolved. Then: two
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import redis
 
-from bot.embedded import EmbeddedBroker, EmbeddedRedis
+from bot.apache_kafka import ApacheKafka
+from bot.embedded import EmbeddedRedis
 from bot.slack.emulator import Message, SlackEmulator, post_signed
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
@@ -32,7 +33,7 @@ def slack() -> Iterator[SlackEmulator]:
         yield running
 
 
-def bot_config(broker: EmbeddedBroker, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str) -> dict[str, Any]:
+def bot_config(broker: ApacheKafka, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str) -> dict[str, Any]:
     return {
         "clusters": [
             {
@@ -73,7 +74,7 @@ def table_rows(message: Message) -> list[list[str]]:
 def test_one_thread_per_incident_from_lag_to_resolution(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -121,7 +122,7 @@ def test_one_thread_per_incident_from_lag_to_resolution(
 
 
 def test_only_signed_requests_reach_the_app(
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -144,7 +145,7 @@ def test_only_signed_requests_reach_the_app(
 def test_two_replicas_one_leader_and_the_thread_survives_its_death(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     slack: SlackEmulator,
     tmp_path: Path,
@@ -188,7 +189,7 @@ def test_two_replicas_one_leader_and_the_thread_survives_its_death(
 def test_slash_commands_through_the_running_bot(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     slack: SlackEmulator,
     tmp_path: Path,
@@ -253,7 +254,7 @@ def test_slash_commands_through_the_running_bot(
 def test_socket_mode_answers_slash_commands_over_the_websocket(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     slack: SlackEmulator,
     tmp_path: Path,

@@ -1,4 +1,4 @@
-"""`/lag` on real parts: checks of the embedded broker, silences in a real redis-server, replies sent to the
+"""`/lag` on real parts: checks of Apache Kafka, silences in a real redis-server, replies sent to the
 Slack emulator's response URL (which refuses anything over Slack's limits).
 
 Every offset asserted was produced and committed by the test through the Kafka protocol and read back by

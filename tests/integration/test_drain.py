@@ -1,4 +1,4 @@
-"""The drain against the embedded broker and real Spark (local[2]): exactly once, offsets, failures, pause.
+"""The drain against Apache Kafka and real Spark (local[2]): exactly once, offsets, failures, pause.
 
 Every offset asserted was produced by the test and read back from the broker or from the Parquet
 files (with pyarrow, not with the Spark that wrote them). Backlogs are produced with a batching

@@ -1,8 +1,7 @@
-"""The lag engine against the embedded broker (and real Redis): exact offsets, statuses and causes.
+"""The lag engine against Apache Kafka (and real Redis): exact offsets, statuses and causes.
 
 Every number asserted here was produced and committed by the test through the Kafka protocol and
-read back by the collector; nothing is hand-fed to the evaluator. Messages are produced one per batch
-(tests/conftest.py) because the embedded broker's log end is the last batch's base offset + 1.
+read back by the collector; nothing is hand-fed to the evaluator.
 """
 
 from __future__ import annotations
@@ -413,10 +412,10 @@ def test_a_broker_that_accepts_but_never_answers_gives_an_error_snapshot() -> No
 
 def test_groups_of_a_cluster_that_goes_down_turn_err(names: Names) -> None:
     """A dedicated broker is stopped between two cycles: the group seen before is reported ERR."""
-    from bot.embedded import EmbeddedBroker
+    from bot.apache_kafka import ApacheKafka
 
     topic, group = names("topic"), names("group")
-    with EmbeddedBroker().start() as own:
+    with ApacheKafka().start() as own:
         local = Kafka(own.bootstrap)
         local.create_topic(topic, 1)
         local.produce(topic, 0, 5)

@@ -1,4 +1,4 @@
-"""The local executor: a real fleet of consumer processes against the embedded broker.
+"""The local executor: a real fleet of consumer processes against Apache Kafka.
 
 Committed offsets are read back from the broker (OffsetFetch) and compared with the log ends. The
 embedded broker reports no members in DescribeGroups, so members are identified by the fleet's own

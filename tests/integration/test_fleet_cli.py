@@ -1,4 +1,4 @@
-"""`lagbot fleet`: the demo's consumer fleet driven from the command line, on the embedded broker."""
+"""`lagbot fleet`: the demo's consumer fleet driven from the command line, on Apache Kafka."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""/metrics after a real check on the embedded broker: exactly the offsets the test produced and committed."""
+"""/metrics after a real check on Apache Kafka: exactly the offsets the test produced and committed."""
 
 from __future__ import annotations
 

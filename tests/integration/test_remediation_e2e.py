@@ -1,4 +1,4 @@
-"""Remediations end to end: `lagbot run`, the embedded broker, real Redis, the Slack emulator, a local fleet.
+"""Remediations end to end: `lagbot run`, Apache Kafka, real Redis, the Slack emulator, a local fleet.
 
 (a) a consumer stops committing -> STALL and stuck_consumer -> an approver clicks restart -> the fleet is
 restarted -> lag back to 0, read from the broker; (b) one consumer on 4 partitions with a faster producer ->
@@ -23,8 +23,9 @@ import pytest
 import redis
 import yaml
 
+from bot.apache_kafka import ApacheKafka
 from bot.audit import AuditLog
-from bot.embedded import EmbeddedBroker, EmbeddedRedis, committed_offsets, exact_producer, log_end_offsets
+from bot.embedded import EmbeddedRedis, committed_offsets, exact_producer, log_end_offsets
 from bot.slack.emulator import Message, SlackEmulator
 from remediations.executors.config import LocalConfig
 from remediations.executors.local import FleetSpec, LocalExecutor
@@ -76,7 +77,7 @@ def write_policy(tmp: Path, fleet: str, **rule: Any) -> Path:
 
 
 def config(
-    broker: EmbeddedBroker, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str, policy: Path, fleets: Path
+    broker: ApacheKafka, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str, policy: Path, fleets: Path
 ) -> dict[str, Any]:
     """The end-to-end bot configuration, with this file's policy, a local fleet and a 2 s span for STALL."""
     base = bot_config(broker, redis_server, slack, group)
@@ -128,7 +129,7 @@ def audit_events(redis_client: redis.Redis, group: str) -> list[tuple[str, str]]
     return [(e.event, e.user) for e in reversed(AuditLog(redis_client).latest("embedded", group, 100))]
 
 
-def start_fleet(executor: LocalExecutor, broker: EmbeddedBroker, name: str, group: str, topic: str, **kw: Any) -> None:
+def start_fleet(executor: LocalExecutor, broker: ApacheKafka, name: str, group: str, topic: str, **kw: Any) -> None:
     outcome = executor.start(FleetSpec(name=name, bootstrap=broker.bootstrap, group=group, topics=[topic], **kw))
     assert outcome.ok, outcome.detail
 
@@ -136,7 +137,7 @@ def start_fleet(executor: LocalExecutor, broker: EmbeddedBroker, name: str, grou
 def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -191,7 +192,7 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
 def test_c_and_e_a_non_approver_and_an_expired_proposal_are_refused(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -238,7 +239,7 @@ def test_c_and_e_a_non_approver_and_an_expired_proposal_are_refused(
 def test_b_scale_a_slow_consumer_to_the_partition_count_and_lag_drains(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     slack: SlackEmulator,
     tmp_path: Path,
@@ -288,7 +289,7 @@ def test_b_scale_a_slow_consumer_to_the_partition_count_and_lag_drains(
 def test_d_twenty_concurrent_clicks_through_two_bots_run_once(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -334,7 +335,7 @@ def test_d_twenty_concurrent_clicks_through_two_bots_run_once(
 def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers_and_deny_with_reason(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -421,7 +422,7 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
 def test_drain_through_an_approval_writes_every_offset_once_and_advances_the_group(
     kafka: Kafka,
     names: Names,
-    broker: EmbeddedBroker,
+    broker: ApacheKafka,
     redis_server: EmbeddedRedis,
     redis_client: redis.Redis,
     slack: SlackEmulator,

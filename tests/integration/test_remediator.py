@@ -12,10 +12,10 @@ from dataclasses import replace
 import pytest
 import redis
 
+from bot.apache_kafka import ApacheKafka
 from bot.approvals import ProposalStore, State
 from bot.config import Settings
 from bot.diagnose import RESTART, SCALE
-from bot.embedded import EmbeddedBroker
 from bot.model import Cause, Severity, Status
 from bot.remediate import RESTORE_LEASE, Remediator, StateSlot, remediate_args
 from bot.service import Bot, slack_client
@@ -49,7 +49,7 @@ BOOTSTRAP = {"servers": "127.0.0.1:9"}
 
 
 @pytest.fixture(autouse=True)
-def _broker(broker: EmbeddedBroker) -> None:
+def _broker(broker: ApacheKafka) -> None:
     BOOTSTRAP["servers"] = broker.bootstrap  # the group is described on the real broker (pre-flight)
 
 

@@ -1,4 +1,4 @@
-"""Offset resets against the embedded broker: the dry-run table from a real check, exact offsets read back,
+"""Offset resets against Apache Kafka: the dry-run table from a real check, exact offsets read back,
 and a refusal while a real consumer is in the group (the broker itself would allow it: lagbot must not).
 
 Messages are produced one per batch (tests/conftest.py) so that log-end offsets are exact.
