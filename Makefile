@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups
+.PHONY: demo test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ lint: $(STAMP)
 
 test: lint kafka-fetch
 	$(BIN)/pytest -q
+
+# The pure suite alone (no broker, no Redis, no Spark): about 20 s.
+test-unit: $(STAMP)
+	$(BIN)/pytest -q -m "not integration"
 
 bench: $(STAMP)
 	$(BIN)/python bench/check_cycle.py

@@ -35,7 +35,9 @@ def redis_server() -> Iterator[EmbeddedRedis]:
 
 
 @pytest.fixture
-def redis_client(redis_server: EmbeddedRedis) -> Iterator[redis.Redis]:
+def redis_client(redis_server: EmbeddedRedis, request: pytest.FixtureRequest) -> Iterator[redis.Redis]:
+    if request.node.get_closest_marker("integration") is None:
+        pytest.fail("a test that takes a running redis-server must be marked integration", pytrace=False)
     client = redis.Redis.from_url(redis_server.url)
     client.flushdb()
     yield client
@@ -114,3 +116,18 @@ class Kafka:
 @pytest.fixture(scope="session")
 def kafka(broker: ApacheKafka) -> Kafka:
     return Kafka(broker.bootstrap)
+
+
+SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `integration` every test under tests/integration/ and every test that takes a running service.
+
+    So `pytest -m "not integration"` (`make test-unit`) runs the pure suite alone, and no test can forget its mark.
+    """
+    for item in items:
+        in_integration = "integration" in item.path.parts
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if in_integration or fixtures & SERVICE_FIXTURES:
+            item.add_marker(pytest.mark.integration)

@@ -32,7 +32,7 @@ RETENTION = 6 * HOUR
 RESOLUTION = 60
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest) -> HistoryStore:
     if request.param == "memory":
         return MemoryHistoryStore(retention=RETENTION, resolution=RESOLUTION)

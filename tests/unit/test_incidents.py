@@ -264,7 +264,7 @@ def test_22_zero_hysteresis_resolves_at_once() -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest) -> Iterator[IncidentStore]:
     if request.param == "memory":
         yield MemoryIncidentStore()

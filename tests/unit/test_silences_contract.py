@@ -26,7 +26,7 @@ T0 = 1_700_000_000.0
 HOUR = 3_600.0
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest) -> SilenceStore:
     if request.param == "memory":
         return MemorySilenceStore()

@@ -39,7 +39,7 @@ P1: TopicPartition = ("orders", 1)
 Q0: TopicPartition = ("payments", 0)
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest) -> WindowStore:
     if request.param == "memory":
         return MemoryWindowStore(samples=SAMPLES, ttl=TTL)
