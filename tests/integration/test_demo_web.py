@@ -179,3 +179,51 @@ def test_approve_in_chromium_resolves_the_incident_and_the_page_follows_it(tmp_p
     target = os.environ.get("LAGBOT_SCREENSHOT")
     if target:
         Path(target).write_bytes(screenshot)
+
+
+def test_deny_in_chromium_asks_for_a_reason_in_a_modal_and_nothing_runs(tmp_path: Path) -> None:
+    deny = '#thread-body button[data-action-id^="deny:"]'
+    reason = "the consumers are being redeployed"
+    demo = DemoThread()
+    try:
+        web = demo.ready()
+        slack = web.services.slack
+        with Chromium(tmp_path / "chromium") as browser:
+            browser.navigate(web.url)
+            offered = f"!!document.querySelector('{deny}')"
+            wait_for("the deny button in the thread", lambda: browser.evaluate(offered), 120)
+            found = find_scale_button(slack)
+            assert found is not None
+            label = plain(approve_buttons(found[1])[0]["text"]["text"])
+
+            browser.click(deny)
+            wait_for("the reason modal", lambda: browser.evaluate("!!document.getElementById('modal')"), 30)
+            [opened] = slack.calls_to("views.open")
+            view = json.loads(opened.args["view"]) if isinstance(opened.args["view"], str) else opened.args["view"]
+            assert browser.evaluate("document.querySelector('#modal h2').textContent") == view["title"]["text"]
+            assert browser.evaluate("document.querySelector('#modal label').textContent") == plain(
+                view["blocks"][0]["label"]["text"]
+            )
+            browser.click("#modal textarea")
+            browser.send("Input.insertText", text=reason)
+            browser.click('#modal button[data-view="submit"]')
+
+            wait_for(
+                "the page to show the denial",
+                lambda: browser.evaluate("document.getElementById('phase').dataset.phase") == "denied",
+                60,
+            )
+            said = f"@{APPROVER} denied {label}: {reason}"
+            thread = "document.getElementById('thread-body').innerText"
+            wait_for("the denial in the thread", lambda: said in browser.evaluate(thread), 30)
+            assert browser.evaluate("document.getElementById('modal')") is None
+
+        entries = web.services.audit.latest(CLUSTER, GROUP, 100)
+        [denied] = [e for e in entries if e.event == "denied"]
+        assert (denied.user, denied.detail.get("reason")) == (APPROVER, reason)
+        assert [e.event for e in entries if e.event in ("approved", "succeeded", "failed", "refused")] == []
+        assert [c.status for c in slack.calls_to("views.open")] == [200]
+    finally:
+        code = demo.finish()
+    assert code == 0, demo.out.getvalue()
+    assert "the remediation was denied from the page" in demo.out.getvalue()
