@@ -129,6 +129,7 @@ def test_approve_in_chromium_resolves_the_incident_and_the_page_follows_it(tmp_p
                 lambda: browser.evaluate("document.getElementById('phase').dataset.phase") == "resolved",
                 240,
             )
+            browser.send("Input.dispatchMouseEvent", type="mouseMoved", x=0, y=0)  # no hover highlight in the shot
             screenshot = browser.screenshot()
 
             # The page draws exactly the emulator's messages, each root edit included (the root edited in place).
