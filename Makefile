@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups test-unit
+.PHONY: demo demo-web test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,24 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/lagbot demo
+
+# The same demo, its Slack channel served as a page on 127.0.0.1 where you click Approve yourself.
+demo-web: $(STAMP)
+	$(BIN)/lagbot demo --web
+
+# Debian's Chromium, and an emoji font for its pages, for the web demo's test (no browser download);
+# installed with apt-get only when missing, which needs root.
+BROWSER_PACKAGES := chromium fonts-noto-color-emoji
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y $(BROWSER_PACKAGES) \
+		|| { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(BROWSER_PACKAGES); }; \
+	else echo "make browser: Chromium is missing; as root run: apt-get install -y $(BROWSER_PACKAGES)" >&2; exit 1; fi
+
+# The README's screenshot: the web demo's test, clicking Approve in headless Chromium, saves it.
+screenshot: $(STAMP) kafka-fetch browser
+	LAGBOT_SCREENSHOT=docs/demo-web.png $(BIN)/pytest -q tests/integration/test_demo_web.py
 
 # Apache Kafka itself (version pinned in tools/kafka/pom.xml), fetched with Maven into .kafka/ once.
 kafka-fetch: $(STAMP)
@@ -37,7 +55,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check bot remediations policies tests bench
 	$(BIN)/mypy
 
-test: lint kafka-fetch
+test: lint kafka-fetch browser
 	$(BIN)/pytest -q
 
 # The pure suite alone (no broker, no Redis, no Spark): about 20 s.

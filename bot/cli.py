@@ -157,9 +157,14 @@ def demo(
     check_only: Annotated[
         bool, typer.Option("--check-only", help="Only `lagbot check` on an embedded lagging group (no bot).")
     ] = False,
+    web: Annotated[
+        bool, typer.Option("--web", help="Serve the demo's Slack channel as a page on 127.0.0.1; you click Approve.")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="--web: the page's port (0: a free one).")] = 0,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=60, max=900, help="Seconds the bot demo may take at most.")
-    ] = 170.0,
+        float | None,
+        typer.Option("--timeout", min=60, max=900, help="Seconds the bot demo may take at most (170; --web: 900)."),
+    ] = None,
     seconds: Annotated[
         float | None, typer.Option("--every", min=0.5, max=60, help="--check-only: seconds between snapshots.")
     ] = None,
@@ -172,7 +177,12 @@ def demo(
 
     Exit codes: 0 it showed everything, 1 something did not happen (one line says what; logs are kept),
     4 bad usage, 130 interrupted. `--check-only` runs `lagbot check` on an embedded lagging group instead.
+    `--web` serves the channel as a page on 127.0.0.1 where you approve (or deny) the remediation yourself.
     """
+    if check_only and (web or port):
+        raise ConfigError(messages.demo_web_not_with_check_only())
+    if port and not web:
+        raise ConfigError(messages.demo_option_needs_web("--port"))
     if check_only:
         from bot.demo import run_demo
 
@@ -180,9 +190,13 @@ def demo(
     for option, given in (("--every", seconds is not None), ("--samples", samples is not None), ("--json", as_json)):
         if given:
             raise ConfigError(messages.demo_option_needs_check_only(option))
+    if web:
+        from bot.demo_web import run_web_demo
+
+        raise typer.Exit(run_web_demo(timeout=timeout or 900.0, port=port))
     from bot.demo_bot import run_bot_demo
 
-    raise typer.Exit(run_bot_demo(timeout=timeout))
+    raise typer.Exit(run_bot_demo(timeout=timeout or 170.0))
 
 
 def _add_policy_commands() -> None:

@@ -19,22 +19,19 @@ Every wait has a deadline inside the overall `timeout`; a failure is one line na
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import threading
 import time
 import traceback
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO, TypeVar
 
 import redis
@@ -54,6 +51,7 @@ from bot.embedded import (
     log_end_offsets,
 )
 from bot.incidents import Incident, RedisIncidentStore
+from bot.interrupts import Interrupted, Interrupts
 from bot.slack.emulator import Message, SlackEmulator
 from bot.slack.outbox import Outbox
 from bot.slack.transcript import ChannelEvent, ChannelWatcher, plain, table_lines
@@ -93,10 +91,6 @@ class Scenario:
 
 class DemoFailed(Exception):
     """The demo could not show what it promises; the message says what did not happen (one line)."""
-
-
-class Interrupted(Exception):
-    """Ctrl-C or SIGTERM."""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -382,8 +376,21 @@ def print_summary(run: Run, client: redis.Redis, kafka: Offsets) -> None:
         raise DemoFailed(messages.demo_not_caught_up(committed, ends))
 
 
-def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> None:
-    """Start everything (each stop registered on `stack`), then run the scenario and print the summary."""
+@dataclass(frozen=True)
+class Services:
+    """What `start_services` started and a scenario acts through."""
+
+    slack: SlackEmulator
+    bot: BotProcess
+    signing_secret: str
+    client: redis.Redis
+    kafka: Offsets
+    audit: AuditLog
+
+
+def start_services(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> Services:
+    """Start the broker, redis, the emulator, the fleet, the producer and the bot (each stop registered on
+    `stack`); returns once the bot is ready and the channel is being watched."""
     broker, redis_server = demo_broker(), EmbeddedRedis()
     stack.callback(broker.stop)  # before start: a process half-started is stopped too
     stack.callback(redis_server.stop)
@@ -441,14 +448,19 @@ def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> None:
 
     client = redis.Redis.from_url(redis_server.url, socket_timeout=5)
     stack.callback(client.close)
-    audit = AuditLog(client)
+    return Services(slack, bot, signing_secret, client, kafka, AuditLog(client))
 
+
+def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> str | None:
+    """Start everything, click the scale button as the approver, then see it drain and resolve; the summary."""
+    services = start_services(run, stack, workdir, scenario)
+    slack, bot, audit = services.slack, services.bot, services.audit
     _, reply = run.until(messages.demo_wait_button(), lambda: find_scale_button(slack), timeout=90)
     [button, *_] = approve_buttons(reply)
     label = plain(str(button["text"]["text"]))
     run.say(messages.demo_click(clock(time.time()), APPROVER, label, bot.events_url))
     status, _, key = slack.click_button(
-        bot.events_url, signing_secret, user=APPROVER, message=reply, action_prefix="approve:"
+        bot.events_url, services.signing_secret, user=APPROVER, message=reply, action_prefix="approve:"
     )
     run.say(messages.demo_click_answered(status))
     if status != 200:
@@ -462,7 +474,24 @@ def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> None:
     outcome = run.until(messages.demo_wait_result(), result, timeout=90)
     if outcome.event != "succeeded":
         raise DemoFailed(messages.demo_action_failed(str(outcome.detail.get("detail", ""))))
+    drain_and_resolve(run, services, scenario)
+    run.say()
+    print_summary(run, services.client, services.kafka)
+    run.say(messages.demo_metrics(bot.url))
+    for line in metrics_lines(bot.url):
+        run.say("  " + line)
+    run.bot = None
+    code = bot.stop()
+    if code != 0:
+        raise DemoFailed(messages.demo_bot_exited(code, str(bot.log_path)))
+    return None
 
+
+def drain_and_resolve(run: Run, services: Services, scenario: Scenario) -> None:
+    """After a successful scale: the producer keeps writing a while, stops; the lag drains, the incident
+    resolves in Redis and in the channel (one incident only)."""
+    slack, kafka = services.slack, services.kafka
+    assert run.producer is not None, "the producer runs until the scenario stops it"
     keep_until = time.monotonic() + scenario.keep_writing
     run.until(messages.demo_wait_keep_writing(), lambda: time.monotonic() >= keep_until, scenario.keep_writing + 1)
     written = run.producer.stop()
@@ -474,71 +503,27 @@ def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> None:
         lambda: kafka.committed() == kafka.log_end(),
         timeout=90,
     )
-    outbox = Outbox(client)
-    store = RedisIncidentStore(client)
+    outbox = Outbox(services.client)
+    store = RedisIncidentStore(services.client)
     run.until(messages.demo_wait_resolved(), lambda: resolved_in_channel(slack, store, outbox), timeout=90)
     run.show_channel()
     roots = slack.channel(CHANNEL)
     if len(roots) != 1:
         raise DemoFailed(messages.demo_more_incidents(len(roots)))
 
-    run.say()
-    print_summary(run, client, kafka)
-    run.say(messages.demo_metrics(bot.url))
-    for line in metrics_lines(bot.url):
-        run.say("  " + line)
-    run.bot = None
-    code = bot.stop()
-    if code != 0:
-        raise DemoFailed(messages.demo_bot_exited(code, str(bot.log_path)))
+
+Player = Callable[[Run, ExitStack, Path, Scenario], "str | None"]
+"""A way to play the scenario: returns its closing line (None: the terminal demo's)."""
 
 
-class Interrupts:
-    """Ctrl-C and SIGTERM raise Interrupted in the main thread, except inside `deferred()` blocks (a child
-    process being started and its stop registered), where they are raised as the block ends."""
-
-    def __init__(self) -> None:
-        self._deferring = 0
-        self._pending = False
-
-    def handle(self, _signum: int, _frame: FrameType | None) -> None:
-        if self._deferring:
-            self._pending = True
-            return
-        raise Interrupted()
-
-    @contextlib.contextmanager
-    def deferred(self) -> Iterator[None]:
-        self._deferring += 1
-        try:
-            yield
-        finally:
-            self._deferring -= 1
-        if not self._deferring and self._pending:
-            raise Interrupted()
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        """The handlers inside the block (main thread only), the previous ones restored after."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {s: signal.signal(s, self.handle) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-
-    @staticmethod
-    def ignore() -> None:
-        """While everything stops: a second Ctrl-C must not leave processes behind."""
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(signum, signal.SIG_IGN)
-
-
-def run_bot_demo(*, timeout: float = 170.0, out: TextIO | None = None, scenario: Scenario | None = None) -> int:
+def run_bot_demo(
+    *,
+    timeout: float = 170.0,
+    out: TextIO | None = None,
+    scenario: Scenario | None = None,
+    player: Player = play,
+    title: str | None = None,
+) -> int:
     """Run the demo (see the module doc). Returns 0 when it showed everything, 1 on failure (one line on
     stderr naming what did not happen, the logs kept), 130 when interrupted. Never raises."""
     out = out or sys.stdout
@@ -546,12 +531,13 @@ def run_bot_demo(*, timeout: float = 170.0, out: TextIO | None = None, scenario:
     began = time.monotonic()
     run = Run(out, deadline=began + timeout)
     workdir = Path(tempfile.mkdtemp(prefix="lagbot-demo-"))
-    run.say(messages.demo_title(timeout))
+    run.say(title or messages.demo_title(timeout))
     failure: str | None = None
+    closing: str | None = None
     try:
         with run.interrupts.installed(), ExitStack() as stack:
             try:
-                play(run, stack, workdir, scenario)
+                closing = player(run, stack, workdir, scenario)
             finally:
                 run.interrupts.ignore()  # from here on everything is being stopped
     except Interrupted:
@@ -569,7 +555,7 @@ def run_bot_demo(*, timeout: float = 170.0, out: TextIO | None = None, scenario:
         print(messages.demo_failed(failure, str(workdir)), file=sys.stderr, flush=True)
         return EXIT_FAILED
     shutil.rmtree(workdir, ignore_errors=True)
-    run.say(messages.demo_done(time.monotonic() - began))
+    run.say(closing or messages.demo_done(time.monotonic() - began))
     return 0
 
 

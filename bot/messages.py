@@ -2263,6 +2263,67 @@ def demo_wait_keep_writing() -> str:
     return "the producer's last seconds"
 
 
+def demo_web_title(timeout: float) -> str:
+    return (
+        "lagbot demo --web: the Slack bot end to end on embedded services, its channel served as a web page; "
+        f"it stops on Ctrl-C or after {timeout:g} s"
+    )
+
+
+def demo_web_url(url: str, user: str) -> str:
+    return f"  web        open {url} in a browser: the channel as Slack shows it; you click its buttons as {user}"
+
+
+def demo_web_wait_decision() -> str:
+    return "an Approve or Deny… click in the page"
+
+
+def demo_web_decided(clock: str, event: str, user: str | None) -> str:
+    return f"[{clock}] {event} in the page by {user or 'nobody'}"
+
+
+def demo_web_serving(url: str) -> str:
+    return f"the page stays at {url} until Ctrl-C (or the --timeout)"
+
+
+def demo_web_done(seconds: float, outcome: str) -> str:
+    return f"demo --web done after {seconds:.0f} s: {outcome}"
+
+
+WEB_PHASES = {
+    "starting": "Starting Kafka, Redis, the consumers and the bot…",
+    "waiting": "The consumers fall behind; the bot checks the group every few seconds…",
+    "offered": "The bot proposes a remediation in the incident thread: Approve it (or Deny it with a reason).",
+    "running": "Approved: the bot runs the remediation and verifies it over the next checks…",
+    "resolved": "The lag drained and the incident resolved. That is the whole story; Ctrl-C in the terminal ends it.",
+    "denied": "Denied: nothing runs. The incident stays open until the lag goes down on its own.",
+    "stopped": "The demo stopped.",
+}
+"""What the web demo's page says above the channel, per phase of the scenario."""
+
+WEB_OUTCOMES = {
+    "resolved": "scaled with an approval from the page, drained, resolved",
+    "denied": "the remediation was denied from the page",
+    "stopped": "stopped before anyone approved or denied",
+}
+
+
+def demo_web_not_with_check_only() -> str:
+    return "--web and --port do not apply to `lagbot demo --check-only` (it runs no bot and no page)"
+
+
+def demo_option_needs_web(option: str) -> str:
+    return f"{option} only applies to `lagbot demo --web`"
+
+
+def web_bad_request(problem: str) -> str:
+    return f"bad request: {problem}"
+
+
+def web_unknown(what: str, value: str) -> str:
+    return f"no {what} {value!r} in the channel"
+
+
 def remediation_resolved() -> str:
     return "the incident resolved"
 
