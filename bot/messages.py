@@ -921,6 +921,13 @@ def doing_alter_offsets(group: str) -> str:
     return f"altering the committed offsets of group {group!r}"
 
 
+def broker_refused_active_group(group: str) -> str:
+    return (
+        f"the broker refused to alter the committed offsets of group {group!r}: the group has live consumers "
+        "now (one joined after lagbot found it Empty)"
+    )
+
+
 def kafka_action_failed(doing: str, problem: str) -> str:
     return f"{doing} failed: {problem}"
 
@@ -1101,6 +1108,12 @@ def reset_progress(group: str, partitions: int) -> str:
 
 def reset_read_back_differs(partitions: Sequence[str]) -> str:
     return f"the committed offsets read back differ from the targets on {', '.join(partitions)}"
+
+
+def reset_refused_by_broker(refusal: str, moved: Sequence[str]) -> str:
+    if not moved:
+        return f"{refusal}; nothing changed (offsets read back as before): stop its consumers, then propose again"
+    return f"{refusal}; the committed offsets read back differ from before on {', '.join(moved)}: check them"
 
 
 def reset_done(group: str, partitions: int, skipped: int, reread: int) -> str:
