@@ -14,12 +14,13 @@ one group that cannot be read gives that group an `error`. Never a crash, never 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicCollection
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -36,6 +37,33 @@ class CollectError(Exception):
     """The cluster as a whole could not be read in this cycle."""
 
 
+class ClusterAdmin(AdminClient):  # type: ignore[misc]  # confluent-kafka ships no types
+    """An AdminClient that remembers the last authentication failure librdkafka reported.
+
+    librdkafka reports a refused login (wrong SASL password, unknown user) only as an error event while the
+    request itself times out; `authentication_error` serves those events so that a failed collection can say
+    why instead of "timed out".
+    """
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self._auth_error: str | None = None
+        super().__init__({**config, "error_cb": self._on_error})
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            self._auth_error = _AFTER_STATE.sub("", error.str())
+
+    def take_authentication_error(self) -> str | None:
+        """The last authentication failure reported since the previous call (events served now), or None."""
+        self.poll(0)
+        error, self._auth_error = self._auth_error, None
+        return error
+
+
+_AFTER_STATE = re.compile(r" \(after \d+ms in state \w+\)$")
+"""librdkafka's suffix on connection errors: timing noise for a human."""
+
+
 def make_admin(cluster: ClusterConfig) -> AdminClient:
     """An AdminClient for `cluster`, its librdkafka logs routed to Python logging.
 
@@ -44,11 +72,12 @@ def make_admin(cluster: ClusterConfig) -> AdminClient:
 
     Raises:
         ClientConfigError: librdkafka refused a property of the cluster's `kafka` settings.
+        ConfigError: a variable named in the cluster's `kafka_env` is not set.
     """
     config: dict[str, Any] = {**cluster.client_config(), "logger": logging.getLogger("librdkafka")}
     config.setdefault("socket.timeout.ms", int(cluster.request_timeout * 1000))
     try:
-        return AdminClient(config)
+        return ClusterAdmin(config)
     except (KafkaException, ValueError, TypeError) as exc:
         raise ClientConfigError(cluster.name, _exception_text(exc)) from exc
 
@@ -75,6 +104,10 @@ def check_clients(settings: Settings, *, source: str) -> None:
             raise ConfigError(
                 messages.config_field_error(source, f"clusters.{index}.kafka", exc.problem, None)
             ) from None
+        except ConfigError as exc:
+            raise ConfigError(
+                messages.config_field_error(source, f"clusters.{index}.kafka_env", str(exc), None)
+            ) from None
 
 
 def _exception_text(exc: BaseException) -> str:
@@ -95,11 +128,15 @@ def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], f
         The snapshot; its `error` is set (and its maps empty) when the cluster could not be read.
     """
     taken_at = clock()
+    if isinstance(admin, ClusterAdmin):
+        admin.take_authentication_error()  # only a failure of this cycle explains this cycle
     try:
         return _collect(admin, cluster, taken_at)
     except CollectError as exc:
-        log.info("collect failed", extra={"cluster": cluster.name, "error": str(exc)})
-        return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=str(exc))
+        refused = admin.take_authentication_error() if isinstance(admin, ClusterAdmin) else None
+        problem = str(exc) if refused is None else messages.cluster_authentication_failed(cluster.name, refused)
+        log.info("collect failed", extra={"cluster": cluster.name, "error": problem})
+        return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
     except Exception as exc:  # whatever the client raises, one cluster's failure never stops the checks
         log.warning("collect failed unexpectedly", extra={"cluster": cluster.name}, exc_info=True)
         problem = messages.cluster_unreachable(cluster.name, "collecting", f"{type(exc).__name__}: {exc}")

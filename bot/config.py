@@ -32,6 +32,7 @@ from remediations.executors.config import ExecutorsConfig
 
 ENV_PREFIX = "LAGBOT_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, None: 1.0}
 
 
@@ -87,11 +88,17 @@ class GroupFilter(_Strict):
 
 
 class ClusterConfig(_Strict):
-    """One Kafka cluster. `kafka` is passed to librdkafka as is (SASL, SSL, ...)."""
+    """One Kafka cluster. `kafka` is passed to librdkafka as is (SASL, SSL, ...).
+
+    `kafka_env` names, per librdkafka property, the environment variable that holds its value
+    (`sasl.password: KAFKA_PASSWORD`): secrets stay out of the file, of these settings and of the logs;
+    the variable is read only when a client is made (`client_config`).
+    """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     bootstrap_servers: str = Field(min_length=1)
     kafka: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    kafka_env: dict[str, str] = Field(default_factory=dict)
     groups: GroupFilter = Field(default_factory=GroupFilter)
     check_interval: Duration = Field(default=60.0, gt=0)
     request_timeout: Duration = Field(default=10.0, gt=0)
@@ -103,9 +110,36 @@ class ClusterConfig(_Strict):
             raise ValueError(messages.reserved_kafka_key("bootstrap.servers", "bootstrap_servers"))
         return props
 
+    @field_validator("kafka_env")
+    @classmethod
+    def _env_names(cls, props: dict[str, str]) -> dict[str, str]:
+        for prop, variable in props.items():
+            if prop == "bootstrap.servers":
+                raise ValueError(messages.reserved_kafka_key("bootstrap.servers", "bootstrap_servers"))
+            if not _ENV_NAME.fullmatch(variable):
+                raise ValueError(messages.bad_env_name(prop, variable))
+        return props
+
+    @model_validator(mode="after")
+    def _set_once(self) -> Self:
+        both = sorted(self.kafka.keys() & self.kafka_env.keys())
+        if both:
+            raise ValueError(messages.kafka_property_twice(both))
+        return self
+
     def client_config(self) -> dict[str, Any]:
-        """The librdkafka configuration for an AdminClient of this cluster."""
-        return {**self.kafka, "bootstrap.servers": self.bootstrap_servers}
+        """The librdkafka configuration for a client of this cluster, secrets read from the environment.
+
+        Raises:
+            ConfigError: a variable named in `kafka_env` is not set (or empty).
+        """
+        secrets = {}
+        for prop, variable in self.kafka_env.items():
+            value = os.environ.get(variable)
+            if not value:
+                raise ConfigError(messages.kafka_env_unset(self.name, prop, variable))
+            secrets[prop] = value
+        return {**self.kafka, **secrets, "bootstrap.servers": self.bootstrap_servers}
 
 
 class WindowConfig(_Strict):

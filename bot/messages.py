@@ -75,6 +75,18 @@ def reserved_kafka_key(key: str, field: str) -> str:
     return f"{key!r} cannot be set here: use the field {field!r}"
 
 
+def bad_env_name(prop: str, variable: str) -> str:
+    return f"{prop}: {variable!r} is not an environment variable name (letters, digits and _, not first a digit)"
+
+
+def kafka_property_twice(props: Sequence[str]) -> str:
+    return f"set in both 'kafka' and 'kafka_env': {', '.join(props)} (give each property once)"
+
+
+def kafka_env_unset(cluster: str, prop: str, variable: str) -> str:
+    return f"cluster {cluster!r}: the environment variable {variable} (for {prop}) is not set"
+
+
 def level_without_trigger() -> str:
     return "a level needs at least one of 'messages', 'seconds' or 'doubling_within'"
 
@@ -116,6 +128,10 @@ def bad_option(option: str, problem: str) -> str:
 
 def cluster_unreachable(cluster: str, doing: str, problem: str) -> str:
     return f"cluster {cluster!r} unreachable while {doing}: {problem}"
+
+
+def cluster_authentication_failed(cluster: str, problem: str) -> str:
+    return f"cluster {cluster!r}: authentication failed (check its SASL credentials): {problem}"
 
 
 def group_unreadable(group: str, doing: str, problem: str) -> str:
@@ -905,6 +921,13 @@ def doing_alter_offsets(group: str) -> str:
     return f"altering the committed offsets of group {group!r}"
 
 
+def broker_refused_active_group(group: str) -> str:
+    return (
+        f"the broker refused to alter the committed offsets of group {group!r}: the group has live consumers "
+        "now (one joined after lagbot found it Empty)"
+    )
+
+
 def kafka_action_failed(doing: str, problem: str) -> str:
     return f"{doing} failed: {problem}"
 
@@ -1085,6 +1108,12 @@ def reset_progress(group: str, partitions: int) -> str:
 
 def reset_read_back_differs(partitions: Sequence[str]) -> str:
     return f"the committed offsets read back differ from the targets on {', '.join(partitions)}"
+
+
+def reset_refused_by_broker(refusal: str, moved: Sequence[str]) -> str:
+    if not moved:
+        return f"{refusal}; nothing changed (offsets read back as before): stop its consumers, then propose again"
+    return f"{refusal}; the committed offsets read back differ from before on {', '.join(moved)}: check them"
 
 
 def reset_done(group: str, partitions: int, skipped: int, reread: int) -> str:

@@ -16,7 +16,8 @@ Sinks, named by a URL:
 
 Reading is by offset, never by count: a task assigns its partition at the range start and stops at
 the first offset >= the range end (or when its position or the partition end reaches it), so gaps
-left by compaction or transaction markers are fine.
+left by compaction or transaction markers are fine. Readers are always read_committed: the records of
+an aborted transaction are dropped (the reader's position moves past them), never written to a sink.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ _READER_CONFIG: dict[str, Any] = {
     "enable.auto.offset.store": False,
     "enable.partition.eof": True,
     "auto.offset.reset": "error",  # a range start deleted by retention is an error, never a silent skip
+    "isolation.level": "read_committed",  # an aborted transaction's records are dropped, whatever the cluster says
 }
 FETCH_TUNING: dict[str, Any] = {"fetch.queue.backoff.ms": 5}
 """librdkafka stops prefetching once its queue holds queued.min.messages, then waits this long before

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import OffsetSpec
 
@@ -25,6 +25,22 @@ NO_OFFSET = -1
 
 class KafkaActionError(Exception):
     """A broker request a remediation needed failed; the message says which and why."""
+
+
+class GroupActiveError(KafkaActionError):
+    """The broker refused to alter a group's offsets because the group has live members now.
+
+    `refused`: the partitions refused; others of the request may have been altered (the caller reads back).
+    """
+
+    def __init__(self, message: str, refused: Iterable[TopicPartition]) -> None:
+        super().__init__(message)
+        self.refused = tuple(refused)
+
+
+_MEMBER_ERRORS = (KafkaError.UNKNOWN_MEMBER_ID, KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS)
+"""What the broker answers an offset commit without a member id while the group has members (measured on
+Apache Kafka 4.1: UNKNOWN_MEMBER_ID, for groups on the classic and on the consumer protocol alike)."""
 
 
 def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, tuple[Member, ...]]:
@@ -80,11 +96,18 @@ def offsets_for_time(
 
 
 def alter_offsets(admin: Any, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> None:
-    """Commit `offsets` for the group (AlterConsumerGroupOffsets). The caller checks the group is inactive."""
+    """Commit `offsets` for the group (AlterConsumerGroupOffsets). The caller checks the group is inactive.
+
+    Raises:
+        GroupActiveError: the broker refused because the group has live members (one joined since the check).
+        KafkaActionError: any other failure.
+    """
     request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()])
     future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
     result = _result(future, timeout, messages.doing_alter_offsets(group))
     failed = [tp for tp in result.topic_partitions if tp.error is not None]
+    if failed and all(tp.error.code() in _MEMBER_ERRORS for tp in failed):
+        raise GroupActiveError(messages.broker_refused_active_group(group), [(tp.topic, tp.partition) for tp in failed])
     if failed:
         first = failed[0]
         raise KafkaActionError(

@@ -7,9 +7,11 @@ resets it to its log end (as the tool does).
 
 The plan is the tool's dry run: per partition the committed offset before, the offset after, and the messages
 skipped (those between the old position, or the log start if that is later, and the new one: never read by
-this group) or re-read. Kafka (Apache) only lets an inactive group's offsets be altered, but not every
+this group) or re-read. Apache Kafka only lets an inactive group's offsets be altered, but not every
 Kafka-compatible broker enforces it, so `execute` checks the group is Empty (or Dead: it does not exist)
-itself, right before altering, recomputes the targets from fresh offsets, and reads the result back.
+itself, right before altering, recomputes the targets from fresh offsets, and reads the result back. When a
+consumer joins between that check and the call, Apache Kafka refuses the change (UNKNOWN_MEMBER_ID): the
+outcome says so, and whether anything changed, read back.
 HIGH risk: two approvals and a confirm dialog whose wording states the data loss (`Plan.confirm`).
 """
 
@@ -204,7 +206,12 @@ class ResetOffsets(Remediation):
                 )
             table = reset_rows(fresh_offsets(admin, plan.group, partitions, params, context.timeout), params)
             context.progress(messages.reset_progress(plan.group, len(table)))
-            kafka.alter_offsets(admin, plan.group, {(r.topic, r.partition): r.after for r in table}, context.timeout)
+            try:
+                kafka.alter_offsets(
+                    admin, plan.group, {(r.topic, r.partition): r.after for r in table}, context.timeout
+                )
+            except kafka.GroupActiveError as refused:
+                return refused_outcome(admin, plan.group, table, str(refused), context.timeout)
             read_back = kafka.committed_offsets(admin, plan.group, partitions, context.timeout)
         except (kafka.KafkaActionError, PlanError) as exc:
             return Outcome(False, str(exc))
@@ -214,6 +221,17 @@ class ResetOffsets(Remediation):
         sums = totals(table)
         detail = messages.reset_done(plan.group, len(table), sums["skipped"], sums["reread"])
         return Outcome(True, detail, {"table": [asdict(r) for r in table], **sums})
+
+
+def refused_outcome(admin: Any, group: str, table: Sequence[ResetRow], refusal: str, timeout: float) -> Outcome:
+    """The broker refused the reset (the group became active): say so, and whether anything changed, read back.
+
+    Raises:
+        KafkaActionError: the committed offsets could not be read back.
+    """
+    read_back = kafka.committed_offsets(admin, group, [(r.topic, r.partition) for r in table], timeout)
+    moved = [f"{r.topic}-{r.partition}" for r in table if read_back.get((r.topic, r.partition)) != r.before]
+    return Outcome(False, messages.reset_refused_by_broker(refusal, moved))
 
 
 def fresh_offsets(

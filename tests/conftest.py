@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from confluent_kafka import Consumer, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bot.apache_kafka import ApacheKafka
@@ -63,6 +63,13 @@ def names(request: pytest.FixtureRequest) -> Names:
     return Names(request.node.name)
 
 
+_COORDINATOR_NOT_READY = (
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.NOT_COORDINATOR,
+)
+
+
 class Kafka:
     """Small helpers to set the broker up as a test needs it, through the plain Kafka protocol."""
 
@@ -79,13 +86,24 @@ class Kafka:
         """Write `count` messages to one partition (batched) and wait until all are acknowledged."""
         produce(self._producer, topic, partition, count, value)
 
-    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
-        """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets)."""
+    def commit(self, group: str, offsets: dict[tuple[str, int], int], timeout: float = 30.0) -> None:
+        """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets).
+
+        The broker answers per partition; a retriable answer (measured: COORDINATOR_LOAD_IN_PROGRESS on the
+        first commit to a fresh Apache Kafka) is retried until `timeout`, any other fails the test.
+        """
         from confluent_kafka import ConsumerGroupTopicPartitions
 
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
-        for future in self.admin.alter_consumer_group_offsets([request]).values():
-            future.result(15)
+        deadline = time.monotonic() + timeout
+        while True:
+            [future] = self.admin.alter_consumer_group_offsets([request]).values()
+            errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
+            if not errors:
+                return
+            if not all(e.code() in _COORDINATOR_NOT_READY for e in errors) or time.monotonic() > deadline:
+                raise AssertionError(f"committing for {group} failed: {errors[0]}")
+            time.sleep(0.2)
 
     def consumer(self, group: str, **overrides: object) -> Consumer:
         """A real consumer that joins fast (session.timeout.ms=6000) and commits only when told."""

@@ -2,9 +2,8 @@
 
 Every offset asserted was produced by the test and read back from the broker or from the Parquet
 files (with pyarrow, not with the Spark that wrote them). Backlogs are produced with a batching
-producer, then ONE message per partition alone, because the embedded broker reports the log end as
-the last batch's base offset + 1 (measured: 99,982 instead of 100,000 after batching; exact after a
-lone last message); product code knows nothing of this.
+producer: Apache Kafka reports the exact log end after batches. Transactions (committed and aborted):
+tests/integration/test_drain_transactions.py.
 """
 
 from __future__ import annotations
@@ -57,16 +56,12 @@ def spark() -> Iterator[Any]:
 
 
 def fill(bootstrap: str, topic: str, counts: dict[int, int], value_size: int = 40) -> None:
-    """`counts[p]` messages into partition p: all but the last batched, the last alone (exact log end)."""
+    """`counts[p]` messages into partition p, batched, all acknowledged before it returns."""
     batching = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10_000})
     for partition, n in counts.items():
-        for i in range(n - 1):
+        for i in range(n):
             _produce(batching, topic, partition, i, value_size)
     assert batching.flush(60) == 0
-    lone = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
-    for partition, n in counts.items():
-        _produce(lone, topic, partition, n - 1, value_size)
-        assert lone.flush(30) == 0
 
 
 def _produce(producer: Producer, topic: str, partition: int, i: int, value_size: int) -> None:
@@ -86,7 +81,7 @@ def _produce(producer: Producer, topic: str, partition: int, i: int, value_size:
 def verdict_of(kafka: Kafka, group: str) -> GroupVerdict:
     """The collector's verdict of one group, read from the broker (one sample: offsets only)."""
     settings = build_settings(
-        {"clusters": [{"name": "embedded", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
+        {"clusters": [{"name": "apache", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
         source="test",
     )
     report = Checker(settings, MemoryWindowStore(samples=2, ttl=60)).run(1, 0)
@@ -296,9 +291,8 @@ def test_transaction_markers_leave_gaps_that_ranges_read_past(
     kafka: Kafka, names: Names, spark: Any, tmp_path: Path
 ) -> None:
     """Every transaction's commit marker takes an offset no reader sees: ranges end on them, and the last
-    one at the log end. Expected offsets come from the producer's delivery reports. (Aborted
-    transactions are left out: the embedded broker hands their records to read_committed readers,
-    measured, where Apache Kafka lists them for the client to drop.)"""
+    one at the log end. Expected offsets come from the producer's delivery reports. (Aborted transactions:
+    tests/integration/test_drain_transactions.py.)"""
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 1)
     producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": names("tx")})

@@ -1,12 +1,11 @@
 """Offset resets against Apache Kafka: the dry-run table from a real check, exact offsets read back,
-and a refusal while a real consumer is in the group (the broker itself would allow it: lagbot must not).
-
-Messages are produced one per batch (tests/conftest.py) so that log-end offsets are exact.
+and a refusal while a real consumer is in the group: lagbot refuses before asking the broker (Apache Kafka
+would refuse too, but not every Kafka-compatible broker does; the broker's own refusal, when a consumer joins
+after lagbot's check, is tests/integration/test_reset_refused_by_broker.py).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -29,7 +28,7 @@ NOW = 1_800_000_000.0
 def check(kafka: Kafka, group: str) -> GroupVerdict:
     """The group's verdict from one real check cycle (collector + evaluator)."""
     settings = build_settings(
-        {"clusters": [{"name": "embedded", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
+        {"clusters": [{"name": "apache", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
         source="test",
     )
     [verdict] = Checker(settings, MemoryWindowStore(samples=5, ttl=60)).run(1, 0).verdicts
@@ -102,11 +101,11 @@ def test_reset_to_a_datetime(kafka: Kafka, names: Names) -> None:
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 1)
     kafka.produce(topic, 0, 5)
-    # Measured: the embedded broker's ListOffsets by timestamp is only exact when the moment and the messages
-    # around it fall in different whole seconds; so the moment is put in a second of its own.
-    wait_past(math.floor(time.time()) + 1.2)
+    # Apache Kafka's ListOffsets by timestamp is exact to the millisecond (the producer stamps each message):
+    # the moment is put a few milliseconds after the first five messages and before the next four.
+    wait_past(time.time() + 0.005)
     cut = time.time()
-    wait_past(math.floor(cut) + 1.0)
+    wait_past(cut + 0.005)
     kafka.produce(topic, 0, 4)
     kafka.commit(group, {(topic, 0): 1})
 

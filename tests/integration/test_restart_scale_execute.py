@@ -1,7 +1,7 @@
 """Restart and scale executed: the exact executor calls, and pre-flight checks that stop them.
 
 The executor is a small recording one written here (the real local fleet executor is built elsewhere); the
-group's state for restart's pre-flight is read from the embedded broker, through a real AdminClient.
+group's state for restart's pre-flight is read from Apache Kafka, through a real AdminClient.
 """
 
 from __future__ import annotations
@@ -101,8 +101,10 @@ def test_rolling_restart_runs_when_the_group_is_not_rebalancing(kafka: Kafka, li
 
 @pytest.mark.integration
 def test_member_restart_refused_when_the_member_is_not_in_the_group(kafka: Kafka, live_group: str) -> None:
-    # The coordinator describes the live group without member m-2 (the embedded broker reports no members at
-    # all): restarting a member that is not there is refused, and nothing is touched.
+    # Apache Kafka describes the live group with its one real consumer, which is not m-2: restarting a member
+    # that is not there is refused, and nothing is touched.
+    [described] = kafka.admin.describe_consumer_groups([live_group])[live_group].result(15).members
+    assert described.member_id != "m-2"
     m2 = member(2, 0)
     v = verdict([partition(0, committed=5, log_end=500, status=Status.STALL, owner=m2)], members=[m2], group=live_group)
     plan = Restart().plan(v, RestartParams(workload=WORKLOAD), now=NOW)

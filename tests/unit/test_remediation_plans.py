@@ -55,7 +55,7 @@ def test_restart_names_the_members_owning_stalled_partitions() -> None:
 
 
 def test_restart_falls_back_to_a_rolling_restart_when_owners_are_unknown() -> None:
-    # The embedded broker (and any group described without members) gives stalled partitions no owner.
+    # A group described without members (Empty: its consumers are gone) gives stalled partitions no owner.
     v = verdict([partition(0, committed=5, log_end=500, status=Status.STALL)])
     plan = restart_plan(v)
     assert plan.summary == "Rolling restart of orders-consumer"
@@ -127,7 +127,8 @@ def test_scale_target_limits(produce: float, max_replicas: int, min_replicas: in
 
 
 def test_scale_counts_the_workload_replicas_when_the_group_reports_no_members() -> None:
-    # No members described (the embedded broker): the 3 replicas are the consumers, 300 msg/s each.
+    # No members described (the group is Empty, or a broker that does not report members): the workload's
+    # 3 replicas are the consumers, 300 msg/s each.
     v = six_partitions(produce=1_000.0, consume=900.0)
     assert scale_plan(v, current_replicas=3).after["replicas"] == 4  # 1,000 x 1.2 / 300 = 4
 

@@ -1,7 +1,8 @@
 """The JSON report and the terminal table, from hand-made windows with owners.
 
-The embedded broker reports no group members, so owner columns (CONSUMER-ID, HOST, CLIENT-ID and the
-JSON `owner`) are proven here, from snapshots as Apache Kafka would describe them.
+Hand-made so that every rendering case is exact and cheap: owner columns (CONSUMER-ID, HOST, CLIENT-ID and
+the JSON `owner`) from snapshots shaped as Apache Kafka describes groups, errors, groups without members.
+The same columns read from live groups on Apache Kafka are asserted by the integration tests.
 """
 
 from __future__ import annotations

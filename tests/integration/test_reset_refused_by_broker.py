@@ -1,0 +1,116 @@
+"""A reset the broker itself refuses: a consumer joins between lagbot's "is the group Empty?" and the change.
+
+lagbot checks the group is inactive right before altering its offsets, but a consumer may join in between.
+Apache Kafka then refuses the commit (UNKNOWN_MEMBER_ID, on the classic and the consumer protocol alike).
+The race is made certain, not mocked: the real AdminClient describes the group (Empty), then a real consumer
+joins and is assigned, then lagbot asks the broker. The outcome, as the incident thread shows it, says the
+broker refused because the group is active again and that nothing changed, and the offsets read back agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+
+from bot import messages
+from bot.check import Checker
+from bot.config import build_settings
+from bot.model import GroupVerdict
+from bot.window import MemoryWindowStore
+from remediations.base import ExecutionContext
+from remediations.reset_offsets import ResetOffsets, ResetParams
+from tests.conftest import Kafka, Names
+
+pytestmark = pytest.mark.integration
+NOW = 1_800_000_000.0
+
+
+class JoinAfterDescribe:
+    """The real AdminClient, except that right after it describes the group a consumer joins (`join`)."""
+
+    def __init__(self, admin: Any, join: Callable[[], None]) -> None:
+        self._admin = admin
+        self._join = join
+        self.states_seen: list[str] = []
+
+    def describe_consumer_groups(self, *args: Any, **kwargs: Any) -> dict[str, Future[Any]]:
+        futures: dict[str, Future[Any]] = self._admin.describe_consumer_groups(*args, **kwargs)
+        self.states_seen += [future.result(15).state.name for future in futures.values()]
+        self._join()
+        return futures
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._admin, name)
+
+
+def check(kafka: Kafka, group: str) -> GroupVerdict:
+    settings = build_settings(
+        {"clusters": [{"name": "apache", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
+        source="test",
+    )
+    [verdict] = Checker(settings, MemoryWindowStore(samples=5, ttl=60)).run(1, 0).verdicts
+    return verdict
+
+
+def committed(kafka: Kafka, group: str, topic: str) -> dict[int, int]:
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(2)])
+    result = kafka.admin.list_consumer_group_offsets([request])[group].result(15)
+    return {tp.partition: tp.offset for tp in result.topic_partitions}
+
+
+def member(kafka: Kafka, group: str, protocol: str) -> Consumer:
+    if protocol == "classic":
+        return kafka.consumer(group)
+    config = {
+        "bootstrap.servers": kafka.bootstrap,
+        "group.id": group,
+        "group.protocol": "consumer",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    }
+    return Consumer(config)
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_consumer_joining_after_the_check_makes_the_broker_refuse_and_nothing_changes(
+    kafka: Kafka, names: Names, protocol: str
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 10)
+    kafka.produce(topic, 1, 6)
+    kafka.commit(group, {(topic, 0): 2, (topic, 1): 5})
+    plan = ResetOffsets().plan(check(kafka, group), ResetParams(mode="latest"), now=NOW)
+    assert plan.after["offsets"] == [[topic, 0, 10], [topic, 1, 6]]
+
+    consumer = member(kafka, group, protocol)
+
+    def join() -> None:
+        consumer.subscribe([topic])
+        kafka.wait_assigned(consumer)
+
+    admin = JoinAfterDescribe(kafka.admin, join)
+    lines: list[str] = []
+    try:
+        outcome = ResetOffsets().execute(plan, ExecutionContext(admin=admin, progress=lines.append, timeout=10))
+    finally:
+        consumer.close()
+
+    assert admin.states_seen == ["EMPTY"]  # lagbot's own check passed: the broker is what refused
+    assert not outcome.ok
+    refusal = (
+        f"the broker refused to alter the committed offsets of group '{group}': the group has live consumers now "
+        "(one joined after lagbot found it Empty); nothing changed (offsets read back as before): "
+        "stop its consumers, then propose again"
+    )
+    assert outcome.detail == refusal
+    # The line the incident thread gets (Remediator._finish).
+    assert messages.remediation_result(outcome.ok, plan.summary, outcome.detail) == (
+        f":x: *{plan.summary}* failed: {refusal}"
+    )
+    assert lines == [f"resetting 2 partition(s) of {group} ..."]
+    assert committed(kafka, group, topic) == {0: 2, 1: 5}
