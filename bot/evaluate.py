@@ -314,6 +314,19 @@ def _sum_known(values: Sequence[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def group_lag_seconds(partitions: Sequence[PartitionVerdict]) -> float | None:
+    """How far behind the group is in seconds: the worst figure of its lagging partitions.
+
+    A lagging partition is one with messages it has not read: lag above 0, or no committed offset on a log that
+    holds messages. Caught-up partitions say nothing about how far behind the others are, so when no lagging
+    partition has a figure (one sample, nothing committed) the answer is None, "unknown", never their 0. With no
+    lagging partition at all, the group is 0 s behind if any partition's figure is known.
+    """
+    lagging = [p for p in partitions if (p.lag or 0) > 0 or (p.lag is None and p.log_end > p.log_start)]
+    known = [p.lag_seconds for p in (lagging or partitions) if p.lag_seconds is not None]
+    return max(known) if known else None
+
+
 def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float) -> GroupVerdict:
     """Judge a whole group at `now` (causes are added by the diagnosis)."""
     latest = window.latest
@@ -326,7 +339,6 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
     consume = _sum_known([p.consume_rate for p in partitions if p.committed is not None])
     points = group_points(window, thresholds)
     sev, sev_reason = severity(points, thresholds)
-    known_seconds = [p.lag_seconds for p in partitions if p.lag_seconds is not None]
     return GroupVerdict(
         cluster=window.cluster,
         group=window.group,
@@ -336,7 +348,7 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
         severity_reason=sev_reason,
         partitions=partitions,
         total_lag=total_lag,
-        max_lag_seconds=max(known_seconds) if known_seconds else None,
+        max_lag_seconds=group_lag_seconds(partitions),
         produce_rate=produce,
         consume_rate=consume,
         eta_seconds=eta_seconds(total_lag, produce, consume),

@@ -1460,6 +1460,49 @@ GROUP_CASES = [
         ),
         id="G09-empty-partition-skipped",
     ),
+    # G10 One sample (`lagbot check --samples 1`): TP is 150 behind (100 of 250), TP1 caught up (300 of 300).
+    #     TP's lag in seconds cannot be placed in time from one sample (None), TP1's is 0.0. The group is NOT
+    #     "0 s behind": the only lagging partition's figure is unknown, so the group's is None.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: w((0, 100, 250)), TP1: w((0, 300, 300))}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 150, "max_lag_seconds": None},
+            now=0.0,
+        ),
+        id="G10-lagging-unknown-is-not-0",
+    ),
+    # G11 A partition with nothing committed on a log holding 400 messages is lagging by an unknown amount, and
+    #     the other partition is caught up (lag 0 at every sample, 0.0 s): the group's seconds are unknown, None.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: w((0, 500, 500), (10, 500, 500), (20, 500, 500), (30, 500, 500)), TP1: W_UNCOMMITTED}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 0, "max_lag_seconds": None},
+        ),
+        id="G11-uncommitted-lagging-is-not-0",
+    ),
+    # G12 Lagging figures known on one partition only: W_DRAIN is 30 s behind (its commit 1900 is below the
+    #     oldest log end 2000, a lower bound from t=0), TP1 has nothing committed (unknown). The group is at
+    #     least as far behind as its worst known partition: 30.0.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: W_DRAIN, TP1: W_UNCOMMITTED}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 400, "max_lag_seconds": 30.0},
+        ),
+        id="G12-worst-known-lagging-figure",
+    ),
+    # G13 Every partition caught up: the group is 0.0 s behind (known, not unknown), from one sample.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: w((0, 300, 300)), TP1: w((0, 50, 50))}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 0, "max_lag_seconds": 0.0},
+            now=0.0,
+        ),
+        id="G13-all-caught-up-is-0",
+    ),
 ]
 
 
