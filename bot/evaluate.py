@@ -32,6 +32,7 @@ from bot.rules import (
     Facts,
     Owners,
     Samples,
+    SiblingStall,
     consume_rate,
     eta_seconds,
     lag_seconds,
@@ -39,6 +40,7 @@ from bot.rules import (
     partition_status,
     plain_facts,
     produce_rate,
+    stuck_vs_siblings,
     window_facts,
 )
 
@@ -171,11 +173,23 @@ def evaluate_partition(
 
 
 def partition_verdict(
-    tp: TopicPartition, facts: Facts, owners: Owners, rules: Evaluation, now: float
+    tp: TopicPartition,
+    facts: Facts,
+    owners: Owners,
+    rules: Evaluation,
+    now: float,
+    sibling: SiblingStall | None = None,
 ) -> PartitionVerdict:
-    """The verdict of one partition from its Facts: the one place both routes of the evaluator meet the rules."""
+    """The verdict of one partition from its Facts: the one place both routes of the evaluator meet the rules.
+
+    `sibling` is the group rule's finding for this partition (`stuck_vs_siblings`): a STALL, which replaces an
+    OK or WARN of the window rules (a window rule that fires worse keeps its answer).
+    """
     ownership, owner = owners.of(tp)
     status, reason = partition_status(facts, ownership, rules)
+    sibling_commits = 0
+    if sibling is not None and status <= Status.WARN:
+        (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
     seconds, lower_bound = lag_seconds(facts.samples, now, facts)
     last = facts.samples[-1]
     return PartitionVerdict(
@@ -192,6 +206,7 @@ def partition_verdict(
         produce_rate=produce_rate(facts),
         consume_rate=consume_rate(facts),
         owner=owner,
+        sibling_commits=sibling_commits,
     )
 
 
@@ -206,7 +221,8 @@ def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> t
     """
     owners = Owners(window.latest)
     facts = window_facts_all(window)
-    return tuple(partition_verdict(tp, found, owners, rules, now) for tp, found in facts.items())
+    siblings = stuck_vs_siblings(facts, owners)
+    return tuple(partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
 
 
 def window_facts_all(window: GroupWindow) -> dict[TopicPartition, Facts]:

@@ -221,6 +221,9 @@ class PartitionVerdict:
     produce_rate: float | None
     consume_rate: float | None
     owner: Member | None
+    sibling_commits: int = 0
+    """Commits of other members' partitions seen while this one did not move, when it was judged stuck against
+    them (bot/rules.py `stuck_vs_siblings`); 0 otherwise."""
 
     @property
     def tp(self) -> TopicPartition:

@@ -25,7 +25,8 @@ The proof is tests/unit/test_evaluate_cases.py, whose cases run through both rou
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -341,3 +342,66 @@ class Owners:
 def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
     """Who owns `tp` in the newest description of the group."""
     return Owners(group).of(tp)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stuck against its siblings: a rule on the group's partitions together
+# ---------------------------------------------------------------------------------------------------
+
+SIBLING_MIN_COMMITS = 2
+"""A sibling partition must have committed in at least this many steps of the still partition's span: then the
+still partition missed at least as many chances to commit that the others took, which a short window proves."""
+
+
+@dataclass(frozen=True, slots=True)
+class SiblingStall:
+    """A partition judged stuck against its siblings, and how many of their commits it was judged on."""
+
+    finding: Finding
+    sibling_commits: int
+
+
+def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> dict[TopicPartition, SiblingStall]:
+    """Owned partitions whose committed offset did not move while partitions of OTHER members committed.
+
+    A candidate has at least two committed samples, all the same offset, lag above 0 and growing from its first
+    committed sample to its last, and never caught up within the window (Burrow's guard). It is stuck when a
+    partition owned by another member committed in at least SIBLING_MIN_COMMITS steps over the candidate's
+    span: the group is consuming and this partition is not, even in a window shorter than `min_span`. A group
+    in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it. The count of
+    sibling commits seen (over every other member's partitions) is kept: the diagnosis' confidence grows with it.
+    """
+    candidates = [tp for tp, f in facts.items() if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED]
+    if not candidates:
+        return {}
+    moves = {tp: _commit_times(f) for tp, f in facts.items()}
+    found: dict[TopicPartition, SiblingStall] = {}
+    for tp in candidates:
+        owner = owners.of(tp)[1]
+        committed = facts[tp].committed
+        start, end = committed[0].at, committed[-1].at
+        per_sibling = [
+            sum(1 for at in moves[other] if start < at <= end)
+            for other in facts
+            if (who := owners.of(other)[1]) is not None and owner is not None and who.member_id != owner.member_id
+        ]
+        if max(per_sibling, default=0) < SIBLING_MIN_COMMITS:
+            continue
+        lag = committed[-1].lag or 0
+        reason = messages.reason_stall_siblings(lag, end - start, committed[0].lag or 0, sum(per_sibling))
+        found[tp] = SiblingStall((Status.STALL, reason), sum(per_sibling))
+    return found
+
+
+def _still_and_growing(facts: Facts) -> bool:
+    committed = facts.committed
+    if len(committed) < 2 or not facts.unmoved or caught_up_in_window(facts):
+        return False
+    first, last = committed[0].lag or 0, committed[-1].lag or 0
+    return last > 0 and last > first and span(committed) > 0
+
+
+def _commit_times(facts: Facts) -> list[float]:
+    """The sample times at which the committed offset had moved since the previous committed sample."""
+    committed = facts.committed
+    return [b.at for a, b in itertools.pairwise(committed) if b.committed != a.committed]
