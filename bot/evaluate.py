@@ -34,7 +34,6 @@ from bot.rules import (
     Samples,
     SiblingStall,
     consume_rate,
-    eta_seconds,
     lag_seconds,
     lag_seconds_upto,
     partition_status,
@@ -325,6 +324,27 @@ def trend(points: Sequence[GroupPoint]) -> str:
     return "growing" if last > first else "shrinking"
 
 
+def drain_rate(points: Sequence[GroupPoint]) -> float | None:
+    """Messages/s by which the total lag fell from the first to the last of the trend's recent known totals.
+
+    The same points as `trend`: positive exactly when the total fell, so a "shrinking" group always has a
+    drain rate and an ETA. None with fewer than two known totals or no time between them.
+    """
+    known = [p for p in points if p.lag is not None][-TREND_POINTS:]
+    if len(known) < 2 or known[-1].at <= known[0].at:
+        return None
+    return ((known[0].lag or 0) - (known[-1].lag or 0)) / (known[-1].at - known[0].at)
+
+
+def group_eta(total_lag: int | None, direction: str, rate: float | None) -> float | None:
+    """Seconds to zero lag: 0 without lag; lag / drain rate while shrinking; None (never or unknown) otherwise."""
+    if total_lag == 0:
+        return 0.0
+    if total_lag is None or direction != "shrinking" or rate is None or rate <= 0:
+        return None
+    return total_lag / rate
+
+
 def _sum_known(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
@@ -354,6 +374,7 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
     produce = _sum_known([p.produce_rate for p in partitions if p.committed is not None])
     consume = _sum_known([p.consume_rate for p in partitions if p.committed is not None])
     points = group_points(window, thresholds)
+    direction, drained = trend(points), drain_rate(points)
     sev, sev_reason = severity(points, thresholds)
     return GroupVerdict(
         cluster=window.cluster,
@@ -367,9 +388,10 @@ def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evalua
         max_lag_seconds=group_lag_seconds(partitions),
         produce_rate=produce,
         consume_rate=consume,
-        eta_seconds=eta_seconds(total_lag, produce, consume),
-        trend=trend(points),
+        eta_seconds=group_eta(total_lag, direction, drained),
+        trend=direction,
         members=latest.members if latest else (),
+        drain_rate=drained,
     )
 
 

@@ -268,3 +268,6 @@ class GroupVerdict:
     members: tuple[Member, ...] = ()
     causes: tuple[Cause, ...] = ()
     error: str | None = None
+    drain_rate: float | None = None
+    """Messages/s by which the total lag falls over the trend's recent points (negative: it grows); the one rate
+    behind `trend`, `eta_seconds` and the thread's "draining at", so they never disagree. None when unknown."""

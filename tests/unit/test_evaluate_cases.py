@@ -1503,6 +1503,48 @@ GROUP_CASES = [
         ),
         id="G13-all-caught-up-is-0",
     ),
+    # G14 The demo's disagreement: the window holds a long rise (before a scale) then a drain. Over the whole
+    #     window produce 9,500 / 80 = 118.75 > consume 2,500 / 80 = 31.25 msg/s (a rates-based ETA says "never"),
+    #     but the trend reads the last five totals, 9,000 -> 8,000 over 40 s: shrinking. ETA, trend and the drain
+    #     rate come from those same points: draining at 25.0 msg/s, ETA 8,000 / 25 = 320 s.
+    pytest.param(
+        GroupCase(
+            gwindow(
+                {
+                    TP: w(
+                        (0, 0, 1000),
+                        (10, 0, 4000),
+                        (20, 0, 7000),
+                        (30, 0, 9000),
+                        (40, 500, 9500),
+                        (50, 1000, 9750),
+                        (60, 1500, 10000),
+                        (70, 2000, 10250),
+                        (80, 2500, 10500),
+                    )
+                },
+                OWNED,
+            ),
+            (Status.OK,),
+            {
+                "trend": "shrinking",
+                "drain_rate": 25.0,
+                "eta_seconds": 320.0,
+                "total_lag": 8000,
+                "produce_rate": 118.75,
+                "consume_rate": 31.25,
+            },
+            now=80.0,
+        ),
+        id="G14-eta-trend-drain-one-source",
+    ),
+    # G15 A steady total (W_PACE: 1000 at every sample): drain rate 0.0, trend steady, ETA None (never).
+    pytest.param(
+        GroupCase(
+            gwindow({TP: W_PACE}, OWNED), (Status.OK,), {"trend": "steady", "drain_rate": 0.0, "eta_seconds": None}
+        ),
+        id="G15-steady-no-eta",
+    ),
 ]
 
 
