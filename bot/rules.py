@@ -2,8 +2,8 @@
 
 Each rule has one home, here: the evaluator's per-partition route and its array route (bot/evaluate.py)
 both gather the same `Facts` and call these functions. Nothing here reads a clock or does I/O: `now` is
-an argument. The rules follow Burrow's evaluator,
-adapted to offsets that are polled rather than read from __consumer_offsets:
+an argument. The rules follow Burrow's evaluator, adapted to offsets that are polled rather than read from
+__consumer_offsets:
 
     STOP    nobody owns the partition and its committed offset did not move over the whole window
             while lag stayed above zero: the consumer is gone.
@@ -19,7 +19,10 @@ a consumer that reached a broker offset seen inside the window (its committed of
 oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK. WARN has
 Burrow's rule 1 as its guard: a lag of zero at any sample of the window means the consumer kept up, so a
 burst on a quiet topic that the consumer has not committed yet is not a slow consumer.
-The proof is tests/unit/test_evaluate_cases.py, whose cases run through both routes.
+One rule reads the group's partitions together: `stuck_vs_siblings` makes an owned partition a STALL in a window
+shorter than `min_span` when other members' partitions committed while it did not (its proof is
+tests/unit/test_agreement_cases.py). The proof of the others is tests/unit/test_evaluate_cases.py, whose cases
+run through both routes.
 """
 
 from __future__ import annotations
