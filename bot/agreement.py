@@ -5,6 +5,8 @@ Pure functions on a group's verdict, used by bot/diagnose.py:
 - `stuck_confidence`: a partition judged stuck on its window alone (STALL over `min_span`) is 0.9 sure; one
   judged against its siblings in a shorter window grows surer with every sibling commit it was judged on.
 - `whole_members`: members all of whose partitions are stuck, so the cause names the member, not a list.
+- `own_rebalance`: membership changes within the settle period of lagbot's own restart or scale are the
+  rebalance that action caused, expected: they are not `rebalance_churn` (nor a new-cause reply).
 - `deficit_explained`: the consumption the group misses is explained by stuck partitions or by one slow owner
   when every other partition keeps up; scaling would not help then, so no `throughput_deficit` (and no scale
   button) and no `partition_ceiling`; the cause that explains it says why.
@@ -12,11 +14,13 @@ Pure functions on a group's verdict, used by bot/diagnose.py:
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot import messages
-from bot.model import GroupVerdict, Member, PartitionVerdict, Status
+from bot.model import Cause, GroupSample, GroupVerdict, Member, PartitionVerdict, Status
 
 WINDOW_STALL_CONFIDENCE = 0.9
 SIBLING_BASE_CONFIDENCE = 0.55
@@ -103,3 +107,46 @@ def _keep_up(partitions: Sequence[PartitionVerdict]) -> bool:
     produce = sum(p.produce_rate or 0.0 for p in partitions)
     consume = sum(p.consume_rate or 0.0 for p in partitions)
     return consume >= KEEPS_UP * produce
+
+
+def membership_changes(samples: Sequence[GroupSample]) -> list[float]:
+    """The sample times at which state, member ids or generation differ from the sample before."""
+    return [
+        b.at
+        for a, b in itertools.pairwise(samples)
+        if a.state != b.state or a.member_ids != b.member_ids or a.generation != b.generation
+    ]
+
+
+def churns(changes: int, rebalancing: int) -> bool:
+    """Enough changes (2) or rebalancing snapshots (2) in a window to call it churn."""
+    return changes >= 2 or rebalancing >= 2
+
+
+SETTLING_ACTIONS = ("restart", "scale")
+
+
+def own_rebalance(verdict: GroupVerdict, action: object, since: object, until: object) -> GroupVerdict:
+    """The verdict without `rebalance_churn` when the churn is the rebalance lagbot's own restart or scale caused.
+
+    `action`, `since` and `until` are read from the incident's remediation state (anything else there means no
+    action of ours). The changes and rebalancing snapshots at times from `since` (when the action ran) to `until`
+    (the end of its settle period) are expected; only the others count. When they are too few to be churn, the
+    cause is dropped and the others re-ranked.
+    """
+    churn = next((c for c in verdict.causes if c.kind == "rebalance_churn"), None)
+    if churn is None or action not in SETTLING_ACTIONS:
+        return verdict
+    if not isinstance(since, int | float) or not isinstance(until, int | float):
+        return verdict
+    outside = [t for t in _times(churn, "changed_at") if not since <= t <= until]
+    rebalancing = [t for t in _times(churn, "rebalancing_at") if not since <= t <= until]
+    if churns(len(outside), len(rebalancing)):
+        return verdict
+    kept = [c for c in verdict.causes if c is not churn]
+    return replace(verdict, causes=tuple(replace(c, rank=i + 1) for i, c in enumerate(kept)))
+
+
+def _times(cause: Cause, key: str) -> list[float]:
+    found = cause.evidence.get(key)
+    return [float(t) for t in found] if isinstance(found, list) else []

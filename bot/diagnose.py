@@ -20,7 +20,6 @@ what fired by confidence. Kinds are stable names that other tools parse:
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -366,20 +365,23 @@ def rebalance_churn(window: GroupWindow | None) -> Cause | None:
     if window is None or len(window.samples) < 2:
         return None
     samples = window.samples
-    changes = sum(
-        1
-        for a, b in itertools.pairwise(samples)
-        if a.state != b.state or a.member_ids != b.member_ids or a.generation != b.generation
-    )
-    rebalancing = sum(1 for s in samples if s.state.is_rebalancing)
-    if changes < 2 and rebalancing < 2:
+    changed_at = agreement.membership_changes(samples)
+    rebalancing_at = [s.at for s in samples if s.state.is_rebalancing]
+    changes, rebalancing = len(changed_at), len(rebalancing_at)
+    if not agreement.churns(changes, rebalancing):
         return None
     return Cause(
         kind="rebalance_churn",
         explanation=messages.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
         confidence=min(0.9, 0.5 + 0.1 * changes),
         remediation=None,
-        evidence={"changes": changes, "rebalancing_samples": rebalancing, "samples": len(samples)},
+        evidence={
+            "changes": changes,
+            "rebalancing_samples": rebalancing,
+            "samples": len(samples),
+            "changed_at": changed_at,
+            "rebalancing_at": rebalancing_at,
+        },
     )
 
 

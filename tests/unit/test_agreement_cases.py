@@ -3,6 +3,7 @@
 
     S01-..  a partition judged against the other members' partitions (status, reason, sibling commits)
     D01-..  which deficit causes fire when stuck partitions or one slow owner explain the shortfall
+    R01-..  membership changes within the settle period of lagbot's own restart or scale are not churn
 
 Windows are 4 samples 3 s apart (a 9 s span, shorter than the 10 s the window rule STALL needs), unless a case
 says otherwise. Every case says why its answer is right.
@@ -10,11 +11,12 @@ says otherwise. Every case says why its answer is right.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
 from bot import messages
+from bot.agreement import own_rebalance
 from bot.config import Evaluation, Thresholds
 from bot.diagnose import diagnose
 from bot.evaluate import evaluate_group
@@ -208,3 +210,54 @@ def test_causes_agree(case: AgreeCase) -> None:
     for kind, confidence in case.confidence.items():
         (cause,) = [c for c in causes if c.kind == kind]
         assert cause.confidence == pytest.approx(confidence)
+
+
+# ---------------------------------------------------------------------------------------------------
+# R01-..: the rebalance lagbot's own restart or scale caused is expected, not rebalance_churn
+# ---------------------------------------------------------------------------------------------------
+
+
+def churned(changes_at: tuple[float, ...]) -> GroupVerdict:
+    """A caught-up group whose generation changes at the given sample times (samples every 10 s, 0..60 s), with
+    its causes: the real evaluator and diagnosis."""
+    generation, samples = 1, []
+    for i in range(7):
+        at = 10.0 * i
+        generation += at in changes_at
+        samples.append(GroupSample(at, GroupState.STABLE, ("m-1",), generation))
+    caught_up = tuple(PartitionSample(10.0 * i, 500, 500, 0) for i in range(7))
+    latest = GroupSnapshot("billing", GroupState.STABLE, (member(1, 0),), {(TOPIC, 0): 500}, generation=generation)
+    w = GroupWindow("prod", "billing", tuple(samples), {(TOPIC, 0): caught_up}, latest)
+    verdict = evaluate_group(w, thresholds=Thresholds(), rules=RULES, now=60.0)
+    return replace(verdict, causes=diagnose(verdict, w, RULES))
+
+
+OWN_REBALANCE_CASES = [
+    # R01 A scale ran at t=20, settling until t=40: the generation changed at t=30 and t=40 (the members left and
+    #     joined). Both changes are the scale's own rebalance: no rebalance_churn.
+    pytest.param((30.0, 40.0), "scale", 20.0, 40.0, (), id="R01-scale-rebalance-expected"),
+    # R02 The same changes after a restart: also expected.
+    pytest.param((30.0, 40.0), "restart", 20.0, 40.0, (), id="R02-restart-rebalance-expected"),
+    # R03 A drain does not rebalance the group: its changes are churn as ever.
+    pytest.param((30.0, 40.0), "drain", 20.0, 40.0, ("rebalance_churn",), id="R03-drain-is-not-a-rebalance"),
+    # R04 The changes at t=50 and t=60 come after the settle period (until t=40): churn, not the scale's.
+    pytest.param((50.0, 60.0), "scale", 20.0, 40.0, ("rebalance_churn",), id="R04-after-the-settle-period"),
+    # R05 One change inside the period (t=30) and one outside (t=60): one unexplained change is not churn.
+    pytest.param((30.0, 60.0), "scale", 20.0, 40.0, (), id="R05-one-change-outside-is-not-churn"),
+    # R06 Two changes before the action (t=10, t=20 is its start: t=10 is outside): t=10 and t=50 outside, churn.
+    pytest.param((10.0, 30.0, 50.0), "scale", 20.0, 40.0, ("rebalance_churn",), id="R06-churn-before-and-after"),
+    # R07 No action of ours recorded (no remediation state): churn as ever.
+    pytest.param((30.0, 40.0), None, None, None, ("rebalance_churn",), id="R07-no-action-of-ours"),
+]
+
+
+@pytest.mark.parametrize(("changes", "action", "since", "until", "kinds"), OWN_REBALANCE_CASES)
+def test_own_rebalance_is_expected(
+    changes: tuple[float, ...], action: str | None, since: float | None, until: float | None, kinds: tuple[str, ...]
+) -> None:
+    verdict = churned(changes)
+    assert [c.kind for c in verdict.causes] == ["rebalance_churn"]
+    assert verdict.causes[0].evidence["changed_at"] == list(changes)
+    judged_verdict = own_rebalance(verdict, action, since, until)
+    assert tuple(c.kind for c in judged_verdict.causes) == kinds
+    assert [c.rank for c in judged_verdict.causes] == list(range(1, len(kinds) + 1))

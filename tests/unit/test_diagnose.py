@@ -711,7 +711,17 @@ def test_rebalance_churn_fires(
     )
     assert cause.remediation is None
     assert cause.confidence == pytest.approx(min(0.9, 0.5 + 0.1 * changes))
-    assert cause.evidence == {"changes": changes, "rebalancing_samples": rebalancing, "samples": len(samples)}
+    times = [T0 + 60.0 * i for i in range(len(samples))]
+    changed_at = [times[i] for i in range(1, len(samples)) if samples[i] != samples[i - 1]]
+    assert cause.evidence == {
+        "changes": changes,
+        "rebalancing_samples": rebalancing,
+        "samples": len(samples),
+        # When each change and rebalancing snapshot was seen: what tells our own scale's rebalance apart.
+        "changed_at": changed_at,
+        "rebalancing_at": [t for t, s in zip(times, samples, strict=True) if s[0] is PREPARING],
+    }
+    assert len(changed_at) == changes
 
 
 def test_rebalance_churn_does_not_fire_for_a_single_change() -> None:
