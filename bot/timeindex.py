@@ -1,0 +1,146 @@
+"""The broker's own history: Kafka's time index, asked with ListOffsets by timestamp.
+
+For a timestamp T, ListOffsets answers per partition the earliest offset whose timestamp is at or after T: the
+log end as it stood at T (the messages before it were all written before T). One batched request per timestamp
+covers every partition at once. From a few such points a single check knows what no window of its own has yet:
+
+- the baseline produce rate of each partition over horizons before now (e.g. 1, 5, 15 and 60 min):
+  (log end now - log end at now - h) / h. A partition whose oldest retained message is newer than now - h
+  (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed;
+- lag in seconds from the first check: when the first unconsumed message was written, by the same bounded
+  interpolation the window uses (bot/rules.py `lag_seconds`) on the (time, log end) points of the index, never
+  extrapolated beyond the oldest point (older than that is a lower bound).
+
+`BaselineCache` asks a horizon again only when it has moved on (by a tenth of itself), not every cycle.
+Nothing here reads a clock: `now` is an argument. The proof is tests/integration/test_time_index.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import wait
+from dataclasses import dataclass
+
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from bot.model import PartitionSample, TopicPartition
+from bot.rules import lag_seconds
+
+HORIZONS = (60.0, 300.0, 900.0, 3600.0)
+"""The default horizons in seconds: the last 1, 5, 15 and 60 minutes."""
+REASK_SHARE = 0.1
+"""A horizon is asked again once `now` moved on by this share of it (6 s for 1 min, 6 min for 60 min)."""
+
+OffsetsAt = Callable[[Sequence[TopicPartition], float], Mapping[TopicPartition, int | None]]
+"""(partitions, timestamp in seconds) -> the log end of each partition at that time, as the broker says
+(-1, "nothing written since", already turned into None)."""
+
+
+def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
+    """ListOffsets by timestamp through `admin`: one batched request per call, for every partition at once."""
+
+    def ask(tps: Sequence[TopicPartition], at: float) -> dict[TopicPartition, int | None]:
+        if not tps:
+            return {}
+        spec = OffsetSpec.for_timestamp(int(at * 1000))
+        futures = admin.list_offsets({KafkaTopicPartition(t, p): spec for t, p in tps}, request_timeout=timeout)
+        wait(list(futures.values()), timeout=timeout + 1.0)
+        found: dict[TopicPartition, int | None] = {}
+        for tp, future in futures.items():
+            if future.done() and future.exception() is None:
+                offset = future.result().offset
+                found[(tp.topic, tp.partition)] = None if offset < 0 else offset
+        return found
+
+    return ask
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPoint:
+    """The log end of one partition at one past moment, from the time index."""
+
+    at: float
+    log_end: int | None
+    """None: no data that old (the oldest retained message is newer than `at`)."""
+
+
+def point(at: float, answered: int | None, log_end: int, log_start: int) -> IndexPoint:
+    """Read one ListOffsets-by-timestamp answer about time `at`.
+
+    No offset (-1): nothing was written since `at`, so the log end then was today's. The log start (or below):
+    the oldest retained message is already at or after `at`, and whether anything came before it (deleted by
+    retention, or never written) the broker cannot say: no data that old.
+    """
+    if answered is None:
+        return IndexPoint(at, log_end)
+    if answered <= log_start:
+        return IndexPoint(at, None)
+    return IndexPoint(at, answered)
+
+
+def baseline_rate(past: IndexPoint, now: float, log_end: int) -> float | None:
+    """Messages/s written between `past` and now; None with no data that old or no elapsed time."""
+    if past.log_end is None or now <= past.at:
+        return None
+    return (log_end - past.log_end) / (now - past.at)
+
+
+def lag_seconds_by_index(
+    points: Sequence[IndexPoint], committed: int | None, log_end: int, now: float
+) -> tuple[float | None, bool]:
+    """When the first unconsumed message was written, from the index's (time, log end) points and now.
+
+    The same rule as the window's `lag_seconds` (one home): the points, oldest first, with today's log end at
+    `now`, are the table it interpolates in; older than the oldest known point is a lower bound. Points with no
+    data that old are left out.
+    """
+    known = sorted((p for p in points if p.log_end is not None and p.at < now), key=lambda p: p.at)
+    table = [PartitionSample(p.at, committed, p.log_end or 0, 0) for p in known]
+    table.append(PartitionSample(now, committed, log_end, 0))
+    return lag_seconds(table, now)
+
+
+class BaselineCache:
+    """Index points per horizon, asked again only when the horizon has moved on (`REASK_SHARE` of itself)."""
+
+    def __init__(self, ask: OffsetsAt, horizons: Sequence[float] = HORIZONS) -> None:
+        if not horizons or any(h <= 0 for h in horizons):
+            raise ValueError("horizons must be positive seconds")
+        self.ask = ask
+        self.horizons = tuple(sorted(horizons))
+        self.requests = 0
+        self._asked: dict[float, tuple[float, dict[TopicPartition, int | None]]] = {}
+
+    def answers(
+        self, tps: Sequence[TopicPartition], now: float
+    ) -> dict[float, tuple[float, Mapping[TopicPartition, int | None]]]:
+        """Per horizon: (the time asked about, each partition's answer), asking the broker only where needed."""
+        for horizon in self.horizons:
+            cached = self._asked.get(horizon)
+            stale = cached is None or now - horizon - cached[0] >= REASK_SHARE * horizon
+            missing = cached is not None and any(tp not in cached[1] for tp in tps)
+            if stale or missing:
+                at = now - horizon
+                self._asked[horizon] = (at, dict(self.ask(tps, at)))
+                self.requests += 1
+        return {h: self._asked[h] for h in self.horizons}
+
+    def history(
+        self,
+        tps: Sequence[TopicPartition],
+        now: float,
+        log_end: Mapping[TopicPartition, int],
+        log_start: Mapping[TopicPartition, int],
+    ) -> dict[TopicPartition, tuple[IndexPoint, ...]]:
+        """Each partition's index points, oldest first (one per horizon)."""
+        answers = self.answers(tps, now)
+        return {
+            tp: tuple(
+                point(at, found.get(tp), log_end[tp], log_start.get(tp, 0))
+                for h in reversed(self.horizons)
+                for at, found in (answers[h],)
+            )
+            for tp in tps
+            if tp in log_end
+        }
