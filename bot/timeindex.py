@@ -32,26 +32,25 @@ HORIZONS = (60.0, 300.0, 900.0, 3600.0)
 REASK_SHARE = 0.1
 """A horizon is asked again once `now` moved on by this share of it (6 s for 1 min, 6 min for 60 min)."""
 
-OffsetsAt = Callable[[Sequence[TopicPartition], float], Mapping[TopicPartition, int | None]]
-"""(partitions, timestamp in seconds) -> the log end of each partition at that time, as the broker says
-(-1, "nothing written since", already turned into None)."""
+OffsetsAt = Callable[[Sequence[TopicPartition], float], Mapping[TopicPartition, int]]
+"""(partitions, timestamp in seconds) -> each partition's answer: the earliest offset written at or after that
+time, or -1 when nothing was written since. A partition the broker did not answer for is left out (unknown)."""
 
 
 def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
     """ListOffsets by timestamp through `admin`: one batched request per call, for every partition at once."""
 
-    def ask(tps: Sequence[TopicPartition], at: float) -> dict[TopicPartition, int | None]:
+    def ask(tps: Sequence[TopicPartition], at: float) -> dict[TopicPartition, int]:
         if not tps:
             return {}
         spec = OffsetSpec.for_timestamp(int(at * 1000))
         futures = admin.list_offsets({KafkaTopicPartition(t, p): spec for t, p in tps}, request_timeout=timeout)
         wait(list(futures.values()), timeout=timeout + 1.0)
-        found: dict[TopicPartition, int | None] = {}
-        for tp, future in futures.items():
-            if future.done() and future.exception() is None:
-                offset = future.result().offset
-                found[(tp.topic, tp.partition)] = None if offset < 0 else offset
-        return found
+        return {
+            (tp.topic, tp.partition): int(future.result().offset)
+            for tp, future in futures.items()
+            if future.done() and future.exception() is None
+        }
 
     return ask
 
@@ -62,17 +61,19 @@ class IndexPoint:
 
     at: float
     log_end: int | None
-    """None: no data that old (the oldest retained message is newer than `at`)."""
+    """None: no data that old (the oldest retained message is newer than `at`), or the broker did not answer."""
 
 
 def point(at: float, answered: int | None, log_end: int, log_start: int) -> IndexPoint:
     """Read one ListOffsets-by-timestamp answer about time `at`.
 
-    No offset (-1): nothing was written since `at`, so the log end then was today's. The log start (or below):
-    the oldest retained message is already at or after `at`, and whether anything came before it (deleted by
-    retention, or never written) the broker cannot say: no data that old.
+    No answer (None): unknown. No offset (-1): nothing was written since `at`, so the log end then was
+    today's. The log start (or below): the oldest retained message is already at or after `at`, and whether
+    anything came before it (deleted by retention, or never written) the broker cannot say: no data that old.
     """
     if answered is None:
+        return IndexPoint(at, None)
+    if answered < 0:
         return IndexPoint(at, log_end)
     if answered <= log_start:
         return IndexPoint(at, None)
@@ -110,7 +111,7 @@ class BaselineCache:
         self.ask = ask
         self.horizons = tuple(sorted(horizons))
         self.requests = 0
-        self._asked: dict[float, tuple[float, dict[TopicPartition, int | None]]] = {}
+        self._asked: dict[float, tuple[float, Mapping[TopicPartition, int], frozenset[TopicPartition]]] = {}
 
     def answers(
         self, tps: Sequence[TopicPartition], now: float
@@ -119,12 +120,12 @@ class BaselineCache:
         for horizon in self.horizons:
             cached = self._asked.get(horizon)
             stale = cached is None or now - horizon - cached[0] >= REASK_SHARE * horizon
-            missing = cached is not None and any(tp not in cached[1] for tp in tps)
-            if stale or missing:
+            new = cached is not None and not cached[2].issuperset(tps)
+            if stale or new:
                 at = now - horizon
-                self._asked[horizon] = (at, dict(self.ask(tps, at)))
+                self._asked[horizon] = (at, dict(self.ask(tps, at)), frozenset(tps))
                 self.requests += 1
-        return {h: self._asked[h] for h in self.horizons}
+        return {h: self._asked[h][:2] for h in self.horizons}
 
     def history(
         self,
