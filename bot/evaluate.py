@@ -206,6 +206,7 @@ def partition_verdict(
         consume_rate=consume_rate(facts),
         owner=owner,
         sibling_commits=sibling_commits,
+        lag_seconds_method=None if seconds is None else "window",
     )
 
 

@@ -162,6 +162,10 @@ def reason_stall_siblings(lag: int, since: float, first_lag: int, sibling_commit
     )
 
 
+def horizons_positive(horizons: list[float]) -> str:
+    return f"history_horizons must all be positive durations, got {horizons}"
+
+
 def owned() -> str:
     return "owned"
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from bot.model import PartitionSample, TopicPartition
+from bot.evaluate import group_lag_seconds
+from bot.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from bot.rules import lag_seconds
 
 HORIZONS = (60.0, 300.0, 900.0, 3600.0)
@@ -62,6 +63,8 @@ class IndexPoint:
     at: float
     log_end: int | None
     """None: no data that old (the oldest retained message is newer than `at`), or the broker did not answer."""
+    horizon: float = 0.0
+    """The horizon (seconds before the check) this point was asked for."""
 
 
 def point(at: float, answered: int | None, log_end: int, log_start: int) -> IndexPoint:
@@ -138,10 +141,51 @@ class BaselineCache:
         answers = self.answers(tps, now)
         return {
             tp: tuple(
-                point(at, found.get(tp), log_end[tp], log_start.get(tp, 0))
+                replace(point(at, found.get(tp), log_end[tp], log_start.get(tp, 0)), horizon=h)
                 for h in reversed(self.horizons)
                 for at, found in (answers[h],)
             )
             for tp in tps
             if tp in log_end
         }
+
+
+def with_index(
+    verdict: GroupVerdict, history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float, measured_at: float
+) -> GroupVerdict:
+    """The verdict with what the time index adds: lag in seconds where the window cannot say (unknown, or only
+    a lower bound the index improves on) and the group's baseline produce rate per horizon.
+
+    A figure from the index replaces the window's only when it is known and either the window had none or the
+    window's was a lower bound and the index's is exact or longer. `lag_seconds_method` says which gave it.
+    `measured_at` is when the verdict's log ends were read (the rates run from the index's points to then).
+    """
+    partitions = tuple(_indexed(p, history.get(p.tp, ()), now) for p in verdict.partitions)
+    baselines = []
+    horizons = len(next(iter(history.values()), ()))
+    for i in range(horizons):
+        rates = [
+            baseline_rate(points[i], measured_at, p.log_end)
+            for p in verdict.partitions
+            if len(points := history.get(p.tp, ())) == horizons
+        ]
+        horizon = next(iter(history.values()))[i].horizon
+        known = bool(rates) and all(r is not None for r in rates)
+        baselines.append((horizon, sum(r or 0.0 for r in rates) if known else None))
+    return replace(
+        verdict,
+        partitions=partitions,
+        max_lag_seconds=group_lag_seconds(partitions),
+        baseline_produce=tuple(reversed(baselines)),
+    )
+
+
+def _indexed(p: PartitionVerdict, points: Sequence[IndexPoint], now: float) -> PartitionVerdict:
+    if not points or p.committed is None or not p.lag or (p.lag_seconds is not None and not p.lag_seconds_lower_bound):
+        return p
+    seconds, bound = lag_seconds_by_index(points, p.committed, p.log_end, now)
+    if seconds is None:
+        return p
+    if p.lag_seconds is not None and bound and seconds <= p.lag_seconds:
+        return p
+    return replace(p, lag_seconds=seconds, lag_seconds_lower_bound=bound, lag_seconds_method="time_index")

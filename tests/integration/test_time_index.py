@@ -13,13 +13,17 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from bot.apache_kafka import ApacheKafka
+from bot.check import Checker
+from bot.config import build_settings
 from bot.model import PartitionSample
+from bot.report import report_json
 from bot.rules import lag_seconds
 from bot.timeindex import BaselineCache, IndexPoint, baseline_rate, lag_seconds_by_index, offsets_at
+from bot.window import MemoryWindowStore
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -88,4 +92,42 @@ def test_lag_seconds_from_the_first_check_by_the_index_and_by_the_window(
     assert lag_seconds_by_index(points, 600, 600, now) == (0.0, False)
     # Committed 550, in the last batch: between 500 (now - 60 s) and 600 (now): now - 30 s by interpolation.
     assert lag_seconds_by_index(points, 550, 600, now) == (pytest.approx(30.0), False)
-    assert points[0] == IndexPoint(points[0].at, None)
+    assert points[0] == IndexPoint(points[0].at, None, horizon=3600.0)
+
+
+def test_one_check_knows_lag_seconds_and_baselines_from_the_index(
+    broker: ApacheKafka, kafka: Kafka, names: Names
+) -> None:
+    # `lagbot check --samples 1`: one snapshot, no window to interpolate in. Committed 400 on partition 0 (message
+    # 400 written 600 s ago), partition 1 never written. The JSON says which method gave each figure.
+    topic, now, _ = written(broker, kafka, names)
+    group = names("group")
+    consumer = kafka.consumer(group)  # a live member that commits where the test says, and reads no further
+    consumer.subscribe([topic])
+    try:
+        kafka.wait_assigned(consumer)
+        consumer.commit(offsets=[TopicPartition(topic, 0, 400), TopicPartition(topic, 1, 0)], asynchronous=False)
+        settings = build_settings(
+            {"clusters": [{"name": "c", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
+            source="test",
+        )
+        checker = Checker(settings, MemoryWindowStore(samples=1))  # keeps one snapshot: every check is a first
+        report = checker.run(1, 0.0)
+    finally:
+        consumer.close()
+    assert [v.group for v in report.verdicts] == [group]
+    [group_json] = report_json(report)["groups"]
+    p0, p1 = group_json["partitions"]
+    assert (p0["lag"], p0["lag_seconds_method"], p0["lag_seconds_lower_bound"]) == (200, "time_index", False)
+    # Message 400 was written at `now` - 600 s; the check ran a moment after `now` (at most the test's own time).
+    elapsed = report.taken_at - now
+    assert 600.0 <= p0["lag_seconds"] <= 600.0 + elapsed + 0.01
+    assert (p1["lag"], p1["lag_seconds"], p1["lag_seconds_method"]) == (0, 0.0, "window")
+    assert group_json["lag_seconds"] == p0["lag_seconds"]
+    # Baselines, shortest horizon first: the hour has no data that old (None); the others as in the first test,
+    # measured from the check's own time (rates within the elapsed moment of the exact figures).
+    horizons = [b["horizon_seconds"] for b in group_json["baseline_produce_rates"]]
+    assert horizons == [60.0, 300.0, 900.0, 3600.0]
+    rates = [b["rate"] for b in group_json["baseline_produce_rates"]]
+    assert rates[3] is None
+    assert rates[:3] == pytest.approx([100 / 60, 100 / 300, 300 / 900], rel=0.05)
