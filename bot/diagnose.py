@@ -13,7 +13,8 @@ what fired by confidence. Kinds are stable names that other tools parse:
     partition_ceiling       a throughput deficit with as many members as partitions: scaling cannot help
     throughput_deficit      consumers commit slower than producers write; with the replicas that would keep up
                             (not when stuck partitions or one slow owner explain it: bot/agreement.py)
-    producer_burst          the newest produce rate is >= 3x its trailing average
+    producer_burst          the recent produce rate is >= 3x the broker's history before it (bot/burst.py), or
+                            without that history, the window's newest interval >= 3x its trailing average
     rebalance_churn         state, member ids or generation keep changing between snapshots
     idle_members            more members than partitions: some members have nothing to do
 """
@@ -25,6 +26,7 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from bot import agreement, messages
+from bot.burst import producer_burst_by_index
 from bot.config import Evaluation
 from bot.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
 
@@ -61,7 +63,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
             lambda: hot_partition(verdict),
             lambda: partition_ceiling(verdict),
             lambda: throughput_deficit(verdict),
-            lambda: producer_burst(window),
+            lambda: producer_burst_by_index(verdict) or producer_burst(window),
         ]
     found = [cause for check in checks if (cause := check()) is not None]
     found.sort(key=lambda c: -c.confidence)

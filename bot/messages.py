@@ -330,6 +330,18 @@ def cause_burst(recent: float, trailing: float) -> str:
     return f"producers write {rate(recent)} now, {recent / trailing:.1f}x their trailing average of {rate(trailing)}"
 
 
+def cause_burst_vs_baseline(
+    recent: float, recent_for: float, before: float, before_for: float, ongoing: bool, now: float | None
+) -> str:
+    text = (
+        f"producers wrote {rate(recent)} over the last {duration(recent_for)} vs {rate(before)} over the "
+        f"{duration(before_for)} before ({recent / before:.1f}x)"
+    )
+    if ongoing:
+        return f"{text}; still going"
+    return f"{text}; it just ended: {rate(now)} now, the backlog it left drains without more replicas"
+
+
 def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> str:
     return (
         f"membership changed {changes} times and the group was rebalancing in {rebalancing} of {samples} "
