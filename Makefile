@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups
+.PHONY: demo test lint corpus bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ lint: $(STAMP)
 
 test: lint kafka-fetch
 	$(BIN)/pytest -q
+
+corpus: $(STAMP) kafka-fetch  # the scenario corpus on Apache Kafka: one table of status, primary cause, remediation
+	$(BIN)/python -m tests.integration.corpus
 
 bench: $(STAMP)
 	$(BIN)/python bench/check_cycle.py

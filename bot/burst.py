@@ -7,6 +7,7 @@ over the time before it follow:
 
     before = (long rate x long horizon - recent rate x recent horizon) / (long horizon - recent horizon)
 
+An ongoing burst (0.85) ranks above `partition_ceiling` and `throughput_deficit`, which it explains for now.
 A burst is a recent rate at least BURST_FACTOR times the rate before it (which must be above 0: a topic that was
 idle has no baseline to compare with). The longest horizon with data is the baseline; of the shorter ones, the
 one with the largest ratio is reported. The burst is still going when the window's own produce rate (or, with one
@@ -64,7 +65,7 @@ def producer_burst_by_index(verdict: GroupVerdict) -> Cause | None:
         explanation=messages.cause_burst_vs_baseline(
             burst.recent, burst.recent_horizon, burst.before, burst.before_horizon, burst.ongoing, verdict.produce_rate
         ),
-        confidence=0.8 if burst.ongoing else 0.6,
+        confidence=0.85 if burst.ongoing else 0.6,
         remediation="scale" if burst.ongoing else None,
         evidence={
             "recent_rate": round(burst.recent, 2),

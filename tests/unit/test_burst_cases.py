@@ -37,7 +37,7 @@ CASES = [
         1900.0,
         messages.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0),
         SCALE,
-        0.8,
+        0.85,
         id="B01-burst-ongoing",
     ),
     # B02 Just ended: the window writes 50 msg/s again. Same numbers, "just ended", no scale (the backlog it
@@ -56,7 +56,7 @@ CASES = [
         None,
         messages.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, None),
         SCALE,
-        0.8,
+        0.85,
         id="B03-one-sample-judged-by-the-recent-rate",
     ),
     # B04 Steady at 50 msg/s over every horizon: no burst.
