@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-web test lint bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
+.PHONY: demo demo-web test lint corpus bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,9 @@ test: lint kafka-fetch browser
 # The pure suite alone (no broker, no Redis, no Spark): about 20 s.
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m "not integration"
+
+corpus: $(STAMP) kafka-fetch  # the scenario corpus on Apache Kafka: one table of status, primary cause, remediation
+	$(BIN)/python -m tests.integration.corpus
 
 bench: $(STAMP)
 	$(BIN)/python bench/check_cycle.py

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from confluent_kafka.admin import AdminClient
@@ -18,7 +18,8 @@ from bot.collector import collect, make_admin
 from bot.config import Settings, Thresholds
 from bot.diagnose import diagnose
 from bot.evaluate import error_verdict, evaluate_group
-from bot.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status
+from bot.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status, TopicPartition
+from bot.timeindex import BaselineCache, IndexPoint, offsets_at, with_index
 from bot.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ def judge(
     settings: Settings,
     now: float,
     thresholds_for: ThresholdsFor | None = None,
+    history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
 ) -> list[GroupVerdict]:
     """Verdicts (with causes) for every group of a snapshot, from the windows that include it."""
     verdicts = []
@@ -61,16 +63,22 @@ def judge(
         if group.error is not None or window is None:
             verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
-        verdicts.append(judge_window(window, settings, now, thresholds_for))
+        verdicts.append(judge_window(window, settings, now, thresholds_for, history))
     return verdicts
 
 
 def judge_window(
-    window: GroupWindow, settings: Settings, now: float, thresholds_for: ThresholdsFor | None = None
+    window: GroupWindow,
+    settings: Settings,
+    now: float,
+    thresholds_for: ThresholdsFor | None = None,
+    history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
 ) -> GroupVerdict:
-    """One group's verdict, with its causes, from its window."""
+    """One group's verdict, with its causes, from its window (and the broker's time index, when asked)."""
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
     verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now)
+    if history:
+        verdict = with_index(verdict, history, now, window.samples[-1].at if window.samples else now)
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 
@@ -119,6 +127,7 @@ class Checker:
         self._admin_factory = admin_factory
         self._admins: dict[str, AdminClient] = {}
         self.thresholds_for = thresholds_for
+        self._index: dict[str, BaselineCache] = {}
 
     def admin(self, cluster_name: str) -> AdminClient:
         """The cluster's AdminClient, created once and reused (remediations use it too)."""
@@ -148,8 +157,23 @@ class Checker:
                 verdicts.extend(unreachable(name, self.store.groups(name), snapshot.error))
                 continue
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
-            verdicts.extend(judge(snapshot, windows, self.settings, now, self.thresholds_for))
+            history = self.history(snapshot)
+            verdicts.extend(judge(snapshot, windows, self.settings, now, self.thresholds_for, history))
         return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
+
+    def history(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, tuple[IndexPoint, ...]]:
+        """The broker's time index for the snapshot's partitions (one batched request per horizon that moved on)."""
+        horizons = self.settings.evaluation.history_horizons
+        if not horizons or not snapshot.log_end:
+            return {}
+        cache = self._index.get(snapshot.cluster)
+        if cache is None:
+            timeout = self.settings.cluster(snapshot.cluster).request_timeout
+            cache = self._index[snapshot.cluster] = BaselineCache(
+                offsets_at(self.admin(snapshot.cluster), timeout), horizons
+            )
+        tps = sorted(snapshot.log_end)
+        return cache.history(tps, snapshot.taken_at, snapshot.log_end, snapshot.log_start)
 
     def judge_stored(self, cluster: str, groups: list[str] | None = None) -> list[GroupVerdict]:
         """Verdicts from the stored windows alone, without asking the cluster: what any replica can answer.

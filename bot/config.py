@@ -190,6 +190,17 @@ class Evaluation(_Strict):
     """Seconds the window must span before STALL or STOP can be judged (commit intervals are seconds)."""
     diagnose_min_lag: int = Field(default=1_000, ge=0)
     """Below this total lag (and with status and severity OK) lag-distribution causes are not stated."""
+    history_horizons: list[Duration] = Field(default_factory=lambda: [60.0, 300.0, 900.0, 3600.0], max_length=8)
+    """Horizons before now over which the broker's time index gives each partition's baseline produce rate (and
+    lag in seconds from the first check); one batched ListOffsets request each, asked again only when a horizon
+    moved on. Empty: the index is not asked."""
+
+    @field_validator("history_horizons")
+    @classmethod
+    def _positive_horizons(cls, horizons: list[float]) -> list[float]:
+        if any(h <= 0 for h in horizons):
+            raise ValueError(messages.horizons_positive(horizons))
+        return horizons
 
 
 class Route(_Strict):

@@ -5,25 +5,28 @@ what fired by confidence. Kinds are stable names that other tools parse:
 
     data_loss               committed < log start: messages were deleted before they were read
     retention_risk          lag >= 80% of the retained messages: deletion will overtake the consumer soon
-    stuck_consumer          partition owned (or owner unknown) but its committed offset does not move
+    stuck_consumer          partition owned (or owner unknown) but its committed offset does not move (over
+                            the window, or while other members' partitions commit: bot/rules.py)
     no_active_members       the group is Empty or Dead while it has lag
     unassigned_partitions   the group is Stable with members, yet some partitions have no owner
     hot_partition           one partition holds most of the lag (key skew or a slow owner)
     partition_ceiling       a throughput deficit with as many members as partitions: scaling cannot help
     throughput_deficit      consumers commit slower than producers write; with the replicas that would keep up
-    producer_burst          the newest produce rate is >= 3x its trailing average
+                            (not when stuck partitions or one slow owner explain it: bot/agreement.py)
+    producer_burst          the recent produce rate is >= 3x the broker's history before it (bot/burst.py), or
+                            without that history, the window's newest interval >= 3x its trailing average
     rebalance_churn         state, member ids or generation keep changing between snapshots
     idle_members            more members than partitions: some members have nothing to do
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
 
-from bot import messages
+from bot import agreement, messages
+from bot.burst import producer_burst_by_index
 from bot.config import Evaluation
 from bot.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
 
@@ -60,7 +63,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
             lambda: hot_partition(verdict),
             lambda: partition_ceiling(verdict),
             lambda: throughput_deficit(verdict),
-            lambda: producer_burst(window),
+            lambda: producer_burst_by_index(verdict) or producer_burst(window),
         ]
     found = [cause for check in checks if (cause := check()) is not None]
     found.sort(key=lambda c: -c.confidence)
@@ -143,22 +146,34 @@ def retention_risk(verdict: GroupVerdict) -> Cause | None:
 
 def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
     """Partitions owned (or with owners unknown) whose committed offset does not move while they lag."""
-    stalled = [p for p in verdict.partitions if p.status is Status.STALL]
+    stalled = agreement.stalled(verdict)
     if not stalled:
         return None
     worst = max(stalled, key=lambda p: p.lag or 0)
     owners = sorted({_owner_text(p, verdict) for p in stalled})
+    whole = agreement.whole_members(verdict, stalled)
+    why_not_scale = agreement.deficit_explained(verdict) if _deficit(verdict) else None
+    evidence: dict[str, object] = {
+        "partitions": [p.partition for p in stalled],
+        "owners": [p.owner.owner_json() if p.owner else None for p in stalled],
+    }
+    if any(p.sibling_commits for p in stalled):
+        evidence["sibling_commits"] = max(p.sibling_commits for p in stalled)
+    if whole:
+        evidence["stuck_members"] = [m.owner_json() for m in whole]
     return Cause(
         kind="stuck_consumer",
         explanation=messages.cause_stuck(
-            [p.partition for p in stalled], worst.topic, sum(p.lag or 0 for p in stalled), owners
+            [p.partition for p in stalled],
+            worst.topic,
+            sum(p.lag or 0 for p in stalled),
+            owners,
+            whole=[messages.owner(m.client_id, m.host, m.member_id) for m in whole],
+            why_not_scale=why_not_scale or "",
         ),
-        confidence=0.9,
+        confidence=agreement.stuck_confidence(stalled),
         remediation=RESTART,
-        evidence={
-            "partitions": [p.partition for p in stalled],
-            "owners": [p.owner.owner_json() if p.owner else None for p in stalled],
-        },
+        evidence=evidence,
     )
 
 
@@ -207,11 +222,13 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
         return None
     others = [p for p in verdict.partitions if p is not hot]
     why = _hot_reason(hot, others)
+    explanation = messages.cause_hot(
+        hot.topic, hot.partition, share, why, _owner_text(hot, verdict), hot.consume_rate, hot.produce_rate
+    )
+    why_not_scale = agreement.deficit_explained(verdict) if why == "slow_owner" and _deficit(verdict) else None
     return Cause(
         kind="hot_partition",
-        explanation=messages.cause_hot(
-            hot.topic, hot.partition, share, why, _owner_text(hot, verdict), hot.consume_rate, hot.produce_rate
-        ),
+        explanation=f"{explanation}; {why_not_scale}" if why_not_scale else explanation,
         confidence=0.6 + 0.3 * share,
         remediation=RESTART if why == "slow_owner" else DRAIN,
         evidence={
@@ -272,8 +289,8 @@ def at_partition_ceiling(verdict: GroupVerdict) -> bool:
 def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
     """Consumers commit slower than producers write: how many replicas would keep up (at most one per partition)."""
     deficit = _deficit(verdict)
-    if deficit is None:
-        return None
+    if deficit is None or agreement.deficit_explained(verdict) is not None:
+        return None  # stuck partitions or a slow owner explain the shortfall (their cause says why)
     produce, consume = deficit
     partitions = len(verdict.partitions)
     members = len(verdict.members)
@@ -301,7 +318,7 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
     """A deficit while every partition already has its own member: more replicas would sit idle."""
     deficit = _deficit(verdict)
     partitions = len(verdict.partitions)
-    if deficit is None or not at_partition_ceiling(verdict):
+    if deficit is None or not at_partition_ceiling(verdict) or agreement.deficit_explained(verdict) is not None:
         return None
     produce, consume = deficit
     return Cause(
@@ -350,20 +367,23 @@ def rebalance_churn(window: GroupWindow | None) -> Cause | None:
     if window is None or len(window.samples) < 2:
         return None
     samples = window.samples
-    changes = sum(
-        1
-        for a, b in itertools.pairwise(samples)
-        if a.state != b.state or a.member_ids != b.member_ids or a.generation != b.generation
-    )
-    rebalancing = sum(1 for s in samples if s.state.is_rebalancing)
-    if changes < 2 and rebalancing < 2:
+    changed_at = agreement.membership_changes(samples)
+    rebalancing_at = [s.at for s in samples if s.state.is_rebalancing]
+    changes, rebalancing = len(changed_at), len(rebalancing_at)
+    if not agreement.churns(changes, rebalancing):
         return None
     return Cause(
         kind="rebalance_churn",
         explanation=messages.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
         confidence=min(0.9, 0.5 + 0.1 * changes),
         remediation=None,
-        evidence={"changes": changes, "rebalancing_samples": rebalancing, "samples": len(samples)},
+        evidence={
+            "changes": changes,
+            "rebalancing_samples": rebalancing,
+            "samples": len(samples),
+            "changed_at": changed_at,
+            "rebalancing_at": rebalancing_at,
+        },
     )
 
 

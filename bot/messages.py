@@ -171,6 +171,17 @@ def reason_stall(lag: int, since: float, who: str) -> str:
     return f"{who}, but the committed offset has not moved for {duration(since)} while lag is {count(lag)}"
 
 
+def reason_stall_siblings(lag: int, since: float, first_lag: int, sibling_commits: int) -> str:
+    return (
+        f"owned, but the committed offset has not moved for {duration(since)} while lag grew {count(first_lag)} -> "
+        f"{count(lag)} and other members' partitions committed {sibling_commits} times"
+    )
+
+
+def horizons_positive(horizons: list[float]) -> str:
+    return f"history_horizons must all be positive durations, got {horizons}"
+
+
 def owned() -> str:
     return "owned"
 
@@ -259,12 +270,32 @@ def cause_retention_risk(topic: str, partition: int, share: float, partitions: i
     )
 
 
-def cause_stuck(partitions: list[int], topic: str, lag: int, owners: list[str]) -> str:
+def cause_stuck(
+    partitions: list[int], topic: str, lag: int, owners: list[str], whole: Sequence[str] = (), why_not_scale: str = ""
+) -> str:
     plural = "s" if len(partitions) > 1 else ""
     listed = ", ".join(str(p) for p in partitions[:10]) + (" ..." if len(partitions) > 10 else "")
-    return (
+    text = (
         f"partition{plural} {listed} of {topic}: committed offset not moving while {count(lag)} messages wait; "
         f"owner: {'; '.join(owners)}"
+    )
+    if whole:
+        text += f"; every partition of {' and '.join(whole)} is stuck: that member is stuck, restart it"
+    return text + (f"; {why_not_scale}" if why_not_scale else "")
+
+
+def scaling_would_not_help_stuck(stuck: int, others: int, consume: float, produce: float) -> str:
+    return (
+        f"scaling would not help: the other {others} partition(s) keep up ({rate(consume)} read, {rate(produce)} "
+        f"written) and the missing consumption is the {stuck} stuck partition(s)', which no new member would read"
+    )
+
+
+def scaling_would_not_help_slow_owner(client: str, slow: int, others: int, consume: float, produce: float) -> str:
+    return (
+        f"scaling would not help: the other {others} partition(s) keep up ({rate(consume)} read, {rate(produce)} "
+        f"written) and the missing consumption is the {slow} partition(s) of the slow owner {client}, which a new "
+        "member would not take over while it stays in the group"
     )
 
 
@@ -313,6 +344,18 @@ def cause_ceiling(produce: float, consume: float, partitions: int) -> str:
 
 def cause_burst(recent: float, trailing: float) -> str:
     return f"producers write {rate(recent)} now, {recent / trailing:.1f}x their trailing average of {rate(trailing)}"
+
+
+def cause_burst_vs_baseline(
+    recent: float, recent_for: float, before: float, before_for: float, ongoing: bool, now: float | None
+) -> str:
+    text = (
+        f"producers wrote {rate(recent)} over the last {duration(recent_for)} vs {rate(before)} over the "
+        f"{duration(before_for)} before ({recent / before:.1f}x)"
+    )
+    if ongoing:
+        return f"{text}; still going"
+    return f"{text}; it just ended: {rate(now)} now, the backlog it left drains without more replicas"
 
 
 def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> str:

@@ -221,6 +221,12 @@ class PartitionVerdict:
     produce_rate: float | None
     consume_rate: float | None
     owner: Member | None
+    sibling_commits: int = 0
+    """Commits of other members' partitions seen while this one did not move, when it was judged stuck against
+    them (bot/rules.py `stuck_vs_siblings`); 0 otherwise."""
+    lag_seconds_method: str | None = None
+    """Which method gave `lag_seconds`: 'window' (interpolated in the window's samples), 'time_index' (in the
+    broker's time index, bot/timeindex.py), None when unknown."""
 
     @property
     def tp(self) -> TopicPartition:
@@ -265,3 +271,9 @@ class GroupVerdict:
     members: tuple[Member, ...] = ()
     causes: tuple[Cause, ...] = ()
     error: str | None = None
+    baseline_produce: tuple[tuple[float, float | None], ...] = ()
+    """(horizon seconds, the group's produce rate over it, msg/s) from the broker's time index, shortest horizon
+    first; None where a partition has no data that old. Empty when the index was not asked."""
+    drain_rate: float | None = None
+    """Messages/s by which the total lag falls over the trend's recent points (negative: it grows); the one rate
+    behind `trend`, `eta_seconds` and the thread's "draining at", so they never disagree. None when unknown."""

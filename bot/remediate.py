@@ -496,6 +496,11 @@ class Remediator:
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
             remediation["checks"] = [_point(verdict, now)]
+            # The rebalance a restart or scale causes is expected until its settle checks have passed
+            # (bot/agreement.py own_rebalance).
+            settle = self.rule(proposal.cluster, proposal.group).verification.settle_checks + 1
+            remediation["executed_at"] = now
+            remediation["settle_until"] = now + settle * self.bot.settings.cluster(proposal.cluster).check_interval
         self._slot(incident.id).write(remediation)
         self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
         self.bot.deliver()

@@ -40,6 +40,10 @@ def group_json(verdict: GroupVerdict) -> dict[str, Any]:
         "lag_seconds": _round(verdict.max_lag_seconds),
         "trend": verdict.trend,
         "eta_seconds": _round(verdict.eta_seconds),
+        "drain_rate": _round(verdict.drain_rate),
+        "baseline_produce_rates": [
+            {"horizon_seconds": horizon, "rate": _round(rate)} for horizon, rate in verdict.baseline_produce
+        ],
         "produce_rate": _round(verdict.produce_rate),
         "consume_rate": _round(verdict.consume_rate),
         "members": [m.owner_json() for m in verdict.members],
@@ -64,6 +68,8 @@ def partition_json(p: PartitionVerdict) -> dict[str, Any]:
         "produce_rate": _round(p.produce_rate),
         "consume_rate": _round(p.consume_rate),
         "owner": p.owner.owner_json() if p.owner else None,
+        "sibling_commits": p.sibling_commits,
+        "lag_seconds_method": p.lag_seconds_method,
     }
 
 

@@ -24,7 +24,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from bot import messages
+from bot import agreement, messages
 from bot.audit import AuditLog
 from bot.check import Checker, CheckReport
 from bot.config import Settings, Thresholds
@@ -226,6 +226,7 @@ class Bot:
             if not self.leadership.is_leader():
                 break  # lost the lease mid-cycle (a long pause): the new leader owns the incidents now
             before = current.get((verdict.cluster, verdict.group))
+            verdict = self._without_own_rebalance(before, verdict)
             transition = step(
                 before,
                 verdict,
@@ -248,6 +249,18 @@ class Bot:
                 buttons = buttons if effect.kind != REPLY else []
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
+
+    def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
+        """The verdict without the churn our own restart or scale caused within its settle period (no new-cause
+        reply for it): the incident's remediation state says which action ran and when."""
+        if self.remediations is None or incident is None or not incident.is_open:
+            return verdict
+        if not any(c.kind == "rebalance_churn" for c in verdict.causes):
+            return verdict
+        state = self.remediations.state(incident.id)
+        return agreement.own_rebalance(
+            verdict, state.get("action"), state.get("executed_at"), state.get("settle_until")
+        )
 
     def _remediation_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
         """Verify, offer or close the incident's remediations. A failure here is logged and counted, and never

@@ -128,12 +128,16 @@ def draining(recent: Sequence[Check], rules: VerifyRules) -> Verification | None
 
 
 def drain_rate(first: Check, last: Check) -> float | None:
-    """Messages/s by which lag falls: from the two checks' lag and times, else the newest verdict's rates.
+    """Messages/s by which lag falls: the newest verdict's drain rate, else from the two checks, else its rates.
 
-    Without times, the evaluator's (consume - produce) of the newest verdict stands in; a rate that is not
-    positive is no drain rate (None).
+    The newest verdict's `drain_rate` is the rate behind its trend and ETA in the incident's root message, so the
+    thread's "draining at" and ETA say the same as the root. Without it, the two checks' lag and times; without
+    times, the evaluator's (consume - produce) of the newest verdict. A rate that is not positive is no drain
+    rate (None).
     """
     assert first.lag is not None and last.lag is not None
+    if last.verdict.drain_rate is not None and last.verdict.drain_rate > 0:
+        return last.verdict.drain_rate
     if first.at is not None and last.at is not None and last.at > first.at:
         rate = (first.lag - last.lag) / (last.at - first.at)
     else:

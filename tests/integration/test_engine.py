@@ -133,6 +133,10 @@ def test_check_json_reports_exact_lag_per_partition(kafka: Kafka, names: Names) 
     assert reported["total_lag"] == 5
     # One sample: lag in seconds is only known where the partition is caught up.
     assert [p["lag_seconds"] for p in reported["partitions"]] == [None, 0.0, None]
+    # The broker's time index cannot help: every message is younger than the shortest horizon (1 min).
+    assert [p["lag_seconds_method"] for p in reported["partitions"]] == [None, "window", None]
+    # The group is not "0 s behind": its lagging partitions' figures are unknown, so its own is too.
+    assert reported["lag_seconds"] is None
     assert all(p["owner"] is None for p in reported["partitions"])
     assert set(reported) >= {"cluster", "group", "state", "status", "severity", "partitions", "causes"}
 

@@ -203,6 +203,53 @@ def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
     assert "remediation *restart*: verifying" in str(root.blocks)  # the root shows where the action is
 
 
+def test_the_rebalance_our_own_restart_caused_is_expected_not_a_new_cause(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    """Membership changes within the settle period of our restart are its rebalance: no rebalance_churn reply.
+    The settle period is (settle_checks 2 + 1) x check_interval 60 s = 180 s from when the restart finished."""
+    r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
+    bot = r.bot
+    bot.settings = bot.settings.model_copy(
+        update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
+    )
+    bot.remediations = r
+    bot.leadership.tick()
+    stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
+    stuck = Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1)
+    v = replace(verdict([stalled]), causes=(stuck,))
+    assert bot.apply([v], now=NOW) == 1
+    bot.deliver()
+    r.run_auto_approved(now=NOW)
+    incident = bot.incidents.get(CLUSTER, GROUP)
+    assert incident is not None
+    state = r.state(incident.id)
+    assert (state["action"], state["state"]) == ("restart", "verifying"), state
+    assert (state["executed_at"], state["settle_until"]) == (NOW, NOW + 180.0)
+    [root] = slack.channel("C1")
+    replies = len(slack.thread("C1", root.ts))
+
+    def churn(*changed_at: float) -> Cause:
+        evidence: dict[str, object] = {"changed_at": list(changed_at), "rebalancing_at": []}
+        return Cause("rebalance_churn", "membership changed 2 times", 0.95, None, rank=1, evidence=evidence)
+
+    # Two changes at +60 s and +120 s: the restart's own rebalance. No new-cause reply, churn not stated.
+    bot.apply([replace(v, causes=(churn(NOW + 60, NOW + 120), replace(stuck, rank=2)))], now=NOW + 120)
+    bot.deliver()
+    texts = [m.text for m in slack.thread("C1", root.ts)]
+    assert not any("New likely cause" in t for t in texts[replies:])
+    after = bot.incidents.get(CLUSTER, GROUP)
+    assert after is not None and "rebalance_churn" not in after.causes_stated
+
+    # Two changes after the settle period (+240 s, +300 s): churn of its own, said once.
+    bot.apply([replace(v, causes=(churn(NOW + 240, NOW + 300), replace(stuck, rank=2)))], now=NOW + 300)
+    bot.deliver()
+    texts = [m.text for m in slack.thread("C1", root.ts)]
+    assert [t for t in texts[replies:] if "New likely cause" in t] == [
+        ":mag: New likely cause (was stuck_consumer): " + texts[-1].split(": ", 2)[2]
+    ]
+
+
 def test_a_run_that_crashes_or_whose_process_died_is_finished_as_failed_once(
     redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
 ) -> None:

@@ -280,8 +280,14 @@ def test_stuck_consumer_lists_every_stalled_partition_and_owner() -> None:
     cause = the(causes, "stuck_consumer")
     assert cause.explanation == (
         "partitions 0, 1 of orders: committed offset not moving while 3,400 messages wait; "
-        "owner: client-1@10.0.0.1 (member m-1); client-2@10.0.0.2 (member m-2)"
+        "owner: client-1@10.0.0.1 (member m-1); client-2@10.0.0.2 (member m-2); "
+        # m-1 owns only partition 0, which is stuck: the member is named (bot/agreement.py whole_members).
+        "every partition of client-1@10.0.0.1 (member m-1) is stuck: that member is stuck, restart it; "
+        # The group reads 1.7 msg/s of 5.0 written, lag growing; partition 2 keeps up (100 per 60 s both ways).
+        "scaling would not help: the other 1 partition(s) keep up (1.7 msg/s read, 1.7 msg/s written) and the "
+        "missing consumption is the 2 stuck partition(s)', which no new member would read"
     )
+    assert "throughput_deficit" not in kinds(causes)
 
 
 def test_stuck_consumer_with_owner_unknown() -> None:
@@ -705,7 +711,17 @@ def test_rebalance_churn_fires(
     )
     assert cause.remediation is None
     assert cause.confidence == pytest.approx(min(0.9, 0.5 + 0.1 * changes))
-    assert cause.evidence == {"changes": changes, "rebalancing_samples": rebalancing, "samples": len(samples)}
+    times = [T0 + 60.0 * i for i in range(len(samples))]
+    changed_at = [times[i] for i in range(1, len(samples)) if samples[i] != samples[i - 1]]
+    assert cause.evidence == {
+        "changes": changes,
+        "rebalancing_samples": rebalancing,
+        "samples": len(samples),
+        # When each change and rebalancing snapshot was seen: what tells our own scale's rebalance apart.
+        "changed_at": changed_at,
+        "rebalancing_at": [t for t, s in zip(times, samples, strict=True) if s[0] is PREPARING],
+    }
+    assert len(changed_at) == changes
 
 
 def test_rebalance_churn_does_not_fire_for_a_single_change() -> None:

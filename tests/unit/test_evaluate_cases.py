@@ -10,6 +10,11 @@ it tests and why the expected answer is the right one. The tables:
     T01-.. `trend`
     G01-.. `evaluate_group`    X01-.. `error_verdict`
 
+Every case runs through both routes of the evaluator: the per-partition route (a hand-made window) and the
+array route (the same samples appended to a window store, whose window carries arrays): the Facts the
+array route gathers must equal `window_facts`, every rule must give the same result on both, and the
+verdicts must be equal (`both_routes`, `stored_window`).
+
 Unless a case says otherwise the rules are `Evaluation()`: STALL and STOP need 3 committed samples over at
 least 10 s; WARN needs 3 committed samples. Reasons are built with the same `messages` functions the
 evaluator uses, so a change of wording does not break the proof but a wrong number does.
@@ -18,7 +23,7 @@ evaluator uses, so a change of wording does not break the proof but a wrong numb
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -26,34 +31,44 @@ from bot import messages
 from bot.config import Evaluation, Level, Thresholds
 from bot.evaluate import (
     GroupPoint,
-    Ownership,
-    consume_rate,
+    column_facts,
     error_verdict,
-    eta_seconds,
     evaluate_group,
     evaluate_partition,
-    lag_seconds,
+    evaluate_partitions,
     level_fires,
-    ownership_of,
-    produce_rate,
-    rule_rewind,
-    rule_stall,
-    rule_stop,
-    rule_warn,
     severity,
     trend,
 )
 from bot.model import (
+    ClusterSnapshot,
     GroupSample,
     GroupSnapshot,
     GroupState,
     GroupWindow,
     Member,
     PartitionSample,
+    PartitionVerdict,
     Severity,
     Status,
     TopicPartition,
 )
+from bot.rules import (
+    Facts,
+    Ownership,
+    consume_rate,
+    eta_seconds,
+    lag_seconds,
+    ownership_of,
+    partition_status,
+    produce_rate,
+    rule_rewind,
+    rule_stall,
+    rule_stop,
+    rule_warn,
+    window_facts,
+)
+from bot.window import MemoryWindowStore
 
 RULES = Evaluation()
 DEFAULTS = Thresholds()
@@ -99,6 +114,74 @@ It never reached the log end (100 < 400 and no lag is zero), so Burrow's guard d
 W_BURST = w((0, 1000, 1000), (10, 1000, 1000), (20, 1000, 1040), (30, 1000, 1090))
 """A quiet topic the consumer had fully read (lag 0 at t=0 and t=10), then 40 + 50 new messages it has not
 committed yet: lags 0, 0, 40, 90."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Both routes: every case is judged by the per-partition route and by the array route
+# ---------------------------------------------------------------------------------------------------
+
+
+def stored_window(
+    partitions: dict[TopicPartition, tuple[PartitionSample, ...]],
+    latest: GroupSnapshot | None,
+    state: GroupState = GroupState.STABLE,
+) -> GroupWindow:
+    """The same samples appended to a window store, one snapshot per sample time: its window has arrays.
+
+    A single partition keeps its samples one by one (two samples may share a time); several partitions are
+    appended per distinct time. The newest group description is then the case's own (None for a deleted group).
+    """
+    series = [(tp, samples) for tp, samples in sorted(partitions.items()) if samples]
+    if len(series) == 1:
+        steps = [{series[0][0]: s} for s in series[0][1]]
+    else:
+        times = sorted({s.at for _, samples in series for s in samples})
+        steps = [{tp: s for tp, samples in series for s in samples if s.at == t} for t in times]
+    store = MemoryWindowStore(samples=len(steps))
+    members = latest.members if latest is not None else ()
+    group_state = latest.state if latest is not None else state
+    for step in steps:
+        at = next(iter(step.values())).at
+        described = GroupSnapshot("billing", group_state, members, {tp: s.committed for tp, s in step.items()})
+        log_end = {tp: s.log_end for tp, s in step.items()}
+        log_start = {tp: s.log_start for tp, s in step.items()}
+        store.append(ClusterSnapshot("prod", at, {"billing": described}, log_end, log_start))
+    window = store.window("prod", "billing")
+    assert window is not None and window.columns is not None, "the store built the arrays"
+    return replace(window, latest=latest)
+
+
+def rule_results(facts: Facts, ownership: Ownership, now: float) -> dict[str, object]:
+    """What every partition rule says about one window's Facts."""
+    return {
+        "stop": rule_stop(facts, ownership, RULES),
+        "rewind": rule_rewind(facts),
+        "stall": rule_stall(facts, ownership, RULES),
+        "warn": rule_warn(facts, RULES),
+        "status": partition_status(facts, ownership, RULES),
+        "produce_rate": produce_rate(facts),
+        "consume_rate": consume_rate(facts),
+        "lag_seconds": lag_seconds(facts.samples, now, facts),
+    }
+
+
+def both_routes(
+    samples: tuple[PartitionSample, ...], group: GroupSnapshot | None, now: float
+) -> tuple[PartitionVerdict, PartitionVerdict]:
+    """The partition's verdict by each route, after checking that both gather the same Facts and so every rule
+    agrees. A window the array route does not cover (a sample without a commit, a rewind, a log end that went
+    back) is gathered by `window_facts` on both routes; that too is checked."""
+    python = evaluate_partition(TP, samples, group, RULES, now)
+    window = stored_window({TP: samples}, group)
+    assert window.partitions[TP] == samples
+    gathered = column_facts(window.columns, window.partitions) if window.columns is not None else {}
+    expected = window_facts(samples)
+    if TP in gathered:
+        assert gathered[TP] == expected
+        ownership, _ = ownership_of(group, TP)
+        assert rule_results(gathered[TP], ownership, now) == rule_results(expected, ownership, now)
+    (array,) = evaluate_partitions(window, RULES, now)
+    return python, array
 
 
 # ===================================================================================================
@@ -702,7 +785,8 @@ def test_partition_status(case: StatusCase) -> None:
     assert ownership is case.ownership
     assert owner == (ME if ownership is Ownership.OWNED else None)
 
-    verdict = evaluate_partition(TP, case.samples, case.group, RULES, case.now)
+    verdict, by_arrays = both_routes(case.samples, case.group, case.now)
+    assert by_arrays == verdict
 
     assert (verdict.status, verdict.reason) == (case.status, case.reason)
     assert verdict.lag == case.lag
@@ -803,6 +887,8 @@ LAG_SECONDS_CASES = [
 @pytest.mark.parametrize(("samples", "now", "expected"), LAG_SECONDS_CASES)
 def test_lag_seconds(samples: tuple[PartitionSample, ...], now: float, expected: tuple[float | None, bool]) -> None:
     value, lower_bound = lag_seconds(samples, now)
+    for verdict in both_routes(samples, OWNED, now):
+        assert (verdict.lag_seconds, verdict.lag_seconds_lower_bound) == (value, lower_bound)
     assert lower_bound is expected[1]
     if expected[0] is None:
         assert value is None
@@ -837,6 +923,8 @@ PRODUCE_CASES = [
 @pytest.mark.parametrize(("samples", "expected"), PRODUCE_CASES)
 def test_produce_rate(samples: tuple[PartitionSample, ...], expected: float | None) -> None:
     assert produce_rate(samples) == (None if expected is None else pytest.approx(expected))
+    for verdict in both_routes(samples, OWNED, samples[-1].at):
+        assert verdict.produce_rate == produce_rate(samples)
 
 
 CONSUME_CASES = [
@@ -866,6 +954,8 @@ CONSUME_CASES = [
 @pytest.mark.parametrize(("samples", "expected"), CONSUME_CASES)
 def test_consume_rate(samples: tuple[PartitionSample, ...], expected: float | None) -> None:
     assert consume_rate(samples) == (None if expected is None else pytest.approx(expected))
+    for verdict in both_routes(samples, OWNED, samples[-1].at):
+        assert verdict.consume_rate == consume_rate(samples)
 
 
 ETA_CASES = [
@@ -1370,12 +1460,100 @@ GROUP_CASES = [
         ),
         id="G09-empty-partition-skipped",
     ),
+    # G10 One sample (`lagbot check --samples 1`): TP is 150 behind (100 of 250), TP1 caught up (300 of 300).
+    #     TP's lag in seconds cannot be placed in time from one sample (None), TP1's is 0.0. The group is NOT
+    #     "0 s behind": the only lagging partition's figure is unknown, so the group's is None.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: w((0, 100, 250)), TP1: w((0, 300, 300))}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 150, "max_lag_seconds": None},
+            now=0.0,
+        ),
+        id="G10-lagging-unknown-is-not-0",
+    ),
+    # G11 A partition with nothing committed on a log holding 400 messages is lagging by an unknown amount, and
+    #     the other partition is caught up (lag 0 at every sample, 0.0 s): the group's seconds are unknown, None.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: w((0, 500, 500), (10, 500, 500), (20, 500, 500), (30, 500, 500)), TP1: W_UNCOMMITTED}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 0, "max_lag_seconds": None},
+        ),
+        id="G11-uncommitted-lagging-is-not-0",
+    ),
+    # G12 Lagging figures known on one partition only: W_DRAIN is 30 s behind (its commit 1900 is below the
+    #     oldest log end 2000, a lower bound from t=0), TP1 has nothing committed (unknown). The group is at
+    #     least as far behind as its worst known partition: 30.0.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: W_DRAIN, TP1: W_UNCOMMITTED}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 400, "max_lag_seconds": 30.0},
+        ),
+        id="G12-worst-known-lagging-figure",
+    ),
+    # G13 Every partition caught up: the group is 0.0 s behind (known, not unknown), from one sample.
+    pytest.param(
+        GroupCase(
+            gwindow({TP: w((0, 300, 300)), TP1: w((0, 50, 50))}, OWNED),
+            (Status.OK, Status.OK),
+            {"total_lag": 0, "max_lag_seconds": 0.0},
+            now=0.0,
+        ),
+        id="G13-all-caught-up-is-0",
+    ),
+    # G14 The demo's disagreement: the window holds a long rise (before a scale) then a drain. Over the whole
+    #     window produce 9,500 / 80 = 118.75 > consume 2,500 / 80 = 31.25 msg/s (a rates-based ETA says "never"),
+    #     but the trend reads the last five totals, 9,000 -> 8,000 over 40 s: shrinking. ETA, trend and the drain
+    #     rate come from those same points: draining at 25.0 msg/s, ETA 8,000 / 25 = 320 s.
+    pytest.param(
+        GroupCase(
+            gwindow(
+                {
+                    TP: w(
+                        (0, 0, 1000),
+                        (10, 0, 4000),
+                        (20, 0, 7000),
+                        (30, 0, 9000),
+                        (40, 500, 9500),
+                        (50, 1000, 9750),
+                        (60, 1500, 10000),
+                        (70, 2000, 10250),
+                        (80, 2500, 10500),
+                    )
+                },
+                OWNED,
+            ),
+            (Status.OK,),
+            {
+                "trend": "shrinking",
+                "drain_rate": 25.0,
+                "eta_seconds": 320.0,
+                "total_lag": 8000,
+                "produce_rate": 118.75,
+                "consume_rate": 31.25,
+            },
+            now=80.0,
+        ),
+        id="G14-eta-trend-drain-one-source",
+    ),
+    # G15 A steady total (W_PACE: 1000 at every sample): drain rate 0.0, trend steady, ETA None (never).
+    pytest.param(
+        GroupCase(
+            gwindow({TP: W_PACE}, OWNED), (Status.OK,), {"trend": "steady", "drain_rate": 0.0, "eta_seconds": None}
+        ),
+        id="G15-steady-no-eta",
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", GROUP_CASES)
 def test_evaluate_group(case: GroupCase) -> None:
     verdict = evaluate_group(case.window, thresholds=case.thresholds, rules=RULES, now=case.now)
+    state = case.window.samples[-1].state
+    arrays = stored_window(dict(case.window.partitions), case.window.latest, state)
+    assert evaluate_group(arrays, thresholds=case.thresholds, rules=RULES, now=case.now) == verdict
 
     assert (verdict.cluster, verdict.group) == ("prod", "billing")
     assert tuple(p.status for p in verdict.partitions) == case.statuses
@@ -1443,3 +1621,26 @@ def test_lag_seconds_series_equals_lag_seconds_of_each_prefix() -> None:
             if value is not None:
                 expected[s.at] = value
         assert _max_lag_seconds_series(window) == pytest.approx(expected)
+
+
+STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 27, 11, 4, 3
+"""Of 40 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
+commit, a rewind or a log end that went back, which the arrays leave to `window_facts`."""
+
+
+def test_the_cases_reach_the_array_route() -> None:
+    # The comparison of the routes is only a proof if the array route gathers Facts itself for many cases: every
+    # window of the tables with a commit at every sample and nothing going back. Counted per table.
+    def reached(windows: list[tuple[PartitionSample, ...]]) -> int:
+        found = 0
+        for samples in windows:
+            window = stored_window({TP: samples}, OWNED)
+            assert window.columns is not None
+            found += TP in column_facts(window.columns, window.partitions)
+        return found
+
+    status = [p.values[0].samples for p in STATUS_CASES]
+    assert (reached(status), len(status)) == (STATUS_REACHED, len(STATUS_CASES))
+    assert reached([p.values[0] for p in LAG_SECONDS_CASES]) == LAG_SECONDS_REACHED
+    assert reached([p.values[0] for p in PRODUCE_CASES]) == PRODUCE_REACHED
+    assert reached([p.values[0] for p in CONSUME_CASES]) == CONSUME_REACHED

@@ -6,7 +6,7 @@ with the severity and status the evaluator gave. Add a case with every bug fixed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -27,6 +27,8 @@ class Point:
     error: str | None = None
     produce: float | None = None
     consume: float | None = None
+    drain: float | None = None
+    """The verdict's own drain rate (the rate behind its trend and ETA), when the case sets one."""
 
     def check(self) -> Check:
         v = verdict(
@@ -37,7 +39,7 @@ class Point:
             produce=self.produce,
             consume=self.consume,
         )
-        return Check(v, self.at)
+        return Check(replace(v, drain_rate=self.drain), self.at)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,16 @@ CASES = {
         "draining at 2,000 msg/s, ETA 40 s (lag 140,000 -> 80,000)",
         rate=2_000.0,
         eta=40.0,
+    ),
+    # 20. The newest verdict carries its own drain rate (25 msg/s over its window's recent totals, the rate behind
+    #     the root message's trend and ETA): the thread says the same, 25 msg/s and 80,000 / 25 = 3,200 s, not
+    #     the 2,000 msg/s of the two checks, so the root and the thread never disagree (found by the demo).
+    "20-drain-rate-is-the-verdicts": Case(
+        [Point(140_000, 10), Point(80_000, 40, drain=25.0)],
+        Progress.IMPROVING,
+        "draining at 25.0 msg/s, ETA 53 min (lag 140,000 -> 80,000)",
+        rate=25.0,
+        eta=3_200.0,
     ),
     # 19. A policy without a settle period escalates the first rise at once.
     "19-no-settle-period": Case(
