@@ -96,6 +96,15 @@ def config_not_yaml(path: Path, problem: str, where: str | None = None) -> str:
     return f"{path}: not valid YAML" + (f" at {where}" if where else "") + f": {first_line}"
 
 
+def config_not_utf8(path: Path, byte: int, position: int) -> str:
+    return f"{path}: not UTF-8 text (byte 0x{byte:02x} at position {position}): save the file as UTF-8"
+
+
+def config_env_not_json(variable: str, field: str) -> str:
+    example = """, e.g. \'[{"name": "prod", "bootstrap_servers": "kafka:9092"}]\'""" if field == "clusters" else ""
+    return f"environment variable {variable}: not valid JSON ({field} takes a JSON value{example})"
+
+
 def config_not_mapping(path: Path, kind: str) -> str:
     return f"{path}: the configuration must be a mapping of settings, not a {kind}"
 
@@ -365,6 +374,23 @@ def cli_sampling(taken: int, samples: int, every: float) -> str:
 
 def cli_no_cluster() -> str:
     return "no cluster to check: give --config FILE, --bootstrap HOST:PORT, or set LAGBOT_CLUSTERS"
+
+
+def cli_version(version: str) -> str:
+    return f"lagbot {version}"
+
+
+def cli_no_config() -> str:
+    return (
+        "no configuration: give --config FILE (see examples/lagbot.yaml), or set LAGBOT_CLUSTERS and LAGBOT_REDIS_URL"
+    )
+
+
+def cli_audit_needs_config() -> str:
+    return (
+        "the audit trail is in the bot's Redis: give --config FILE (the bot's configuration, with redis_url), "
+        "or set LAGBOT_CLUSTERS and LAGBOT_REDIS_URL"
+    )
 
 
 def cli_bootstrap_needs_one_cluster() -> str:
