@@ -2092,6 +2092,29 @@ def cli_drain_no_group(group: str, cluster: str) -> str:
     return f"--group: no consumer group {group!r} on cluster {cluster!r}"
 
 
+def drain_needs_java(minimum: int, java: str | None, major: int | None) -> str:
+    install = "install a Java runtime (Debian: apt install openjdk-17-jre-headless) or set JAVA_HOME"
+    if java is None:
+        return f"the drain runs Spark, which needs Java {minimum} or newer, and there is none: {install}"
+    found = f"Java {major}" if major is not None else "a Java whose version it does not report"
+    return f"the drain runs Spark, which needs Java {minimum} or newer; {java} is {found}: {install}"
+
+
+def drain_sink_not_writable(sink: str, directory: str) -> str:
+    return f"sink {sink}: cannot write there: {directory} is not writable by this user; nothing was done"
+
+
+def drain_sink_not_a_directory(sink: str, path: str) -> str:
+    return f"sink {sink}: cannot write there: {path} is a file, not a directory; nothing was done"
+
+
+def cli_drain_consumers_running(group: str, members: int, state: str) -> str:
+    return (
+        f"group {group!r} has {members} running consumer(s) (state {state}): stop them first, or drain it from "
+        "Slack, where the policy names the workload to pause; nothing was done"
+    )
+
+
 def cli_drain_need_sink() -> str:
     return "--sink: required (or set drain.sink in the configuration)"
 

@@ -82,8 +82,16 @@ class Kafka:
         from confluent_kafka import ConsumerGroupTopicPartitions
 
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
-        for future in self.admin.alter_consumer_group_offsets([request]).values():
-            future.result(15)
+        # A fresh broker answers per partition (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) while its
+        # offsets topic loads; the request as a whole succeeds, so each partition's error is checked.
+        deadline = time.monotonic() + 30
+        while True:
+            done = self.admin.alter_consumer_group_offsets([request])[group].result(15)
+            errors = [tp.error for tp in done.topic_partitions if tp.error is not None]
+            if not errors:
+                return
+            assert time.monotonic() < deadline, f"committing offsets of {group} failed for 30 s: {errors[0]}"
+            time.sleep(0.2)
 
     def consumer(self, group: str, **overrides: object) -> Consumer:
         """A real consumer that joins fast (session.timeout.ms=6000) and commits only when told."""
