@@ -345,10 +345,20 @@ def behind(seconds: float | None) -> str:
     return "-" if seconds is None else duration(seconds)
 
 
+STATUS_WORDS = {"OK": "consuming", "WARN": "not catching up", "STALL": "stalled", "REWIND": "rewound",
+                "STOP": "stopped", "ERR": "unreadable"}  # fmt: skip
+"""What the consumers are doing, in words: beside a severity, "status OK" read as a contradiction ("WARN ...
+status OK"); "WARN ... consuming" says the lag is high although the consumers move."""
+
+
+def status_word(v: GroupVerdict | PartitionVerdict) -> str:
+    return STATUS_WORDS[v.status.name]
+
+
 def cli_group_headline(v: GroupVerdict) -> str:
     lag_s = behind(v.max_lag_seconds)
     return (
-        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · status {v.status.name} · "
+        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · {status_word(v)} · "
         f"state {v.state.value} · "
         f"lag {count(v.total_lag)} · {lag_s} behind · trend {v.trend} · "
         f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
@@ -442,7 +452,7 @@ def slack_headline(v: GroupVerdict) -> str:
     lag_s = behind(v.max_lag_seconds)
     return (
         f"{SEVERITY_EMOJI[v.severity.label]} *{v.severity.label.upper()}* `{slack_escape(v.group)}` "
-        f"on {slack_escape(v.cluster)}: status *{v.status.name}*, lag *{count(v.total_lag)}* ({lag_s} behind) "
+        f"on {slack_escape(v.cluster)}: *{status_word(v)}*, lag *{count(v.total_lag)}* ({lag_s} behind) "
         f"{TREND_ARROW.get(v.trend, '?')} {v.trend}, ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)}"
     )
 
@@ -456,7 +466,7 @@ def slack_root_context(v: GroupVerdict, worst: PartitionVerdict | None) -> str:
 
 
 def slack_root_fallback(v: GroupVerdict) -> str:
-    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {v.status.name}, lag {count(v.total_lag)}"
+    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {status_word(v)}, lag {count(v.total_lag)}"
 
 
 def slack_table_title(v: GroupVerdict) -> str:
@@ -769,7 +779,7 @@ def lag_top_silenced_cell(remaining: float) -> str:
 
 def lag_top_line(rank: int, v: GroupVerdict) -> str:
     return (
-        f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {v.status.name}, "
+        f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {status_word(v)}, "
         f"lag {count(v.total_lag)}, {behind(v.max_lag_seconds)} behind"
     )
 
@@ -958,8 +968,13 @@ def restart_summary_members(members: int, group: str) -> str:
     return _button(f"Restart {members} stuck consumer{'s' if members > 1 else ''} of {group}")
 
 
-def restart_step_rolling(kind: str, namespace: str, name: str, why: str) -> str:
-    return f"rolling restart of {kind} {namespace}/{name}: {why}"
+def workload_label(executor: str, kind: str, namespace: str, name: str) -> str:
+    """A workload as people know it: a Kubernetes kind and namespace/name, or a local fleet by its name."""
+    return f"local fleet {name}" if executor == "local" else f"{kind} {namespace}/{name}"
+
+
+def restart_step_rolling(workload: str, why: str) -> str:
+    return f"rolling restart of {workload}: {why}"
 
 
 def restart_step_member(client_id: str, host: str, member_id: str, partitions: Sequence[str]) -> str:
@@ -1002,8 +1017,8 @@ def scale_summary(workload: str, current: int, target: int) -> str:
     return _button(f"Scale {workload} {current} -> {target}")
 
 
-def scale_step(kind: str, namespace: str, name: str, current: int, target: int) -> str:
-    return f"scale {kind} {namespace}/{name} from {current} to {target} replicas"
+def scale_step(workload: str, current: int, target: int) -> str:
+    return f"scale {workload} from {current} to {target} replicas"
 
 
 def scale_step_keda_pause(scaled_object: str, annotation: str, target: int) -> str:
