@@ -103,3 +103,17 @@ def test_policy_validate_reports_every_bad_file_and_still_checks_the_others(
         f"lagbot: {bad}: not UTF-8 text (byte 0xe9 at position 23): save the file as UTF-8",
         f"{missing}: cannot read the configuration file: No such file or directory",
     ]
+
+
+def test_report_errors_are_one_line_on_a_narrow_non_terminal_output() -> None:
+    import io
+
+    from rich.console import Console
+
+    from bot.check import CheckReport
+    from bot.terminal import print_report
+
+    error = "cluster 'default' unreachable while listing consumer groups: " + "Local: Timed out (_TIMED_OUT) " * 4
+    out = io.StringIO()
+    print_report(CheckReport(taken_at=0.0, verdicts=[], cluster_errors={"default": error}), Console(file=out, width=80))
+    assert out.getvalue().splitlines() == [f"cluster default: UNREACHABLE ({error})"]
