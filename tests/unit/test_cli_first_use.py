@@ -113,7 +113,7 @@ def test_report_errors_are_one_line_on_a_narrow_non_terminal_output() -> None:
     from bot.check import CheckReport
     from bot.terminal import print_report
 
-    error = "cluster 'default' unreachable while listing consumer groups: " + "Local: Timed out (_TIMED_OUT) " * 4
+    error = "cluster 'default' unreachable while listing consumer groups: " + "Local: Timed out (_TIMED_OUT) " * 12
     out = io.StringIO()
     print_report(CheckReport(taken_at=0.0, verdicts=[], cluster_errors={"default": error}), Console(file=out, width=80))
     assert out.getvalue().splitlines() == [f"cluster default: UNREACHABLE ({error})"]
