@@ -64,6 +64,9 @@ def test_the_demo_runs_the_bot_end_to_end_and_leaves_nothing_behind() -> None:
     click = re.search(r"U0ONCALL clicks \[ (Scale orders-workers 1 -> ([234])) \]", out)
     assert click is not None, out[-3000:]
     scale = click.group(1)
+    # The proposal names the local fleet as what it is, not as a Deployment in namespace default.
+    assert f"scale local fleet orders-workers from 1 to {click.group(2)} replicas" in out
+    assert "deployment default/" not in out
     assert "the app answered HTTP 200" in out
     assert f"Approved by @U0ONCALL: running {scale}" in out
     assert f"✔ {scale} done: scaled fleet orders-workers from 1 to {click.group(2)} replicas" in out
