@@ -6,6 +6,7 @@ Exit codes: 0 written, 4 bad usage or configuration (named), 3 Redis unreachable
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,8 @@ def export(
     group: Annotated[str | None, typer.Option("--group", "-g", help="Only this group (exact name).")] = None,
 ) -> None:
     """Write every audit entry as one JSON object per line, oldest first."""
+    if config is None and "LAGBOT_CLUSTERS" not in os.environ:
+        raise ConfigError(messages.cli_audit_needs_config())
     settings = load_settings(config)
     if not settings.redis_url:
         raise ConfigError(messages.bot_needs_redis())

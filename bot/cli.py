@@ -13,12 +13,14 @@ import logging
 import os
 import re
 import sys
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from bot import messages
@@ -47,6 +49,22 @@ app = typer.Typer(
 )
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(messages.cli_version(package_version("lagbot")))
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print lagbot's version and exit."),
+    ] = False,
+) -> None:
+    """Watch Kafka consumer lag, explain it, and fix it with a human's approval."""
+
+
 def exit_code(report: CheckReport) -> int:
     """The process exit code for a check report."""
     if report.unreadable:
@@ -57,14 +75,18 @@ def exit_code(report: CheckReport) -> int:
     return EXIT_WARN if worst is Severity.WARN else EXIT_OK
 
 
-def load_for_cli(config: Path | None, bootstrap: str | None, group: str | None) -> Settings:
+def load_for_cli(
+    config: Path | None, bootstrap: str | None, group: str | None, *, takes_bootstrap: bool = True
+) -> Settings:
     """Settings from the file (or the environment), then the command-line flags, which win over both.
+
+    `takes_bootstrap`: whether the command has a --bootstrap flag to suggest when nothing names a cluster.
 
     Raises:
         ConfigError: a bad file, environment variable, flag, or librdkafka property, named.
     """
     if config is None and bootstrap is None and "LAGBOT_CLUSTERS" not in os.environ:
-        raise ConfigError(messages.cli_no_cluster())
+        raise ConfigError(messages.cli_no_cluster() if takes_bootstrap else messages.cli_no_config())
     if config is not None:
         settings, source = load_settings(config), str(config)
     else:
@@ -148,7 +170,7 @@ def run(
     from bot.runner import run_bot
 
     configure_logging(verbose=verbose)
-    settings = load_for_cli(config, None, None)
+    settings = load_for_cli(config, None, None, takes_bootstrap=False)
     raise typer.Exit(run_bot(settings))
 
 
@@ -256,9 +278,11 @@ def drain(
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every usage or config error into one message and exit code 4."""
     try:
-        result = app(args=argv, standalone_mode=False)
+        result = app(args=argv, prog_name="lagbot", standalone_mode=False)
     except typer.Exit as done:
         sys.exit(done.exit_code)
+    except NoArgsIsHelpError:  # `lagbot` (or `lagbot policy`) alone: the help was printed, that is the answer
+        sys.exit(EXIT_OK)
     except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
         print(f"lagbot: {exc.format_message()}", file=sys.stderr)
         ctx = getattr(exc, "ctx", None)

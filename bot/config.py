@@ -23,7 +23,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from bot import messages
 from bot.digest_config import DigestSettings
@@ -330,6 +330,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(messages.config_unreadable(path, exc.strerror or str(exc))) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(messages.config_not_utf8(path, exc.object[exc.start], exc.start)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -354,6 +356,19 @@ def build_settings(data: dict[str, Any], *, source: str) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, source=source)) from None
+    except SettingsError as exc:  # an environment variable holding a list or mapping that is not JSON
+        raise ConfigError(env_parse_error(str(exc))) from None
+
+
+def env_parse_error(problem: str) -> str:
+    """Name the environment variable pydantic-settings could not parse (its message names only the field)."""
+    found = re.search(r'field "([^"]+)"', problem)
+    if found is None:
+        return problem
+    field = found.group(1)
+    wanted = (ENV_PREFIX + field).upper()
+    variable = next((name for name in os.environ if name.upper() == wanted), wanted)
+    return messages.config_env_not_json(variable, field)
 
 
 def load_settings(path: Path | None, *, defaults: dict[str, Any] | None = None) -> Settings:

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from rich.console import Console
 
@@ -50,8 +50,17 @@ def _setup(bootstrap: str) -> None:
         produce(producer, "orders", partition, 100)
     committed = [TopicPartition("user-events", p, o) for p, o in ((0, 300), (1, 200), (2, 280))]
     request = ConsumerGroupTopicPartitions(LAGGING_GROUP, committed)
-    for future in admin.alter_consumer_group_offsets([request]).values():
-        future.result(15)
+    # A fresh broker answers per partition (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) while its offsets
+    # topic loads, and the request as a whole still succeeds: retried until every partition is committed.
+    deadline = time.monotonic() + 30
+    while True:
+        done = admin.alter_consumer_group_offsets([request])[LAGGING_GROUP].result(15)
+        errors = [tp.error for tp in done.topic_partitions if tp.error is not None]
+        if not errors:
+            return
+        if time.monotonic() > deadline:
+            raise KafkaException(errors[0])
+        time.sleep(0.2)
 
 
 def _healthy_consumer(bootstrap: str, stop: threading.Event) -> None:

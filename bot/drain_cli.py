@@ -22,8 +22,9 @@ from bot.model import GroupVerdict, Status
 from bot.terminal import wide
 from bot.window import MemoryWindowStore
 from remediations.base import ExecutionContext, Plan
-from remediations.drain import DrainError, DrainParams, DrainRemediation, plan_partitions, plan_ranges
+from remediations.drain import DrainError, DrainParams, DrainRemediation, needs_pause, plan_partitions, plan_ranges
 from remediations.drain_job import JobProgress
+from remediations.drain_preflight import java_problem, sink_problem
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 3
 _FLAGS = {"sink": "--sink", "chunk": "--chunk", "master": "--master", "topics": "--topic"}
@@ -45,9 +46,13 @@ def run_drain(
         ConfigError: a bad flag or setting (named), or no such group on the cluster.
     """
     out = wide(out or Console())
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # one line per error, never cut at 80 columns
     target = pick_cluster(settings, cluster)
     params = drain_params(settings, sink, overrides)
+    problem = None if dry_run else java_problem() or sink_problem(params.sink, params.master)
+    if problem is not None:
+        err.print(f"lagbot: {problem}", style="bold red", highlight=False)
+        return EXIT_FAILED
     verdict = read_verdict(settings, target, group)
     if isinstance(verdict, str):
         err.print(f"lagbot: {verdict}", style="bold red", highlight=False)
@@ -57,6 +62,10 @@ def run_drain(
     except DrainError as exc:
         err.print(f"lagbot: {exc}", style="bold red", highlight=False)
         return EXIT_UNREADABLE
+    if not dry_run and plan_ranges(plan) and needs_pause(verdict):  # refused before any plan or bar is drawn
+        running = messages.cli_drain_consumers_running(group, len(verdict.members), verdict.state.value)
+        err.print(f"lagbot: {running}", style="bold red", highlight=False)
+        return EXIT_FAILED
     print_plan(plan, out)
     if dry_run:
         out.print(messages.cli_drain_dry_run())

@@ -82,16 +82,21 @@ class _Service:
         return "\n".join(self._log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        """Stop the process if it runs, and remove its log (a detached service keeps both)."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        try:
-            os.killpg(process.pid, self.stop_signal)
-            process.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, self.stop_signal)
+                process.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=5)
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
 
     def __enter__(self) -> Self:
         return self
@@ -162,10 +167,11 @@ class EmbeddedRedis(_Service):
     """A redis-server without persistence on 127.0.0.1:<free port>."""
 
     name = "redis"
+    _dir: str | None = None
 
     def start(self, timeout: float = 20.0) -> Self:
         self.port = free_port()
-        self._dir = tempfile.mkdtemp(prefix="lagbot-redis-")
+        self._dir = directory = tempfile.mkdtemp(prefix="lagbot-redis-")
         argv = [
             redis_server_binary(),
             "--port",
@@ -177,7 +183,7 @@ class EmbeddedRedis(_Service):
             "--appendonly",
             "no",
             "--dir",
-            self._dir,
+            directory,
         ]
         self._spawn(argv, timeout)
         return self
@@ -185,6 +191,12 @@ class EmbeddedRedis(_Service):
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        super().stop()
+        directory, self._dir = self._dir, None
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def exact_producer(bootstrap: str) -> Any:

@@ -108,6 +108,15 @@ def config_not_yaml(path: Path, problem: str, where: str | None = None) -> str:
     return f"{path}: not valid YAML" + (f" at {where}" if where else "") + f": {first_line}"
 
 
+def config_not_utf8(path: Path, byte: int, position: int) -> str:
+    return f"{path}: not UTF-8 text (byte 0x{byte:02x} at position {position}): save the file as UTF-8"
+
+
+def config_env_not_json(variable: str, field: str) -> str:
+    example = """, e.g. \'[{"name": "prod", "bootstrap_servers": "kafka:9092"}]\'""" if field == "clusters" else ""
+    return f"environment variable {variable}: not valid JSON ({field} takes a JSON value{example})"
+
+
 def config_not_mapping(path: Path, kind: str) -> str:
     return f"{path}: the configuration must be a mapping of settings, not a {kind}"
 
@@ -395,10 +404,20 @@ def behind(seconds: float | None) -> str:
     return "-" if seconds is None else duration(seconds)
 
 
+STATUS_WORDS = {"OK": "consuming", "WARN": "not catching up", "STALL": "stalled", "REWIND": "rewound",
+                "STOP": "stopped", "ERR": "unreadable"}  # fmt: skip
+"""What the consumers are doing, in words: beside a severity, "status OK" read as a contradiction ("WARN ...
+status OK"); "WARN ... consuming" says the lag is high although the consumers move."""
+
+
+def status_word(v: GroupVerdict | PartitionVerdict) -> str:
+    return STATUS_WORDS[v.status.name]
+
+
 def cli_group_headline(v: GroupVerdict) -> str:
     lag_s = behind(v.max_lag_seconds)
     return (
-        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · status {v.status.name} · "
+        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · {status_word(v)} · "
         f"state {v.state.value} · "
         f"lag {count(v.total_lag)} · {lag_s} behind · trend {v.trend} · "
         f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
@@ -424,6 +443,23 @@ def cli_sampling(taken: int, samples: int, every: float) -> str:
 
 def cli_no_cluster() -> str:
     return "no cluster to check: give --config FILE, --bootstrap HOST:PORT, or set LAGBOT_CLUSTERS"
+
+
+def cli_version(version: str) -> str:
+    return f"lagbot {version}"
+
+
+def cli_no_config() -> str:
+    return (
+        "no configuration: give --config FILE (see examples/lagbot.yaml), or set LAGBOT_CLUSTERS and LAGBOT_REDIS_URL"
+    )
+
+
+def cli_audit_needs_config() -> str:
+    return (
+        "the audit trail is in the bot's Redis: give --config FILE (the bot's configuration, with redis_url), "
+        "or set LAGBOT_CLUSTERS and LAGBOT_REDIS_URL"
+    )
 
 
 def cli_bootstrap_needs_one_cluster() -> str:
@@ -475,7 +511,7 @@ def slack_headline(v: GroupVerdict) -> str:
     lag_s = behind(v.max_lag_seconds)
     return (
         f"{SEVERITY_EMOJI[v.severity.label]} *{v.severity.label.upper()}* `{slack_escape(v.group)}` "
-        f"on {slack_escape(v.cluster)}: status *{v.status.name}*, lag *{count(v.total_lag)}* ({lag_s} behind) "
+        f"on {slack_escape(v.cluster)}: *{status_word(v)}*, lag *{count(v.total_lag)}* ({lag_s} behind) "
         f"{TREND_ARROW.get(v.trend, '?')} {v.trend}, ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)}"
     )
 
@@ -489,7 +525,7 @@ def slack_root_context(v: GroupVerdict, worst: PartitionVerdict | None) -> str:
 
 
 def slack_root_fallback(v: GroupVerdict) -> str:
-    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {v.status.name}, lag {count(v.total_lag)}"
+    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {status_word(v)}, lag {count(v.total_lag)}"
 
 
 def slack_table_title(v: GroupVerdict) -> str:
@@ -802,7 +838,7 @@ def lag_top_silenced_cell(remaining: float) -> str:
 
 def lag_top_line(rank: int, v: GroupVerdict) -> str:
     return (
-        f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {v.status.name}, "
+        f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {status_word(v)}, "
         f"lag {count(v.total_lag)}, {behind(v.max_lag_seconds)} behind"
     )
 
@@ -998,8 +1034,13 @@ def restart_summary_members(members: int, group: str) -> str:
     return _button(f"Restart {members} stuck consumer{'s' if members > 1 else ''} of {group}")
 
 
-def restart_step_rolling(kind: str, namespace: str, name: str, why: str) -> str:
-    return f"rolling restart of {kind} {namespace}/{name}: {why}"
+def workload_label(executor: str, kind: str, namespace: str, name: str) -> str:
+    """A workload as people know it: a Kubernetes kind and namespace/name, or a local fleet by its name."""
+    return f"local fleet {name}" if executor == "local" else f"{kind} {namespace}/{name}"
+
+
+def restart_step_rolling(workload: str, why: str) -> str:
+    return f"rolling restart of {workload}: {why}"
 
 
 def restart_step_member(client_id: str, host: str, member_id: str, partitions: Sequence[str]) -> str:
@@ -1042,8 +1083,8 @@ def scale_summary(workload: str, current: int, target: int) -> str:
     return _button(f"Scale {workload} {current} -> {target}")
 
 
-def scale_step(kind: str, namespace: str, name: str, current: int, target: int) -> str:
-    return f"scale {kind} {namespace}/{name} from {current} to {target} replicas"
+def scale_step(workload: str, current: int, target: int) -> str:
+    return f"scale {workload} from {current} to {target} replicas"
 
 
 def scale_step_keda_pause(scaled_object: str, annotation: str, target: int) -> str:
@@ -2136,6 +2177,29 @@ def drain_verify_improving(lag: int) -> str:
 
 def cli_drain_no_group(group: str, cluster: str) -> str:
     return f"--group: no consumer group {group!r} on cluster {cluster!r}"
+
+
+def drain_needs_java(minimum: int, java: str | None, major: int | None) -> str:
+    install = "install a Java runtime (Debian: apt install openjdk-17-jre-headless) or set JAVA_HOME"
+    if java is None:
+        return f"the drain runs Spark, which needs Java {minimum} or newer, and there is none: {install}"
+    found = f"Java {major}" if major is not None else "a Java whose version it does not report"
+    return f"the drain runs Spark, which needs Java {minimum} or newer; {java} is {found}: {install}"
+
+
+def drain_sink_not_writable(sink: str, directory: str) -> str:
+    return f"sink {sink}: cannot write there: {directory} is not writable by this user; nothing was done"
+
+
+def drain_sink_not_a_directory(sink: str, path: str) -> str:
+    return f"sink {sink}: cannot write there: {path} is a file, not a directory; nothing was done"
+
+
+def cli_drain_consumers_running(group: str, members: int, state: str) -> str:
+    return (
+        f"group {group!r} has {members} running consumer(s) (state {state}): stop them first, or drain it from "
+        "Slack, where the policy names the workload to pause; nothing was done"
+    )
 
 
 def cli_drain_need_sink() -> str:

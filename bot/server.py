@@ -1,4 +1,8 @@
-"""The bot's HTTP server: Slack's requests (HTTP mode), `/healthz` and `/metrics`, on one port.
+"""The bot's HTTP server: Slack's requests (HTTP mode), `/livez`, `/healthz` and `/metrics`, on one port.
+
+`/livez` answers 200 as long as the process serves HTTP: it never depends on Redis or Kafka, so a Kubernetes
+liveness probe on it does not restart every replica in a loop while Redis is down. `/healthz` is readiness: 503
+while the bot cannot reach what it needs (Redis).
 
 Slack's requests go to the bolt app unchanged (it verifies the signature and the timestamp and answers
 401 otherwise); the server only moves bytes. Bodies are capped so a bad client cannot exhaust memory.
@@ -22,6 +26,8 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 1_000_000
 SLACK_PATH = "/slack/events"
+LIVENESS_PATH = "/livez"
+READINESS_PATH = "/healthz"
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 Health = Callable[[], tuple[bool, dict[str, Any]]]
@@ -29,7 +35,7 @@ Health = Callable[[], tuple[bool, dict[str, Any]]]
 
 
 class BotHTTPServer:
-    """Serves POST /slack/events (when an app is given), GET /healthz and GET /metrics."""
+    """Serves POST /slack/events (when an app is given), GET /livez, GET /healthz and GET /metrics."""
 
     def __init__(
         self,
@@ -82,7 +88,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = urlparse(self.path).path
         owner = self.server.owner
-        if path == "/healthz":
+        if path == LIVENESS_PATH:
+            self._send(200, b'{"live": true}', "application/json")
+        elif path == READINESS_PATH:
             healthy, details = owner.health()
             self._send(200 if healthy else 503, json.dumps(details).encode(), "application/json")
         elif path == "/metrics":

@@ -32,7 +32,7 @@ def print_report(report: CheckReport, console: Console) -> None:
     """Print every cluster error, then one section per group: summary line, partition table, causes."""
     console = wide(console)
     for cluster, error in sorted(report.cluster_errors.items()):
-        console.print(Text(messages.cli_cluster_error(cluster, error), style="bold red"))
+        console.print(Text(messages.cli_cluster_error(cluster, error), style="bold red"), soft_wrap=True)
     if not report.verdicts and not report.cluster_errors:
         console.print(messages.cli_no_groups())
     for verdict in report.verdicts:
@@ -51,7 +51,7 @@ def print_group(verdict: GroupVerdict, console: Console) -> None:
     style = _SEVERITY_STYLE[verdict.severity]
     console.print(Text(messages.cli_group_headline(verdict), style=style), soft_wrap=True)
     if verdict.error:
-        console.print(Text(verdict.error, style="red"))
+        console.print(Text(verdict.error, style="red"), soft_wrap=True)
         return
     console.print(partition_table(verdict))
     for cause in verdict.causes:

@@ -1,4 +1,4 @@
-"""`lagbot policy validate FILE` and `lagbot policy explain CLUSTER GROUP [--policy FILE]`.
+"""`lagbot policy validate FILE...` and `lagbot policy explain CLUSTER GROUP [--policy FILE]`.
 
 Exit codes: 0 valid (or explained); 4 an unreadable or invalid policy, every problem named on its own line
 (raised as PolicyError, which `lagbot`'s main turns into exit code 4).
@@ -14,16 +14,26 @@ import typer
 
 from bot import messages
 from policies.explain import explain as explain_lines
-from policies.loader import default_policy_path, load_policy
+from policies.loader import PolicyError, default_policy_path, load_policy
 
 app = typer.Typer(name="policy", help="Check and explain remediation policies.", no_args_is_help=True)
 
 
 @app.command()
-def validate(file: Annotated[Path, typer.Argument(metavar="FILE", help="The policy YAML file.")]) -> None:
-    """Validate a policy file; every problem is named by file, rule and field."""
-    policy = load_policy(file)
-    print(messages.policy_valid(str(file), len(policy.rules)))
+def validate(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Policy YAML files (one or more).")],
+) -> None:
+    """Validate policy files; every problem is named by file, rule and field (exit 4 if any file is invalid)."""
+    problems = []
+    for file in files:
+        try:
+            policy = load_policy(file)
+        except PolicyError as exc:
+            problems.append(str(exc))
+            continue
+        print(messages.policy_valid(str(file), len(policy.rules)))
+    if problems:
+        raise PolicyError("\n".join(problems))
 
 
 @app.command()

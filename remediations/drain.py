@@ -56,6 +56,7 @@ from remediations.drain_plan import (
     layout,
     plan_id,
 )
+from remediations.drain_preflight import java_problem, sink_problem
 from remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, ParquetWriter, check_master, is_local
 from remediations.drain_sinks import SinkError, manifest_url, parse_sink
 from remediations.executors.base import Executor, Workload
@@ -472,6 +473,9 @@ class DrainRemediation(Remediation):
         paused: _Paused | None = None
         try:
             kafka, admin = self._clients(context)
+            problem = java_problem() or sink_problem(plan.after["sink"], params.master)
+            if problem is not None:  # before anything is paused or read
+                raise DrainError(problem)
             self._preflight(plan, admin)
             if plan.after["pause"]:
                 paused = self._pause(plan, params, context)

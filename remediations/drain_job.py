@@ -52,6 +52,7 @@ from remediations.drain_sinks import (
     replay_range,
     tally_batch,
 )
+from remediations.jvm_stderr import quiet_jvm_start
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -156,7 +157,11 @@ def spark_session(master: str | None, *, app_name: str = "lagbot-drain") -> Spar
             .config("spark.ui.enabled", "false")
             .config("spark.pyspark.python", sys.executable)
         )
-    session = builder.getOrCreate()
+    from pyspark import SparkContext
+
+    starts_jvm = SparkContext._active_spark_context is None and master is not None and is_local(master)
+    with quiet_jvm_start() if starts_jvm else contextlib.nullcontext():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import re
 import time
@@ -35,6 +36,9 @@ from remediations.drain_plan import OffsetRange, RangeReceipt, RangeStatus
 from remediations.drain_settings import ParquetWriter
 
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+CLIENT_LOG = logging.getLogger("lagbot.drain.librdkafka")
+"""The tasks' Kafka clients log here, not to stderr: in a Spark worker without logging set up, only warnings
+and errors are printed (Python's last-resort handler); librdkafka's notices and info lines are not."""
 SOURCE_HEADER = "lagbot-drain-source"
 READ_BATCH = 10_000
 """Messages asked of librdkafka per consume() call, at most: never more than the offsets left in the
@@ -149,7 +153,13 @@ def first_line(exc: BaseException) -> str:
     for marker in ("InjectedFailure: ", "RangeReadError: "):
         if marker in text:
             return marker + text.split(marker, 1)[1].splitlines()[0]
-    return text.splitlines()[0] if text else type(exc).__name__
+    lines = text.splitlines()
+    if lines and lines[0].startswith("An error occurred while calling "):
+        # A Java exception through Py4J: its first line names only the call (o58.create); the next says what.
+        cause = next((line.removeprefix(": ") for line in lines[1:] if line.startswith(": ")), None)
+        if cause:
+            return cause
+    return lines[0] if lines else type(exc).__name__
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -182,7 +192,7 @@ def read_range(
     """
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-    consumer = Consumer(reader_config(kafka))
+    consumer = Consumer(reader_config(kafka), logger=CLIENT_LOG)
     tp = TopicPartition(rng.topic, rng.partition, rng.start)
     position, seen, idle_since = rng.start, 0, time.monotonic()
     try:
@@ -503,7 +513,7 @@ def replay_range(
         if error is not None:
             failures.append(str(error))
 
-    producer = Producer(producer_config(kafka))
+    producer = Producer(producer_config(kafka), logger=CLIENT_LOG)
     try:
         for batch in read_range(kafka, rng, idle_timeout=idle_timeout, fail_after=fail_after):
             for m in batch:

@@ -94,9 +94,7 @@ class Restart(Remediation):
         if rolling:
             why = messages.restart_why_rolling(params.scope == "workload", bool(stalled))
             summary = messages.restart_summary_rolling(workload.name)
-            steps: tuple[str, ...] = (
-                messages.restart_step_rolling(workload.kind, workload.namespace, workload.name, why),
-            )
+            steps: tuple[str, ...] = (messages.restart_step_rolling(workload.label(), why),)
             after: dict[str, object] = {"restart": "workload", "workload": workload.name}
             checks: tuple[str, ...] = (messages.preflight_not_rebalancing(),)
         else:

@@ -87,7 +87,7 @@ class Scale(Remediation):
         current, workload = params.current_replicas, params.workload
         if target == current:
             raise PlanError(messages.scale_nothing_to_do(workload.name, current))
-        steps = [messages.scale_step(workload.kind, workload.namespace, workload.name, current, target)]
+        steps = [messages.scale_step(workload.label(), current, target)]
         after: dict[str, object] = {"replicas": target}
         checks = [messages.preflight_not_at_target(target)]
         if workload.keda_scaled_object:

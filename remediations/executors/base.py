@@ -20,6 +20,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot import messages
 from bot.model import Member
 from remediations.base import Outcome
 
@@ -42,6 +43,10 @@ class Workload(BaseModel):
     """On a KEDA-managed workload, its ScaledObject: scaling pauses it (paused-replicas) and later restores it."""
     member_pod: str = "{host}"
     """How a member's pod name is derived from what Kafka reports: {host} or {client_id}, e.g. "{client_id}"."""
+
+    def label(self) -> str:
+        """How plans name it: "deployment shop/orders", or "local fleet orders-workers" (no namespace there)."""
+        return messages.workload_label(self.executor, self.kind, self.namespace, self.name)
 
 
 class Executor(ABC):

@@ -55,7 +55,8 @@ def test_the_demo_runs_the_bot_end_to_end_and_leaves_nothing_behind() -> None:
     # One incident: one root message, then its thread with the per-partition table and the cause.
     assert out.count("] new message") == 1
     root = out.split("] new message\n", 1)[1].splitlines()[0]
-    assert re.search(r"WARN orders-consumer on embedded: status \w+, lag [\d,]+", root), root
+    words = "|".join(map(re.escape, messages.STATUS_WORDS.values()))  # what the consumers do, not "status OK"
+    assert re.search(rf"WARN orders-consumer on embedded: ({words}), lag [\d,]+", root), root
     assert re.search(r"^ +partition +committed +log-end +lag +lag s +owner +status$", out, re.MULTILINE)
     assert len(re.findall(r"^ +orders/[0-3] +\d+ +\d+ +\d+ ", out, re.MULTILINE)) >= 4
     assert "throughput_deficit" in out
@@ -63,6 +64,9 @@ def test_the_demo_runs_the_bot_end_to_end_and_leaves_nothing_behind() -> None:
     click = re.search(r"U0ONCALL clicks \[ (Scale orders-workers 1 -> ([234])) \]", out)
     assert click is not None, out[-3000:]
     scale = click.group(1)
+    # The proposal names the local fleet as what it is, not as a Deployment in namespace default.
+    assert f"scale local fleet orders-workers from 1 to {click.group(2)} replicas" in out
+    assert "deployment default/" not in out
     assert "the app answered HTTP 200" in out
     assert f"Approved by @U0ONCALL: running {scale}" in out
     assert f"✔ {scale} done: scaled fleet orders-workers from 1 to {click.group(2)} replicas" in out

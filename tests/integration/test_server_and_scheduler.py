@@ -36,6 +36,8 @@ def test_health_metrics_and_what_is_not_served() -> None:
         assert get(f"{base}/healthz") == (200, "application/json", '{"ok": true}')
         healthy["value"] = False
         assert get(f"{base}/healthz") == (503, "application/json", '{"ok": false}')
+        # Liveness is the process: unhealthy dependencies do not make it fail (no restart loop while Redis is down).
+        assert get(f"{base}/livez") == (200, "application/json", '{"live": true}')
         assert get(f"{base}/metrics") == (200, METRICS_CONTENT_TYPE, "lagbot_check_cycles_total 3.0\n")
         assert get(f"{base}/nothing")[0] == 404
         # Without an app (Socket Mode) there is no Slack endpoint at all.

@@ -175,7 +175,7 @@ def test_show_group_runs_a_fresh_check_and_replies_with_headline_table_and_cause
     assert reply.public is False
     assert [b["type"] for b in reply.blocks] == ["section", "context", "section", "table", "divider", "section"]
     assert texts(reply) == [
-        ":red_circle: *CRITICAL* `orders-consumer` on prod: status *STALL*, lag *4,250* (7 min behind) → steady, "
+        ":red_circle: *CRITICAL* `orders-consumer` on prod: *stalled*, lag *4,250* (7 min behind) → steady, "
         "ETA unknown",
         "state Stable · critical: lag over limit · worst: orders/1 lag 4,250 (STALL)",
         "*Partitions of* `orders-consumer` (3), lagging first",
@@ -187,7 +187,7 @@ def test_show_group_runs_a_fresh_check_and_replies_with_headline_table_and_cause
         ["orders/0", "1000", "1000", "0", "0.0", "-", "OK"],
         ["orders/2", "-", "30", "-", "-", "-", "OK"],
     ]
-    assert reply.text.startswith("CRITICAL orders-consumer on prod: STALL, lag 4,250\n```\npartition")
+    assert reply.text.startswith("CRITICAL orders-consumer on prod: stalled, lag 4,250\n```\npartition")
     assert reply.to_response() == {"response_type": "ephemeral", "text": reply.text, "blocks": reply.blocks}
     assert_within_limits(reply)
 
@@ -286,11 +286,11 @@ def test_top_orders_by_severity_then_lag_seconds_and_marks_silences() -> None:
         ["warned-late", "prod", "WARN", "OK", "10", "15 min", "steady", ""],
     ]
     assert reply.text.splitlines() == [
-        "1. PAGE paged (staging): OK, lag 2.5 M, 5 s behind",
-        "2. CRITICAL critical-far (prod): OK, lag 500,001, 60 min behind",
-        "3. CRITICAL critical-slight (prod): OK, lag 600,000, 30 s behind",
-        "4. WARN warned-unknown (prod): ERR, lag -, - behind",
-        "5. WARN warned-late (prod): OK, lag 10, 15 min behind",
+        "1. PAGE paged (staging): consuming, lag 2.5 M, 5 s behind",
+        "2. CRITICAL critical-far (prod): consuming, lag 500,001, 60 min behind",
+        "3. CRITICAL critical-slight (prod): consuming, lag 600,000, 30 s behind",
+        "4. WARN warned-unknown (prod): unreadable, lag -, - behind",
+        "5. WARN warned-late (prod): consuming, lag 10, 15 min behind",
     ]
     assert_within_limits(reply)
 

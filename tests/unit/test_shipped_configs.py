@@ -38,7 +38,7 @@ def test_the_kubernetes_configmap_holds_a_valid_configuration() -> None:
     [configmap] = [d for d in documents if d["kind"] == "ConfigMap"]
     settings = build_settings(yaml.safe_load(configmap["data"]["lagbot.yaml"]), source="configmap")
     assert settings.http.host == "0.0.0.0" and settings.http.port == 3000
-    [deployment] = [d for d in documents if d["kind"] == "Deployment"]
+    [deployment] = [d for d in documents if d["kind"] == "Deployment" and d["metadata"]["name"] == "lagbot"]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["run", "--config", "/etc/lagbot/lagbot.yaml"]
     assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"

@@ -1,0 +1,75 @@
+"""What the drain needs from this machine, checked before anything is planned on screen or run.
+
+- Java 17 or newer: PySpark 4 starts a JVM (in-process for local masters, spark-submit's driver otherwise);
+  without it PySpark fails with a Java gateway error deep in its start-up.
+- A Parquet sink on the local filesystem, when the job runs on this machine (a local master), must be
+  writable by this user: else Hadoop fails with a bare "error occurred while calling oNN.create".
+
+Each check returns the problem as one line (bot.messages), or None.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from bot import messages
+from remediations.drain_settings import is_local
+from remediations.drain_sinks import ParquetSink, parse_sink
+
+MIN_JAVA = 17
+
+
+def find_java() -> str | None:
+    """`$JAVA_HOME/bin/java` when it exists, else `java` on PATH (as PySpark's launcher looks for it)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def java_major(java: str) -> int | None:
+    """The major version `java -version` reports (1.8 -> 8), or None when it does not run or say."""
+    try:
+        completed = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', completed.stderr + completed.stdout)
+    if found is None:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def java_problem() -> str | None:
+    """None when Java 17+ is there, else the one line that says what to install."""
+    java = find_java()
+    if java is None:
+        return messages.drain_needs_java(MIN_JAVA, None, None)
+    major = java_major(java)
+    if major is None or major < MIN_JAVA:
+        return messages.drain_needs_java(MIN_JAVA, java, major)
+    return None
+
+
+def sink_problem(sink: str, master: str) -> str | None:
+    """None when the sink can be written as far as this machine can tell, else what and where.
+
+    Only a local-filesystem Parquet sink of a job that runs here is checked: elsewhere the path is the
+    cluster's to resolve (HDFS, a volume the workers mount ...).
+    """
+    parsed = parse_sink(sink)
+    if not isinstance(parsed, ParquetSink) or not is_local(master) or "://" in parsed.url.replace("file://", "", 1):
+        return None
+    target = Path(parsed.url.removeprefix("file://").removeprefix("file:"))
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return messages.drain_sink_not_a_directory(parsed.url, str(existing))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return messages.drain_sink_not_writable(parsed.url, str(existing))
+    return None
