@@ -430,12 +430,14 @@ def test_group_filter_default_watches_everything() -> None:
     assert GroupFilter().include == [".*"]
 
 
-def test_the_shipped_example_configuration_is_valid() -> None:
+def test_the_shipped_example_configuration_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     from bot.config import load_settings
 
     example = Path(__file__).resolve().parents[2] / "examples" / "lagbot.yaml"
     settings = load_settings(example)
     assert [c.name for c in settings.clusters] == ["prod", "staging"]
-    assert settings.clusters[0].client_config()["security.protocol"] == "SASL_SSL"
+    monkeypatch.setenv("KAFKA_SASL_PASSWORD", "from-the-environment")
+    client = settings.clusters[0].client_config()
+    assert (client["security.protocol"], client["sasl.password"]) == ("SASL_SSL", "from-the-environment")
     assert settings.clusters[0].check_interval == 60.0
     assert settings.thresholds.warn.sustained_for == 300.0

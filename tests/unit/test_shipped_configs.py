@@ -1,4 +1,4 @@
-"""Every configuration we ship or document is valid: the example file, the README's bot block, the
+"""Every configuration we ship or document is valid: the example file, the documented bot block, the
 Kubernetes ConfigMap, and the shipped and example policies."""
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ def test_the_example_configuration_is_valid_and_says_what_it_shows() -> None:
     assert settings.digest.channels[0].timezone == "Europe/Paris"
 
 
-def test_the_readme_bot_configuration_block_is_valid() -> None:
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"### Configuration of the bot.*?```yaml\n(.*?)```", readme, re.S)
+def test_the_documented_bot_configuration_block_is_valid() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text()
+    block = re.search(r"## Configuration of the bot.*?```yaml\n(.*?)```", reference, re.S)
     assert block is not None
     data = yaml.safe_load(block.group(1))
-    settings = build_settings({"clusters": [{"name": "prod", "bootstrap_servers": "k:9092"}], **data}, source="README")
+    settings = build_settings({"clusters": [{"name": "prod", "bootstrap_servers": "k:9092"}], **data}, source="docs")
     assert settings.executors.kubernetes is not None and settings.executors.kubernetes.in_cluster
     assert settings.incidents.resolve_after == 600
 
