@@ -178,6 +178,17 @@ class Route(_Strict):
         return bool(re.fullmatch(self.cluster, cluster) and re.fullmatch(self.group, group))
 
 
+class CommandLimits(_Strict):
+    """How many `/lag` commands one user, and one channel, may send per `every` (kept in Redis, shared by
+    the replicas), and how many on-demand digests one target gets per `digest_every`."""
+
+    per_user: int = Field(default=20, ge=1)
+    per_channel: int = Field(default=60, ge=1)
+    every: Duration = Field(default=60.0, gt=0)
+    digests: int = Field(default=2, ge=1)
+    digest_every: Duration = Field(default=600.0, gt=0)
+
+
 class SlackConfig(_Strict):
     """The Slack side. Tokens and the signing secret come from the environment (named here), never the file.
 
@@ -191,6 +202,7 @@ class SlackConfig(_Strict):
     bot_token_env: str = "SLACK_BOT_TOKEN"
     app_token_env: str = "SLACK_APP_TOKEN"
     signing_secret_env: str = "SLACK_SIGNING_SECRET"
+    command_limits: CommandLimits = Field(default_factory=CommandLimits)
 
     @field_validator("api_url")
     @classmethod

@@ -28,9 +28,10 @@ from bot.model import GroupState, GroupVerdict, Severity, Status
 from bot.service import Bot
 from bot.slack import render
 from bot.slack.commands import Reply, text_reply
+from bot.slack.guard import valid_user
 from bot.stored import text
 from policies.approvers import ApproverDirectory, ApproversUnavailable
-from policies.model import Rule, remediation_params
+from policies.model import Rule, drain_sink_refusal, remediation_params
 from remediations import registry
 from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress
 from remediations.drain import DrainParams
@@ -223,7 +224,11 @@ class Remediator:
         if action == DRAIN:
             overrides = {k: v for k, v in raw.items() if k != "sink"}
             sink = raw.get("sink")
-            return DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
+            params = DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
+            refused = drain_sink_refusal(rule, params.sink, named_by_user=sink is not None)
+            if refused is not None:
+                raise ValueError(refused)
+            return params
         return registry.params(action, raw)
 
     def _offered_key(self, incident_id: str) -> str:
@@ -238,6 +243,8 @@ class Remediator:
 
     def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
         """An approval click from `user`. The caller told RUN has executed the plan when this returns."""
+        if not valid_user(user):  # never stored, never mentioned
+            return ClickAnswer(messages.command_bad_user(user))
         proposal = self.proposals.get(proposal_id)
         if proposal is None:
             return ClickAnswer(messages.approval_unknown())
@@ -280,6 +287,8 @@ class Remediator:
         return None if proposal is None else render.deny_modal(proposal)
 
     def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer:
+        if not valid_user(user):  # never stored, never mentioned
+            return ClickAnswer(messages.command_bad_user(user))
         proposal = self.proposals.get(proposal_id)
         if proposal is None:
             return ClickAnswer(messages.approval_unknown())
