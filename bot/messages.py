@@ -2351,3 +2351,18 @@ def replay_refused() -> str:
 
 def replay_check_failed() -> str:
     return "cannot check this request for replays right now: try again\n"
+
+
+def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail: str, denied_by: str | None) -> str:
+    """What replaces a proposal's buttons once it is no longer awaiting clicks."""
+    who = ", ".join(slack_user(u) if u != "lagbot" else "the policy (auto-approve)" for u in approvers) or "nobody"
+    what = f"*{slack_escape(summary)}*"
+    if state == "running":
+        return f":gear: {what}: approved by {who}, running."
+    if state == "succeeded":
+        return f":white_check_mark: {what}: approved by {who}, done: {slack_escape(detail)}"
+    if state == "failed":
+        return f":x: {what}: approved by {who}, failed: {slack_escape(detail)}"
+    if state == "denied":
+        return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_escape(detail)}"
+    return f":hourglass: {what}: expired, nothing was run."

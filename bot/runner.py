@@ -28,6 +28,7 @@ from bot.service import Bot, slack_client
 from bot.silences import RedisSilenceStore
 from bot.slack.app import build_app
 from bot.slack.guard import CommandGuard
+from bot.slack.replay import ReplayGuard, refuse_replays
 from bot.slack.wiring import BotCommands
 from policies.approvers import ApproverDirectory, RedisUsergroupCache
 from policies.loader import default_policy_path, load_policy
@@ -145,6 +146,7 @@ def run_bot(
         clicks=remediator,
         clock=bot.clock,
     )
+    refuse_replays(app, ReplayGuard(client))
     server = BotHTTPServer(
         host=settings.http.host,
         port=settings.http.port,
