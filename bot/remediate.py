@@ -345,7 +345,7 @@ class Remediator:
         context = ExecutionContext(
             executor=executor,
             admin=self.bot.checker.admin(proposal.cluster),
-            progress=lambda line: self._reply(proposal, line, self.bot.clock()),
+            progress=lambda line: self._progress(proposal, line),
             clock=self.bot.clock,
             extra={
                 "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
@@ -507,6 +507,11 @@ class Remediator:
         self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
         if deliver:
             self.bot.deliver()
+
+    def _progress(self, proposal: Proposal, line: str) -> None:
+        """A running remediation's progress line: queued, delivered in the background (the run goes on)."""
+        self._reply(proposal, line, self.bot.clock(), deliver=False)
+        self._deliver_soon()
 
     def _deliver_soon(self) -> None:
         """Deliver what is queued in the background: the caller goes on without waiting for Slack."""
