@@ -8,12 +8,14 @@ server, the click signed as Slack signs it.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
 import redis
 
+from bot.apache_kafka import ApacheKafka
 from bot.diagnose import RESTART
 from bot.model import Cause, Status
 from bot.server import BotHTTPServer
@@ -21,15 +23,30 @@ from bot.slack.app import build_app
 from bot.slack.commands import text_reply
 from bot.slack.emulator import Message, SlackEmulator
 from remediations.executors.base import Executor, Workload
-from tests.integration.bot_process import SIGNING_SECRET, wait_for
-from tests.integration.test_remediator import NOW, _broker, k8s, remediator, slack  # noqa: F401 (fixtures)
-from tests.k8s_fake import FakeKubernetes
 from tests.conftest import Kafka, Names
+from tests.integration.bot_process import SIGNING_SECRET, wait_for
+from tests.integration.test_remediator import BOOTSTRAP, NOW, TOKEN, remediator
+from tests.k8s_fake import FakeKubernetes
 from tests.unit.verdicts import GROUP, partition, verdict
 
 pytestmark = pytest.mark.integration
 
 APPROVER = "U0ONCALL1"
+
+
+@pytest.fixture
+def k8s() -> Iterator[FakeKubernetes]:
+    with FakeKubernetes().start() as fake:
+        fake.add_workload("deployment", "shop", "orders", replicas=2)
+        fake.add_scaled_object("shop", "orders-so", annotations={"owner": "shop"})
+        yield fake
+
+
+@pytest.fixture
+def slack(broker: ApacheKafka) -> Iterator[SlackEmulator]:
+    BOOTSTRAP["servers"] = broker.bootstrap  # the remediator's cluster is the real broker (pre-flight)
+    with SlackEmulator(token=TOKEN).start() as running:
+        yield running
 
 
 def buttons(message: Message) -> list[dict[str, Any]]:
@@ -101,7 +118,7 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
 
         texts = [m.text for m in slack.thread("C1", root.ts)]
         running = texts.index(f":gear: Approved by <@{APPROVER}>: running *Rolling restart of orders*")
-        done = next(i for i, t in enumerate(texts) if t.startswith(":white_check_mark: *Rolling restart of orders* done"))
+        done = next(i for i, t in enumerate(texts) if t.startswith(":white_check_mark: *Rolling restart of orders*"))
         assert running < done
         assert slack.responses[key] == []  # the approver got no private refusal
     assert bot.outbox.dead_letters() == []
