@@ -304,10 +304,15 @@ def read_yaml(path: Path) -> dict[str, Any]:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(messages.config_not_yaml(path, str(problem), where)) from exc
+    except (ValueError, OverflowError, RecursionError) as exc:  # a value YAML parses but Python cannot hold
+        raise ConfigError(messages.config_not_yaml(path, str(exc) or type(exc).__name__, None)) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(messages.config_not_mapping(path, type(data).__name__))
+    for key in data:
+        if not isinstance(key, str):
+            raise ConfigError(messages.config_key_not_text(path, key))
     return data
 
 

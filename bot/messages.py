@@ -2366,3 +2366,7 @@ def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail:
     if state == "denied":
         return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_escape(detail)}"
     return f":hourglass: {what}: expired, nothing was run."
+
+
+def config_key_not_text(path: object, key: object) -> str:
+    return f"{path}: top level: the key {key!r} is not a name (keys are words like clusters, slack, rules)"
