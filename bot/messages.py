@@ -2370,3 +2370,11 @@ def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail:
 
 def config_key_not_text(path: object, key: object) -> str:
     return f"{path}: top level: the key {key!r} is not a name (keys are words like clusters, slack, rules)"
+
+
+def explain_silencers_are_approvers() -> str:
+    return "the approvers (no silencers named)"
+
+
+def explain_nobody_can_silence() -> str:
+    return "nobody: no one can /lag silence these groups"
