@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
 
 import redis
 
@@ -68,9 +67,12 @@ class RateLimiter:
         return 0.0 if used <= most else (window + 1) * every - now
 
 
-@dataclass(frozen=True)
 class Refusal(Exception):
-    reply: Reply
+    """A command not admitted; `reply` says why."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.text)
+        self.reply = reply
 
 
 class CommandGuard:
