@@ -602,7 +602,7 @@ def lag_summary_unsilence() -> str:
 
 
 def lag_summary_digest() -> str:
-    return "post the digest in this channel now"
+    return "the digest now: in this channel where a digest is configured, else to you alone"
 
 
 def lag_summary_help() -> str:
@@ -614,7 +614,7 @@ def lag_summary_audit() -> str:
 
 
 def lag_summary_remediate() -> str:
-    return "propose a remediation for the group, for an approver to approve"
+    return "propose a remediation for the group, for an approver to approve (approvers only)"
 
 
 def lag_help_title() -> str:
