@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
+from bot import messages
 from bot.slack.guard import RateLimiter, valid_user
 from bot.slack.render import settled_blocks
 from bot.slack.replay import SEEN_TTL, ReplayGuard
@@ -93,3 +94,13 @@ def test_a_settled_proposal_loses_only_its_own_buttons_and_gains_its_outcome() -
     assert one[-1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "done"}]}
     both = settled_blocks(one, "p2", "also done")
     assert [b["type"] for b in both] == ["section", "context", "context"]
+
+
+def test_the_audit_view_mentions_only_valid_user_ids_and_escapes_the_rest() -> None:
+    assert messages.audit_line("t", "refused", "U0ABC", "silence", "<!channel>") == (
+        "`t` *refused* silence by <@U0ABC> &lt;!channel&gt;"
+    )
+    assert messages.audit_line("t", "approved", "<@U1> <!channel>", None, "") == (
+        "`t` *approved*  by &lt;@U1&gt; &lt;!channel&gt;"
+    )
+    assert messages.audit_line("t", "approved", "", None, "") == "`t` *approved*  by (no user)"
