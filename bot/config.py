@@ -223,6 +223,17 @@ class Route(_Strict):
         return bool(re.fullmatch(self.cluster, cluster) and re.fullmatch(self.group, group))
 
 
+class CommandLimits(_Strict):
+    """How many `/lag` commands one user, and one channel, may send per `every` (kept in Redis, shared by
+    the replicas), and how many on-demand digests one target gets per `digest_every`."""
+
+    per_user: int = Field(default=20, ge=1)
+    per_channel: int = Field(default=60, ge=1)
+    every: Duration = Field(default=60.0, gt=0)
+    digests: int = Field(default=2, ge=1)
+    digest_every: Duration = Field(default=600.0, gt=0)
+
+
 class SlackConfig(_Strict):
     """The Slack side. Tokens and the signing secret come from the environment (named here), never the file.
 
@@ -236,6 +247,7 @@ class SlackConfig(_Strict):
     bot_token_env: str = "SLACK_BOT_TOKEN"
     app_token_env: str = "SLACK_APP_TOKEN"
     signing_secret_env: str = "SLACK_SIGNING_SECRET"
+    command_limits: CommandLimits = Field(default_factory=CommandLimits)
 
     @field_validator("api_url")
     @classmethod
@@ -339,10 +351,15 @@ def read_yaml(path: Path) -> dict[str, Any]:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(messages.config_not_yaml(path, str(problem), where)) from exc
+    except (ValueError, OverflowError, RecursionError) as exc:  # a value YAML parses but Python cannot hold
+        raise ConfigError(messages.config_not_yaml(path, str(exc) or type(exc).__name__, None)) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(messages.config_not_mapping(path, type(data).__name__))
+    for key in data:
+        if not isinstance(key, str):
+            raise ConfigError(messages.config_key_not_text(path, key))
     return data
 
 

@@ -697,7 +697,7 @@ def lag_summary_unsilence() -> str:
 
 
 def lag_summary_digest() -> str:
-    return "post the digest in this channel now"
+    return "the digest now: in this channel where a digest is configured, else to you alone"
 
 
 def lag_summary_help() -> str:
@@ -709,7 +709,7 @@ def lag_summary_audit() -> str:
 
 
 def lag_summary_remediate() -> str:
-    return "propose a remediation for the group, for an approver to approve"
+    return "propose a remediation for the group, for an approver to approve (approvers only)"
 
 
 def lag_help_title() -> str:
@@ -817,7 +817,7 @@ def lag_command_hint(command: str) -> str:
 def lag_silenced_context(by: str, until: float, reason: str, now: float) -> str:
     why = f": {slack_escape(reason)}" if reason else ""
     left = duration(until - now)
-    return f":no_bell: silenced by <@{by}> until {slack_time(until)} ({left} left){why}; no new incidents open"
+    return f":no_bell: silenced by {slack_user(by)} until {slack_time(until)} ({left} left){why}; no new incidents open"
 
 
 def lag_group_fallback(root: str, table: str) -> str:
@@ -850,14 +850,15 @@ def lag_top_empty() -> str:
 def lag_silenced(group: str, cluster: str, by: str, until: float, seconds: float, reason: str) -> str:
     why = f" Reason: {slack_escape(reason)}" if reason else " No reason given."
     return (
-        f":no_bell: <@{by}> silenced `{slack_escape(group)}` on {slack_escape(cluster)} for {duration(seconds)}, "
+        f":no_bell: {slack_user(by)} silenced `{slack_escape(group)}` on {slack_escape(cluster)} "
+        f"for {duration(seconds)}, "
         f"until {slack_time(until)}: no new incidents open for it until then.{why}"
     )
 
 
 def lag_unsilenced(group: str, cluster: str, by: str) -> str:
     return (
-        f":bell: <@{by}> lifted the silence of `{slack_escape(group)}` on {slack_escape(cluster)}: "
+        f":bell: {slack_user(by)} lifted the silence of `{slack_escape(group)}` on {slack_escape(cluster)}: "
         "incidents open again."
     )
 
@@ -867,7 +868,9 @@ def lag_not_silenced(group: str, cluster: str) -> str:
 
 
 def lag_digest_posting(channel: str) -> str:
-    return f"Posting the digest in <#{channel}>."
+    if channel[:1] in ("U", "W"):  # not a channel: the caller (see bot.slack.guard)
+        return digest_to_caller()
+    return f"Posting the digest in <#{slack_escape(channel)}>."
 
 
 def lag_not_available(command: str) -> str:
@@ -1633,11 +1636,14 @@ def approval_not_approver(rule: str, summary: str) -> str:
 
 
 def approval_dry_run(user: str, summary: str) -> str:
-    return f":test_tube: Dry run: <@{user}> approved *{slack_escape(summary)}*; nothing was changed (policy dry-run)."
+    return (
+        f":test_tube: Dry run: {slack_user(user)} approved *{slack_escape(summary)}*; "
+        "nothing was changed (policy dry-run)."
+    )
 
 
 def approval_recorded(user: str, have: int, need: int) -> str:
-    return f":ballot_box_with_check: <@{user}> approved ({have} of {need}): waiting for another approver."
+    return f":ballot_box_with_check: {slack_user(user)} approved ({have} of {need}): waiting for another approver."
 
 
 def approval_refused(reason: str, state: str, detail: str) -> str:
@@ -1663,11 +1669,11 @@ def approval_refused(reason: str, state: str, detail: str) -> str:
 
 
 def approval_denied(user: str, summary: str, reason: str) -> str:
-    return f":x: <@{user}> denied *{slack_escape(summary)}*: {slack_escape(reason)}"
+    return f":x: {slack_user(user)} denied *{slack_escape(summary)}*: {slack_escape(reason)}"
 
 
 def remediation_running(approvers: Sequence[str], summary: str) -> str:
-    who = ", ".join(f"<@{u}>" if u != "lagbot" else "the policy (auto-approve)" for u in approvers)
+    who = ", ".join(slack_user(u) if u != "lagbot" else "the policy (auto-approve)" for u in approvers)
     return f":gear: Approved by {who}: running *{slack_escape(summary)}*"
 
 
@@ -1682,7 +1688,7 @@ def remediation_crashed(action: str, exc: BaseException) -> str:
 
 
 def remediation_not_offered(action: str, reason: str) -> str:
-    return f"`{action}` not offered: {reason}"
+    return f"`{slack_escape(action)}` not offered: {slack_escape(reason)}"
 
 
 def remediation_cooling_down(action: str, left: float) -> str:
@@ -1724,8 +1730,8 @@ def deny_modal_label(summary: str) -> str:
 
 
 def audit_line(at: str, event: str, user: str, action: str | None, detail: str) -> str:
-    who = "lagbot" if user == "lagbot" else f"<@{user}>"
-    return f"`{at}` *{event}* {action or ''} by {who} {slack_escape(detail)}".rstrip()
+    who = slack_user(user) if user else "(no user)"
+    return f"`{at}` *{slack_escape(event)}* {slack_escape(action or '')} by {who} {slack_escape(detail)}".rstrip()
 
 
 def audit_empty(group: str) -> str:
@@ -1741,7 +1747,7 @@ def remediate_usage(action: str) -> str:
         "scale": "/lag remediate <group> scale [replicas]",
         "reset_offsets": "/lag remediate <group> reset_offsets latest | shift <n> | datetime <ISO 8601 with zone>",
         "drain": "/lag remediate <group> drain [sink: a Parquet path or URL, or kafka:TOPIC]",
-    }.get(action, f"/lag remediate <group> {action}")
+    }.get(action, f"/lag remediate <group> {slack_escape(action)}")
     return f"Usage: `{usage}`"
 
 
@@ -2466,3 +2472,106 @@ def remediation_resolved() -> str:
 
 def remediation_interrupted(action: str) -> str:
     return f"{action} did not report a result (its process stopped or it ran past its time limit); check the workload"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Who may do what: rate limits, authorisation, replays, drain sinks
+# ---------------------------------------------------------------------------------------------------
+
+
+def policy_bad_sink_prefix(path: str) -> str:
+    return (
+        f"{path!r} is not a sink prefix: give an absolute path (/data/drains) or a URL (s3a://bucket/drains), "
+        "without '..'"
+    )
+
+
+def sink_too_long(most: int) -> str:
+    return f"the sink is longer than {most} characters"
+
+
+def sink_internal_topic(topic: str) -> str:
+    return f"`{topic}` is an internal Kafka topic: a drain never writes there"
+
+
+def sink_topic_not_allowed(topic: str, pattern: str | None) -> str:
+    allowed = f"topics matching `{pattern}`" if pattern else "no topic"
+    return f"topic `{topic}` is not an allowed drain sink (the policy allows {allowed})"
+
+
+def sink_path_not_allowed(url: str, prefixes: Sequence[str]) -> str:
+    allowed = ", ".join(f"`{p}`" for p in prefixes) or "no path: only the configured default sink"
+    return f"`{url}` is not under an allowed drain sink prefix (the policy allows {allowed})"
+
+
+def drain_confirm(sink: str, offsets: int, partitions: int) -> str:
+    """The drain's confirm dialog (at most 300 characters with a sink of at most 200): the sink first."""
+    return (
+        f"Writes {count(offsets)} messages to {sink}, then commits the group's offsets past them "
+        f"({partitions} partition(s)). Recorded in the audit trail."
+    )
+
+
+def command_rate_limited(scope: str, retry_in: float) -> str:
+    who = "You have" if scope == "user" else "This channel has"
+    return (
+        f":hourglass: {who} sent a lot of `/lag` commands in a short time; "
+        f"please try again in {duration(max(retry_in, 1.0))}."
+    )
+
+
+def command_bad_user(user: str) -> str:
+    return f"This request names no valid Slack user or channel ({slack_escape(user)!r}): nothing was done."
+
+
+def command_not_allowed(what: str, rule: str, group: str) -> str:
+    return (
+        f":no_entry: You may not {what} `{slack_escape(group)}`: policy rule `{slack_escape(rule)}` "
+        "does not list you. Nothing was changed; this refusal is in the audit trail."
+    )
+
+
+def command_cannot_check(what: str, problem: str) -> str:
+    return f"Cannot check who may {what} right now ({slack_escape(problem)}); nothing was changed. Try again soon."
+
+
+def digest_to_caller() -> str:
+    return (
+        "This channel gets no digest from lagbot, so the digest is sent to you in a direct message "
+        "(`/lag digest` posts in a channel only where a digest is configured)."
+    )
+
+
+def replay_refused() -> str:
+    return "this request was already received (a replay): refused\n"
+
+
+def replay_check_failed() -> str:
+    return "cannot check this request for replays right now: try again\n"
+
+
+def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail: str, denied_by: str | None) -> str:
+    """What replaces a proposal's buttons once it is no longer awaiting clicks."""
+    who = ", ".join(slack_user(u) if u != "lagbot" else "the policy (auto-approve)" for u in approvers) or "nobody"
+    what = f"*{slack_escape(summary)}*"
+    if state == "running":
+        return f":gear: {what}: approved by {who}, running."
+    if state == "succeeded":
+        return f":white_check_mark: {what}: approved by {who}, done: {slack_escape(detail)}"
+    if state == "failed":
+        return f":x: {what}: approved by {who}, failed: {slack_escape(detail)}"
+    if state == "denied":
+        return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_escape(detail)}"
+    return f":hourglass: {what}: expired, nothing was run."
+
+
+def config_key_not_text(path: object, key: object) -> str:
+    return f"{path}: top level: the key {key!r} is not a name (keys are words like clusters, slack, rules)"
+
+
+def explain_silencers_are_approvers() -> str:
+    return "the approvers (no silencers named)"
+
+
+def explain_nobody_can_silence() -> str:
+    return "nobody: no one can /lag silence these groups"

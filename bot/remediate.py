@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot import messages
-from bot.approvals import ClickAnswer, Proposal, ProposalStore, Verdict
+from bot.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from bot.audit import AuditEntry
 from bot.diagnose import DRAIN
 from bot.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
@@ -28,9 +29,10 @@ from bot.model import GroupState, GroupVerdict, Severity, Status
 from bot.service import Bot
 from bot.slack import render
 from bot.slack.commands import Reply, text_reply
+from bot.slack.guard import valid_user
 from bot.stored import text
 from policies.approvers import ApproverDirectory, ApproversUnavailable
-from policies.model import Rule, remediation_params
+from policies.model import Rule, drain_sink_refusal, remediation_params
 from remediations import registry
 from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress
 from remediations.drain import DrainParams
@@ -223,7 +225,11 @@ class Remediator:
         if action == DRAIN:
             overrides = {k: v for k, v in raw.items() if k != "sink"}
             sink = raw.get("sink")
-            return DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
+            params = DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
+            refused = drain_sink_refusal(rule, params.sink, named_by_user=sink is not None)
+            if refused is not None:
+                raise ValueError(refused)
+            return params
         return registry.params(action, raw)
 
     def _offered_key(self, incident_id: str) -> str:
@@ -238,6 +244,8 @@ class Remediator:
 
     def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
         """An approval click from `user`. The caller told RUN has executed the plan when this returns."""
+        if not valid_user(user):  # never stored, never mentioned
+            return ClickAnswer(messages.command_bad_user(user))
         proposal = self.proposals.get(proposal_id)
         if proposal is None:
             return ClickAnswer(messages.approval_unknown())
@@ -275,11 +283,21 @@ class Remediator:
         state = proposal.state_at(now).value if proposal is not None else ""
         return ClickAnswer(messages.approval_refused(approval.verdict.value, state, approval.detail), approval.verdict)
 
+    def settled(self, proposal_id: str, *, now: float) -> str | None:
+        """The line that replaces a proposal's buttons once no click can change it; None while it awaits."""
+        p = self.proposals.get(proposal_id)
+        if p is None or p.state_at(now) is State.PROPOSED:
+            return None
+        state = p.state_at(now).value
+        return messages.proposal_settled(state, p.plan.summary, p.approvals, p.detail, p.denied_by)
+
     def deny_view(self, proposal_id: str) -> dict[str, Any] | None:
         proposal = self.proposals.get(proposal_id)
         return None if proposal is None else render.deny_modal(proposal)
 
     def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer:
+        if not valid_user(user):  # never stored, never mentioned
+            return ClickAnswer(messages.command_bad_user(user))
         proposal = self.proposals.get(proposal_id)
         if proposal is None:
             return ClickAnswer(messages.approval_unknown())
@@ -308,8 +326,11 @@ class Remediator:
         outcome = Outcome(False, messages.remediation_interrupted(proposal.action))
         try:
             self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
-            self._reply(proposal, messages.remediation_running(proposal.approvals, proposal.plan.summary), now)
-            self._set_state(proposal, "running", proposal.plan.summary, now)
+            # The action starts now; its "running" messages are queued and follow on their own (Slack may be slow).
+            line = messages.remediation_running(proposal.approvals, proposal.plan.summary)
+            self._reply(proposal, line, now, deliver=False)
+            self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
+            self._deliver_soon()
             outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
@@ -324,7 +345,7 @@ class Remediator:
         context = ExecutionContext(
             executor=executor,
             admin=self.bot.checker.admin(proposal.cluster),
-            progress=lambda line: self._reply(proposal, line, self.bot.clock()),
+            progress=lambda line: self._progress(proposal, line),
             clock=self.bot.clock,
             extra={
                 "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
@@ -478,15 +499,34 @@ class Remediator:
         incident = self.bot.incidents.get(proposal.cluster, proposal.group)
         return incident if incident is not None and incident.id == proposal.incident_id else None
 
-    def _reply(self, proposal: Proposal, line: str, now: float) -> None:
+    def _reply(self, proposal: Proposal, line: str, now: float, *, deliver: bool = True) -> None:
         incident = self._incident(proposal)
         if incident is None:
             return
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
-        self.bot.deliver()
+        if deliver:
+            self.bot.deliver()
 
-    def _set_state(self, proposal: Proposal, state: str, detail: str, now: float, *, baseline: bool = False) -> None:
+    def _progress(self, proposal: Proposal, line: str) -> None:
+        """A running remediation's progress line: queued, delivered in the background (the run goes on)."""
+        self._reply(proposal, line, self.bot.clock(), deliver=False)
+        self._deliver_soon()
+
+    def _deliver_soon(self) -> None:
+        """Deliver what is queued in the background: the caller goes on without waiting for Slack."""
+
+        def deliver() -> None:
+            try:
+                self.bot.deliver()
+            except Exception:  # what is not delivered stays queued for the next delivery
+                log.exception("background delivery failed")
+
+        threading.Thread(target=deliver, name="deliver-soon", daemon=True).start()
+
+    def _set_state(
+        self, proposal: Proposal, state: str, detail: str, now: float, *, baseline: bool = False, deliver: bool = True
+    ) -> None:
         incident = self._incident(proposal)
         if incident is None:
             return
@@ -503,7 +543,8 @@ class Remediator:
             remediation["settle_until"] = now + settle * self.bot.settings.cluster(proposal.cluster).check_interval
         self._slot(incident.id).write(remediation)
         self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
-        self.bot.deliver()
+        if deliver:
+            self.bot.deliver()
 
     def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
         """Propose what the causes suggest and the rule allows; the buttons of those still awaiting a click."""

@@ -27,6 +27,8 @@ from bot.server import BotHTTPServer
 from bot.service import Bot, slack_client
 from bot.silences import RedisSilenceStore
 from bot.slack.app import build_app
+from bot.slack.guard import CommandGuard
+from bot.slack.replay import ReplayGuard, refuse_replays
 from bot.slack.wiring import BotCommands
 from policies.approvers import ApproverDirectory, RedisUsergroupCache
 from policies.loader import default_policy_path, load_policy
@@ -61,6 +63,23 @@ def connect_redis(settings: Settings) -> redis.Redis:
     except (redis.RedisError, ValueError) as exc:
         raise ConfigError(messages.redis_unreachable(settings.redis_url, str(exc))) from None
     return client
+
+
+def build_guard(bot: Bot, directory: ApproverDirectory) -> CommandGuard:
+    """Ids, rate limits and the policy's word for every `/lag` command; digests where configured."""
+    settings = bot.settings
+    digest_channels = {d.channel for d in settings.digest.channels}
+    if settings.slack.default_channel:
+        digest_channels.add(settings.slack.default_channel)
+    assert bot.policy is not None
+    return CommandGuard(
+        client=bot.redis,
+        policy=bot.policy,
+        directory=directory,
+        audit=bot.audit,
+        limits=settings.slack.command_limits,
+        digest_channels=digest_channels,
+    )
 
 
 def build_remediator(bot: Bot) -> Remediator:
@@ -115,6 +134,7 @@ def run_bot(
     commands.digest = lambda channel: bot.digest(digest_config_for(settings, channel))
     remediator = build_remediator(bot)
     bot.remediations = remediator
+    commands.guard = build_guard(bot, remediator.directory)
     commands.audit_reply = lambda cluster, group: audit_reply(bot, cluster, group)
     commands.remediate_reply = lambda cluster, group, action, user, args: remediate_reply(
         remediator, commands.check_group(cluster, group), action, user, args, now=bot.clock()
@@ -126,6 +146,7 @@ def run_bot(
         clicks=remediator,
         clock=bot.clock,
     )
+    refuse_replays(app, ReplayGuard(client))
     server = BotHTTPServer(
         host=settings.http.host,
         port=settings.http.port,

@@ -107,6 +107,14 @@ class WindowStore(ABC):
         entries = self._entries(cluster, list(groups))
         return {group: _to_window(cluster, group, found) for group, found in entries.items() if found}
 
+    def private_copy(self, cluster: str, groups: Iterable[str]) -> MemoryWindowStore:
+        """An in-memory store holding a copy of these groups' windows: a one-off sample appended to it
+        (a `/lag <group>` check) judges against the shared history without ever writing to it."""
+        copy = MemoryWindowStore(samples=self.samples, ttl=self.ttl)
+        for group, entries in self._entries(cluster, list(groups)).items():
+            copy._data[(cluster, group)] = deque(entries, maxlen=self.samples)
+        return copy
+
 
 class MemoryWindowStore(WindowStore):
     """In-process store for one-shot use (`lagbot check`)."""

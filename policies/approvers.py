@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot import messages
 from bot.window import StoredVersionError
-from policies.model import Rule
+from policies.model import Approvers, Rule
 
 CACHE_VERSION = 1
 DEFAULT_TTL = 300.0
@@ -128,10 +128,18 @@ class ApproverDirectory:
         Raises:
             ApproversUnavailable: a user group could not be resolved and no other entry names the user.
         """
-        if user_id in rule.approvers.users:
+        return self.is_listed(rule.approvers, user_id, now)
+
+    def is_listed(self, listed: Approvers, user_id: str, now: float) -> bool:
+        """Whether `user_id` is one of `listed` (its users, or a member of its user groups).
+
+        Raises:
+            ApproversUnavailable: a user group could not be resolved and no other entry names the user.
+        """
+        if user_id in listed.users:
             return True
         failure: ApproversUnavailable | None = None
-        for usergroup in rule.approvers.usergroups:
+        for usergroup in listed.usergroups:
             try:
                 if user_id in self.members(usergroup, now=now):
                     return True

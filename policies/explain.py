@@ -33,6 +33,7 @@ def explain(policy: Policy, cluster: str, group: str, *, now: float) -> list[str
         messages.explain_field("thresholds", thresholds_text(rule.thresholds)),
         messages.explain_field("channel", rule.channel or messages.explain_no_channel()),
         messages.explain_field("approvers", approvers_text(rule)),
+        messages.explain_field("silencers", silencers_text(rule)),
         messages.explain_field("workload", workload_text(rule.workload)),
         messages.explain_field("remediations", ""),
         *[messages.explain_item(action, remediation_text(rule, action)) for action in ACTIONS],
@@ -70,6 +71,15 @@ def approvers_text(rule: Rule) -> str:
     if not rule.approvers.configured:
         return messages.explain_nobody_can_approve()
     return messages.explain_approvers(rule.approvers.users, rule.approvers.usergroups)
+
+
+def silencers_text(rule: Rule) -> str:
+    """Who may /lag silence and unsilence the group: the rule's silencers, else its approvers."""
+    if rule.silencers is None:
+        return messages.explain_silencers_are_approvers()
+    if not rule.silencers.configured:
+        return messages.explain_nobody_can_silence()
+    return messages.explain_approvers(rule.silencers.users, rule.silencers.usergroups)
 
 
 def workload_text(workload: Workload | None) -> str:

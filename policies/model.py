@@ -27,6 +27,7 @@ from bot.config import Duration, Thresholds
 from bot.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
 from remediations import registry
 from remediations.base import Risk
+from remediations.drain_sinks import parse_sink
 from remediations.executors.base import Workload
 from remediations.verify import VerifyRules
 
@@ -157,8 +158,50 @@ class ResetOffsetsPolicy(RemediationPolicy):
         return modes
 
 
+class DrainSinks(_Strict):
+    """Where a user may ask a drain to write (`/lag remediate <group> drain <sink>`): Parquet paths or
+    URLs under one of `paths`, Kafka topics whose whole name matches `topics`. Empty: only the default
+    sink of lagbot's configuration. Internal topics (a name starting with `__`) are never allowed."""
+
+    paths: tuple[str, ...] = ()
+    topics: str | None = None
+
+    @field_validator("paths")
+    @classmethod
+    def _prefixes(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
+        for path in paths:
+            if not (path.startswith("/") or "://" in path) or ".." in path.split("/"):
+                raise ValueError(messages.policy_bad_sink_prefix(path))
+        return tuple(p.rstrip("/") or "/" for p in paths)
+
+    @field_validator("topics")
+    @classmethod
+    def _topic_regex(cls, pattern: str | None) -> str | None:
+        return None if pattern is None else _compiles(pattern)
+
+    def refusal(self, url: str, kind: str) -> str | None:
+        """Why a parsed sink (`url`, `kind` "parquet" or "replay") may not be written; None when it may."""
+        if len(url) > MAX_SINK:
+            return messages.sink_too_long(MAX_SINK)
+        if kind == "replay":
+            topic = url.removeprefix("kafka:")
+            if topic.startswith("__"):
+                return messages.sink_internal_topic(topic)
+            if self.topics is None or re.fullmatch(self.topics, topic) is None:
+                return messages.sink_topic_not_allowed(topic, self.topics)
+            return None
+        if ".." in url.split("/") or not any(url == p or url.startswith(p.rstrip("/") + "/") for p in self.paths):
+            return messages.sink_path_not_allowed(url, self.paths)
+        return None
+
+
+MAX_SINK = 200
+"""The longest sink a user may name: it must fit, whole, in the approve button's confirm dialog."""
+
+
 class DrainPolicy(RemediationPolicy):
     action = DRAIN
+    sinks: DrainSinks = Field(default_factory=DrainSinks)
 
 
 class Remediations(_Strict):
@@ -239,6 +282,8 @@ class Rule(_Strict):
     """None: the thresholds of lagbot's configuration."""
     channel: str | None = None
     approvers: Approvers = Field(default_factory=Approvers)
+    silencers: Approvers | None = None
+    """Who may `/lag silence` and `/lag unsilence` the rule's groups; None: its approvers."""
     remediations: Remediations = Field(default_factory=Remediations)
     maintenance: tuple[MaintenanceWindow, ...] = ()
     dry_run: bool = False
@@ -251,6 +296,10 @@ class Rule(_Strict):
         if channel is not None and not re.fullmatch(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGD][A-Z0-9]{2,}", channel):
             raise ValueError(messages.policy_bad_channel(channel))
         return channel
+
+    def may_silence(self) -> Approvers:
+        """Who may silence (and unsilence) the rule's groups."""
+        return self.silencers if self.silencers is not None else self.approvers
 
     def in_maintenance(self, now: float) -> MaintenanceWindow | None:
         """The maintenance window covering `now`, if any (pure)."""
@@ -320,3 +369,15 @@ def remediation_params(rule: Rule, action: str, **given: Any) -> dict[str, Any]:
     if isinstance(policy, ResetOffsetsPolicy) and raw.get("mode") not in policy.modes:
         raise ValueError(messages.policy_mode_not_allowed(rule.name, str(raw.get("mode")), policy.modes))
     return raw
+
+
+def drain_sink_refusal(rule: Rule, sink: str, *, named_by_user: bool) -> str | None:
+    """Why a drain may not write to `sink` (already parsed): a sink a user named must be on the rule's
+    allow-list; the configured default sink is the operator's choice, but never an internal topic."""
+    policy = rule.allows(DRAIN)
+    parsed = parse_sink(sink)
+    if named_by_user and isinstance(policy, DrainPolicy):
+        return policy.sinks.refusal(parsed.url, parsed.kind)
+    if parsed.kind == "replay" and sink.removeprefix("kafka:").startswith("__"):
+        return messages.sink_internal_topic(sink.removeprefix("kafka:"))
+    return None

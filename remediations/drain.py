@@ -208,6 +208,7 @@ def build_plan(verdict: GroupVerdict, params: DrainParams, *, now: float) -> Pla
         after=after,
         preflight=tuple(messages.drain_preflight(pause)),
         created_at=now,
+        confirm=messages.drain_confirm(sink.url, work.offsets, len(work.partitions)),
     )
 
 

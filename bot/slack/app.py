@@ -22,6 +22,7 @@ from bot import messages
 from bot.approvals import ClickAnswer
 from bot.slack.commands import Reply
 from bot.slack.render import DENY_CALLBACK
+from bot.slack.settle import settle_proposal_message
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,8 @@ class Clicks(Protocol):
     def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer: ...
 
     def deny_view(self, proposal_id: str) -> dict[str, Any] | None: ...
+
+    def settled(self, proposal_id: str, *, now: float) -> str | None: ...
 
 
 def build_app(
@@ -74,10 +77,11 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
     def ack_only(ack: Ack) -> None:
         ack()
 
-    def approve(body: dict[str, Any], respond: Respond) -> None:
+    def approve(body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
         if answer.ephemeral:
             respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
+        settle_proposal_message(body, client, respond, lambda: clicks.settled(_value(body), now=clock()))
 
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()

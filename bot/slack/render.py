@@ -239,6 +239,22 @@ def _approve_button(p: Proposal) -> ButtonElement:
     )
 
 
+def settled_blocks(blocks: list[dict[str, Any]], proposal_id: str, line: str) -> list[dict[str, Any]]:
+    """A message's blocks with the buttons of one proposal removed (an actions block left empty goes too)
+    and a line saying who approved it and how it ended."""
+    kept: list[dict[str, Any]] = []
+    for block in blocks:
+        if block.get("type") == "actions":
+            elements = [e for e in block.get("elements", []) if str(e.get("action_id", "")).split(":", 1)[-1]
+                        != proposal_id]  # fmt: skip
+            if not elements:
+                continue
+            block = {**block, "elements": elements}
+        kept.append(block)
+    context = ContextBlock(elements=[MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT))]).to_dict()
+    return [*kept, context][-MAX_BLOCKS:]
+
+
 def deny_modal(proposal: Proposal) -> dict[str, Any]:
     """The modal asking for a reason to deny; its private_metadata is the proposal id."""
     reason = InputBlock(

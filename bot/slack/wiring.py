@@ -1,7 +1,8 @@
 """What `/lag` needs from the running bot: the `CommandDeps` of bot.slack.commands, on top of `Bot`.
 
 Any replica can answer: verdicts come from the windows in Redis (shared by all replicas), and a fresh
-check of one group samples only that group into the same window before judging it.
+check of one group samples only that group into a private copy of its window before judging it: a
+`/lag` read never writes the window the scheduled checks judge (their rates and "behind" stay theirs).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from bot.model import GroupVerdict
 from bot.service import Bot
 from bot.silences import SilenceStore
 from bot.slack.commands import Reply, run_command
+from bot.slack.guard import CommandGuard
 
 
 class BotCommands:
@@ -25,6 +27,7 @@ class BotCommands:
         self.digest: Callable[[str], object] | None = None
         self.audit_reply: Callable[[str, str], Reply] | None = None
         self.remediate_reply: Callable[[str, str, str, str, Sequence[str]], Reply] | None = None
+        self.guard: CommandGuard | None = None
 
     @property
     def silences(self) -> SilenceStore:
@@ -45,7 +48,7 @@ class BotCommands:
         narrowed = settings.model_copy(update={"clusters": [only]})
         checker = Checker(
             narrowed,
-            self.bot.checker.store,
+            self.bot.checker.store.private_copy(cluster, [group]),  # never writes the shared window
             clock=self.bot.clock,
             admin_factory=lambda config: self.bot.checker.admin(config.name),  # the bot's client, not a new one
             thresholds_for=self.bot.thresholds_for,  # the policy's thresholds, as the scheduled checks use
@@ -72,4 +75,7 @@ class BotCommands:
         return self.remediate_reply(cluster, group, action, user, args)
 
     def run(self, text: str, user: str, channel: str) -> Reply:
+        """One `/lag` text: behind the guard (ids, rate limits, the policy's word) when one is set."""
+        if self.guard is not None:
+            return self.guard.run(text, self, user=user, channel=channel, now=self.bot.clock())
         return run_command(text, self, user=user, channel=channel, now=self.bot.clock())

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import redis
+import yaml
 
 from bot.apache_kafka import ApacheKafka
 from bot.embedded import EmbeddedRedis
@@ -198,7 +199,10 @@ def test_slash_commands_through_the_running_bot(
     kafka.create_topic(topic, 2)
     kafka.produce(topic, 0, 30)
     kafka.commit(group, {(topic, 0): 10, (topic, 1): 0})
-    bot = BotProcess(tmp_path, bot_config(broker, redis_server, slack, group), token=TOKEN)
+    policy = tmp_path / "policy.yaml"  # the emulator's user may silence (the shipped policy lists nobody)
+    policy.write_text(yaml.safe_dump({"version": 1, "default": {"silencers": {"users": ["U0ONCALL"]}}}))
+    config = {**bot_config(broker, redis_server, slack, group), "policy_file": str(policy)}
+    bot = BotProcess(tmp_path, config, token=TOKEN)
 
     def ask(text: str) -> dict[str, Any]:
         status, _, key = slack.slash_command(bot.events_url, SIGNING_SECRET, text=text)

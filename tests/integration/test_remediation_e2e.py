@@ -35,6 +35,8 @@ from tests.integration.test_bot_e2e import CHANNEL, bot_config
 
 TOKEN = "xoxb-remediation"
 APPROVER, SECOND, OUTSIDER = "U0APPROVER", "U0SECOND", "U0OUTSIDER"
+REQUESTER = "U0REQUESTER"
+"""An approver who asks for a remediation with `/lag remediate` (only approvers may ask)."""
 
 
 @pytest.fixture
@@ -64,7 +66,7 @@ def write_policy(tmp: Path, fleet: str, **rule: Any) -> Path:
         "version": 1,
         "default": {
             "name": "team-orders",
-            "approvers": {"users": [APPROVER, SECOND]},
+            "approvers": {"users": [APPROVER, SECOND, REQUESTER]},
             "workload": {"executor": "local", "name": fleet},
             "remediations": remediations,
             "verification": {"no_change_after": 5},
@@ -352,9 +354,9 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
     bot = BotProcess(tmp_path, config(broker, redis_server, slack, group, policy, fleet_dir), token=TOKEN)
 
     def propose(mode: str = "latest") -> Message:
-        """Anyone may ask (here someone who may not approve); the proposal is posted for all to see."""
+        """An approver asks (a non-approver is refused); the proposal is posted for all to see."""
         text = f"remediate {group} reset_offsets {mode}"
-        status, _, key = slack.slash_command(bot.events_url, SIGNING_SECRET, text=text, user=OUTSIDER)
+        status, _, key = slack.slash_command(bot.events_url, SIGNING_SECRET, text=text, user=REQUESTER)
         assert status == 200
         [reply] = wait_for("the proposal", lambda: slack.responses[key])
         assert reply["response_type"] == "in_channel", reply["text"]

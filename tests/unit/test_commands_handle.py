@@ -428,10 +428,10 @@ def test_help_lists_every_subcommand_one_line_each(text: str) -> None:
         "`/lag silence <group> <duration> [--cluster NAME] [reason]`: no new incidents for the group until the "
         "silence expires (60 s to 7 d: 30m, 2h, 1d)",
         "`/lag unsilence <group> [--cluster NAME]`: lift a silence before it expires",
-        "`/lag digest`: post the digest in this channel now",
+        "`/lag digest`: the digest now: in this channel where a digest is configured, else to you alone",
         "`/lag audit <group> [--cluster NAME]`: what was done to the group and by whom",
         "`/lag remediate <group> <action> [args] [--cluster NAME]`: propose a remediation for the group, "
-        "for an approver to approve",
+        "for an approver to approve (approvers only)",
         "`/lag help`: this list",
     ]
     assert_within_limits(reply)

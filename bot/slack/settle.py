@@ -1,0 +1,48 @@
+"""Once a proposal can no longer be clicked (run, failed, denied, expired), its message says so.
+
+The message that carried the buttons is edited: this proposal's buttons are removed and a line says
+who approved it and how it ended. A message in a channel is edited with `chat.update`; an ephemeral one
+through the click's response_url. A failure to edit is logged: the run and its thread are unaffected.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt import Respond
+from slack_sdk import WebClient
+
+from bot.slack.render import settled_blocks
+
+log = logging.getLogger(__name__)
+
+
+def settle_proposal_message(
+    body: dict[str, Any], client: WebClient, respond: Respond, settled: Callable[[], str | None]
+) -> None:
+    """Edit the clicked message when the proposal is settled (`settled()` gives its line, else None)."""
+    try:
+        line = settled()
+    except Exception:
+        log.exception("could not read the proposal's state")
+        return
+    if line is None:
+        return
+    message: dict[str, Any] | None = body["message"] if isinstance(body.get("message"), dict) else None
+    container: dict[str, Any] = body["container"] if isinstance(body.get("container"), dict) else {}
+    actions = body.get("actions") or [{}]
+    proposal_id = str(actions[0].get("value", "")) if isinstance(actions[0], dict) else ""
+    if message is None or not proposal_id:
+        return
+    blocks = settled_blocks(list(message.get("blocks") or []), proposal_id, line)
+    text = str(message.get("text") or "")
+    try:
+        channel, ts = container.get("channel_id"), message.get("ts")
+        if channel and ts and not container.get("is_ephemeral"):
+            client.chat_update(channel=str(channel), ts=str(ts), text=text, blocks=blocks)
+        else:
+            respond(text=text, blocks=blocks, replace_original=True)
+    except Exception:  # the edit is cosmetic: the outcome is in the thread and the audit trail
+        log.exception("could not edit the proposal message", extra={"proposal": proposal_id})
