@@ -77,13 +77,25 @@ class Kafka:
         """Write `count` messages to one partition (batched) and wait until all are acknowledged."""
         produce(self._producer, topic, partition, count, value)
 
-    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
-        """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets)."""
-        from confluent_kafka import ConsumerGroupTopicPartitions
+    def commit(self, group: str, offsets: dict[tuple[str, int], int], timeout: float = 30.0) -> None:
+        """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets).
 
+        Errors come per partition, not raised: a broker that has just started answers NOT_COORDINATOR until
+        its group coordinator is loaded (measured on Apache Kafka 4.1), so those are retried until `timeout`.
+        """
+        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError
+
+        retriable = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS}
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
-        for future in self.admin.alter_consumer_group_offsets([request]).values():
-            future.result(15)
+        deadline = time.monotonic() + timeout
+        while True:
+            [future] = self.admin.alter_consumer_group_offsets([request]).values()
+            errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
+            if not errors:
+                return
+            if any(e.code() not in retriable for e in errors) or time.monotonic() > deadline:
+                raise AssertionError(f"committing {offsets} for {group} failed: {errors}")
+            time.sleep(0.2)
 
     def consumer(self, group: str, **overrides: object) -> Consumer:
         """A real consumer that joins fast (session.timeout.ms=6000) and commits only when told."""
