@@ -115,6 +115,7 @@ class LiveGroup:
     def __init__(self, bootstrap: str, group: str, topics: list[str], protocol: str = "classic") -> None:
         self.bootstrap, self.group, self.topics, self.protocol = bootstrap, group, topics, protocol
         self.members: dict[str, Consumer] = {}
+        self.paused: set[str] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll_loop, daemon=True)
@@ -140,6 +141,11 @@ class LiveGroup:
         with self._lock:
             self.members[client_id] = consumer
         return consumer
+
+    def pause(self, client_id: str) -> None:
+        """Stop polling this member: it stays in the group (heartbeats) but serves no rebalance."""
+        with self._lock:
+            self.paused.add(client_id)
 
     def leave(self, client_id: str) -> None:
         with self._lock:
@@ -170,8 +176,9 @@ class LiveGroup:
     def _poll_loop(self) -> None:
         while not self._stop.is_set():
             with self._lock:
-                for consumer in self.members.values():
-                    consumer.poll(0.02)
+                for client_id, consumer in self.members.items():
+                    if client_id not in self.paused:
+                        consumer.poll(0.02)
             self._stop.wait(0.05)
 
     def close(self) -> None:

@@ -134,6 +134,39 @@ def test_check_json_equals_consumer_group_command_row_by_row(kafka: Kafka, names
     assert [reported[g]["status"] for g in (classic, new, empty)] == ["OK", "OK", "OK"]
 
 
+def test_a_consumer_protocol_group_taking_on_a_new_assignment_is_reconciling_and_active(
+    kafka: Kafka, names: Names
+) -> None:
+    topic, group = names("topic"), names("consumer")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 9)
+    kafka.produce(topic, 1, 4)
+    with live_group(kafka.bootstrap, group, [topic], protocol="consumer") as live:
+        live.join("reconcile-a")
+        live.wait_spread(2, owning=1)
+        live.commit("reconcile-a", {(topic, 0): 5})
+        # a stops polling: it keeps heartbeating but never acknowledges giving a partition to b.
+        live.pause("reconcile-a")
+        live.join("reconcile-b")
+        wait_for("the broker to say Reconciling", lambda: describe_state(kafka.bootstrap, group) == ("Reconciling", 2))
+        code, document = check_json(kafka.bootstrap, group)
+        tool = describe_rows(kafka.bootstrap, group)
+        state = describe_state(kafka.bootstrap, group)
+        members = describe_members(kafka.bootstrap, group)
+
+    assert code == 0
+    [reported] = document["groups"]
+    # librdkafka reports Assigning and Reconciling as an unknown state; lagbot names it and counts it active.
+    assert (reported["state"], len(reported["members"])) == state == ("Reconciling", 2)
+    assert sorted((m["member_id"], m["host"], m["client_id"]) for m in reported["members"]) == sorted(
+        (m[0], m[1], m[2]) for m in members
+    )
+    a = {m[2]: m[0] for m in members}["reconcile-a"]
+    assert tool[0] == (topic, 0, 5, 9, 4, a, "/127.0.0.1", "reconcile-a")
+    assert [row for row in report_rows(reported) if row[5]] == [row for row in tool if row[5]]
+    assert [row[:5] for row in report_rows(reported)] == [(topic, 0, 5, 9, 4), (topic, 1, None, 4, None)]
+
+
 def groups_tool(bootstrap: str) -> dict[str, str]:
     """Apache Kafka's GroupsCommand `--list`: every group of every type (classic, consumer, share, ...)."""
     argv = [java_binary(), "-cp", f"{require_fetched()}/*", "org.apache.kafka.tools.GroupsCommand"]
