@@ -61,55 +61,55 @@ def terminal(report: Any) -> list[str]:
     return out.getvalue().splitlines()
 
 
-def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, names: Names) -> None:
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, names: Names, protocol: str) -> None:
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 2)
     kafka.produce(topic, 0, 30)
     kafka.produce(topic, 1, 30)
-    with live_group(kafka.bootstrap, group, [topic]) as live:
+    with live_group(kafka.bootstrap, group, [topic], protocol=protocol) as live:
         live.join("owners-a")
         live.join("owners-b")
-        assert live.wait_spread(2, owning=2) == {"owners-a": [(topic, 0)], "owners-b": [(topic, 1)]}
-        live.commit("owners-a", {(topic, 0): 10})  # a stops here: stuck with 20 waiting
-        live.commit("owners-b", {(topic, 1): 30})  # b is caught up
+        owned = live.wait_spread(2, owning=2)
+        # The member that owns partition 0 stops committing at 10 (20 waiting); the other is caught up.
+        [sc] = [client for client, tps in owned.items() if tps == [(topic, 0)]]
+        [fc] = [client for client, tps in owned.items() if tps == [(topic, 1)]]
+        live.commit(sc, {(topic, 0): 10})
+        live.commit(fc, {(topic, 1): 30})
         report = checker(kafka, group).run(3, 1.0)
         tool = describe_rows(kafka.bootstrap, group)
 
     [a, b] = [row[5] for row in tool]
-    assert tool == [(topic, 0, 10, 30, 20, a, HOST, "owners-a"), (topic, 1, 30, 30, 0, b, HOST, "owners-b")]
+    assert tool == [(topic, 0, 10, 30, 20, a, HOST, sc), (topic, 1, 30, 30, 0, b, HOST, fc)]
     [verdict] = report.verdicts
     assert (verdict.state, verdict.status) == (GroupState.STABLE, Status.STALL)
     owners = {m.client_id: m for m in verdict.members}
-    assert [(p.status, p.owner) for p in verdict.partitions] == [
-        (Status.STALL, owners["owners-a"]),
-        (Status.OK, owners["owners-b"]),
-    ]
+    assert [(p.status, p.owner) for p in verdict.partitions] == [(Status.STALL, owners[sc]), (Status.OK, owners[fc])]
     assert len(verdict.members) == 2 and {c: m.owner_json() for c, m in owners.items()} == {
-        "owners-a": {"member_id": a, "client_id": "owners-a", "host": HOST},
-        "owners-b": {"member_id": b, "client_id": "owners-b", "host": HOST},
+        sc: {"member_id": a, "client_id": sc, "host": HOST},
+        fc: {"member_id": b, "client_id": fc, "host": HOST},
     }
 
     stuck = cause(verdict, "stuck_consumer")
     assert stuck.explanation == (
-        f"partition 0 of {topic}: committed offset not moving while 20 messages wait; "
-        f"owner: owners-a@{HOST} (member {a})"
+        f"partition 0 of {topic}: committed offset not moving while 20 messages wait; owner: {sc}@{HOST} (member {a})"
     )
-    assert stuck.evidence == {"partitions": [0], "owners": [{"member_id": a, "client_id": "owners-a", "host": HOST}]}
+    assert stuck.evidence == {"partitions": [0], "owners": [{"member_id": a, "client_id": sc, "host": HOST}]}
     assert stuck.remediation == "restart"
 
     [stalled, fine] = verdict.partitions
     stalled_s = messages.lag_seconds_cell(stalled.lag_seconds, True)
     fine_s = messages.lag_seconds_cell(fine.lag_seconds, False)
     assert table_rows(verdict) == [
-        [f"{topic}/0", "10", "30", "20", stalled_s, f"owners-a@{HOST} (member {a})", "STALL"],
-        [f"{topic}/1", "30", "30", "0", fine_s, f"owners-b@{HOST} (member {b})", "OK"],
+        [f"{topic}/0", "10", "30", "20", stalled_s, f"{sc}@{HOST} (member {a})", "STALL"],
+        [f"{topic}/1", "30", "30", "0", fine_s, f"{fc}@{HOST} (member {b})", "OK"],
     ]
     assert stalled.lag_seconds_lower_bound and not fine.lag_seconds_lower_bound
     printed = terminal(report)
     assert messages.cli_cause_line(stuck) in printed
     assert [line.split()[:9] for line in printed if line.split()[:2] == [group, topic]] == [
-        [group, topic, "0", "10", "30", "20", a, HOST, "owners-a"],
-        [group, topic, "1", "30", "30", "0", b, HOST, "owners-b"],
+        [group, topic, "0", "10", "30", "20", a, HOST, sc],
+        [group, topic, "1", "30", "30", "0", b, HOST, fc],
     ]
 
 
