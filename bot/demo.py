@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from rich.console import Console
 
@@ -49,9 +49,25 @@ def _setup(bootstrap: str) -> None:
     for partition in (0, 1):
         produce(producer, "orders", partition, 100)
     committed = [TopicPartition("user-events", p, o) for p, o in ((0, 300), (1, 200), (2, 280))]
-    request = ConsumerGroupTopicPartitions(LAGGING_GROUP, committed)
-    for future in admin.alter_consumer_group_offsets([request]).values():
-        future.result(15)
+    _commit(admin, ConsumerGroupTopicPartitions(LAGGING_GROUP, committed))
+
+
+def _commit(admin: AdminClient, request: ConsumerGroupTopicPartitions, timeout: float = 30.0) -> None:
+    """AlterConsumerGroupOffsets, checked partition by partition (errors come there, not raised).
+
+    A broker that has just started answers NOT_COORDINATOR until its group coordinator is loaded (measured
+    on Apache Kafka 4.1): retried until `timeout`, so the demo's lagging group is never silently missing.
+    """
+    retriable = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS}
+    deadline = time.monotonic() + timeout
+    while True:
+        [future] = admin.alter_consumer_group_offsets([request]).values()
+        errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
+        if not errors:
+            return
+        if any(e.code() not in retriable for e in errors) or time.monotonic() > deadline:
+            raise KafkaException(errors[0])
+        time.sleep(0.2)
 
 
 def _healthy_consumer(bootstrap: str, stop: threading.Event) -> None:
