@@ -26,7 +26,7 @@ from typing import TypeVar
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
-from bot.model import GroupState, Member
+from bot.model import Member
 from remediations.executors.base import ExecutorError, Workload
 from remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
 from remediations.executors.local import (
@@ -37,8 +37,8 @@ from remediations.executors.local import (
     proc_start_time,
     process_alive,
 )
-from remediations.kafka import describe_group
 from tests.conftest import Kafka, Names
+from tests.integration.apache_groups import describe_members, describe_state
 
 pytestmark = pytest.mark.integration
 T = TypeVar("T")
@@ -174,10 +174,9 @@ def test_scale_up_to_three_and_back_to_one(fleets: LocalExecutor, kafka: Kafka, 
 
 
 def live_members(kafka: Kafka, group: str) -> dict[str, Member]:
-    """The group's members as the broker reports them (DescribeGroups), by client id."""
-    state, members = describe_group(kafka.admin, group, 10)
-    assert state is GroupState.STABLE
-    return {m.client_id: m for m in members}
+    """The group's members as the broker reports them (Apache Kafka's ConsumerGroupCommand), by client id."""
+    assert describe_state(kafka.bootstrap, group)[0] == "Stable"
+    return {c: Member(member_id=m, client_id=c, host=h) for m, h, c, _ in describe_members(kafka.bootstrap, group)}
 
 
 def test_restart_member_restarts_exactly_that_process(fleets: LocalExecutor, kafka: Kafka, names: Names) -> None:
