@@ -37,6 +37,7 @@ RUN_DIR = Path(os.environ.get("LAGBOT_KAFKA_RUN", CACHE / "run"))  # where `make
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 SASL_USER = "lagbot"
 MIN_JAVA = 17
+OFFSETS_PARTITIONS = 4
 
 
 class KafkaSetupError(EmbeddedError):
@@ -131,8 +132,15 @@ def require_fetched() -> Path:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `StorageTool random-uuid`)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `StorageTool random-uuid`).
+
+    Never one that starts with '-' (1 in 64 do): the storage tool would read it as an option and fail, as
+    Kafka's own Uuid.randomUuid avoids it.
+    """
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not found.startswith("-"):
+            return found
 
 
 def _distinct_ports(count: int) -> list[int]:
@@ -164,7 +172,7 @@ def server_properties(data_dir: Path, port: int, sasl_port: int, controller_port
         "log.dirs": str(data_dir / "log"),
         "num.partitions": "1",
         "offsets.topic.replication.factor": "1",
-        "offsets.topic.num.partitions": "4",
+        "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "transaction.state.log.num.partitions": "4",
@@ -182,6 +190,26 @@ def server_properties(data_dir: Path, port: int, sasl_port: int, controller_port
         "file.delete.delay.ms": "0",
     }
     return "".join(f"{key}={value}\n" for key, value in lines.items())
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's String.hashCode (for BMP characters), as a signed 32-bit integer."""
+    value = 0
+    for char in text:
+        value = (31 * value + ord(char)) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def probe_groups(partitions: int) -> list[str]:
+    """One group id per __consumer_offsets partition: Kafka's abs(hashCode) % partitions places a group."""
+    found: dict[int, str] = {}
+    for index in range(10_000):
+        group = f"lagbot-ready-{index}"
+        hashed = _java_string_hash(group)
+        found.setdefault((0 if hashed == -(1 << 31) else abs(hashed)) % partitions, group)
+        if len(found) == partitions:
+            break
+    return [found[p] for p in sorted(found)]
 
 
 LOG4J2 = """\
@@ -247,6 +275,7 @@ class ApacheKafka(_Service):
         if self._process is not None:
             _wait_for_port(self.sasl_port, self._process, self.name, max(1.0, timeout - (time.monotonic() - started)))
         self._wait_metadata(timeout - (time.monotonic() - started))
+        self._wait_group_coordinators(timeout - (time.monotonic() - started))
         return self
 
     def _format(self, java: str, classpath: str, properties: Path) -> None:
@@ -270,6 +299,30 @@ class ApacheKafka(_Service):
                 time.sleep(0.2)
         tail = self.log_tail()
         raise KafkaSetupError(f"Apache Kafka on {self.bootstrap} gave no metadata within the timeout:\n{tail}")
+
+    def _wait_group_coordinators(self, timeout: float) -> None:
+        """Wait until every partition of __consumer_offsets answers OffsetFetch.
+
+        Measured: right after start, the first group requests get NOT_COORDINATOR (AlterConsumerGroupOffsets,
+        per partition, not raised) or COORDINATOR_LOAD_IN_PROGRESS (OffsetFetch) while the offsets topic is
+        created and loaded. One probe group per offsets partition (Kafka places a group by its id's hash).
+        """
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        waiting = set(probe_groups(OFFSETS_PARTITIONS))
+        deadline = time.monotonic() + max(timeout, 1.0)
+        while waiting and time.monotonic() < deadline:
+            for group in sorted(waiting):
+                future = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=5)
+                try:
+                    future[group].result(10)
+                    waiting.discard(group)
+                except Exception:  # loading: retried until the deadline
+                    time.sleep(0.2)
+        if waiting:
+            raise KafkaSetupError(f"Apache Kafka on {self.bootstrap} did not load its group coordinators in time")
 
     @property
     def bootstrap(self) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection
+from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -204,7 +204,7 @@ def _group_snapshot(group: str, described: Future[Any], fetched: Future[Any], ti
     description = described.result(0)
     return GroupSnapshot(
         group=group,
-        state=_state(description.state),
+        state=described_state(description),
         members=tuple(_member(m) for m in description.members),
         committed=committed,
         assignor=str(description.partition_assignor or ""),
@@ -240,6 +240,15 @@ def _state(state: Any) -> GroupState:
         "DEAD": GroupState.DEAD,
     }
     return names.get(getattr(state, "name", str(state)).upper(), GroupState.UNKNOWN)
+
+
+def described_state(description: Any) -> GroupState:
+    """The state of a described group; a consumer-protocol (KIP-848) group with members in a state librdkafka
+    does not name is reconciling: the broker says Assigning or Reconciling, which librdkafka reports as unknown."""
+    state = _state(description.state)
+    if state is GroupState.UNKNOWN and description.type == ConsumerGroupType.CONSUMER and description.members:
+        return GroupState.RECONCILING
+    return state
 
 
 def _interesting_topics(group: GroupSnapshot) -> set[str]:

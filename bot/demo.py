@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from rich.console import Console
 
@@ -49,16 +49,23 @@ def _setup(bootstrap: str) -> None:
     for partition in (0, 1):
         produce(producer, "orders", partition, 100)
     committed = [TopicPartition("user-events", p, o) for p, o in ((0, 300), (1, 200), (2, 280))]
-    request = ConsumerGroupTopicPartitions(LAGGING_GROUP, committed)
-    # A fresh broker answers per partition (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) while its offsets
-    # topic loads, and the request as a whole still succeeds: retried until every partition is committed.
-    deadline = time.monotonic() + 30
+    _commit(admin, ConsumerGroupTopicPartitions(LAGGING_GROUP, committed))
+
+
+def _commit(admin: AdminClient, request: ConsumerGroupTopicPartitions, timeout: float = 30.0) -> None:
+    """AlterConsumerGroupOffsets, checked partition by partition (errors come there, not raised).
+
+    A broker that has just started answers NOT_COORDINATOR until its group coordinator is loaded (measured
+    on Apache Kafka 4.1): retried until `timeout`, so the demo's lagging group is never silently missing.
+    """
+    retriable = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS}
+    deadline = time.monotonic() + timeout
     while True:
-        done = admin.alter_consumer_group_offsets([request])[LAGGING_GROUP].result(15)
-        errors = [tp.error for tp in done.topic_partitions if tp.error is not None]
+        [future] = admin.alter_consumer_group_offsets([request]).values()
+        errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
         if not errors:
             return
-        if time.monotonic() > deadline:
+        if any(e.code() not in retriable for e in errors) or time.monotonic() > deadline:
             raise KafkaException(errors[0])
         time.sleep(0.2)
 

@@ -55,16 +55,19 @@ class GroupState(StrEnum):
     COMPLETING_REBALANCE = "CompletingRebalance"
     EMPTY = "Empty"
     DEAD = "Dead"
+    RECONCILING = "Reconciling"
+    """A group on the consumer protocol (KIP-848) whose members are taking on a new assignment: the broker's
+    Assigning or Reconciling, which librdkafka reports alike (as an unknown state)."""
     UNKNOWN = "Unknown"
 
     @property
     def is_active(self) -> bool:
         """True when the group has (or is getting) live members."""
-        return self in (GroupState.STABLE, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE)
+        return self is GroupState.STABLE or self.is_rebalancing
 
     @property
     def is_rebalancing(self) -> bool:
-        return self in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE)
+        return self in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE, GroupState.RECONCILING)
 
 
 # ---------------------------------------------------------------------------------------------------

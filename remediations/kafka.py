@@ -16,7 +16,7 @@ from confluent_kafka.admin import OffsetSpec
 
 from bot import messages
 from bot.collector import _member as member_of
-from bot.collector import _state as state_of
+from bot.collector import described_state
 from bot.model import GroupState, Member, TopicPartition
 
 NO_OFFSET = -1
@@ -47,7 +47,7 @@ def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, 
     """The group's state and members as the coordinator reports them now."""
     future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
     description = _result(future, timeout, messages.doing_describe(group))
-    return state_of(description.state), tuple(member_of(m) for m in description.members or ())
+    return described_state(description), tuple(member_of(m) for m in description.members or ())
 
 
 def committed_offsets(

@@ -77,7 +77,7 @@ def table_rows(verdict: GroupVerdict) -> list[list[str]]:
 
 
 def _row(p: PartitionVerdict) -> list[str]:
-    owner = f"{p.owner.client_id}@{p.owner.host}" if p.owner else "-"
+    owner = messages.owner(p.owner.client_id, p.owner.host, p.owner.member_id) if p.owner else "-"
     return [
         f"{p.topic}/{p.partition}",
         "-" if p.committed is None else str(p.committed),

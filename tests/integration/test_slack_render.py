@@ -86,7 +86,7 @@ def test_table_is_lagging_first_with_owner_and_dashes() -> None:
     worker = Member("m-2", "worker-2", "/10.0.0.2")
     rows = table_rows(verdict([partition(0, 10), partition(1, 900, owner=worker), partition(2, None)]))
     assert rows == [
-        ["orders/1", "1000", "1900", "900", "9.0", "worker-2@/10.0.0.2", "STALL"],
+        ["orders/1", "1000", "1900", "900", "9.0", "worker-2@/10.0.0.2 (member m-2)", "STALL"],
         ["orders/0", "1000", "1010", "10", "0.1", "-", "OK"],
         ["orders/2", "-", "1000", "-", "-", "-", "OK"],
     ]
@@ -101,7 +101,17 @@ def test_table_is_lagging_first_with_owner_and_dashes() -> None:
         "owner",
         "status",
     ]
-    assert fallback.splitlines()[2].split() == ["orders/1", "1000", "1900", "900", "9.0", "worker-2@/10.0.0.2", "STALL"]
+    assert fallback.splitlines()[2].split() == [
+        "orders/1",
+        "1000",
+        "1900",
+        "900",
+        "9.0",
+        "worker-2@/10.0.0.2",
+        "(member",
+        "m-2)",
+        "STALL",
+    ]
 
 
 def test_beyond_100_rows_the_top_98_and_a_summary_row() -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
-from confluent_kafka.admin import MemberAssignment, MemberDescription
+from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType, Node, TopicPartition
+from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, MemberDescription
 
-from bot.collector import _committed_offsets, _complete, _member, _state
+from bot.collector import _committed_offsets, _complete, _member, _state, described_state
 from bot.model import GroupSnapshot, GroupState, Member
 
 
@@ -37,6 +37,33 @@ def test_member_keeps_ids_host_and_sorted_assignment() -> None:
 )
 def test_group_states_map_one_to_one(state: ConsumerGroupState, expected: GroupState) -> None:
     assert _state(state) is expected
+
+
+@pytest.mark.parametrize(
+    ("state", "group_type", "members", "expected"),
+    [
+        # librdkafka reports KIP-848's Assigning and Reconciling as UNKNOWN (measured on Apache Kafka 4.1).
+        (ConsumerGroupState.UNKNOWN, ConsumerGroupType.CONSUMER, 2, GroupState.RECONCILING),
+        (ConsumerGroupState.UNKNOWN, ConsumerGroupType.CONSUMER, 0, GroupState.UNKNOWN),
+        (ConsumerGroupState.UNKNOWN, ConsumerGroupType.CLASSIC, 2, GroupState.UNKNOWN),
+        (ConsumerGroupState.STABLE, ConsumerGroupType.CONSUMER, 2, GroupState.STABLE),
+        (ConsumerGroupState.EMPTY, ConsumerGroupType.CONSUMER, 0, GroupState.EMPTY),
+    ],
+)
+def test_a_consumer_protocol_group_in_an_unnamed_state_with_members_is_reconciling(
+    state: ConsumerGroupState, group_type: ConsumerGroupType, members: int, expected: GroupState
+) -> None:
+    described = ConsumerGroupDescription(
+        "g",
+        False,
+        [MemberDescription(f"m{i}", f"c{i}", "/10.0.0.1", MemberAssignment([])) for i in range(members)],
+        "uniform",
+        state,
+        Node(1, "127.0.0.1", 9092),
+        type=group_type,
+    )
+    assert described_state(described) is expected
+    assert expected.is_active is (expected in (GroupState.STABLE, GroupState.RECONCILING))
 
 
 def test_complete_lists_every_partition_of_consumed_topics_and_drops_deleted_ones() -> None:

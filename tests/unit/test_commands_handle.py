@@ -183,7 +183,7 @@ def test_show_group_runs_a_fresh_check_and_replies_with_headline_table_and_cause
     ]
     assert table_cells(reply) == [
         ["partition", "committed", "log-end", "lag", "lag s", "owner", "status"],
-        ["orders/1", "750", "5000", "4250", "425.0", "worker-2@/10.0.0.2", "STALL"],
+        ["orders/1", "750", "5000", "4250", "425.0", "worker-2@/10.0.0.2 (member m-2)", "STALL"],
         ["orders/0", "1000", "1000", "0", "0.0", "-", "OK"],
         ["orders/2", "-", "30", "-", "-", "-", "OK"],
     ]
