@@ -13,8 +13,6 @@ from typing import Annotated
 import typer
 
 from bot import messages
-from policies.explain import explain as explain_lines
-from policies.loader import default_policy_path, load_policy
 
 app = typer.Typer(name="policy", help="Check and explain remediation policies.", no_args_is_help=True)
 
@@ -22,6 +20,8 @@ app = typer.Typer(name="policy", help="Check and explain remediation policies.",
 @app.command()
 def validate(file: Annotated[Path, typer.Argument(metavar="FILE", help="The policy YAML file.")]) -> None:
     """Validate a policy file; every problem is named by file, rule and field."""
+    from policies.loader import load_policy  # here, not at the top: `lagbot check` never pays for the policy model
+
     policy = load_policy(file)
     print(messages.policy_valid(str(file), len(policy.rules)))
 
@@ -37,6 +37,9 @@ def explain(
     ] = None,
 ) -> None:
     """Which rule applies to a group, and what it allows."""
+    from policies.explain import explain as explain_lines
+    from policies.loader import default_policy_path, load_policy
+
     loaded = load_policy(policy if policy is not None else default_policy_path())
     for line in explain_lines(loaded, cluster, group, now=time.time()):
         print(line)
