@@ -61,7 +61,7 @@ def build_estate(bootstrap: str, prefix: str, groups: int, partitions: int, grou
     log_end = _produce(bootstrap, topics, partitions)
     names = [f"{prefix}-g{i}" for i in range(groups)]
     committed: dict[GroupPartition, int] = {}
-    futures: list[Future[Any]] = []
+    requests = []
     for i, group in enumerate(names):
         topic = topics[i // groups_per_topic]
         offsets = []
@@ -69,10 +69,30 @@ def build_estate(bootstrap: str, prefix: str, groups: int, partitions: int, grou
             offset = committed_at(i, p, log_end[(topic, p)])
             committed[(group, topic, p)] = offset
             offsets.append(TopicPartition(topic, p, offset))
-        request = ConsumerGroupTopicPartitions(group, offsets)
-        futures += admin.alter_consumer_group_offsets([request], request_timeout=120).values()
-    _all(futures, 300)
+        requests.append(ConsumerGroupTopicPartitions(group, offsets))
+    _commit(admin, requests)
     return Estate(prefix, names, topics, partitions, groups_per_topic, log_end, committed)
+
+
+def _commit(admin: AdminClient, requests: list[ConsumerGroupTopicPartitions], rounds: int = 30) -> None:
+    """Every group's offsets, all requests in flight together; again for the groups whose commit failed (a
+    fresh broker answers COORDINATOR_LOAD_IN_PROGRESS per partition while it loads its offsets topic)."""
+    pending = requests
+    for _ in range(rounds):
+        futures: list[tuple[ConsumerGroupTopicPartitions, Future[Any]]] = []
+        for request in pending:
+            [future] = admin.alter_consumer_group_offsets([request], request_timeout=120).values()
+            futures.append((request, future))
+        wait([f for _, f in futures], timeout=300)
+        pending = [r for r, f in futures if f.exception() is not None or _failed(f.result(0))]
+        if not pending:
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"offsets of {len(pending)} groups not committed after {rounds} rounds")
+
+
+def _failed(result: Any) -> bool:
+    return any(tp.error is not None for tp in result.topic_partitions)
 
 
 def _produce(bootstrap: str, topics: list[str], partitions: int) -> dict[tuple[str, int], int]:
