@@ -115,6 +115,11 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=10)
     parser.add_argument("--groups-per-topic", type=int, default=20)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--also",
+        metavar="DIR",
+        help="also time lagbot from another source tree (e.g. `git archive` of an earlier commit), bytecode cached",
+    )
     args = parser.parse_args()
 
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
@@ -147,6 +152,12 @@ def main() -> None:
                 dict(os.environ),
             ),
         ]
+        if args.also:
+            runner = (
+                f"import sys; sys.path.insert(0, {str(Path(args.also).resolve())!r}); from bot.cli import main; main()"
+            )
+            argv = [sys.executable, "-c", runner, *check[1:]]
+            tools.insert(1, Runs(f"lagbot check, code of {Path(args.also).name}", argv, lagbot_env(True, Path(cache))))
         for tool in tools:
             tool.run(timed=False)  # warm-up: page cache, lagbot's bytecode
         for _ in range(args.runs):
