@@ -67,6 +67,8 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         store.append(dataclasses.replace(snapshot, taken_at=snapshot.taken_at - back * 30.0))
     checker.cycle()
     fill = time.perf_counter() - started
+    if options.get("freeze"):
+        gc.freeze()
     seconds, requests, timed = [], {}, GcClock()
     groups = 0
     for _ in range(options["cycles"]):
@@ -75,6 +77,8 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
             begun = time.perf_counter()
             report = checker.cycle()
             seconds.append(time.perf_counter() - begun)
+        if options.get("freeze"):
+            gc.freeze()  # an experiment, not what `lagbot run` does: see --gc-freeze
         requests = dict(counter.snapshot(admins[0]) - before)
         assert not report.cluster_errors, report.cluster_errors
         groups = len(report.verdicts)
@@ -98,6 +102,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         "window_keys": len(keys),
         "window_bytes": window_bytes,
         "gc_objects": len(gc.get_objects()),
+        "frozen": gc.get_freeze_count(),
     }
 
 
@@ -125,6 +130,11 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=50)
     parser.add_argument("--groups-per-topic", type=int, default=20)
     parser.add_argument("--cycles", type=int, default=3)
+    parser.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="experiment: gc.freeze() after the fill and after each cycle (the bot does not do this)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -157,6 +167,7 @@ def main() -> None:
                 "redis_url": redis_server.url,
                 "match": f"{prefix}-g.*",
                 "cycles": args.cycles,
+                "freeze": args.gc_freeze,
             }
             measured = run_child(options)
             assert measured["group_partitions"] == estate.group_partitions, measured["group_partitions"]
