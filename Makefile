@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-web test lint corpus bench bench-drain install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
+.PHONY: demo demo-web test lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,13 @@ bench: $(STAMP)
 
 bench-drain: $(STAMP)
 	$(BIN)/python bench/drain.py
+
+# On Apache Kafka (make kafka-fetch first): lagbot check vs ConsumerGroupCommand; the cycle at 10k and 100k.
+bench-cli: $(STAMP)
+	$(BIN)/python bench/cli_vs_consumer_groups.py --groups 200 --partitions 10 --runs 5
+
+bench-scale: $(STAMP)
+	$(BIN)/python bench/scale.py --sizes 10000,100000 --partitions 50 --cycles 3
 
 clean:
 	rm -rf $(VENV) .kafka .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -12,11 +12,9 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import redis
 import typer
 
 from bot import messages
-from bot.audit import AuditLog
 from bot.config import ConfigError, load_settings, parse_duration
 
 audit_app = typer.Typer(name="audit", help="The audit trail of proposals, approvals and remediations.")
@@ -31,6 +29,10 @@ def export(
     """Write every audit entry as one JSON object per line, oldest first."""
     if config is None and "LAGBOT_CLUSTERS" not in os.environ:
         raise ConfigError(messages.cli_audit_needs_config())
+    import redis  # here, not at the top: the other commands of `lagbot` never load the Redis client
+
+    from bot.audit import AuditLog
+
     settings = load_settings(config)
     if not settings.redis_url:
         raise ConfigError(messages.bot_needs_redis())

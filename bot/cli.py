@@ -146,7 +146,8 @@ def check(
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, group)
-    checker = Checker(settings, MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl))
+    store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
+    checker = Checker(settings, store)
     console = Console(stderr=True)
 
     def progress(taken: int) -> None:

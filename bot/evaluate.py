@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from bot import messages
 from bot.config import Evaluation, Level, Thresholds
 from bot.model import (
@@ -241,6 +239,8 @@ def column_facts(
     columns: WindowColumns, partitions: Mapping[TopicPartition, tuple[PartitionSample, ...]]
 ) -> dict[TopicPartition, Facts]:
     """The Facts of the plain partitions of a window, from its arrays (the others are left out)."""
+    import numpy as np  # only windows with arrays come here (see bot.window: `lagbot check` never loads numpy)
+
     committed, log_end = columns.committed, columns.log_end  # partitions x samples
     lags = np.maximum(log_end - committed, 0)
     plain = (
@@ -288,6 +288,8 @@ def _lag_totals_from_columns(columns: WindowColumns) -> dict[float, int] | None:
     times = columns.times
     if len(set(times)) != len(times) or len(columns.tps) >= 2**14:
         return None
+    import numpy as np
+
     lags = np.where(columns.known, np.maximum(columns.log_end - columns.committed, 0), 0)
     counted = zip(times, _listed(lags.sum(axis=0)), _listed(columns.known.any(axis=0)), strict=True)
     return {at: total for at, total, any_known in counted if any_known}

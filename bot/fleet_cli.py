@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -19,8 +19,9 @@ from bot.config import ConfigError
 from bot.model import Member
 from remediations.base import Outcome
 from remediations.executors.base import ExecutorError, Workload
-from remediations.executors.config import LocalConfig
-from remediations.executors.local import FleetSpec, LocalExecutor
+
+if TYPE_CHECKING:
+    from remediations.executors.local import LocalExecutor
 
 EXIT_FAILED = 1
 DEFAULT_STATE_DIR = Path(os.environ.get("LAGBOT_FLEET_DIR", "~/.cache/lagbot/fleets"))
@@ -37,6 +38,9 @@ StateDir = Annotated[
 
 
 def _executor(state_dir: Path) -> LocalExecutor:
+    from remediations.executors.config import LocalConfig
+    from remediations.executors.local import LocalExecutor
+
     return LocalExecutor(LocalConfig(state_dir=state_dir))
 
 
@@ -67,6 +71,8 @@ def start(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Start a fleet of consumer processes."""
+    from remediations.executors.local import FleetSpec
+
     try:
         spec = FleetSpec(
             name=name,

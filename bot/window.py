@@ -18,11 +18,12 @@ from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import redis
-from numpy.typing import NDArray
+if TYPE_CHECKING:  # numpy is loaded by the first entry with arrays; the Redis client is given to the store
+    import numpy as np
+    import redis
+    from numpy.typing import NDArray
 
 from bot.model import (
     ClusterSnapshot,
@@ -117,10 +118,16 @@ class WindowStore(ABC):
 
 
 class MemoryWindowStore(WindowStore):
-    """In-process store for one-shot use (`lagbot check`)."""
+    """In-process store for one-shot use (`lagbot check`).
 
-    def __init__(self, *, samples: int, ttl: float = 86_400.0) -> None:
+    `arrays=False` keeps no offset arrays (`_Entry.columns` None): windows are then judged sample by sample,
+    to the same verdicts, and numpy is never imported. `lagbot check` takes a few samples once, for which
+    importing numpy costs more than the array route saves.
+    """
+
+    def __init__(self, *, samples: int, ttl: float = 86_400.0, arrays: bool = True) -> None:
         super().__init__(samples=samples, ttl=ttl)
+        self.arrays = arrays
         self._data: dict[tuple[str, str], deque[_Entry]] = {}
 
     def append(self, snapshot: ClusterSnapshot) -> None:
@@ -129,7 +136,7 @@ class MemoryWindowStore(WindowStore):
         for group in snapshot.groups.values():
             if group.error is None:
                 entries = self._data.setdefault((snapshot.cluster, group.group), deque(maxlen=self.samples))
-                entries.append(_entry(snapshot, group, like=entries[-1] if entries else None))
+                entries.append(_entry(snapshot, group, like=entries[-1] if entries else None, arrays=self.arrays))
         self._expire(snapshot.cluster, snapshot.taken_at)
 
     def _expire(self, cluster: str, now: float) -> None:
@@ -284,14 +291,16 @@ def _text(name: object) -> str:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _entry(snapshot: ClusterSnapshot, group: GroupSnapshot, *, like: _Entry | None = None) -> _Entry:
+def _entry(
+    snapshot: ClusterSnapshot, group: GroupSnapshot, *, like: _Entry | None = None, arrays: bool = True
+) -> _Entry:
     at = snapshot.taken_at
     partitions = {
         tp: PartitionSample(at, committed, snapshot.log_end[tp], snapshot.log_start.get(tp, 0))
         for tp, committed in group.committed.items()
         if tp in snapshot.log_end
     }
-    return _new_entry(at, group.state, group.members, group.generation, partitions, like=like)
+    return _new_entry(at, group.state, group.members, group.generation, partitions, like=like, arrays=arrays)
 
 
 def _new_entry(
@@ -302,6 +311,7 @@ def _new_entry(
     partitions: dict[TopicPartition, PartitionSample],
     *,
     like: _Entry | None,
+    arrays: bool = True,
 ) -> _Entry:
     """An entry with its derived parts. `like` is the group's previous entry: when it has the same partitions,
     the new entry shares its `tps` tuple, so that a window sees at a glance (`is`) that its entries line up."""
@@ -318,7 +328,7 @@ def _new_entry(
         tps=tps,
         samples=samples,
         group_sample=GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation),
-        columns=_entry_columns(samples),
+        columns=_entry_columns(samples) if arrays else None,
     )
 
 
@@ -326,6 +336,8 @@ def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | 
     """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless they are all
     integers from 0 to below _EXACT_LIMIT (numpy infers int64 only for ints; a float, an int too big for
     int64 or anything else gives another dtype, and an entry without partitions gives float64)."""
+    import numpy as np
+
     committed = [s.committed for s in samples]
     rows = [
         [0 if c is None else c for c in committed],
@@ -418,6 +430,8 @@ def _window_columns(entries: list[_Entry]) -> WindowColumns | None:
     blocks = [e.columns for e in entries]
     if not entries[-1].tps or any(b is None for b in blocks):
         return None
+    import numpy as np
+
     stacked = np.array(blocks).transpose(1, 2, 0)  # samples x 3 x partitions -> 3 x partitions x samples
     return WindowColumns(
         times=tuple(e.at for e in entries),

@@ -13,8 +13,6 @@ from typing import Annotated
 import typer
 
 from bot import messages
-from policies.explain import explain as explain_lines
-from policies.loader import PolicyError, default_policy_path, load_policy
 
 app = typer.Typer(name="policy", help="Check and explain remediation policies.", no_args_is_help=True)
 
@@ -24,6 +22,8 @@ def validate(
     files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Policy YAML files (one or more).")],
 ) -> None:
     """Validate policy files; every problem is named by file, rule and field (exit 4 if any file is invalid)."""
+    from policies.loader import PolicyError, load_policy  # here, not at the top: `lagbot check` never pays for it
+
     problems = []
     for file in files:
         try:
@@ -47,6 +47,9 @@ def explain(
     ] = None,
 ) -> None:
     """Which rule applies to a group, and what it allows."""
+    from policies.explain import explain as explain_lines
+    from policies.loader import default_policy_path, load_policy
+
     loaded = load_policy(policy if policy is not None else default_policy_path())
     for line in explain_lines(loaded, cluster, group, now=time.time()):
         print(line)

@@ -177,6 +177,23 @@ def test_memory_store_windows_judge_the_same_both_ways() -> None:
     assert with_columns > seen // 3 > 60
 
 
+def test_a_store_without_arrays_keeps_the_same_windows_without_columns() -> None:
+    # `lagbot check` keeps no arrays: the same windows but for the columns, so judged by the Python route.
+    rng = random.Random(16)
+    with_arrays, without = MemoryWindowStore(samples=5), MemoryWindowStore(samples=5, arrays=False)
+    history = History(rng)
+    history.big = False
+    columns_seen = 0
+    for _ in range(8):
+        snapshot = history.step()
+        with_arrays.append(snapshot)
+        without.append(snapshot)
+        windows, plain = with_arrays.windows(CLUSTER, list(GROUPS)), without.windows(CLUSTER, list(GROUPS))
+        assert plain == {name: replace(window, columns=None) for name, window in windows.items()}
+        columns_seen += sum(window.columns is not None for window in windows.values())
+    assert columns_seen > 0
+
+
 def test_redis_store_windows_judge_the_same_both_ways(redis_client: redis.Redis) -> None:
     def fresh(samples: int) -> RedisWindowStore:
         redis_client.flushdb()

@@ -39,10 +39,12 @@ P1: TopicPartition = ("orders", 1)
 Q0: TopicPartition = ("payments", 0)
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+@pytest.fixture(params=["memory", "memory-no-arrays", pytest.param("redis", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest) -> WindowStore:
     if request.param == "memory":
         return MemoryWindowStore(samples=SAMPLES, ttl=TTL)
+    if request.param == "memory-no-arrays":  # as `lagbot check` keeps it
+        return MemoryWindowStore(samples=SAMPLES, ttl=TTL, arrays=False)
     client: redis.Redis = request.getfixturevalue("redis_client")
     return RedisWindowStore(client, samples=SAMPLES, ttl=TTL)
 
