@@ -132,6 +132,7 @@ def run_bot(
         app=None if secrets.app_token else app,
         health=lambda: health(bot),
         metrics=bot.metrics.render,
+        signing_secret=None if secrets.app_token else secrets.signing_secret,
     ).start()
     log.warning("lagbot listening", extra={"host": settings.http.host, "port": server.port, "replica": bot.replica_id})
     scheduler = build_scheduler(bot)

@@ -82,10 +82,11 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()
         view = clicks.deny_view(_value(body))
-        if view is None:
+        trigger = body.get("trigger_id")
+        if view is None or not trigger:
             respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
-        client.views_open(trigger_id=body["trigger_id"], view=view)
+        client.views_open(trigger_id=str(trigger), view=view)
 
     def deny(body: dict[str, Any], client: WebClient) -> None:
         view = body.get("view") or {}

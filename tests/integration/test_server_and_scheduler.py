@@ -86,7 +86,9 @@ def test_slack_endpoint_refuses_missing_negative_and_oversized_bodies_before_rea
             signing_secret="secret",
             run_command=lambda text, user, channel: Reply(text="unused"),
         )
-        server = BotHTTPServer(host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"")
+        server = BotHTTPServer(
+            host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret="secret"
+        )
         server.start()
         try:
 
