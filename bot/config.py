@@ -226,6 +226,8 @@ class LeaderConfig(_Strict):
     """Leadership among bot replicas: only the lease holder runs checks and digests."""
 
     lease_ttl: Duration = Field(default=30.0, gt=0)
+    run_heartbeat: Duration = Field(default=10.0, gt=0)
+    """A running remediation beats this often; silent for three beats, the leader finishes it as interrupted."""
 
 
 class Settings(BaseSettings):

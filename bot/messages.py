@@ -2267,5 +2267,12 @@ def remediation_resolved() -> str:
     return "the incident resolved"
 
 
+def remediation_heartbeat_lost(action: str, silent_for: float) -> str:
+    return (
+        f"interrupted: {action} stopped reporting (no heartbeat for {silent_for:.0f} s, its replica stopped); "
+        "check the workload before trying again"
+    )
+
+
 def remediation_interrupted(action: str) -> str:
     return f"{action} did not report a result (its process stopped or it ran past its time limit); check the workload"

@@ -67,7 +67,7 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
     if bot.remediations is not None:
         scheduler.add_job(
             guarded("remediation housekeeping", bot.housekeeping),
-            IntervalTrigger(seconds=30),
+            IntervalTrigger(seconds=min(30.0, bot.settings.leader.run_heartbeat)),
             id="remediation-housekeeping",
         )
     if extra_jobs is not None:
