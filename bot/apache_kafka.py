@@ -131,8 +131,13 @@ def require_fetched() -> Path:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `StorageTool random-uuid`)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `StorageTool random-uuid`).
+
+    Never one starting with '-' (Kafka's own random ids avoid it too): the storage tool would read it as an option.
+    """
+    while (candidate := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"):
+        pass
+    return candidate
 
 
 def _distinct_ports(count: int) -> list[int]:
