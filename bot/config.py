@@ -220,6 +220,8 @@ class HttpConfig(_Strict):
 
     host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=0, le=65535)
+    outbox_stalled_after: Duration = Field(default=300.0, gt=0)
+    """/healthz reports unhealthy when queued Slack messages have not moved for this long."""
 
 
 class LeaderConfig(_Strict):

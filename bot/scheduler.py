@@ -49,6 +49,12 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
         id="leadership",
         next_run_time=now,
     )
+    scheduler.add_job(
+        guarded("outbox", bot.deliver_if_leader),
+        IntervalTrigger(seconds=ttl / 3),
+        id="outbox",
+        next_run_time=now + timedelta(seconds=1),
+    )
     for cluster in bot.settings.clusters:
         scheduler.add_job(
             guarded(f"check {cluster.name}", bot.check),

@@ -33,7 +33,9 @@ log = logging.getLogger(__name__)
 OUTBOX_VERSION = 1
 POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
 TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-STOP_ALL_ERRORS = {"ratelimited", "connection_error"}
+FENCED = "fenced"
+"""The delivery lock is no longer this deliverer's: stop, the new holder delivers."""
+STOP_ALL_ERRORS = {"ratelimited", "connection_error", FENCED}
 """After these, every further call of this round would fail too: stop and resume next cycle."""
 DEAD_KEEP = 1_000
 ROOT_KEEP = 8 * 86_400
@@ -64,11 +66,18 @@ redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
 return 1
 """
-# KEYS[1] = queue, KEYS[2] = the incident's root key, KEYS[3] = dead letters; ARGV = raw op sent, incident id,
-# "<channel> <ts>" of a root just posted or '', dead letter or '', dead letters kept, seconds to keep the root.
+# KEYS[1] = queue, KEYS[2] = the incident's root key, KEYS[3] = dead letters, KEYS[4] = the delivery lock,
+# KEYS[5] = the time of the last operation done; ARGV = raw op sent, incident id, "<channel> <ts>" of a root
+# just posted or '', dead letter or '', dead letters kept, seconds to keep the root, the lock's value as this
+# deliverer holds it ('' when unfenced), now.
+# Returns -1 when the lock is no longer ours (the fence: another deliverer took over; change nothing).
 # Pops the head only if it is still the operation that was sent (an edit queued meanwhile may have replaced
 # it: then the newer edit is sent next instead of being lost).
 _DONE = """
+if ARGV[7] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[7] then
+    return -1
+end
+redis.call('SET', KEYS[5], ARGV[8])
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then
     return 0
 end
@@ -115,6 +124,14 @@ class Operation:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class Fence:
+    """The delivery lock as this deliverer holds it: every step checks it still does (bot.lease.FencedLock)."""
+
+    key: str
+    value: str
+
+
 @dataclass
 class DeliveryReport:
     sent: int = 0
@@ -134,6 +151,7 @@ class Outbox:
         self._redis = client
         self._pending = f"{prefix}:outbox:pending"
         self._dead = f"{prefix}:outbox:dead"
+        self._progress = f"{prefix}:outbox:progress"
         self._prefix = prefix
         self._forget_if_empty = client.register_script(_FORGET_IF_EMPTY)
         self._enqueue = client.register_script(_ENQUEUE)
@@ -176,6 +194,19 @@ class Outbox:
             pipe.llen(self._queue(text(incident_id)))
         return sum(int(n) for n in pipe.execute())
 
+    def stalled_for(self, *, now: float) -> float:
+        """Seconds the outbox has held operations without any being done (0 when empty or moving).
+
+        Measured from the later of the last operation done and the oldest queue's first enqueue, so a
+        queue that waits for nothing but its turn does not count as stalled.
+        """
+        oldest = self._redis.zrange(self._pending, 0, 0, withscores=True)
+        if not oldest:
+            return 0.0
+        progress = self._redis.get(self._progress)
+        since = max(float(oldest[0][1]), float(progress) if progress is not None else 0.0)
+        return max(0.0, now - since)
+
     def dead_letters(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
 
@@ -185,13 +216,17 @@ class Outbox:
         *,
         on_error: ErrorSeen | None = None,
         deadline: float | None = None,
+        fence: Fence | None = None,
     ) -> DeliveryReport:
-        """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic)."""
+        """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic).
+
+        With a `fence`, nothing is sent or changed once the lock it names is no longer held with its value.
+        """
         report = DeliveryReport()
         for incident_id in [text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            stopped_by = self._drain(incident_id, client, report, on_error)
+            stopped_by = self._drain(incident_id, client, report, on_error, fence)
             if stopped_by in STOP_ALL_ERRORS:
                 break  # every further call this round would fail the same way
         report.pending = self.pending()
@@ -203,10 +238,13 @@ class Outbox:
         client: WebClient,
         report: DeliveryReport,
         on_error: ErrorSeen | None,
+        fence: Fence | None = None,
     ) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
         key = self._queue(incident_id)
         while (raw := self._redis.lindex(key, 0)) is not None:
+            if fence is not None and text(self._redis.get(fence.key) or b"") != fence.value:
+                return FENCED
             operation = Operation.decode(raw)
             outcome, ts = self._send(operation, client, on_error)
             if outcome == "transient":
@@ -214,10 +252,12 @@ class Outbox:
                 return ts
             root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
             dead = "" if outcome == "sent" else _dead_letter(raw, ts)
-            self._done(
-                keys=[key, self._root_key(incident_id), self._dead],
-                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP],
+            done = self._done(
+                keys=[key, self._root_key(incident_id), self._dead, fence.key if fence else key, self._progress],
+                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP, fence.value if fence else "", time.time()],
             )
+            if done == -1:
+                return FENCED
             if outcome == "sent":
                 report.sent += 1
             else:
