@@ -8,6 +8,8 @@ already wait out 429 + Retry-After and retry connection and 5xx errors a few tim
 - a permanent one (invalid_blocks, channel_not_found, ...) moves that operation to a dead-letter list
   (logged and counted) so one bad message cannot block an incident forever.
 Consecutive edits of the same root are coalesced: only the newest text matters.
+When Slack says the root is gone (message_not_found, thread_not_found: deleted, or lost), the outbox posts a
+new root that says it replaces a lost one (with the newest root text it sent) and continues the thread there.
 An operation is removed from its queue only after Slack accepted it, in the same Redis transaction that
 records the root's ts; a crash between Slack's answer and that transaction is the one window in which
 an operation can be sent twice.
@@ -19,19 +21,21 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot import messages
 from bot.stored import text
 
 log = logging.getLogger(__name__)
 
 OUTBOX_VERSION = 1
 POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
+LOST_ROOT_ERRORS = {"message_not_found", "thread_not_found"}
 TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 FENCED = "fenced"
 """The delivery lock is no longer this deliverer's: stop, the new holder delivers."""
@@ -160,6 +164,9 @@ class Outbox:
     def _root_key(self, incident_id: str) -> str:
         return f"{self._prefix}:outbox:root:{incident_id}"
 
+    def _root_body_key(self, incident_id: str) -> str:
+        return f"{self._prefix}:outbox:rootbody:{incident_id}"
+
     def _queue(self, incident_id: str) -> str:
         return f"{self._prefix}:outbox:queue:{incident_id}"
 
@@ -242,6 +249,7 @@ class Outbox:
     ) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
         key = self._queue(incident_id)
+        replaced = False  # one replacement root per round: a root lost again waits for the next round
         while (raw := self._redis.lindex(key, 0)) is not None:
             if fence is not None and text(self._redis.get(fence.key) or b"") != fence.value:
                 return FENCED
@@ -250,6 +258,16 @@ class Outbox:
             if outcome == "transient":
                 report.failed_transient += 1
                 return ts
+            if outcome == "dead" and ts in LOST_ROOT_ERRORS and operation.op != POST_ROOT and not replaced:
+                replaced = True
+                outcome, ts = self._replace_root(operation, client, on_error)
+                if outcome == "transient":
+                    report.failed_transient += 1
+                    return ts
+                if outcome == "sent" and operation.op == REPLY:
+                    report.sent += 1
+                    continue  # the reply itself goes into the new thread next
+                operation = replace(operation, op=POST_ROOT)  # the new root shows this edit: done with it
             root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
             dead = "" if outcome == "sent" else _dead_letter(raw, ts)
             done = self._done(
@@ -258,12 +276,38 @@ class Outbox:
             )
             if done == -1:
                 return FENCED
+            if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
+                self._keep_root_body(operation)
             if outcome == "sent":
                 report.sent += 1
             else:
                 report.dead += 1
         self._forget_if_empty(keys=[key, self._pending], args=[incident_id])
         return None
+
+    def _keep_root_body(self, operation: Operation) -> None:
+        """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
+        body = json.dumps({"text": operation.text, "blocks": operation.blocks})
+        self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
+
+    def _replace_root(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+        """Post a root that replaces a lost one and record it as the incident's root.
+
+        Returns ('sent', "<channel> <ts>") or ('transient' | 'dead', error code).
+        """
+        latest = replace(operation, op=POST_ROOT)  # an edit: the new root shows it
+        if operation.op != UPDATE_ROOT:
+            stored = self._redis.get(self._root_body_key(operation.incident_id))
+            body: dict[str, Any] = json.loads(stored) if stored is not None else {}
+            latest = replace(latest, text=str(body.get("text", "")), blocks=list(body.get("blocks", [])))
+        root = _with_note(latest)
+        outcome, ts = self._send(root, client, on_error)
+        if outcome == "sent":
+            log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
+            self._redis.set(self._root_key(operation.incident_id), ts, ex=ROOT_KEEP)
+            self._redis.set(self._root_key(operation.incident_id) + ":replaced", "1", ex=ROOT_KEEP)
+            self._keep_root_body(latest)
+        return outcome, ts
 
     def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
         """('sent', "<channel id> <ts>" for a root, else the root's ts) or ('transient' | 'dead', error code)."""
@@ -277,6 +321,8 @@ class Outbox:
                 response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
+                if self._redis.exists(self._root_key(operation.incident_id) + ":replaced"):
+                    operation = _with_note(operation)  # a replacement root keeps saying so
                 client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
             else:
                 client.chat_postMessage(
@@ -296,6 +342,13 @@ class Outbox:
             log.warning("slack unreachable", extra={"method": method, "error": str(exc)})
             return "transient", "connection_error"
         return "sent", root_ts
+
+
+def _with_note(operation: Operation) -> Operation:
+    """The operation's root with the note that it replaces a lost root, above it."""
+    note = messages.root_replaced(operation.cluster, operation.group)
+    blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, *operation.blocks][:50]
+    return replace(operation, text=f"{note}\n{operation.text}".strip(), blocks=blocks)
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:
