@@ -76,7 +76,7 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
 
     def approve(body: dict[str, Any], respond: Respond) -> None:
         answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
-        if answer.ephemeral:
+        if answer.ephemeral and body.get("response_url"):
             respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
 
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
@@ -84,7 +84,8 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
         view = clicks.deny_view(_value(body))
         trigger = body.get("trigger_id")
         if view is None or not trigger:
-            respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
+            if body.get("response_url"):
+                respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
         client.views_open(trigger_id=str(trigger), view=view)
 

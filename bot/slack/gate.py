@@ -18,6 +18,8 @@ from urllib.parse import parse_qs
 
 MAX_SKEW = 300
 """Slack's window: a request signed more than five minutes ago (or ahead) is refused."""
+OBJECT_FIELDS = ("team", "enterprise", "channel", "container", "message", "event", "view", "user", "authorizations")
+"""Fields bolt reads as objects (or, for authorizations, a list of objects) wherever they appear."""
 
 
 @dataclass(frozen=True)
@@ -75,10 +77,25 @@ def _json_object(raw: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _objects_where_expected(body: dict[str, Any]) -> Refusal | None:
+    for name in OBJECT_FIELDS:
+        value = body.get(name)
+        if value is None:
+            continue
+        if name == "authorizations":
+            if not isinstance(value, list) or not all(isinstance(a, dict) for a in value):
+                return Refusal(400, "authorizations must be a list of objects")
+        elif not isinstance(value, dict):
+            return Refusal(400, f"field {name} must be an object")
+    return None
+
+
 def _event(raw: str) -> Refusal | None:
     body = _json_object(raw)
     if body is None:
         return Refusal(400, "body is not a JSON object")
+    if (wrong := _objects_where_expected(body)) is not None:
+        return wrong
     kind = body.get("type")
     if kind == "url_verification":
         return None if isinstance(body.get("challenge"), str) else Refusal(400, "url_verification without a challenge")
@@ -98,14 +115,13 @@ def _interaction(payloads: list[str]) -> Refusal | None:
     body = _json_object(payloads[0])
     if body is None:
         return Refusal(400, "payload is not a JSON object")
+    if (wrong := _objects_where_expected(body)) is not None:
+        return wrong
     user = body.get("user")
     if not isinstance(user, dict) or not isinstance(user.get("id"), str):
         return Refusal(400, "interaction without a user id")
     if not all(isinstance(body.get(k, ""), str) for k in ("trigger_id", "response_url")):
         return Refusal(400, "interaction fields must be strings")
-    for name in ("team", "channel", "container", "message"):
-        if body.get(name) is not None and not isinstance(body.get(name), dict):
-            return Refusal(400, f"interaction field {name} must be an object")
     kind = body.get("type")
     if kind == "block_actions":
         return _block_actions(body)

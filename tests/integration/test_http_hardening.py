@@ -101,7 +101,21 @@ CASES = [
         urlencode({"payload": json.dumps({"type": "view_submission", "user": {"id": "U1"}, "view": 3})}),
         "",
         400,
+        "field view must be an object",
+    ),
+    (
+        "signed view_submission without a callback_id",
+        urlencode({"payload": json.dumps({"type": "view_submission", "user": {"id": "U1"}, "view": {}})}),
+        "",
+        400,
         "view interaction without a view callback_id",
+    ),
+    (
+        "signed block_actions whose event is a list (bolt reads it as an object)",
+        urlencode({"payload": json.dumps({"type": "block_actions", "user": {"id": "U1"}, "event": [1]})}),
+        "",
+        400,
+        "field event must be an object",
     ),
     (
         "signed form that is nothing Slack sends",
