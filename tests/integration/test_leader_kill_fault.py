@@ -143,6 +143,17 @@ def assert_no_message_lost_or_duplicated(slack: SlackEmulator) -> None:
         assert repeated == [], f"duplicated in the thread: {repeated}"
 
 
+RSS_LIMIT_MB = 400
+"""A replica's resident memory after a fault (measured: about 90 MB)."""
+
+
+def rss_mb(bot: BotProcess) -> float:
+    """The replica's resident set size, from /proc."""
+    status = Path(f"/proc/{bot.process.pid}/status").read_text()
+    [kb] = [line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")]
+    return int(kb) / 1024
+
+
 def events(redis_client: redis.Redis, group: str) -> list[Any]:
     return list(reversed(AuditLog(redis_client).latest("embedded", group, 100)))
 
@@ -199,6 +210,7 @@ def test_kill_9_of_the_leader_mid_remediation_is_taken_over_and_the_run_ends_int
         assert redis_client.exists(f"lagbot:busy:embedded:{group}") == 0  # new proposals may run again
         assert_no_message_lost_or_duplicated(slack)
         assert "Traceback" not in survivor.log()
+        assert rss_mb(survivor) < RSS_LIMIT_MB
     finally:
         for bot in bots:
             bot.stop(signal.SIGKILL)
@@ -241,6 +253,7 @@ def test_kill_9_of_the_leader_mid_delivery_loses_and_duplicates_no_message(
         assert_no_message_lost_or_duplicated(slack)
         wait_for("the outbox emptied", lambda: redis_client.zcard("lagbot:outbox:pending") == 0, timeout=30)
         assert "Traceback" not in survivor.log()
+        assert rss_mb(survivor) < RSS_LIMIT_MB
     finally:
         for bot in bots:
             bot.stop(signal.SIGKILL)

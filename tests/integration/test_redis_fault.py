@@ -20,12 +20,14 @@ from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import CHANNEL
 from tests.integration.test_leader_kill_fault import (
     APPROVER,
+    RSS_LIMIT_MB,
     TOKEN,
     approve_reply,
     assert_no_message_lost_or_duplicated,
     config,
     gated,
     lagging_group,
+    rss_mb,
     slack,
 )
 
@@ -77,6 +79,7 @@ def test_redis_unreachable_then_back_is_survived_and_nothing_is_sent_twice(
                 f"\nfault redis down {DOWN_FOR:g} s: a leader and healthy replicas {recovered:.1f} s after it was back"
             )
             assert all(b.running for b in bots)
+            assert all(rss_mb(b) < RSS_LIMIT_MB for b in bots)
 
             (tmp_path / "gate").write_text("open")
             status, _, _ = slack.click_button(
@@ -126,6 +129,7 @@ def test_redis_restarted_empty_reopens_each_incident_once_without_a_crash_loop(
         wait_for("five more seconds of checks", lambda: time.monotonic() >= settle, timeout=10)
         assert [m.ts for m in slack.channel(CHANNEL)] == [first.ts, reopened[0].ts]
         assert all(b.running for b in bots)
+        assert all(rss_mb(b) < RSS_LIMIT_MB for b in bots)
         assert_no_message_lost_or_duplicated(slack)
     finally:
         for bot in bots:

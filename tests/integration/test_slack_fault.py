@@ -19,12 +19,14 @@ from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import CHANNEL
 from tests.integration.test_leader_kill_fault import (
     APPROVER,
+    RSS_LIMIT_MB,
     TOKEN,
     approve_reply,
     assert_no_message_lost_or_duplicated,
     config,
     gated,
     lagging_group,
+    rss_mb,
     slack,
 )
 
@@ -86,6 +88,8 @@ def test_a_slack_outage_then_a_429_burst_lose_and_duplicate_nothing(
         assert_no_message_lost_or_duplicated(slack)
         wait_for("the outbox emptied", lambda: redis_client.zcard("lagbot:outbox:pending") == 0, timeout=30)
         assert all("Traceback" not in b.log() for b in bots)
+        print(f"fault slack outage: replica RSS {', '.join(f'{rss_mb(b):.0f} MB' for b in bots)}")
+        assert all(rss_mb(b) < RSS_LIMIT_MB for b in bots)
     finally:
         for bot in bots:
             bot.stop(signal.SIGKILL)
