@@ -2267,6 +2267,13 @@ def remediation_resolved() -> str:
     return "the incident resolved"
 
 
+def state_lost() -> str:
+    return (
+        ":warning: lagbot lost its stored state (Redis came back empty). Incidents still open are reopened "
+        "in new threads; earlier threads will not be updated, and remediation history before now is gone."
+    )
+
+
 def root_replaced(cluster: str, group: str) -> str:
     return (
         f":recycle: This replaces the earlier message about `{slack_escape(group)}` ({slack_escape(cluster)}), "

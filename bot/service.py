@@ -34,9 +34,11 @@ from bot.history import HistoryStore, make_history
 from bot.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
 from bot.lease import FencedLock, Lease
 from bot.metrics import Metrics
-from bot.model import GroupVerdict
+from bot.model import GroupVerdict, Severity
 from bot.slack import render
+from bot.slack.outbox import POST_ROOT as POST_MESSAGE
 from bot.slack.outbox import DeliveryReport, Fence, Operation, Outbox
+from bot.state_epoch import StateEpoch
 from bot.window import RedisWindowStore
 from policies.model import Policy
 
@@ -174,6 +176,7 @@ class Bot:
             Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
         )
         self.outbox_lock = FencedLock(redis_client, OUTBOX_LOCK, holder=self.replica_id, ttl=settings.leader.lease_ttl)
+        self.epoch = StateEpoch(redis_client)
         self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
         self.remediations: RemediationHooks | None = None
@@ -197,6 +200,8 @@ class Bot:
         """One check of one cluster, if this replica leads: collect, judge, record, update incidents, deliver."""
         if not self.leadership.is_leader():
             return None
+        if self.epoch.lost():
+            self.announce_state_lost(now=self.clock())
         started = time.monotonic()
         report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
@@ -208,6 +213,22 @@ class Bot:
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
         return CycleResult(report=report, delivery=delivery, opened=opened)
+
+    def announce_state_lost(self, *, now: float) -> None:
+        """Say, in every channel that had a group in trouble at the last check, that the stored state is gone."""
+        channels = sorted(
+            {
+                channel
+                for v in self.latest_report().verdicts
+                if v.severity > Severity.OK and (channel := self.channel_for(v.cluster, v.group)) is not None
+            }
+        )
+        log.warning("stored state lost: Redis came back empty", extra={"channels": channels})
+        text = messages.state_lost()
+        block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        for channel in channels:
+            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, text, [block])
+            self.outbox.enqueue(notice, now=now)
 
     def latest_report(self) -> CheckReport:
         """The newest report of every cluster, as one (what /metrics shows)."""
