@@ -99,6 +99,8 @@ def _event(raw: str) -> Refusal | None:
     kind = body.get("type")
     if kind == "url_verification":
         return None if isinstance(body.get("challenge"), str) else Refusal(400, "url_verification without a challenge")
+    if kind == "app_rate_limited":  # Slack tells the app it dropped events: bolt acknowledges it
+        return None
     if kind != "event_callback":
         return Refusal(400, "unknown event envelope type")
     event = body.get("event")

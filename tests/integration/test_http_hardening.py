@@ -156,6 +156,13 @@ def test_events_in_json_are_checked_after_the_signature(server: BotHTTPServer) -
     challenge = json.dumps({"type": "url_verification", "challenge": "c-123", "token": "t"})
     status, answer = post(server.port, challenge.encode(), signed(challenge, content_type="application/json"))
     assert (status, json.loads(answer)) == (200, {"challenge": "c-123"})
+    limited = json.dumps({"type": "app_rate_limited", "team_id": "T1", "minute_rate_limited": 1518467820})
+    assert post(server.port, limited.encode(), signed(limited, content_type="application/json"))[0] < 500
+    unknown = json.dumps({"type": "something_else"})
+    assert post(server.port, unknown.encode(), signed(unknown, content_type="application/json")) == (
+        400,
+        "unknown event envelope type\n",
+    )
     # An event nobody listens to is bolt's 404, not a 500.
     event = json.dumps({"type": "event_callback", "event": {"type": "app_mention", "text": "hi"}, "team_id": "T1"})
     assert post(server.port, event.encode(), signed(event, content_type="application/json"))[0] == 404
