@@ -277,12 +277,16 @@ class HttpConfig(_Strict):
 
     host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=0, le=65535)
+    outbox_stalled_after: Duration = Field(default=300.0, gt=0)
+    """/healthz reports unhealthy when queued Slack messages have not moved for this long."""
 
 
 class LeaderConfig(_Strict):
     """Leadership among bot replicas: only the lease holder runs checks and digests."""
 
     lease_ttl: Duration = Field(default=30.0, gt=0)
+    run_heartbeat: Duration = Field(default=10.0, gt=0)
+    """A running remediation beats this often; silent for three beats, the leader finishes it as interrupted."""
 
 
 class Settings(BaseSettings):

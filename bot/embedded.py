@@ -169,8 +169,9 @@ class EmbeddedRedis(_Service):
     name = "redis"
     _dir: str | None = None
 
-    def start(self, timeout: float = 20.0) -> Self:
-        self.port = free_port()
+    def start(self, timeout: float = 20.0, *, port: int | None = None) -> Self:
+        """Start on `port` (a free one when None): the same port again restarts it empty."""
+        self.port = port or free_port()
         self._dir = directory = tempfile.mkdtemp(prefix="lagbot-redis-")
         argv = [
             redis_server_binary(),

@@ -2470,6 +2470,27 @@ def remediation_resolved() -> str:
     return "the incident resolved"
 
 
+def state_lost() -> str:
+    return (
+        ":warning: lagbot lost its stored state (Redis came back empty). Incidents still open are reopened "
+        "in new threads; earlier threads will not be updated, and remediation history before now is gone."
+    )
+
+
+def root_replaced(cluster: str, group: str) -> str:
+    return (
+        f":recycle: This replaces the earlier message about `{slack_escape(group)}` ({slack_escape(cluster)}), "
+        "which was deleted or lost; the thread continues here."
+    )
+
+
+def remediation_heartbeat_lost(action: str, silent_for: float) -> str:
+    return (
+        f"interrupted: {action} stopped reporting (no heartbeat for {silent_for:.0f} s, its replica stopped); "
+        "check the workload before trying again"
+    )
+
+
 def remediation_interrupted(action: str) -> str:
     return f"{action} did not report a result (its process stopped or it ran past its time limit); check the workload"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -24,6 +25,7 @@ from bot import messages
 from bot.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from bot.audit import AuditEntry
 from bot.diagnose import DRAIN
+from bot.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from bot.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from bot.model import GroupState, GroupVerdict, Severity, Status
 from bot.service import Bot
@@ -324,14 +326,17 @@ class Remediator:
         finished here, so it never stays 'running'; a process that dies mid-run is caught by `reap`.
         """
         outcome = Outcome(False, messages.remediation_interrupted(proposal.action))
+        interval = self.bot.settings.leader.run_heartbeat
         try:
-            self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
-            # The action starts now; its "running" messages are queued and follow on their own (Slack may be slow).
-            line = messages.remediation_running(proposal.approvals, proposal.plan.summary)
-            self._reply(proposal, line, now, deliver=False)
-            self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
-            self._deliver_soon()
-            outcome = self._execute(proposal)
+            with RunHeartbeat(self.bot.redis, proposal.id, interval=interval, clock=self.bot.clock):
+                self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
+                # The action starts now; its "running" messages are queued and follow on their own (Slack may
+                # be slow).
+                line = messages.remediation_running(proposal.approvals, proposal.plan.summary)
+                self._reply(proposal, line, now, deliver=False)
+                self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
+                self._deliver_soon()
+                outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
             outcome = Outcome(False, messages.remediation_crashed(proposal.action, exc))
@@ -359,6 +364,7 @@ class Remediator:
         """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""
         if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
             return
+        forget(self.bot.redis, proposal.id)
         if "keda_previous" in outcome.data:  # KEDA was paused: hand it back after the hold (at once if it failed)
             hold = float(proposal.plan.params.get("hold_for", 0)) if outcome.ok else 0.0
             self._schedule_restore(proposal.id, finished + hold, outcome.data.get("keda_previous"))
@@ -377,18 +383,27 @@ class Remediator:
             )
             line = messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
             self._reply(proposal, line, finished)
-            self._set_state(proposal, "verifying" if outcome.ok else "failed", outcome.detail, finished, baseline=True)
+            state = "verifying" if outcome.ok else "interrupted" if outcome.data.get("interrupted") else "failed"
+            self._set_state(proposal, state, outcome.detail, finished, baseline=True)
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
 
     def reap(self, *, now: float) -> list[str]:
-        """Runs past their longest duration: their process died or hung. Each is finished as failed, once."""
+        """Runs whose heartbeat stopped (their process died) or past their longest duration (hung).
+        Each is finished as failed and interrupted, once: said in its thread and the audit."""
+        interval = self.bot.settings.leader.run_heartbeat
+        running = self.proposals.overdue(now=math.inf)  # every running proposal
+        silent = silent_runs(self.bot.redis, running, now=now, interval=interval)
         reaped = []
-        for proposal_id in self.proposals.overdue(now=now):
+        for proposal_id in dict.fromkeys(self.proposals.overdue(now=now) + silent):
             proposal = self.proposals.get(proposal_id)
             if proposal is None:
                 continue
-            self._finish(proposal, Outcome(False, messages.remediation_interrupted(proposal.action)), now)
+            if proposal_id in silent:
+                detail = messages.remediation_heartbeat_lost(proposal.action, STALE_BEATS * interval)
+            else:
+                detail = messages.remediation_interrupted(proposal.action)
+            self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
             reaped.append(proposal_id)
         return reaped
 

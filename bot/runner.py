@@ -101,13 +101,23 @@ def digest_config_for(settings: Settings, channel: str) -> DigestConfig:
 
 
 def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
+    """Healthy when Redis answers and the outbox moves (queued Slack messages not stuck for too long)."""
     try:
         bot.redis.ping()
         redis_ok = True
+        stalled_for = bot.outbox.stalled_for(now=bot.clock())
+        pending = bot.outbox.pending()
     except redis.RedisError:
-        redis_ok = False
+        redis_ok, stalled_for, pending = False, 0.0, 0
+    stalled = stalled_for > bot.settings.http.outbox_stalled_after
     latest = {name: report.taken_at for name, report in bot.latest.items()}
-    return redis_ok, {"ok": redis_ok, "replica": bot.replica_id, "leader": bot.leadership.is_leader(), "checks": latest}
+    return redis_ok and not stalled, {
+        "ok": redis_ok and not stalled,
+        "replica": bot.replica_id,
+        "leader": bot.leadership.is_leader(),
+        "checks": latest,
+        "outbox": {"pending": pending, "stalled": stalled, "stalled_for": round(stalled_for, 1)},
+    }
 
 
 def run_bot(
@@ -153,6 +163,7 @@ def run_bot(
         app=None if secrets.app_token else app,
         health=lambda: health(bot),
         metrics=bot.metrics.render,
+        signing_secret=None if secrets.app_token else secrets.signing_secret,
     ).start()
     log.warning("lagbot listening", extra={"host": settings.http.host, "port": server.port, "replica": bot.replica_id})
     scheduler = build_scheduler(bot)

@@ -49,6 +49,12 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
         id="leadership",
         next_run_time=now,
     )
+    scheduler.add_job(
+        guarded("outbox", bot.deliver_if_leader),
+        IntervalTrigger(seconds=ttl / 3),
+        id="outbox",
+        next_run_time=now + timedelta(seconds=1),
+    )
     for cluster in bot.settings.clusters:
         scheduler.add_job(
             guarded(f"check {cluster.name}", bot.check),
@@ -67,7 +73,7 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
     if bot.remediations is not None:
         scheduler.add_job(
             guarded("remediation housekeeping", bot.housekeeping),
-            IntervalTrigger(seconds=30),
+            IntervalTrigger(seconds=min(30.0, bot.settings.leader.run_heartbeat)),
             id="remediation-housekeeping",
         )
     if extra_jobs is not None:

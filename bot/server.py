@@ -4,23 +4,28 @@
 liveness probe on it does not restart every replica in a loop while Redis is down. `/healthz` is readiness: 503
 while the bot cannot reach what it needs (Redis).
 
-Slack's requests go to the bolt app unchanged (it verifies the signature and the timestamp and answers
-401 otherwise); the server only moves bytes. Bodies are capped so a bad client cannot exhaust memory.
+Slack's requests pass the gate first (bot.slack.gate: the signature, then the body's shape; 401 or 400
+otherwise, one log line each), then go to the bolt app unchanged. Connections are read by bot.http_front (a
+read timeout, a bounded worker pool), and bodies are capped so a bad client cannot exhaust memory or threads.
+Nothing a client sends gets a 500: a request the app fails on is answered 400 with a reference to the log.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
+import time
+import uuid
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlparse
 
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
+
+from bot.http_front import BufferedHandler, HTTPFront
+from bot.slack.gate import check_shape, verify_signature
 
 log = logging.getLogger(__name__)
 
@@ -45,27 +50,32 @@ class BotHTTPServer:
         app: App | None,
         health: Health,
         metrics: Callable[[], bytes],
+        signing_secret: str | None = None,
+        workers: int = 8,
+        read_timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._server = _Server((host, port), _Handler)
-        self._server.owner = self
-        self._server.daemon_threads = True
+        if app is not None and not signing_secret:
+            raise ValueError("serving a Slack app needs its signing secret")
+        self._server = HTTPFront(
+            (host, port), _Handler, owner=self, workers=workers, read_timeout=read_timeout, max_body=MAX_BODY
+        )
         self.app = app
+        self.signing_secret = signing_secret or ""
         self.health = health
         self.metrics = metrics
-        self._thread: threading.Thread | None = None
+        self.clock = clock
 
     @property
     def port(self) -> int:
         return int(self._server.server_address[1])
 
     def start(self) -> Self:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="http", daemon=True)
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     def __enter__(self) -> Self:
         return self
@@ -74,13 +84,8 @@ class BotHTTPServer:
         self.stop()
 
 
-class _Server(ThreadingHTTPServer):
-    owner: BotHTTPServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class _Handler(BufferedHandler):
+    server: HTTPFront  # type: ignore[assignment]
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http %s", format % args)
@@ -112,9 +117,28 @@ class _Handler(BaseHTTPRequestHandler):
         if length > MAX_BODY:
             self._send(413, b"request too large\n", "text/plain")
             return
-        body = self.rfile.read(length).decode("utf-8", errors="replace")
-        headers: dict[str, str | Sequence[str]] = {name.lower(): value for name, value in self.headers.items()}
-        response = app.dispatch(BoltRequest(body=body, query=url.query, headers=headers))
+        raw = self.rfile.read(length)
+        owner: BotHTTPServer = self.server.owner
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        refusal = verify_signature(headers, raw, owner.signing_secret, now=owner.clock()) or check_shape(
+            headers.get("content-type", ""), raw
+        )
+        if refusal is not None:
+            log.warning("slack request refused", extra={"status": refusal.status, "reason": refusal.reason})
+            self._send(refusal.status, f"{refusal.reason}\n".encode(), "text/plain")
+            return
+        bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
+        try:
+            response = app.dispatch(BoltRequest(body=raw.decode(), query=url.query, headers=bolt_headers))
+        except Exception as exc:  # a shape the gate let through and bolt could not read: the client's error
+            reference = uuid.uuid4().hex[:12]
+            log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})
+            self._send(400, f"request not understood (ref {reference})\n".encode(), "text/plain")
+            return
+        if response.status >= 500:
+            log.warning("slack request failed in the app", extra={"status": response.status})
+            self._send(400, b"request not understood\n", "text/plain")
+            return
         extra = {k: v[0] if isinstance(v, list | tuple) else v for k, v in response.headers.items()}
         content_type = extra.pop("content-type", "text/plain;charset=utf-8")
         self._send(response.status, str(response.body).encode(), str(content_type), extra)

@@ -32,18 +32,21 @@ from bot.digest import IncidentSummary, PostedDigest, RemediationSummary, compos
 from bot.digest_config import DigestConfig
 from bot.history import HistoryStore, make_history
 from bot.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
-from bot.lease import Lease
+from bot.lease import FencedLock, Lease
 from bot.metrics import Metrics
-from bot.model import GroupVerdict
+from bot.model import GroupVerdict, Severity
 from bot.slack import render
-from bot.slack.outbox import DeliveryReport, Operation, Outbox
+from bot.slack.outbox import POST_ROOT as POST_MESSAGE
+from bot.slack.outbox import DeliveryReport, Fence, Operation, Outbox
+from bot.state_epoch import StateEpoch
 from bot.window import RedisWindowStore
 from policies.model import Policy
 
 log = logging.getLogger(__name__)
 
 OUTBOX_LOCK = "lagbot:outbox:lock"
-OUTBOX_LOCK_SECONDS = 120
+DELIVERY_ROUNDS = 3
+"""A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
 
 
 class RemediationHooks(Protocol):
@@ -172,6 +175,8 @@ class Bot:
         self.leadership = Leadership(
             Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
         )
+        self.outbox_lock = FencedLock(redis_client, OUTBOX_LOCK, holder=self.replica_id, ttl=settings.leader.lease_ttl)
+        self.epoch = StateEpoch(redis_client)
         self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
         self.remediations: RemediationHooks | None = None
@@ -195,6 +200,8 @@ class Bot:
         """One check of one cluster, if this replica leads: collect, judge, record, update incidents, deliver."""
         if not self.leadership.is_leader():
             return None
+        if self.epoch.lost():
+            self.announce_state_lost(now=self.clock())
         started = time.monotonic()
         report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
@@ -206,6 +213,22 @@ class Bot:
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
         return CycleResult(report=report, delivery=delivery, opened=opened)
+
+    def announce_state_lost(self, *, now: float) -> None:
+        """Say, in every channel that had a group in trouble at the last check, that the stored state is gone."""
+        channels = sorted(
+            {
+                channel
+                for v in self.latest_report().verdicts
+                if v.severity > Severity.OK and (channel := self.channel_for(v.cluster, v.group)) is not None
+            }
+        )
+        log.warning("stored state lost: Redis came back empty", extra={"channels": channels})
+        text = messages.state_lost()
+        block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        for channel in channels:
+            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, text, [block])
+            self.outbox.enqueue(notice, now=now)
 
     def latest_report(self) -> CheckReport:
         """The newest report of every cluster, as one (what /metrics shows)."""
@@ -309,17 +332,36 @@ class Bot:
         """Send what the outbox holds (this cycle's effects and what earlier cycles could not send).
 
         One deliverer at a time across threads and replicas (a click answered by a follower enqueues and
-        delivers too): a Redis lock, waited for a few seconds; whoever holds it sends everything queued.
+        delivers too): a fenced lock with a short lease, renewed while delivering, never waited for. When
+        another deliverer holds it, this returns at once (that one, or the next attempt, sends what was
+        queued); a dead holder's lock expires within one lease and the next attempt takes it over.
         """
-        lock = self.redis.lock(OUTBOX_LOCK, timeout=OUTBOX_LOCK_SECONDS, blocking_timeout=15, thread_local=False)
-        if not lock.acquire():
-            return DeliveryReport(pending=self.outbox.pending())
-        try:
-            deadline = time.monotonic() + OUTBOX_LOCK_SECONDS - 30  # stop well before the lock can expire
-            return self.outbox.deliver(self.slack, on_error=self._slack_error, deadline=deadline)
-        finally:
-            with contextlib.suppress(redis.exceptions.LockError):
-                lock.release()
+        report = DeliveryReport(pending=self.outbox.pending())
+        for _ in range(DELIVERY_ROUNDS):
+            value = self.outbox_lock.acquire()
+            if value is None:
+                return report
+            try:
+                with self.outbox_lock.renewing(value):
+                    report = self.outbox.deliver(
+                        self.slack,
+                        on_error=self._slack_error,
+                        deadline=time.monotonic() + self.settings.leader.lease_ttl,
+                        fence=Fence(self.outbox_lock.key, value),
+                    )
+            finally:
+                with contextlib.suppress(redis.RedisError):
+                    self.outbox_lock.release(value)
+            # Released first, then looked again: whatever was queued while we held the lock is seen now.
+            if report.failed_transient or not self.outbox.pending():
+                break
+        report.pending = self.outbox.pending()
+        return report
+
+    def deliver_if_leader(self) -> None:
+        """The scheduled delivery: resumes what a dead deliverer left, without waiting for the next check."""
+        if self.leadership.is_leader() and self.outbox.pending():
+            self.deliver()
 
     def _slack_error(self, method: str, error: str) -> None:
         self.metrics.slack_error(method, error)

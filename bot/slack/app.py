@@ -79,17 +79,19 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
 
     def approve(body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
-        if answer.ephemeral:
+        if answer.ephemeral and body.get("response_url"):
             respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
         settle_proposal_message(body, client, respond, lambda: clicks.settled(_value(body), now=clock()))
 
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()
         view = clicks.deny_view(_value(body))
-        if view is None:
-            respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
+        trigger = body.get("trigger_id")
+        if view is None or not trigger:
+            if body.get("response_url"):
+                respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
-        client.views_open(trigger_id=body["trigger_id"], view=view)
+        client.views_open(trigger_id=str(trigger), view=view)
 
     def deny(body: dict[str, Any], client: WebClient) -> None:
         view = body.get("view") or {}

@@ -7,7 +7,8 @@ slack_sdk's `WebClient(base_url=emulator.api_url)` here. It:
   the upload URL it hands out, files.completeUploadExternal, views.open, users.info,
   usergroups.users.list, and response URLs;
 - checks Block Kit limits and answers `invalid_blocks` with Slack's error shape;
-- can fail the next calls of a method with 429 + Retry-After, or 500;
+- can fail the next calls of a method with 429 + Retry-After, or 500; can delete a message (then edits and
+  replies answer message_not_found / thread_not_found);
 - speaks Socket Mode: apps.connections.open (app token) hands out a ws:// URL on the same port, where
   the app gets `hello` and envelopes (slash commands) that it acknowledges;
 - records every call (and keeps channels, threads, files and views) for assertions.
@@ -167,6 +168,12 @@ class SlackEmulator:
         """Answer the next `times` calls of `method` with `status` (429 carries Retry-After)."""
         with self._lock:
             self._failures[method] = _Failure(status, retry_after, times)
+
+    def delete(self, channel: str, ts: str) -> None:
+        """Delete a message as a user or an admin can (its replies stay): edits of it and replies to it then
+        fail with message_not_found / thread_not_found, as Slack answers."""
+        with self._lock:
+            self.messages = [m for m in self.messages if not (m.channel == channel and m.ts == ts)]
 
     def response_url(self, key: str | None = None) -> str:
         """Mint a response URL (as Slack puts in interaction payloads); posts to it are kept by key."""

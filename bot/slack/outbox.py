@@ -8,6 +8,8 @@ already wait out 429 + Retry-After and retry connection and 5xx errors a few tim
 - a permanent one (invalid_blocks, channel_not_found, ...) moves that operation to a dead-letter list
   (logged and counted) so one bad message cannot block an incident forever.
 Consecutive edits of the same root are coalesced: only the newest text matters.
+When Slack says the root is gone (message_not_found, thread_not_found: deleted, or lost), the outbox posts a
+new root that says it replaces a lost one (with the newest root text it sent) and continues the thread there.
 An operation is removed from its queue only after Slack accepted it, in the same Redis transaction that
 records the root's ts; a crash between Slack's answer and that transaction is the one window in which
 an operation can be sent twice.
@@ -19,21 +21,25 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot import messages
 from bot.stored import text
 
 log = logging.getLogger(__name__)
 
 OUTBOX_VERSION = 1
 POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
+LOST_ROOT_ERRORS = {"message_not_found", "thread_not_found"}
 TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-STOP_ALL_ERRORS = {"ratelimited", "connection_error"}
+FENCED = "fenced"
+"""The delivery lock is no longer this deliverer's: stop, the new holder delivers."""
+STOP_ALL_ERRORS = {"ratelimited", "connection_error", FENCED}
 """After these, every further call of this round would fail too: stop and resume next cycle."""
 DEAD_KEEP = 1_000
 ROOT_KEEP = 8 * 86_400
@@ -64,11 +70,18 @@ redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
 return 1
 """
-# KEYS[1] = queue, KEYS[2] = the incident's root key, KEYS[3] = dead letters; ARGV = raw op sent, incident id,
-# "<channel> <ts>" of a root just posted or '', dead letter or '', dead letters kept, seconds to keep the root.
+# KEYS[1] = queue, KEYS[2] = the incident's root key, KEYS[3] = dead letters, KEYS[4] = the delivery lock,
+# KEYS[5] = the time of the last operation done; ARGV = raw op sent, incident id, "<channel> <ts>" of a root
+# just posted or '', dead letter or '', dead letters kept, seconds to keep the root, the lock's value as this
+# deliverer holds it ('' when unfenced), now.
+# Returns -1 when the lock is no longer ours (the fence: another deliverer took over; change nothing).
 # Pops the head only if it is still the operation that was sent (an edit queued meanwhile may have replaced
 # it: then the newer edit is sent next instead of being lost).
 _DONE = """
+if ARGV[7] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[7] then
+    return -1
+end
+redis.call('SET', KEYS[5], ARGV[8])
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then
     return 0
 end
@@ -115,6 +128,14 @@ class Operation:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class Fence:
+    """The delivery lock as this deliverer holds it: every step checks it still does (bot.lease.FencedLock)."""
+
+    key: str
+    value: str
+
+
 @dataclass
 class DeliveryReport:
     sent: int = 0
@@ -134,6 +155,7 @@ class Outbox:
         self._redis = client
         self._pending = f"{prefix}:outbox:pending"
         self._dead = f"{prefix}:outbox:dead"
+        self._progress = f"{prefix}:outbox:progress"
         self._prefix = prefix
         self._forget_if_empty = client.register_script(_FORGET_IF_EMPTY)
         self._enqueue = client.register_script(_ENQUEUE)
@@ -141,6 +163,9 @@ class Outbox:
 
     def _root_key(self, incident_id: str) -> str:
         return f"{self._prefix}:outbox:root:{incident_id}"
+
+    def _root_body_key(self, incident_id: str) -> str:
+        return f"{self._prefix}:outbox:rootbody:{incident_id}"
 
     def _queue(self, incident_id: str) -> str:
         return f"{self._prefix}:outbox:queue:{incident_id}"
@@ -176,6 +201,19 @@ class Outbox:
             pipe.llen(self._queue(text(incident_id)))
         return sum(int(n) for n in pipe.execute())
 
+    def stalled_for(self, *, now: float) -> float:
+        """Seconds the outbox has held operations without any being done (0 when empty or moving).
+
+        Measured from the later of the last operation done and the oldest queue's first enqueue, so a
+        queue that waits for nothing but its turn does not count as stalled.
+        """
+        oldest = self._redis.zrange(self._pending, 0, 0, withscores=True)
+        if not oldest:
+            return 0.0
+        progress = self._redis.get(self._progress)
+        since = max(float(oldest[0][1]), float(progress) if progress is not None else 0.0)
+        return max(0.0, now - since)
+
     def dead_letters(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
 
@@ -185,13 +223,17 @@ class Outbox:
         *,
         on_error: ErrorSeen | None = None,
         deadline: float | None = None,
+        fence: Fence | None = None,
     ) -> DeliveryReport:
-        """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic)."""
+        """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic).
+
+        With a `fence`, nothing is sent or changed once the lock it names is no longer held with its value.
+        """
         report = DeliveryReport()
         for incident_id in [text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            stopped_by = self._drain(incident_id, client, report, on_error)
+            stopped_by = self._drain(incident_id, client, report, on_error, fence)
             if stopped_by in STOP_ALL_ERRORS:
                 break  # every further call this round would fail the same way
         report.pending = self.pending()
@@ -203,27 +245,69 @@ class Outbox:
         client: WebClient,
         report: DeliveryReport,
         on_error: ErrorSeen | None,
+        fence: Fence | None = None,
     ) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
         key = self._queue(incident_id)
+        replaced = False  # one replacement root per round: a root lost again waits for the next round
         while (raw := self._redis.lindex(key, 0)) is not None:
+            if fence is not None and text(self._redis.get(fence.key) or b"") != fence.value:
+                return FENCED
             operation = Operation.decode(raw)
             outcome, ts = self._send(operation, client, on_error)
             if outcome == "transient":
                 report.failed_transient += 1
                 return ts
+            if outcome == "dead" and ts in LOST_ROOT_ERRORS and operation.op != POST_ROOT and not replaced:
+                replaced = True
+                outcome, ts = self._replace_root(operation, client, on_error)
+                if outcome == "transient":
+                    report.failed_transient += 1
+                    return ts
+                if outcome == "sent" and operation.op == REPLY:
+                    report.sent += 1
+                    continue  # the reply itself goes into the new thread next
+                operation = replace(operation, op=POST_ROOT)  # the new root shows this edit: done with it
             root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
             dead = "" if outcome == "sent" else _dead_letter(raw, ts)
-            self._done(
-                keys=[key, self._root_key(incident_id), self._dead],
-                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP],
+            done = self._done(
+                keys=[key, self._root_key(incident_id), self._dead, fence.key if fence else key, self._progress],
+                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP, fence.value if fence else "", time.time()],
             )
+            if done == -1:
+                return FENCED
+            if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
+                self._keep_root_body(operation)
             if outcome == "sent":
                 report.sent += 1
             else:
                 report.dead += 1
         self._forget_if_empty(keys=[key, self._pending], args=[incident_id])
         return None
+
+    def _keep_root_body(self, operation: Operation) -> None:
+        """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
+        body = json.dumps({"text": operation.text, "blocks": operation.blocks})
+        self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
+
+    def _replace_root(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+        """Post a root that replaces a lost one and record it as the incident's root.
+
+        Returns ('sent', "<channel> <ts>") or ('transient' | 'dead', error code).
+        """
+        latest = replace(operation, op=POST_ROOT)  # an edit: the new root shows it
+        if operation.op != UPDATE_ROOT:
+            stored = self._redis.get(self._root_body_key(operation.incident_id))
+            body: dict[str, Any] = json.loads(stored) if stored is not None else {}
+            latest = replace(latest, text=str(body.get("text", "")), blocks=list(body.get("blocks", [])))
+        root = _with_note(latest)
+        outcome, ts = self._send(root, client, on_error)
+        if outcome == "sent":
+            log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
+            self._redis.set(self._root_key(operation.incident_id), ts, ex=ROOT_KEEP)
+            self._redis.set(self._root_key(operation.incident_id) + ":replaced", "1", ex=ROOT_KEEP)
+            self._keep_root_body(latest)
+        return outcome, ts
 
     def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
         """('sent', "<channel id> <ts>" for a root, else the root's ts) or ('transient' | 'dead', error code)."""
@@ -237,6 +321,8 @@ class Outbox:
                 response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
+                if self._redis.exists(self._root_key(operation.incident_id) + ":replaced"):
+                    operation = _with_note(operation)  # a replacement root keeps saying so
                 client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
             else:
                 client.chat_postMessage(
@@ -256,6 +342,13 @@ class Outbox:
             log.warning("slack unreachable", extra={"method": method, "error": str(exc)})
             return "transient", "connection_error"
         return "sent", root_ts
+
+
+def _with_note(operation: Operation) -> Operation:
+    """The operation's root with the note that it replaces a lost root, above it."""
+    note = messages.root_replaced(operation.cluster, operation.group)
+    blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, *operation.blocks][:50]
+    return replace(operation, text=f"{note}\n{operation.text}".strip(), blocks=blocks)
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:

@@ -64,8 +64,9 @@ def test_the_schedule_has_leadership_a_check_per_cluster_and_digests_in_their_zo
     bot = Bot(settings, redis_client, slack_client("xoxb-x", "http://127.0.0.1:9/api/"))
     scheduler = build_scheduler(bot)
     jobs = {job.id: job for job in scheduler.get_jobs()}
-    assert sorted(jobs) == ["check:prod", "check:staging", "digest:C0DIGEST", "leadership"]
+    assert sorted(jobs) == ["check:prod", "check:staging", "digest:C0DIGEST", "leadership", "outbox"]
     assert jobs["leadership"].trigger.interval.total_seconds() == 10
+    assert jobs["outbox"].trigger.interval.total_seconds() == 10  # a dead deliverer's lock is taken over soon
     assert jobs["check:prod"].trigger.interval.total_seconds() == 60
     assert jobs["check:staging"].trigger.interval.total_seconds() == 300
     digest = jobs["digest:C0DIGEST"].trigger
@@ -88,7 +89,9 @@ def test_slack_endpoint_refuses_missing_negative_and_oversized_bodies_before_rea
             signing_secret="secret",
             run_command=lambda text, user, channel: Reply(text="unused"),
         )
-        server = BotHTTPServer(host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"")
+        server = BotHTTPServer(
+            host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret="secret"
+        )
         server.start()
         try:
 
