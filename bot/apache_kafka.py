@@ -301,26 +301,29 @@ class ApacheKafka(_Service):
         raise KafkaSetupError(f"Apache Kafka on {self.bootstrap} gave no metadata within the timeout:\n{tail}")
 
     def _wait_group_coordinators(self, timeout: float) -> None:
-        """Wait until every partition of __consumer_offsets answers OffsetFetch.
+        """Wait until the group coordinator of every __consumer_offsets partition answers OffsetFetch.
 
         Measured: right after start, the first group requests get NOT_COORDINATOR (AlterConsumerGroupOffsets,
         per partition, not raised) or COORDINATOR_LOAD_IN_PROGRESS (OffsetFetch) while the offsets topic is
         created and loaded. One probe group per offsets partition (Kafka places a group by its id's hash).
+        The probe is a consumer's `committed()`, never an AdminClient's ListConsumerGroupOffsets: measured
+        with librdkafka 2.16.0, an admin client's OffsetFetch answered with a coordinator error crashes the
+        process (SIGSEGV in rd_kafka_cgrp_op: an admin client has no consumer group handle).
         """
-        from confluent_kafka import ConsumerGroupTopicPartitions
-        from confluent_kafka.admin import AdminClient
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        waiting = set(probe_groups(OFFSETS_PARTITIONS))
+        waiting = list(probe_groups(OFFSETS_PARTITIONS))
         deadline = time.monotonic() + max(timeout, 1.0)
         while waiting and time.monotonic() < deadline:
-            for group in sorted(waiting):
-                future = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=5)
-                try:
-                    future[group].result(10)
-                    waiting.discard(group)
-                except Exception:  # loading: retried until the deadline
-                    time.sleep(0.2)
+            group = waiting[0]
+            consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group, "enable.auto.commit": False})
+            try:
+                consumer.committed([TopicPartition("__consumer_offsets", 0)], timeout=5)
+                waiting.pop(0)
+            except KafkaException:  # loading: retried until the deadline
+                time.sleep(0.2)
+            finally:
+                consumer.close()
         if waiting:
             raise KafkaSetupError(f"Apache Kafka on {self.bootstrap} did not load its group coordinators in time")
 

@@ -8,6 +8,7 @@ the embedded broker (Tansu) is used only where a test says so (tests/integration
 
 from __future__ import annotations
 
+import gc
 import itertools
 import time
 import uuid
@@ -78,6 +79,13 @@ class Kafka:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
 
+    def close(self) -> None:
+        """Destroy the clients now, with nothing in flight and their broker still running, rather than during
+        the interpreter's finalization after the broker has stopped."""
+        self._producer.flush(10)
+        del self._producer, self.admin
+        gc.collect()
+
     def create_topic(self, topic: str, partitions: int) -> None:
         for future in self.admin.create_topics([NewTopic(topic, partitions, 1)]).values():
             future.result(15)
@@ -132,8 +140,10 @@ class Kafka:
 
 
 @pytest.fixture(scope="session")
-def kafka(broker: ApacheKafka) -> Kafka:
-    return Kafka(broker.bootstrap)
+def kafka(broker: ApacheKafka) -> Iterator[Kafka]:
+    helper = Kafka(broker.bootstrap)
+    yield helper
+    helper.close()
 
 
 SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client"})

@@ -91,8 +91,10 @@ def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, n
     }
 
     stuck = cause(verdict, "stuck_consumer")
+    # Its only partition is stuck while its sibling commits: the member itself is named as stuck.
     assert stuck.explanation == (
         f"partition 0 of {topic}: committed offset not moving while 20 messages wait; owner: {sc}@{HOST} (member {a})"
+        f"; every partition of {sc}@{HOST} (member {a}) is stuck: that member is stuck, restart it"
     )
     assert stuck.evidence == {"partitions": [0], "owners": [{"member_id": a, "client_id": sc, "host": HOST}]}
     assert stuck.remediation == "restart"
