@@ -79,9 +79,9 @@ def _json_object(raw: str) -> dict[str, Any] | None:
 
 def _objects_where_expected(body: dict[str, Any]) -> Refusal | None:
     for name in OBJECT_FIELDS:
-        value = body.get(name)
-        if value is None:
+        if name not in body:  # present means an object: bolt reads `body.get(name, {})`, so null would break it
             continue
+        value = body[name]
         if name == "authorizations":
             if not isinstance(value, list) or not all(isinstance(a, dict) for a in value):
                 return Refusal(400, "authorizations must be a list of objects")

@@ -13,10 +13,14 @@ from typing import Any
 
 from slack_bolt import Respond
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.slack.render import settled_blocks
 
 log = logging.getLogger(__name__)
+
+UPDATE_ELSEWHERE = frozenset({"message_not_found", "cant_update_message"})
+"""chat.update's answers for a message that was posted through a response_url, not by the bot user."""
 
 
 def settle_proposal_message(
@@ -41,8 +45,17 @@ def settle_proposal_message(
     try:
         channel, ts = container.get("channel_id"), message.get("ts")
         if channel and ts and not container.get("is_ephemeral"):
-            client.chat_update(channel=str(channel), ts=str(ts), text=text, blocks=blocks)
-        else:
-            respond(text=text, blocks=blocks, replace_original=True)
-    except Exception:  # the edit is cosmetic: the outcome is in the thread and the audit trail
+            try:
+                client.chat_update(channel=str(channel), ts=str(ts), text=text, blocks=blocks)
+                return
+            except SlackApiError as exc:
+                # A message the app posted through a response_url (a `/lag remediate` reply) is not the bot
+                # user's to chat.update: it is edited the way it was posted.
+                if exc.response.get("error") not in UPDATE_ELSEWHERE:
+                    raise
+        respond(text=text, blocks=blocks, replace_original=True)
+    except SlackApiError as exc:  # the edit is cosmetic: the outcome is in the thread and the audit trail
+        error = exc.response.get("error")
+        log.warning("could not edit the proposal message", extra={"proposal": proposal_id, "error": error})
+    except Exception:
         log.exception("could not edit the proposal message", extra={"proposal": proposal_id})

@@ -57,7 +57,7 @@ def cause(verdict: GroupVerdict, kind: str) -> Any:
 
 def terminal(report: Any) -> list[str]:
     out = io.StringIO()
-    print_report(report, Console(file=out, width=300, no_color=True))
+    print_report(report, Console(file=out, width=1000, no_color=True))  # one line per cause, however long
     return out.getvalue().splitlines()
 
 
@@ -96,7 +96,8 @@ def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, n
         f"partition 0 of {topic}: committed offset not moving while 20 messages wait; owner: {sc}@{HOST} (member {a})"
         f"; every partition of {sc}@{HOST} (member {a}) is stuck: that member is stuck, restart it"
     )
-    assert stuck.evidence == {"partitions": [0], "owners": [{"member_id": a, "client_id": sc, "host": HOST}]}
+    owner = {"member_id": a, "client_id": sc, "host": HOST}
+    assert stuck.evidence == {"partitions": [0], "owners": [owner], "stuck_members": [owner]}
     assert stuck.remediation == "restart"
 
     [stalled, fine] = verdict.partitions
@@ -258,6 +259,12 @@ def test_members_joining_and_leaving_is_rebalance_churn(kafka: Kafka, names: Nam
     assert [client for _, _, client, _ in both] == ["churn-a", "churn-b"]
     [verdict] = report.verdicts
     found = cause(verdict, "rebalance_churn")
-    assert found.evidence == {"changes": 2, "rebalancing_samples": 0, "samples": 3}
+    assert found.evidence == {
+        "changes": 2,
+        "rebalancing_samples": 0,
+        "samples": 3,
+        "changed_at": [seen[1][0], seen[2][0]],  # the samples that saw churn-b join, then leave
+        "rebalancing_at": [],
+    }
     assert found.explanation == messages.cause_churn(2, 0, 3, seen[-1][0] - seen[0][0])
     assert found.remediation is None

@@ -93,7 +93,10 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
         clicks=r,
         clock=lambda: NOW,
     )
-    with BotHTTPServer(host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=bytes).start() as server:
+    server = BotHTTPServer(
+        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=bytes, signing_secret=SIGNING_SECRET
+    )
+    with server.start() as server:
         slack.fail("chat.postMessage", status=429, retry_after=3, times=2)  # Slack is slow: ~6 s per message
         clicked = time.monotonic()
         status, _, key = slack.click_button(
@@ -116,8 +119,15 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
         assert line.startswith(f":white_check_mark: *Rolling restart of orders*: approved by <@{APPROVER}>, done: ")
         assert [b["type"] for b in edited.blocks] == [*(t for t in shown if t != "actions"), "context"]
 
-        texts = [m.text for m in slack.thread("C1", root.ts)]
-        running = texts.index(f":gear: Approved by <@{APPROVER}>: running *Rolling restart of orders*")
+        running_text = f":gear: Approved by <@{APPROVER}>: running *Rolling restart of orders*"
+
+        def delivered() -> list[str] | None:
+            bot.deliver()  # what the leader's scheduled delivery does (no scheduler runs in this test)
+            texts = [m.text for m in slack.thread("C1", root.ts)]
+            return texts if running_text in texts else None
+
+        texts = wait_for("the running reply", delivered, timeout=30)
+        running = texts.index(running_text)
         done = next(i for i, t in enumerate(texts) if t.startswith(":white_check_mark: *Rolling restart of orders*"))
         assert running < done
         assert slack.responses[key] == []  # the approver got no private refusal

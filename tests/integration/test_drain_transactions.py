@@ -18,6 +18,7 @@ from confluent_kafka import Producer, TopicPartition
 
 from remediations.drain_job import spark_session
 from tests.conftest import Kafka, Names
+from tests.integration.bot_process import wait_for
 from tests.integration.test_drain import (
     DRAIN,
     committed,
@@ -87,7 +88,8 @@ def test_aborted_records_never_reach_the_sink_and_the_group_ends_at_the_log_end(
     aborted1 = tx.write(topic, 1, 4, commit=False)  # 4..7, abort marker at 8: the log ends on aborted records
     assert (kept0, aborted0) == ([0, 1, 2, 3, 4, 12, 13, 14, 15, 16], [6, 7, 8, 9, 10])
     assert (kept1, aborted1) == ([0, 1, 2], [4, 5, 6, 7])
-    assert log_ends(kafka, topic, 2) == {0: 18, 1: 9}
+    # The coordinator writes the markers after it answered the commit or abort: waited for, not assumed.
+    wait_for("the transaction markers", lambda: log_ends(kafka, topic, 2) == {0: 18, 1: 9}, timeout=15)
     kafka.commit(group, {(topic, 0): 0, (topic, 1): 0})
     sink = tmp_path / "drained"
 

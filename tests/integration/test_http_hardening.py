@@ -118,6 +118,13 @@ CASES = [
         "field event must be an object",
     ),
     (
+        "signed block_actions whose event is null (found by the fuzz: bolt read null.get)",
+        urlencode({"payload": json.dumps({"type": "block_actions", "user": {"id": "U1"}, "event": None})}),
+        "",
+        400,
+        "field event must be an object",
+    ),
+    (
         "signed form that is nothing Slack sends",
         "hello=world",
         "",

@@ -163,7 +163,7 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
     try:
         bot.wait_ready()
         root, reply = thread_with_button(slack, "approve:")
-        assert "stuck_consumer" in json.dumps(reply.blocks) and "STALL" in root.text
+        assert "stuck_consumer" in json.dumps(reply.blocks) and "stalled" in root.text
         assert committed(kafka, group, topic, 1) == [50]  # nothing ran before the click
 
         status, _, key = slack.click_button(
