@@ -105,7 +105,12 @@ def test_approve_in_chromium_resolves_the_incident_and_the_page_follows_it(tmp_p
                 lambda: browser.evaluate(f"!!document.querySelector('{APPROVE}')"),
                 120,
             )
-            assert browser.evaluate("document.getElementById('phase').dataset.phase") == "offered"
+            # The phase banner follows on the page's next poll (every 0.5 s): waited for, not assumed.
+            wait_for(
+                "the page to say the remediation is offered",
+                lambda: browser.evaluate("document.getElementById('phase').dataset.phase") == "offered",
+                10,
+            )
             found = find_scale_button(slack)
             assert found is not None
             [button] = approve_buttons(found[1])
