@@ -39,20 +39,21 @@ screenshot: $(STAMP) kafka-fetch browser
 
 # Apache Kafka itself (version pinned in tools/kafka/pom.xml), fetched with Maven into .kafka/ once.
 kafka-fetch: $(STAMP)
-	$(BIN)/python -m bot.apache_kafka fetch
+	$(BIN)/python -m lagbot.devkit.apache_kafka fetch
 
 kafka-up: $(STAMP)
-	$(BIN)/python -m bot.apache_kafka up
+	$(BIN)/python -m lagbot.devkit.apache_kafka up
 
 kafka-down: $(STAMP)
-	$(BIN)/python -m bot.apache_kafka down
+	$(BIN)/python -m lagbot.devkit.apache_kafka down
 
 kafka-groups: $(STAMP)
-	$(BIN)/python -m bot.apache_kafka groups $(ARGS)
+	$(BIN)/python -m lagbot.devkit.apache_kafka groups $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check bot remediations policies tests bench
-	$(BIN)/ruff format --check bot remediations policies tests bench
+	$(BIN)/ruff check bot remediations policies tests bench tools
+	$(BIN)/ruff format --check bot remediations policies tests bench tools
+	$(BIN)/python tools/typecheck_tree.py
 	$(BIN)/mypy
 
 test: lint kafka-fetch browser

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer, produce
-from bot.slack.emulator import SlackEmulator
+from lagbot.devkit.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer, produce
+from lagbot.devkit.emulator import SlackEmulator
 from tests.integration.bot_process import BotProcess, wait_for
 
 TOKEN = "xoxb-bench"

@@ -9,7 +9,7 @@ Creates G groups x P partitions with committed offsets on the embedded broker, t
 - times the naive approach of the seed scripts: per group a consumer, per partition `committed()` and
   `get_watermark_offsets()` (two requests per partition).
 Prints figures and ratios, and the time CPython's garbage collector took inside the timed cycles. The
-process runs with the collector thresholds of `lagbot run` (`bot.check.tune_gc`), or Python's defaults with
+process runs with the collector thresholds of `lagbot run` (`lagbot.engine.check.tune_gc`), or Python's defaults with
 --gc python. With --delay-ms D the whole measurement is repeated against a second broker and redis-server
 reached through bench/latency_proxy.py (D ms added each way), and both are printed side by side.
 Results are recorded in bench/README.md.
@@ -41,9 +41,8 @@ import redis
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.check import Checker, tune_gc
-from bot.config import ClusterConfig, Settings, build_settings
-from bot.embedded import (
+from lagbot.core.config import ClusterConfig, Settings, build_settings
+from lagbot.devkit.embedded import (
     EmbeddedBroker,
     EmbeddedRedis,
     _wait_for_port,
@@ -52,7 +51,8 @@ from bot.embedded import (
     produce,
     tansu_binary,
 )
-from bot.window import MemoryWindowStore, RedisWindowStore, WindowStore
+from lagbot.engine.check import Checker, tune_gc
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
 
 GROUPS_PER_TOPIC = 20
 WINDOW = 30  # samples per partition: the default of the bot
@@ -312,7 +312,7 @@ def main() -> None:
         "--gc",
         choices=["bot", "python"],
         default="bot",
-        help="collector thresholds: those `lagbot run` sets (bot.check.tune_gc) or Python's defaults",
+        help="collector thresholds: those `lagbot run` sets (lagbot.engine.check.tune_gc) or Python's defaults",
     )
     parser.add_argument("--delay-ms", type=float, default=0.0, help="also measure through a proxy adding this each way")
     args = parser.parse_args()

@@ -1,6 +1,6 @@
 """Benchmark: `lagbot check --samples 1` against Apache Kafka's own ConsumerGroupCommand, as whole processes.
 
-On one Apache Kafka 4.1 broker (bot/apache_kafka.py) with G groups x P partitions (bench/estate.py: groups
+On one Apache Kafka 4.1 broker (bot/devkit/apache_kafka.py) with G groups x P partitions (bench/estate.py: groups
 sharing topics, a known lag on every partition), alternately, R times each after one warm-up run of each:
 - `lagbot check --samples 1 --bootstrap B` as a user runs it (the installed `lagbot` script, its bytecode
   compiled once and cached, as a pip install leaves it); and the same with bytecode caching off
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from estate import Estate, GroupPartition, build_estate
 
-from bot.apache_kafka import GROUP_COMMAND, ApacheKafka, java_binary, pinned_version, require_fetched
+from lagbot.devkit.apache_kafka import GROUP_COMMAND, ApacheKafka, java_binary, pinned_version, require_fetched
 
 Figures = dict[GroupPartition, tuple[int, int, int]]
 """(group, topic, partition) -> (current offset, log-end offset, lag)"""
@@ -153,10 +153,8 @@ def main() -> None:
             ),
         ]
         if args.also:
-            runner = (
-                f"import sys; sys.path.insert(0, {str(Path(args.also).resolve())!r}); from bot.cli import main; main()"
-            )
-            argv = [sys.executable, "-c", runner, *check[1:]]
+            runner = str(Path(__file__).resolve().parent / "tree_runner.py")
+            argv = [sys.executable, runner, str(Path(args.also).resolve()), *check[1:]]
             tools.insert(1, Runs(f"lagbot check, code of {Path(args.also).name}", argv, lagbot_env(True, Path(cache))))
         for tool in tools:
             tool.run(timed=False)  # warm-up: page cache, lagbot's bytecode

@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis
 
-from bot.check import CheckReport
-from bot.digest import IncidentSummary, build_digest, chart_series, lag_chart, load_series, worst
-from bot.embedded import EmbeddedRedis
-from bot.history import HistoryStore, MemoryHistoryStore, RedisHistoryStore
-from bot.metrics import Metrics
-from bot.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.engine.check import CheckReport
+from lagbot.service.digest import IncidentSummary, build_digest, chart_series, lag_chart, load_series, worst
+from lagbot.service.history import HistoryStore, MemoryHistoryStore, RedisHistoryStore
+from lagbot.service.metrics import Metrics
 
 NOW = 1_710_234_000.0
 UTC = ZoneInfo("UTC")

@@ -46,15 +46,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.check import Checker
-from bot.config import build_settings
-from bot.embedded import EmbeddedBroker
-from bot.window import MemoryWindowStore
-from remediations.base import ExecutionContext
-from remediations.drain import DrainParams, DrainRemediation
-from remediations.drain_job import spark_session
-from remediations.drain_plan import OffsetRange
-from remediations.drain_sinks import FETCH_TUNING, record_batch
+from lagbot.core.config import build_settings
+from lagbot.devkit.embedded import EmbeddedBroker
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.remediations.base import ExecutionContext
+from lagbot.remediations.drain import DrainParams, DrainRemediation
+from lagbot.remediations.drain_job import spark_session
+from lagbot.remediations.drain_plan import OffsetRange
+from lagbot.remediations.drain_sinks import FETCH_TUNING, record_batch
 
 TOPIC = "user-events"
 VALUE = b"v" * 200

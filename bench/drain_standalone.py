@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.apache_kafka import ApacheKafka
-from bot.check import Checker
-from bot.config import build_settings
-from bot.window import MemoryWindowStore
-from remediations.base import ExecutionContext
-from remediations.drain import DrainParams, DrainRemediation
-from remediations.drain_settings import DrainSettings
+from lagbot.core.config import build_settings
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.remediations.base import ExecutionContext
+from lagbot.remediations.drain import DrainParams, DrainRemediation
+from lagbot.remediations.drain_settings import DrainSettings
 from tests.spark_cluster import StandaloneCluster, loopback_env
 
 TOPIC = "user-events"

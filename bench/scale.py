@@ -3,7 +3,7 @@
 For each size, groups of P partitions sharing topics (default 50 partitions, 20 groups per topic: 200 groups for
 10,000 group-partitions, 2,000 groups for 100,000; bench/estate.py) on one Apache Kafka 4.1 broker and one
 redis-server. The cycle runs in a child process set up as `lagbot run` sets its check loop up: the Redis window
-store (30 samples), the bot's collector thresholds (`bot.check.tune_gc`). Its windows are filled first (one
+store (30 samples), the bot's collector thresholds (`lagbot.engine.check.tune_gc`). Its windows are filled first (one
 collected snapshot appended at 29 earlier times, then real cycles: every window full, the steady state), then it
 times real cycles (collect + append + evaluate + diagnose), and prints:
 - seconds per cycle (median, min), the broker requests of a cycle (librdkafka's statistics);
@@ -42,9 +42,9 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
     from check_cycle import GcClock, RequestCounter, breakdown
     from confluent_kafka.admin import AdminClient
 
-    from bot.check import Checker, tune_gc
-    from bot.config import ClusterConfig, build_settings
-    from bot.window import RedisWindowStore
+    from lagbot.core.config import ClusterConfig, build_settings
+    from lagbot.engine.check import Checker, tune_gc
+    from lagbot.engine.window import RedisWindowStore
 
     tune_gc()
     cluster = {"name": "scale", "bootstrap_servers": options["bootstrap"], "groups": {"include": [options["match"]]}}
@@ -144,8 +144,8 @@ def main() -> None:
     import redis
     from estate import build_estate
 
-    from bot.apache_kafka import ApacheKafka, pinned_version
-    from bot.embedded import EmbeddedRedis
+    from lagbot.devkit.apache_kafka import ApacheKafka, pinned_version
+    from lagbot.devkit.embedded import EmbeddedRedis
 
     print(f"load average before: {load()} ({os.cpu_count()} cores)", flush=True)
     results = []

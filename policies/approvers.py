@@ -18,9 +18,9 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot import messages
-from bot.window import StoredVersionError
-from policies.model import Approvers, Rule
+from lagbot.core import messages
+from lagbot.engine.window import StoredVersionError
+from lagbot.policies.model import Approvers, Rule
 
 CACHE_VERSION = 1
 DEFAULT_TTL = 300.0

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from bot import messages
+from lagbot.core import messages
 
 app = typer.Typer(name="policy", help="Check and explain remediation policies.", no_args_is_help=True)
 
@@ -22,7 +22,10 @@ def validate(
     files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Policy YAML files (one or more).")],
 ) -> None:
     """Validate policy files; every problem is named by file, rule and field (exit 4 if any file is invalid)."""
-    from policies.loader import PolicyError, load_policy  # here, not at the top: `lagbot check` never pays for it
+    from lagbot.policies.loader import (  # here, not at the top: `lagbot check` never pays for it
+        PolicyError,
+        load_policy,
+    )
 
     problems = []
     for file in files:
@@ -47,8 +50,8 @@ def explain(
     ] = None,
 ) -> None:
     """Which rule applies to a group, and what it allows."""
-    from policies.explain import explain as explain_lines
-    from policies.loader import default_policy_path, load_policy
+    from lagbot.policies.explain import explain as explain_lines
+    from lagbot.policies.loader import default_policy_path, load_policy
 
     loaded = load_policy(policy if policy is not None else default_policy_path())
     for line in explain_lines(loaded, cluster, group, now=time.time()):

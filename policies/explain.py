@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot import messages
-from bot.config import Level, Thresholds
-from policies.model import (
+from lagbot.core import messages
+from lagbot.core.config import Level, Thresholds
+from lagbot.policies.model import (
     MaintenanceWindow,
     Policy,
     RemediationPolicy,
@@ -13,8 +13,8 @@ from policies.model import (
     Rule,
     ScalePolicy,
 )
-from remediations import registry
-from remediations.executors.base import Workload
+from lagbot.remediations import registry
+from lagbot.remediations.executors.base import Workload
 
 ACTIONS = ("restart", "scale", "drain", "reset_offsets")
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot import messages
-from bot.config import ConfigError, read_yaml
-from policies.model import Policy
+from lagbot.core import messages
+from lagbot.core.config import ConfigError, read_yaml
+from lagbot.policies.model import Policy
 
 DEFAULT_POLICY = "default.yaml"
 
@@ -26,7 +26,7 @@ class PolicyError(ConfigError):
 
 def default_policy_path() -> Path:
     """The conservative policy shipped inside the package (policies/default.yaml)."""
-    return Path(str(resources.files("policies").joinpath(DEFAULT_POLICY)))
+    return Path(str(resources.files("lagbot.policies").joinpath(DEFAULT_POLICY)))
 
 
 def load_policy(path: Path) -> Policy:

@@ -1,14 +1,14 @@
 """The policy model: who may approve which remediation for which consumer groups, within which limits.
 
 A policy is a list of rules and an explicit default. A group gets the first rule whose `match` (cluster and
-group regexes, whole-name match) fits it, else the default. A rule says: the thresholds (bot.config's
+group regexes, whole-name match) fits it, else the default. A rule says: the thresholds (lagbot.core.config's
 Thresholds; None: the configuration's), the Slack channel, the approvers (user ids and user groups), the
 remediations allowed with their limits (absent: not allowed), maintenance windows (no automatic actions
 then), dry-run (plans are shown, nothing runs), and the workload that runs the group's consumers.
 
 Validation rules beyond types, each with a message naming the field:
 - `reset_offsets` loses data: it needs 2 approvals;
-- `auto_approve` only for low-risk remediations (remediations.registry's risk);
+- `auto_approve` only for low-risk remediations (lagbot.remediations.registry's risk);
 - min_replicas <= max_replicas; regexes compile; time zones are IANA names; rule names are unique.
 Parsing does no I/O; policies/loader.py reads files.
 """
@@ -22,14 +22,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from bot import messages
-from bot.config import Duration, Thresholds
-from bot.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
-from remediations import registry
-from remediations.base import Risk
-from remediations.drain_sinks import parse_sink
-from remediations.executors.base import Workload
-from remediations.verify import VerifyRules
+from lagbot.core import messages
+from lagbot.core.config import Duration, Thresholds
+from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
+from lagbot.remediations import registry
+from lagbot.remediations.base import Risk
+from lagbot.remediations.drain_sinks import parse_sink
+from lagbot.remediations.executors.base import Workload
+from lagbot.remediations.verify import VerifyRules
 
 Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 DAYS: tuple[Day, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from bot.model import GroupVerdict
+from lagbot.core.model import GroupVerdict
 
 if TYPE_CHECKING:
-    from remediations.verify import VerifyRules
+    from lagbot.remediations.verify import VerifyRules
 
 PLAN_VERSION = 1
 
@@ -159,10 +159,10 @@ class Remediation(ABC):
 
         `verdicts[0]` is the check taken when the plan was executed (the baseline), the rest every check
         since. `times` (same length) says when each was taken, for the drain rate; without it the rate is
-        the evaluator's own (consume - produce) of the newest verdict. `rules`: remediations.verify's
-        defaults unless the policy rule sets its own. The default is remediations.verify's `assess`;
+        the evaluator's own (consume - produce) of the newest verdict. `rules`: lagbot.remediations.verify's
+        defaults unless the policy rule sets its own. The default is lagbot.remediations.verify's `assess`;
         a remediation with its own notion of success (the drain) overrides it.
         """
-        from remediations.verify import assess, checks_of  # verify imports this module
+        from lagbot.remediations.verify import assess, checks_of  # verify imports this module
 
         return assess(checks_of(verdicts, times), rules)

@@ -40,12 +40,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot import messages
-from bot.collector import _state as group_state_of
-from bot.model import GroupState, GroupVerdict, PartitionVerdict, Status
-from remediations.base import ExecutionContext, Outcome, Plan, Progress, Remediation, Risk, Verification
-from remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
-from remediations.drain_plan import (
+from lagbot.core import messages
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Status
+from lagbot.engine.collector import _state as group_state_of
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan, Progress, Remediation, Risk, Verification
+from lagbot.remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain_plan import (
     DrainLayout,
     Manifest,
     OffsetRange,
@@ -56,11 +56,11 @@ from remediations.drain_plan import (
     layout,
     plan_id,
 )
-from remediations.drain_preflight import java_problem, sink_problem
-from remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, ParquetWriter, check_master, is_local
-from remediations.drain_sinks import SinkError, manifest_url, parse_sink
-from remediations.executors.base import Executor, Workload
-from remediations.verify import VerifyRules
+from lagbot.remediations.drain_preflight import java_problem, sink_problem
+from lagbot.remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, ParquetWriter, check_master, is_local
+from lagbot.remediations.drain_sinks import SinkError, manifest_url, parse_sink
+from lagbot.remediations.executors.base import Executor, Workload
+from lagbot.remediations.verify import VerifyRules
 
 log = logging.getLogger(__name__)
 
@@ -366,7 +366,7 @@ def wait_until_empty(
 
 def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext, on_progress: Any) -> Manifest:
     """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
-    from remediations.drain_job import run_job, spark_session
+    from lagbot.remediations.drain_job import run_job, spark_session
 
     given = context.extra.get("spark")
     owned = given is None

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.accumulators import AccumulatorParam
 
-from remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
-from remediations.drain_settings import DrainSettings, ParquetWriter, is_local
-from remediations.drain_sinks import (
+from lagbot.remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
+from lagbot.remediations.drain_settings import DrainSettings, ParquetWriter, is_local
+from lagbot.remediations.drain_sinks import (
     ParquetSink,
     Sink,
     Tally,
@@ -52,7 +52,7 @@ from remediations.drain_sinks import (
     replay_range,
     tally_batch,
 )
-from remediations.jvm_stderr import quiet_jvm_start
+from lagbot.remediations.jvm_stderr import quiet_jvm_start
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -532,8 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # Run as a file by spark-submit: import this module under its package name, so that what Spark pickles
-    # for the tasks refers to `remediations.*` (installed on the executors) rather than to `__main__`.
-    sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
-    from remediations import drain_job
+    # for the tasks refers to `lagbot.remediations.*` (installed on the executors) rather than to `__main__`.
+    from lagbot.remediations import drain_job
 
     sys.exit(drain_job.main())

@@ -5,7 +5,7 @@
 - A Parquet sink on the local filesystem, when the job runs on this machine (a local master), must be
   writable by this user: else Hadoop fails with a bare "error occurred while calling oNN.create".
 
-Each check returns the problem as one line (bot.messages), or None.
+Each check returns the problem as one line (lagbot.core.messages), or None.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bot import messages
-from remediations.drain_settings import is_local
-from remediations.drain_sinks import ParquetSink, parse_sink
+from lagbot.core import messages
+from lagbot.remediations.drain_settings import is_local
+from lagbot.remediations.drain_sinks import ParquetSink, parse_sink
 
 MIN_JAVA = 17
 

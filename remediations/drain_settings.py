@@ -1,6 +1,6 @@
 """Settings of the emergency drain job: `drain:` in the configuration file (`LAGBOT_DRAIN__*` in the environment).
 
-Imported by `bot.config` (one field of `Settings`), so this module imports pydantic and nothing of lagbot.
+Imported by `lagbot.core.config` (one field of `Settings`), so this module imports pydantic and nothing of lagbot.
 """
 
 from __future__ import annotations

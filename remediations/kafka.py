@@ -14,10 +14,10 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaExcep
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import OffsetSpec
 
-from bot import messages
-from bot.collector import _member as member_of
-from bot.collector import described_state
-from bot.model import GroupState, Member, TopicPartition
+from lagbot.core import messages
+from lagbot.core.model import GroupState, Member, TopicPartition
+from lagbot.engine.collector import _member as member_of
+from lagbot.engine.collector import described_state
 
 NO_OFFSET = -1
 """What ListOffsets answers for a timestamp later than every message of the partition."""

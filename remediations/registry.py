@@ -1,6 +1,6 @@
 """The registry: remediation name -> the one instance that plans, executes and verifies it.
 
-`register` checks a remediation is well formed (a name bot.diagnose can suggest, a Risk, a pydantic Params
+`register` checks a remediation is well formed (a name lagbot.engine.diagnose can suggest, a Risk, a pydantic Params
 model that forbids unknown fields) and refuses a second one of the same name. `params` validates raw
 parameters (from a policy, a button, a stored plan) against the remediation's Params model, and raises
 `ParamsError` naming the remediation and each bad field.
@@ -13,16 +13,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bot import messages
-from bot.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
-from remediations.base import Remediation, Risk
-from remediations.drain import DrainRemediation
-from remediations.reset_offsets import ResetOffsets
-from remediations.restart import Restart
-from remediations.scale import Scale
+from lagbot.core import messages
+from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
+from lagbot.remediations.base import Remediation, Risk
+from lagbot.remediations.drain import DrainRemediation
+from lagbot.remediations.reset_offsets import ResetOffsets
+from lagbot.remediations.restart import Restart
+from lagbot.remediations.scale import Scale
 
 KNOWN_NAMES = (RESTART, SCALE, DRAIN, RESET_OFFSETS)
-"""Every remediation bot.diagnose may suggest; only these can be registered."""
+"""Every remediation lagbot.engine.diagnose may suggest; only these can be registered."""
 
 
 class RegistryError(Exception):

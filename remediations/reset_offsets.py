@@ -23,11 +23,11 @@ from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, model_validator
 
-from bot import messages
-from bot.diagnose import RESET_OFFSETS
-from bot.model import GroupState, GroupVerdict, TopicPartition
-from remediations import kafka
-from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
+from lagbot.core import messages
+from lagbot.core.model import GroupState, GroupVerdict, TopicPartition
+from lagbot.engine.diagnose import RESET_OFFSETS
+from lagbot.remediations import kafka
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
 
 Mode = Literal["latest", "earliest", "shift", "datetime"]
 INACTIVE = (GroupState.EMPTY, GroupState.DEAD)

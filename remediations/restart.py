@@ -16,11 +16,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bot import messages
-from bot.diagnose import RESTART
-from bot.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
-from remediations import kafka
-from remediations.base import (
+from lagbot.core import messages
+from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
+from lagbot.engine.diagnose import RESTART
+from lagbot.remediations import kafka
+from lagbot.remediations.base import (
     ExecutionContext,
     Outcome,
     Plan,
@@ -28,7 +28,7 @@ from remediations.base import (
     Remediation,
     Risk,
 )
-from remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 
 
 class RestartParams(BaseModel):

@@ -1,6 +1,6 @@
 """Scale the consumers' workload to the replicas that would keep up with the producers.
 
-The target is bot.diagnose.replicas_needed: the produce rate (with headroom) over the per-consumer consume
+The target is lagbot.engine.diagnose.replicas_needed: the produce rate (with headroom) over the per-consumer consume
 rate, at most one consumer per partition (more would sit idle), then held inside the policy's
 [min_replicas, max_replicas]. An explicit `replicas` must already lie inside those limits.
 
@@ -19,12 +19,12 @@ from typing import Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot import messages
-from bot.config import Duration
-from bot.diagnose import SCALE, replicas_needed
-from bot.model import GroupVerdict
-from remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
-from remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.core import messages
+from lagbot.core.config import Duration
+from lagbot.core.model import GroupVerdict
+from lagbot.engine.diagnose import SCALE, replicas_needed
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 

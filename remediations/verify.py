@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot import messages
-from bot.model import GroupVerdict, Severity, Status
-from remediations.base import Progress, Verification
+from lagbot.core import messages
+from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.remediations.base import Progress, Verification
 
 
 class VerifyRules(BaseModel):

@@ -19,8 +19,8 @@ import redis
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis, produce
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis, produce
 
 
 @pytest.fixture(scope="session")

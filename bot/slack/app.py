@@ -3,7 +3,7 @@
 Every request is verified by bolt (signature and a timestamp within 5 minutes) before a listener runs.
 Listeners ack at once and do the work in lazy listeners, so Slack's 3-second limit always holds.
 No exception reaches Slack: the command runner turns a failure into a short ephemeral message with an id
-to find it in the logs (bot.slack.commands.respond_safely).
+to find it in the logs (lagbot.slack.commands.respond_safely).
 """
 
 from __future__ import annotations
@@ -18,20 +18,20 @@ from typing import Any, Protocol
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
-from bot import messages
-from bot.approvals import ClickAnswer
-from bot.slack.commands import Reply
-from bot.slack.render import DENY_CALLBACK
-from bot.slack.settle import settle_proposal_message
+from lagbot.core import messages
+from lagbot.service.approvals import ClickAnswer
+from lagbot.slack.commands import Reply
+from lagbot.slack.render import DENY_CALLBACK
+from lagbot.slack.settle import settle_proposal_message
 
 log = logging.getLogger(__name__)
 
 CommandRunner = Callable[[str, str, str], Reply]
-"""(command text, user id, channel id) -> the reply; never raises (bot.slack.commands.run_command)."""
+"""(command text, user id, channel id) -> the reply; never raises (lagbot.slack.commands.run_command)."""
 
 
 class Clicks(Protocol):
-    """What approval buttons need (bot.remediate.Remediator implements it)."""
+    """What approval buttons need (lagbot.service.remediate.Remediator implements it)."""
 
     def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer: ...
 

@@ -3,7 +3,7 @@
 Independent of slack_bolt: the app's `/lag` listener acks within 3 s and, in a lazy listener, calls
 `run_command(text, deps, user=..., channel=..., now=...)` and sends the `Reply` it returns
 (`reply.to_response()` is the response_url payload). `deps` is anything that keeps the `CommandDeps`
-protocol. All wording lives in bot.messages; every reply stays within Slack's Block Kit limits.
+protocol. All wording lives in lagbot.core.messages; every reply stays within Slack's Block Kit limits.
 
 Grammar (the first word picks the command; any other first word is a group):
 
@@ -20,7 +20,7 @@ Options are `--name value` or `--name=value`, anywhere among the arguments; for 
 reason (everything after the duration is the reason, word for word). `--here` posts the reply in the
 channel (response_type in_channel) instead of only to the user; silences are always posted in the
 channel, so everyone sees who silenced what. Adding a command is one dataclass, one parse function, one
-`SUBCOMMANDS` entry, one `case` in `handle`, and its wording in bot.messages.
+`SUBCOMMANDS` entry, one `case` in `handle`, and its wording in lagbot.core.messages.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from typing import Any, Protocol, assert_never
 from slack_sdk.models.blocks import Block, ContextBlock, SectionBlock, TableBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 
-from bot import messages
-from bot.config import parse_duration
-from bot.model import GroupVerdict
-from bot.silences import Silence as ActiveSilence
-from bot.silences import SilenceStore
-from bot.slack import render
+from lagbot.core import messages
+from lagbot.core.config import parse_duration
+from lagbot.core.model import GroupVerdict
+from lagbot.service.silences import Silence as ActiveSilence
+from lagbot.service.silences import SilenceStore
+from lagbot.slack import render
 
 log = logging.getLogger(__name__)
 
@@ -279,7 +279,7 @@ def _parse_top(tokens: list[_Token], text: str) -> Top:
 
 
 def silence_seconds(value: str) -> float:
-    """A silence's duration (bot.config.parse_duration's syntax) within MIN_SILENCE..MAX_SILENCE."""
+    """A silence's duration (lagbot.core.config.parse_duration's syntax) within MIN_SILENCE..MAX_SILENCE."""
     try:
         seconds = parse_duration(value)
     except ValueError as exc:

@@ -18,10 +18,12 @@ from collections.abc import Collection
 
 import redis
 
-from bot import messages
-from bot.audit import AuditEntry, AuditLog
-from bot.config import CommandLimits
-from bot.slack.commands import (
+from lagbot.core import messages
+from lagbot.core.config import CommandLimits
+from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
+from lagbot.policies.model import Policy
+from lagbot.service.audit import AuditEntry, AuditLog
+from lagbot.slack.commands import (
     Command,
     CommandDeps,
     CommandError,
@@ -36,8 +38,6 @@ from bot.slack.commands import (
     run_command,
     text_reply,
 )
-from policies.approvers import ApproverDirectory, ApproversUnavailable
-from policies.model import Policy
 
 USER_ID = re.compile(r"[UW][A-Z0-9]{2,20}")
 CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,20}")
@@ -96,7 +96,7 @@ class CommandGuard:
         self.digest_channels = frozenset(digest_channels)
 
     def run(self, text: str, deps: CommandDeps, *, user: str, channel: str, now: float) -> Reply:
-        """The reply to one `/lag` text: a refusal, or what bot.slack.commands.run_command answers."""
+        """The reply to one `/lag` text: a refusal, or what lagbot.slack.commands.run_command answers."""
 
         def work() -> Reply:
             try:

@@ -28,8 +28,8 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import messages
-from bot.stored import text
+from lagbot.core import messages
+from lagbot.core.stored import text
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,10 @@ class Operation:
 
 @dataclass(frozen=True)
 class Fence:
-    """The delivery lock as this deliverer holds it: every step checks it still does (bot.lease.FencedLock)."""
+    """The delivery lock as this deliverer holds it: every step checks it still does.
+
+    (lagbot.service.lease.FencedLock.)
+    """
 
     key: str
     value: str

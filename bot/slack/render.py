@@ -3,7 +3,7 @@
 Pure functions from the engine's `GroupVerdict` to (fallback text, blocks), built with slack_sdk's
 models. Every message stays within Slack's limits for any number of partitions and causes: at most
 50 blocks, 3,000 characters of section text, 150 of header text, one table of at most 100 rows and
-20 cells. Wording lives in bot.messages.
+20 cells. Wording lives in lagbot.core.messages.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
-from bot import messages
-from bot.approvals import Proposal
-from bot.config import IncidentConfig
-from bot.incidents import Change, Incident
-from bot.model import Cause, GroupVerdict, PartitionVerdict
+from lagbot.core import messages
+from lagbot.core.config import IncidentConfig
+from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
+from lagbot.service.approvals import Proposal
+from lagbot.service.incidents import Change, Incident
 
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3_000

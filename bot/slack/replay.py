@@ -21,7 +21,7 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot import messages
+from lagbot.core import messages
 
 log = logging.getLogger(__name__)
 

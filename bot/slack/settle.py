@@ -15,7 +15,7 @@ from slack_bolt import Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.render import settled_blocks
+from lagbot.slack.render import settled_blocks
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""What `/lag` needs from the running bot: the `CommandDeps` of bot.slack.commands, on top of `Bot`.
+"""What `/lag` needs from the running bot: the `CommandDeps` of lagbot.slack.commands, on top of `Bot`.
 
 Any replica can answer: verdicts come from the windows in Redis (shared by all replicas), and a fresh
 check of one group samples only that group into a private copy of its window before judging it: a
@@ -10,16 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from bot.check import Checker
-from bot.model import GroupVerdict
-from bot.service import Bot
-from bot.silences import SilenceStore
-from bot.slack.commands import Reply, run_command
-from bot.slack.guard import CommandGuard
+from lagbot.core.model import GroupVerdict
+from lagbot.engine.check import Checker
+from lagbot.service.bot import Bot
+from lagbot.service.silences import SilenceStore
+from lagbot.slack.commands import Reply, run_command
+from lagbot.slack.guard import CommandGuard
 
 
 class BotCommands:
-    """Implements bot.slack.commands.CommandDeps for one replica."""
+    """Implements lagbot.slack.commands.CommandDeps for one replica."""
 
     def __init__(self, bot: Bot, silences: SilenceStore) -> None:
         self.bot = bot

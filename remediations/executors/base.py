@@ -20,9 +20,9 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot import messages
-from bot.model import Member
-from remediations.base import Outcome
+from lagbot.core import messages
+from lagbot.core.model import Member
+from lagbot.remediations.base import Outcome
 
 
 class ExecutorError(Exception):

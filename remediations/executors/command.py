@@ -18,11 +18,11 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from bot import messages
-from bot.model import Member
-from remediations.base import Outcome
-from remediations.executors.base import Executor, ExecutorError, Workload
-from remediations.executors.config import CommandConfig
+from lagbot.core import messages
+from lagbot.core.model import Member
+from lagbot.remediations.base import Outcome
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.config import CommandConfig
 
 VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "workload": re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,252}"),

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from bot import messages
+from lagbot.core import messages
 
 if TYPE_CHECKING:
-    from remediations.executors.base import Executor
+    from lagbot.remediations.executors.base import Executor
 
 ExecutorName = Literal["kubernetes", "command", "local"]
 
@@ -176,7 +176,7 @@ def build_executor(name: str, config: ExecutorsConfig) -> Executor:
     Raises:
         ExecutorError: no such executor, or it has no configuration.
     """
-    from remediations.executors.base import ExecutorError
+    from lagbot.remediations.executors.base import ExecutorError
 
     if name not in ("kubernetes", "command", "local"):
         raise ExecutorError(messages.executor_unknown(name))
@@ -184,13 +184,13 @@ def build_executor(name: str, config: ExecutorsConfig) -> Executor:
     if section is None:
         raise ExecutorError(messages.executor_not_configured(name))
     if name == "kubernetes":
-        from remediations.executors.kubernetes import KubernetesExecutor
+        from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 
         return KubernetesExecutor(section)
     if name == "command":
-        from remediations.executors.command import CommandExecutor
+        from lagbot.remediations.executors.command import CommandExecutor
 
         return CommandExecutor(section)
-    from remediations.executors.local import LocalExecutor
+    from lagbot.remediations.executors.local import LocalExecutor
 
     return LocalExecutor(section)

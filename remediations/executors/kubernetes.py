@@ -36,11 +36,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from bot import messages
-from bot.model import Member
-from remediations.base import Outcome
-from remediations.executors.base import Executor, ExecutorError, Workload
-from remediations.executors.config import KubernetesConfig
+from lagbot.core import messages
+from lagbot.core.model import Member
+from lagbot.remediations.base import Outcome
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.config import KubernetesConfig
 
 KEDA_PAUSED = "autoscaling.keda.sh/paused-replicas"
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
@@ -310,7 +310,7 @@ class KubernetesExecutor(Executor):
         return Outcome(ok=True, detail=messages.k8s_keda_restored(workload.keda_scaled_object, previous))
 
     def set_paused_replicas(self, workload: Workload, replicas: int | None) -> Outcome:
-        """remediations.scale.PausableAutoscaling: set (None: remove) the ScaledObject's paused-replicas.
+        """lagbot.remediations.scale.PausableAutoscaling: set (None: remove) the ScaledObject's paused-replicas.
 
         Outcome.data = {"before": the paused count before (None: not paused), "after": replicas}.
         """

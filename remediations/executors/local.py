@@ -5,11 +5,11 @@ test) can operate on it; every change holds an exclusive `fcntl` lock on the fle
 
     <state_dir>/<fleet>/fleet.json           the FleetSpec (versioned JSON)
     <state_dir>/<fleet>/members/<index>.json one record per member: index, client id, pid, start time, argv
-    <state_dir>/<fleet>/status/<client>.json what the member reports (remediations.fleet_worker)
+    <state_dir>/<fleet>/status/<client>.json what the member reports (lagbot.remediations.fleet_worker)
     <state_dir>/<fleet>/logs/<client>.log    its output
     <state_dir>/<fleet>/stuck/<client>       present: the member is (made) stuck
 
-Members run `python -m remediations.fleet_worker`, each in its own session (process group), with
+Members run `python -m lagbot.remediations.fleet_worker`, each in its own session (process group), with
 client.id "<fleet>-<index>", as Kafka then reports it. A member is live when its pid runs and was
 started at the recorded time (a reused pid is not mistaken for it); records of dead members are
 removed whenever the fleet is read. Stopping sends SIGTERM (the member commits, leaves the group
@@ -36,18 +36,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot import messages
-from bot.model import Member
-from remediations.base import Outcome
-from remediations.executors.base import Executor, ExecutorError, Workload
-from remediations.executors.config import LocalConfig
+from lagbot.core import messages
+from lagbot.core.model import Member
+from lagbot.remediations.base import Outcome
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.config import LocalConfig
 
 RECORD_VERSION = 1
 _POLL = 0.05
 
 
 class FleetSpec(BaseModel):
-    """What a fleet consumes and how its members behave (see remediations.fleet_worker)."""
+    """What a fleet consumes and how its members behave (see lagbot.remediations.fleet_worker)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -150,13 +150,6 @@ def process_alive(pid: int, proc_start: int | None) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def worker_pythonpath() -> str:
-    """PYTHONPATH for the members: the directory holding this `remediations` package, then the caller's."""
-    root = str(Path(__file__).resolve().parents[2])
-    inherited = os.environ.get("PYTHONPATH")
-    return f"{root}{os.pathsep}{inherited}" if inherited else root
 
 
 class LocalExecutor(Executor):
@@ -350,9 +343,14 @@ class LocalExecutor(Executor):
         for sub in ("members", "status", "logs", "stuck"):
             (fleet_dir / sub).mkdir(parents=True, exist_ok=True)
         status.unlink(missing_ok=True)
-        argv = [self.config.python or sys.executable, "-m", "remediations.fleet_worker", *worker_args(spec, client_id)]
+        argv = [
+            self.config.python or sys.executable,
+            "-m",
+            "lagbot.remediations.fleet_worker",
+            *worker_args(spec, client_id),
+        ]
         argv += ["--status-file", str(status), "--stuck-flag", str(fleet_dir / "stuck" / client_id)]
-        env = {**os.environ, "PYTHONPATH": worker_pythonpath()}
+        env = dict(os.environ)  # members import the installed `lagbot`, as this process does
         with open(fleet_dir / "logs" / f"{client_id}.log", "ab") as log:
             try:
                 process = subprocess.Popen(

@@ -2,7 +2,7 @@
 
 `LiveGroup` runs real members (classic protocol or KIP-848's `group.protocol=consumer`) and keeps them
 polling in one background thread, so they stay in the group and follow rebalances; commits go through
-the same lock. The `describe_*` functions run ConsumerGroupCommand (bot.apache_kafka.group_command) and
+the same lock. The `describe_*` functions run ConsumerGroupCommand (lagbot.devkit.apache_kafka.group_command) and
 parse its tables, '-' read as None.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bot.apache_kafka import group_command
+from lagbot.devkit.apache_kafka import group_command
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""`lagbot run` as a real process for end-to-end tests (bot.embedded.BotProcess), with the tests' secret.
+"""`lagbot run` as a real process for end-to-end tests (lagbot.devkit.embedded.BotProcess), with the tests' secret.
 
 The bot talks to Apache Kafka, a real redis-server and the Slack emulator, exactly as it would
 talk to production services; tests observe it only from outside (the emulator, Redis, the broker,
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot import embedded
+from lagbot.devkit import embedded
 
 T = TypeVar("T")
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

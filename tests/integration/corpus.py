@@ -23,10 +23,10 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.check import Checker
-from bot.config import Settings, build_settings
-from bot.model import GroupVerdict, Status
-from bot.window import MemoryWindowStore
+from lagbot.core.config import Settings, build_settings
+from lagbot.core.model import GroupVerdict, Status
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
 
 SAMPLES, EVERY = 4, 3.0
 
@@ -247,7 +247,7 @@ def table(rows: list[Graded]) -> str:
 
 
 def main() -> int:
-    from bot.apache_kafka import ApacheKafka
+    from lagbot.devkit.apache_kafka import ApacheKafka
 
     rows = []
     with ApacheKafka().start() as broker:

@@ -1,6 +1,6 @@
 """The Apache Kafka rig itself: `make kafka-up / kafka-groups / kafka-down` and the errors without Java or Maven.
 
-Run through `python -m bot.apache_kafka`, which is exactly what the Makefile's targets call, with the run
+Run through `python -m lagbot.devkit.apache_kafka`, which is exactly what the Makefile's targets call, with the run
 folder moved to a temporary one (LAGBOT_KAFKA_RUN) so a developer's own `make kafka-up` broker is left alone.
 """
 
@@ -17,14 +17,14 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.apache_kafka import fetched
+from lagbot.devkit.apache_kafka import fetched
 
 pytestmark = pytest.mark.integration
 
 
 def rig(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.apache_kafka", *args],
+        [sys.executable, "-m", "lagbot.devkit.apache_kafka", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -16,13 +16,13 @@ import pytest
 from confluent_kafka.admin import NewPartitions
 from rich.console import Console
 
-from bot import messages
-from bot.check import Checker
-from bot.config import build_settings
-from bot.model import GroupState, GroupVerdict, Status
-from bot.slack.render import table_rows
-from bot.terminal import print_report
-from bot.window import MemoryWindowStore
+from lagbot.cli.terminal import print_report
+from lagbot.core import messages
+from lagbot.core.config import build_settings
+from lagbot.core.model import GroupState, GroupVerdict, Status
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.slack.render import table_rows
 from tests.conftest import Kafka, Names
 from tests.integration.apache_groups import describe_members, describe_rows, describe_state, live_group
 

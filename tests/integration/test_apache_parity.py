@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from confluent_kafka import ConsumerGroupType, ShareConsumer
 
-from bot.apache_kafka import ApacheKafka, java_binary, require_fetched
+from lagbot.devkit.apache_kafka import ApacheKafka, java_binary, require_fetched
 from tests.conftest import Kafka, Names
 from tests.integration.apache_groups import (
     describe_members,
@@ -35,7 +35,7 @@ def check_json(bootstrap: str, group_pattern: str) -> tuple[int, dict[str, Any]]
         [
             sys.executable,
             "-m",
-            "bot.cli",
+            "lagbot.cli.main",
             "check",
             "-b",
             bootstrap,

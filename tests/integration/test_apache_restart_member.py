@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot import messages
-from bot.apache_kafka import ApacheKafka
-from bot.audit import AuditLog
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import SlackEmulator
-from remediations.executors.config import LocalConfig
-from remediations.executors.local import LocalExecutor
+from lagbot.core import messages
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.remediations.executors.config import LocalConfig
+from lagbot.remediations.executors.local import LocalExecutor
+from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.integration.apache_groups import describe_members, describe_rows
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import redis
 
-from bot.apache_kafka import ApacheKafka
-from bot.diagnose import RESTART
-from bot.model import Cause, Status
-from bot.server import BotHTTPServer
-from bot.slack.app import build_app
-from bot.slack.commands import text_reply
-from bot.slack.emulator import Message, SlackEmulator
-from remediations.executors.base import Executor, Workload
+from lagbot.app.server import BotHTTPServer
+from lagbot.core.model import Cause, Status
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.engine.diagnose import RESTART
+from lagbot.remediations.executors.base import Executor, Workload
+from lagbot.slack.app import build_app
+from lagbot.slack.commands import text_reply
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, wait_for
 from tests.integration.test_remediator import BOOTSTRAP, NOW, TOKEN, remediator

@@ -7,9 +7,9 @@ import threading
 import pytest
 import redis
 
-from bot.approvals import ProposalStore, State, StoredProposalError, Verdict
-from bot.audit import AuditEntry, AuditLog, StoredAuditError
-from remediations.base import Plan, Risk
+from lagbot.remediations.base import Plan, Risk
+from lagbot.service.approvals import ProposalStore, State, StoredProposalError, Verdict
+from lagbot.service.audit import AuditEntry, AuditLog, StoredAuditError
 
 T0 = 1_700_000_000.0
 
@@ -177,7 +177,7 @@ def test_audit_export_writes_json_lines_and_filters(redis_server: object, redis_
     config.write_text(f"clusters: [{{name: prod, bootstrap_servers: 'k:9092'}}]\nredis_url: {redis_server.url}\n")  # type: ignore[attr-defined]
 
     def export(*args: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "bot.cli", "audit", "export", "--config", str(config), *args]
+        argv = [sys.executable, "-m", "lagbot.cli.main", "audit", "export", "--config", str(config), *args]
         return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
     everything = export()

@@ -10,16 +10,16 @@ import pytest
 import redis
 from slack_sdk import WebClient
 
-from bot.slack.emulator import SlackEmulator
-from bot.window import StoredVersionError
-from policies.approvers import (
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.window import StoredVersionError
+from lagbot.policies.approvers import (
     ApproverDirectory,
     ApproversUnavailable,
     MemoryUsergroupCache,
     RedisUsergroupCache,
     UsergroupCache,
 )
-from policies.model import Rule
+from lagbot.policies.model import Rule
 
 TOKEN = "xoxb-lagbot-test"
 T0 = 1_800_000_000.0

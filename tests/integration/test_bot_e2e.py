@@ -18,9 +18,9 @@ import pytest
 import redis
 import yaml
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import Message, SlackEmulator, post_signed
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import Message, SlackEmulator, post_signed
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import committed_offsets
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import committed_offsets
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import wait_for
 
@@ -31,14 +31,14 @@ NOT_FOR_A_CHECK = (
     "matplotlib",
     "apscheduler",
     "prometheus_client",
-    "policies.model",
-    "remediations.drain_job",
-    "remediations.registry",
+    "lagbot.policies.model",
+    "lagbot.remediations.drain_job",
+    "lagbot.remediations.registry",
 )
 
 PROGRAM = """
 import json, sys
-from bot.cli import main
+from lagbot.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit as done:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import redis
 
-from bot import messages
-from bot.slack.guard import RateLimiter, valid_user
-from bot.slack.render import settled_blocks
-from bot.slack.replay import SEEN_TTL, ReplayGuard
-from policies.model import Policy, Rule, drain_sink_refusal
+from lagbot.core import messages
+from lagbot.policies.model import Policy, Rule, drain_sink_refusal
+from lagbot.slack.guard import RateLimiter, valid_user
+from lagbot.slack.render import settled_blocks
+from lagbot.slack.replay import SEEN_TTL, ReplayGuard
 
 pytestmark = pytest.mark.integration
 

@@ -14,13 +14,13 @@ import pytest
 import redis
 from slack_sdk.webhook import WebhookClient
 
-from bot.check import Checker, CheckReport
-from bot.config import Settings, build_settings
-from bot.model import GroupVerdict
-from bot.silences import RedisSilenceStore, SilenceStore
-from bot.slack.commands import Reply, run_command
-from bot.slack.emulator import SlackEmulator
-from bot.window import MemoryWindowStore
+from lagbot.core.config import Settings, build_settings
+from lagbot.core.model import GroupVerdict
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.check import Checker, CheckReport
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.silences import RedisSilenceStore, SilenceStore
+from lagbot.slack.commands import Reply, run_command
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

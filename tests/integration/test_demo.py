@@ -15,13 +15,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot import messages
+from lagbot.core import messages
 
 
 def run_demo(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CI": "true"}
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "demo", *args],
+        [sys.executable, "-m", "lagbot.cli.main", "demo", *args],
         capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL, env=env,
     )  # fmt: skip
 

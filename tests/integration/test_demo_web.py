@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from bot.demo_bot import APPROVER, CHANNEL, CLUSTER, FLEET, GROUP, approve_buttons, find_scale_button
-from bot.demo_web import WebDemo, run_web_demo
-from bot.incidents import RedisIncidentStore
-from bot.slack.transcript import plain
+from lagbot.devkit.demo_bot import APPROVER, CHANNEL, CLUSTER, FLEET, GROUP, approve_buttons, find_scale_button
+from lagbot.devkit.demo_web import WebDemo, run_web_demo
+from lagbot.devkit.transcript import plain
+from lagbot.service.incidents import RedisIncidentStore
 from tests.chromium import Chromium, wait_for
 
 pytestmark = pytest.mark.integration

@@ -11,11 +11,11 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.check import CheckReport
-from bot.digest import DigestConfig, IncidentSummary, RemediationSummary, compose_digest, post_digest
-from bot.history import MemoryHistoryStore, RedisHistoryStore
-from bot.model import Status
-from bot.slack.emulator import SlackEmulator
+from lagbot.core.model import Status
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.check import CheckReport
+from lagbot.service.digest import DigestConfig, IncidentSummary, RemediationSummary, compose_digest, post_digest
+from lagbot.service.history import MemoryHistoryStore, RedisHistoryStore
 from tests.unit.verdict_factory import verdict
 
 pytestmark = pytest.mark.integration

@@ -22,12 +22,12 @@ import pyarrow.dataset as pads
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bot.check import Checker
-from bot.config import build_settings
-from bot.model import GroupVerdict, Member
-from bot.window import MemoryWindowStore
-from remediations.base import ExecutionContext, Outcome, Plan
-from remediations.drain import (
+from lagbot.core.config import build_settings
+from lagbot.core.model import GroupVerdict, Member
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan
+from lagbot.remediations.drain import (
     DrainError,
     DrainParams,
     DrainRemediation,
@@ -37,10 +37,10 @@ from remediations.drain import (
     plan_ranges,
     submit,
 )
-from remediations.drain_job import JobConfig, JobProgress, run_job, spark_session
-from remediations.drain_plan import Manifest
-from remediations.drain_settings import DrainSettings
-from remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.drain_job import JobConfig, JobProgress, run_job, spark_session
+from lagbot.remediations.drain_plan import Manifest
+from lagbot.remediations.drain_settings import DrainSettings
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -568,7 +568,7 @@ def test_spark_submit_runs_the_job_file_and_reports_progress(kafka: Kafka, names
 
 def lagbot(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", "lagbot.cli.main", *args], capture_output=True, text=True, timeout=timeout, check=False
     )
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from remediations.drain_job import spark_session, write_text
-from remediations.drain_sinks import first_line
+from lagbot.remediations.drain_job import spark_session, write_text
+from lagbot.remediations.drain_sinks import first_line
 from tests.conftest import Kafka, Names
 from tests.integration.test_drain import committed, fill, parquet_rows
 
@@ -26,7 +26,7 @@ NOISE = ("WARNING: Using incubator modules", "%3|", "%4|", "%5|", "%6|", "%7|", 
 
 def lagbot(*args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "lagbot.cli.main", *args],
         capture_output=True, text=True, timeout=timeout, check=False, env=env,
     )  # fmt: skip
 

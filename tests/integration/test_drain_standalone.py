@@ -57,7 +57,7 @@ def test_the_drain_runs_on_a_standalone_cluster_exactly_once_and_advances_the_gr
     config = write_config(tmp_path / "lagbot.yaml", kafka.bootstrap, cluster.url)
 
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "drain", "-c", str(config), "-g", group, "--sink", str(sink),
+        [sys.executable, "-m", "lagbot.cli.main", "drain", "-c", str(config), "-g", group, "--sink", str(sink),
          "--chunk", "2500"],
         capture_output=True, text=True, timeout=420, check=False, env=loopback_env(),
     )  # fmt: skip

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer, TopicPartition
 
-from remediations.drain_job import spark_session
+from lagbot.remediations.drain_job import spark_session
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import wait_for
 from tests.integration.test_drain import (

@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bot.embedded import EmbeddedBroker, exact_producer, produce
+from lagbot.devkit.embedded import EmbeddedBroker, exact_producer, produce
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +40,7 @@ def test_check_on_the_embedded_broker_reads_exact_lag(tansu: EmbeddedBroker) -> 
         future.result(15)
 
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "check", "-b", tansu.bootstrap, "--group", "smoke-group", "--json"],
+        [sys.executable, "-m", "lagbot.cli.main", "check", "-b", tansu.bootstrap, "--group", "smoke-group", "--json"],
         capture_output=True,
         text=True,
         timeout=120,

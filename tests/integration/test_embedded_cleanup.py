@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.embedded import EmbeddedRedis
+from lagbot.devkit.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.integration
 

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import redis
 
-from bot.check import Checker
-from bot.collector import collect, make_admin
-from bot.config import build_settings
-from bot.model import GroupState, Severity, Status
-from bot.window import MemoryWindowStore, RedisWindowStore
+from lagbot.core.config import build_settings
+from lagbot.core.model import GroupState, Severity, Status
+from lagbot.engine.check import Checker
+from lagbot.engine.collector import collect, make_admin
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -52,7 +52,7 @@ def settings_for(kafka: Kafka, group: str, **extra: Any) -> Any:
 def lagbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess, as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", "lagbot.cli.main", *args], capture_output=True, text=True, timeout=timeout, check=False
     )
 
 
@@ -296,7 +296,7 @@ def test_idle_topic_with_caught_up_consumer_never_alerts(kafka: Kafka, names: Na
 
 
 def test_unreachable_cluster_gives_error_snapshot_not_a_hang() -> None:
-    from bot.embedded import free_port
+    from lagbot.devkit.embedded import free_port
 
     settings = build_settings(
         {"clusters": [{"name": "gone", "bootstrap_servers": f"127.0.0.1:{free_port()}", "request_timeout": 2}]},
@@ -312,7 +312,7 @@ def test_unreachable_cluster_gives_error_snapshot_not_a_hang() -> None:
 
 
 def test_check_exits_3_when_the_cluster_is_unreachable(tmp_path: Any) -> None:
-    from bot.embedded import free_port
+    from lagbot.devkit.embedded import free_port
 
     config = tmp_path / "lagbot.yaml"
     config.write_text(
@@ -416,7 +416,7 @@ def test_a_broker_that_accepts_but_never_answers_gives_an_error_snapshot() -> No
 
 def test_groups_of_a_cluster_that_goes_down_turn_err(names: Names) -> None:
     """A dedicated broker is stopped between two cycles: the group seen before is reported ERR."""
-    from bot.apache_kafka import ApacheKafka
+    from lagbot.devkit.apache_kafka import ApacheKafka
 
     topic, group = names("topic"), names("group")
     with ApacheKafka().start() as own:

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bot.model import Member
-from remediations.executors.base import ExecutorError, Workload
-from remediations.executors.command import CommandExecutor, trim
-from remediations.executors.config import CommandConfig, ExecutorsConfig, build_executor
+from lagbot.core.model import Member
+from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.command import CommandExecutor, trim
+from lagbot.remediations.executors.config import CommandConfig, ExecutorsConfig, build_executor
 
 FAKE_KUBECTL = textwrap.dedent(
     """

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.model import Member
-from remediations.executors.base import ExecutorError, Workload
-from remediations.executors.config import ExecutorsConfig, KubernetesConfig, build_executor
-from remediations.executors.kubernetes import KEDA_PAUSED, RESTARTED_AT, KubernetesExecutor
+from lagbot.core.model import Member
+from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.config import ExecutorsConfig, KubernetesConfig, build_executor
+from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, RESTARTED_AT, KubernetesExecutor
 from tests.k8s_fake import FakeKubernetes, Request
 
 NOW = 1_763_976_600.0  # 2025-11-24T09:30:00Z
@@ -319,8 +319,8 @@ def test_the_scale_remediation_pauses_keda_through_this_executor_and_restores_it
     k8s: FakeKubernetes, executor: KubernetesExecutor
 ) -> None:
     """The remediation (not only the executor) on a KEDA workload: exact requests, then the restore."""
-    from remediations.base import ExecutionContext
-    from remediations.scale import Scale
+    from lagbot.remediations.base import ExecutionContext
+    from lagbot.remediations.scale import Scale
     from tests.integration.test_restart_scale_execute import scale_plan
 
     k8s.add_scaled_object("shop", "orders-so", annotations={"team": "shop"})

@@ -26,10 +26,10 @@ from typing import TypeVar
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
-from bot.model import Member
-from remediations.executors.base import ExecutorError, Workload
-from remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
-from remediations.executors.local import (
+from lagbot.core.model import Member
+from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
+from lagbot.remediations.executors.local import (
     FleetSpec,
     LocalExecutor,
     MemberRecord,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from remediations.executors.config import LocalConfig
-from remediations.executors.local import LocalExecutor
+from lagbot.cli.main import main
+from lagbot.remediations.executors.config import LocalConfig
+from lagbot.remediations.executors.local import LocalExecutor
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

@@ -15,11 +15,11 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot.server import BotHTTPServer
-from bot.service import slack_client
-from bot.slack.app import build_app
-from bot.slack.commands import Reply
-from bot.slack.emulator import SlackEmulator, signature
+from lagbot.app.server import BotHTTPServer
+from lagbot.devkit.emulator import SlackEmulator, signature
+from lagbot.service.bot import slack_client
+from lagbot.slack.app import build_app
+from lagbot.slack.commands import Reply
 from tests.integration.bot_process import wait_for
 
 SECRET = "hardening-secret"
@@ -70,7 +70,7 @@ def signed(
 
 
 def refusals(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "bot.server" and r.levelno >= logging.INFO]
+    return [r for r in caplog.records if r.name == "lagbot.app.server" and r.levelno >= logging.INFO]
 
 
 CASES = [

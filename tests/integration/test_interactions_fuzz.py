@@ -24,10 +24,10 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import SlackEmulator
-from bot.slack.render import DENY_CALLBACK
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.slack.render import DENY_CALLBACK
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import bot_config
 

@@ -23,10 +23,10 @@ import redis
 import yaml
 from confluent_kafka import TopicPartition
 
-from bot.apache_kafka import ApacheKafka
-from bot.audit import AuditLog
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import Message, SlackEmulator
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import CHANNEL, bot_config

@@ -9,8 +9,8 @@ import time
 
 import redis
 
-from bot.embedded import EmbeddedRedis
-from bot.lease import Lease
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.service.lease import Lease
 
 
 def test_one_holder_renew_and_release(redis_client: redis.Redis) -> None:
@@ -38,7 +38,7 @@ def test_an_expired_holder_cannot_renew_a_lease_taken_since(redis_client: redis.
 REPLICA = textwrap.dedent(
     """
     import sys, time, redis
-    from bot.lease import Lease
+    from lagbot.service.lease import Lease
     url, name, ttl, until = sys.argv[1], sys.argv[2], float(sys.argv[3]), time.time() + float(sys.argv[4])
     client = redis.Redis.from_url(url)
     lease = Lease(client, "leader", holder=name, ttl=ttl)

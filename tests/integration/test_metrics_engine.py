@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.check import Checker
-from bot.metrics import Metrics
-from bot.window import MemoryWindowStore
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.metrics import Metrics
 from tests.conftest import Kafka, Names
 from tests.integration.test_engine import settings_for
 from tests.unit.test_metrics import labels, samples

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot.service import slack_client
-from bot.slack.emulator import SlackEmulator
-from bot.slack.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.bot import slack_client
+from lagbot.slack.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
 
 TOKEN = "xoxb-outbox-test"
 

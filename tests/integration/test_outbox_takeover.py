@@ -9,12 +9,12 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot.config import Settings
-from bot.lease import FencedLock
-from bot.runner import health
-from bot.service import OUTBOX_LOCK, Bot, slack_client
-from bot.slack.emulator import SlackEmulator
-from bot.slack.outbox import POST_ROOT, REPLY, Fence, Operation
+from lagbot.app.runner import health
+from lagbot.core.config import Settings
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.bot import OUTBOX_LOCK, Bot, slack_client
+from lagbot.service.lease import FencedLock
+from lagbot.slack.outbox import POST_ROOT, REPLY, Fence, Operation
 from tests.integration.bot_process import wait_for
 
 pytestmark = pytest.mark.integration

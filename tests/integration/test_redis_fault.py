@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import messages
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import Message, SlackEmulator
+from lagbot.core import messages
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import Message, SlackEmulator
 from tests.conftest import Kafka, Names
 from tests.cut_proxy import CutProxy
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for

@@ -24,12 +24,12 @@ import pytest
 import redis
 import yaml
 
-from bot.apache_kafka import ApacheKafka
-from bot.audit import AuditLog
-from bot.embedded import EmbeddedRedis, committed_offsets, exact_producer, log_end_offsets
-from bot.slack.emulator import Message, SlackEmulator
-from remediations.executors.config import LocalConfig
-from remediations.executors.local import FleetSpec, LocalExecutor
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis, committed_offsets, exact_producer, log_end_offsets
+from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.remediations.executors.config import LocalConfig
+from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
+from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import CHANNEL, bot_config

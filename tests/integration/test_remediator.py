@@ -12,18 +12,18 @@ from dataclasses import replace
 import pytest
 import redis
 
-from bot.apache_kafka import ApacheKafka
-from bot.approvals import ProposalStore, State
-from bot.config import Settings
-from bot.diagnose import RESTART, SCALE
-from bot.model import Cause, Severity, Status
-from bot.remediate import RESTORE_LEASE, Remediator, StateSlot, remediate_args
-from bot.service import Bot, slack_client
-from bot.slack.emulator import SlackEmulator
-from policies.approvers import ApproverDirectory, MemoryUsergroupCache
-from policies.model import Policy
-from remediations.executors.config import KubernetesConfig
-from remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
+from lagbot.core.config import Settings
+from lagbot.core.model import Cause, Severity, Status
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.diagnose import RESTART, SCALE
+from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
+from lagbot.policies.model import Policy
+from lagbot.remediations.executors.config import KubernetesConfig
+from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
+from lagbot.service.approvals import ProposalStore, State
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.remediate import RESTORE_LEASE, Remediator, StateSlot, remediate_args
 from tests.integration.bot_process import wait_for
 from tests.k8s_fake import FakeKubernetes
 from tests.unit.verdicts import CLUSTER, GROUP, member, partition, verdict

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
-from bot.check import Checker
-from bot.config import build_settings
-from bot.model import GroupVerdict
-from bot.window import MemoryWindowStore
-from remediations.base import ExecutionContext, Plan
-from remediations.reset_offsets import ResetOffsets, ResetParams, resolve_times
+from lagbot.core.config import build_settings
+from lagbot.core.model import GroupVerdict
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.remediations.base import ExecutionContext, Plan
+from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams, resolve_times
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 
-from bot import messages
-from bot.check import Checker
-from bot.config import build_settings
-from bot.model import GroupVerdict
-from bot.window import MemoryWindowStore
-from remediations.base import ExecutionContext
-from remediations.reset_offsets import ResetOffsets, ResetParams
+from lagbot.core import messages
+from lagbot.core.config import build_settings
+from lagbot.core.model import GroupVerdict
+from lagbot.engine.check import Checker
+from lagbot.engine.window import MemoryWindowStore
+from lagbot.remediations.base import ExecutionContext
+from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from bot.model import GroupState, Member, Status
-from remediations.base import ExecutionContext, Outcome, Plan
-from remediations.executors.base import Executor, Workload
-from remediations.restart import Restart, RestartParams, preflight_problem, restart_members
-from remediations.scale import Scale, ScaleParams
+from lagbot.core.model import GroupState, Member, Status
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan
+from lagbot.remediations.executors.base import Executor, Workload
+from lagbot.remediations.restart import Restart, RestartParams, preflight_problem, restart_members
+from lagbot.remediations.scale import Scale, ScaleParams
 from tests.conftest import Kafka, Names
 from tests.unit.verdicts import member, partition, verdict
 

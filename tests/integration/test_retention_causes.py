@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import TopicPartition
 
-from bot.check import Checker
-from bot.config import build_settings
-from bot.diagnose import DRAIN, RESET_OFFSETS
-from bot.model import Cause, GroupVerdict
-from bot.window import MemoryWindowStore
+from lagbot.core.config import build_settings
+from lagbot.core.model import Cause, GroupVerdict
+from lagbot.engine.check import Checker
+from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS
+from lagbot.engine.window import MemoryWindowStore
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

@@ -8,10 +8,10 @@ import json
 import pytest
 import redis
 
-from bot.approvals import State
-from bot.heartbeat import HEARTBEATS, STALE_BEATS, RunHeartbeat, beating
-from bot.remediate import Remediator
-from bot.slack.emulator import SlackEmulator
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.approvals import State
+from lagbot.service.heartbeat import HEARTBEATS, STALE_BEATS, RunHeartbeat, beating
+from lagbot.service.remediate import Remediator
 from tests.integration.bot_process import wait_for
 from tests.integration.test_remediator import NOW, _broker, deficit, events, k8s, remediator, slack
 from tests.k8s_fake import FakeKubernetes

@@ -19,9 +19,9 @@ import pytest
 import redis
 import yaml
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import SlackEmulator
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import BotProcess, wait_for
 
@@ -59,7 +59,7 @@ def check(tmp_path: Path, clusters: list[dict[str, Any]], password: str | None) 
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV and not k.startswith("LAGBOT_")}
     if password is not None:
         env[PASSWORD_ENV] = password
-    argv = [sys.executable, "-m", "bot.cli", "check", "--config", str(config), "--samples", "1", "--json", "-v"]
+    argv = [sys.executable, "-m", "lagbot.cli.main", "check", "--config", str(config), "--samples", "1", "--json", "-v"]
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.apache_kafka import ApacheKafka
+from lagbot.devkit.apache_kafka import ApacheKafka
 from tests.conftest import Names
 from tests.integration.corpus import SCENARIOS, grade, table
 

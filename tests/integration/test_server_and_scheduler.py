@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import redis
 
-from bot.config import Settings
-from bot.scheduler import build_scheduler
-from bot.server import METRICS_CONTENT_TYPE, BotHTTPServer
-from bot.service import Bot, slack_client
+from lagbot.app.server import METRICS_CONTENT_TYPE, BotHTTPServer
+from lagbot.core.config import Settings
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.scheduler import build_scheduler
 
 
 def get(url: str) -> tuple[int, str, str]:
@@ -78,10 +78,10 @@ def test_the_schedule_has_leadership_a_check_per_cluster_and_digests_in_their_zo
 def test_slack_endpoint_refuses_missing_negative_and_oversized_bodies_before_reading_them() -> None:
     import http.client
 
-    from bot.server import MAX_BODY
-    from bot.slack.app import build_app
-    from bot.slack.commands import Reply
-    from bot.slack.emulator import SlackEmulator
+    from lagbot.app.server import MAX_BODY
+    from lagbot.devkit.emulator import SlackEmulator
+    from lagbot.slack.app import build_app
+    from lagbot.slack.commands import Reply
 
     with SlackEmulator(token="xoxb-server").start() as slack:
         app = build_app(
@@ -125,7 +125,7 @@ def test_an_unreachable_redis_is_named_without_its_password(tmp_path: object) ->
     )
     env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-x", "SLACK_SIGNING_SECRET": "s"}
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "run", "--config", str(config)],
+        [sys.executable, "-m", "lagbot.cli.main", "run", "--config", str(config)],
         capture_output=True,
         text=True,
         timeout=60,

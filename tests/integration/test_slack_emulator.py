@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
-from bot.slack.emulator import SlackEmulator
+from lagbot.devkit.emulator import SlackEmulator
 
 TOKEN = "xoxb-lagbot-test"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis
-from bot.slack.emulator import SlackEmulator
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import CHANNEL

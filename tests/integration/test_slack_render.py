@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from bot.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
-from bot.slack.emulator import SlackEmulator
-from bot.slack.render import root_message, table_fallback, table_rows, thread_reply
+from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.slack.render import root_message, table_fallback, table_rows, thread_reply
 
 
 @pytest.fixture(scope="module")
@@ -139,9 +139,9 @@ def test_every_size_is_accepted_by_slack(slack: SlackEmulator, n: int, causes: i
 def test_incident_messages_of_every_change_are_accepted_by_slack(slack: SlackEmulator, n: int, causes: int) -> None:
     from dataclasses import replace
 
-    from bot.config import IncidentConfig
-    from bot.incidents import Change, step
-    from bot.slack.render import change_reply, incident_root
+    from lagbot.core.config import IncidentConfig
+    from lagbot.service.incidents import Change, step
+    from lagbot.slack.render import change_reply, incident_root
 
     group = "g<&>" + "x" * 300
     v = verdict([partition(i, i * 7, topic="t" * 200) for i in range(n)], causes=causes, group=group)

@@ -22,10 +22,10 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from bot.apache_kafka import ApacheKafka
-from bot.embedded import EmbeddedRedis
-from bot.slack.commands import CommandError, Digest, Remediate, Silence, Unsilence, parse
-from bot.slack.emulator import SlackEmulator
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.slack.commands import CommandError, Digest, Remediate, Silence, Unsilence, parse
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import bot_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from bot.state_epoch import EPOCH_KEY, StateEpoch
+from lagbot.service.state_epoch import EPOCH_KEY, StateEpoch
 
 pytestmark = pytest.mark.integration
 

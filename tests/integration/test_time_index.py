@@ -16,14 +16,14 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from bot.apache_kafka import ApacheKafka
-from bot.check import Checker
-from bot.config import build_settings
-from bot.model import PartitionSample
-from bot.report import report_json
-from bot.rules import lag_seconds
-from bot.timeindex import BaselineCache, IndexPoint, baseline_rate, lag_seconds_by_index, offsets_at
-from bot.window import MemoryWindowStore
+from lagbot.core.config import build_settings
+from lagbot.core.model import PartitionSample
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.engine.check import Checker
+from lagbot.engine.report import report_json
+from lagbot.engine.rules import lag_seconds
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, baseline_rate, lag_seconds_by_index, offsets_at
+from lagbot.engine.window import MemoryWindowStore
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

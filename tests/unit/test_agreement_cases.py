@@ -1,5 +1,5 @@
-"""Numbered cases: stuck against siblings (bot/rules.py `stuck_vs_siblings`) and causes that agree
-(bot/agreement.py), through the evaluator's both routes and then `diagnose`, as in production.
+"""Numbered cases: stuck against siblings (bot/engine/rules.py `stuck_vs_siblings`) and causes that agree
+(bot/engine/agreement.py), through the evaluator's both routes and then `diagnose`, as in production.
 
     S01-..  a partition judged against the other members' partitions (status, reason, sibling commits)
     D01-..  which deficit causes fire when stuck partitions or one slow owner explain the shortfall
@@ -15,12 +15,21 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from bot import messages
-from bot.agreement import own_rebalance
-from bot.config import Evaluation, Thresholds
-from bot.diagnose import diagnose
-from bot.evaluate import evaluate_group
-from bot.model import GroupSample, GroupSnapshot, GroupState, GroupVerdict, GroupWindow, Member, PartitionSample, Status
+from lagbot.core import messages
+from lagbot.core.config import Evaluation, Thresholds
+from lagbot.core.model import (
+    GroupSample,
+    GroupSnapshot,
+    GroupState,
+    GroupVerdict,
+    GroupWindow,
+    Member,
+    PartitionSample,
+    Status,
+)
+from lagbot.engine.agreement import own_rebalance
+from lagbot.engine.diagnose import diagnose
+from lagbot.engine.evaluate import evaluate_group
 from tests.unit.test_evaluate_cases import stored_window
 
 RULES = Evaluation()

@@ -1,4 +1,4 @@
-"""Numbered cases: `producer_burst` against the broker's history (bot/burst.py).
+"""Numbered cases: `producer_burst` against the broker's history (bot/engine/burst.py).
 
 Each case is a group verdict whose `baseline_produce` holds (horizon seconds, msg/s over it) as the time index
 gives them, shortest first, and whose `produce_rate` is the window's. Every case says why its answer is right.
@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from bot import messages
-from bot.burst import producer_burst_by_index
-from bot.config import Evaluation
-from bot.diagnose import SCALE, diagnose
-from bot.model import GroupVerdict
+from lagbot.core import messages
+from lagbot.core.config import Evaluation
+from lagbot.core.model import GroupVerdict
+from lagbot.engine.burst import producer_burst_by_index
+from lagbot.engine.diagnose import SCALE, diagnose
 from tests.unit.verdicts import partition, verdict
 
 

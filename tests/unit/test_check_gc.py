@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from bot.check import GC_THRESHOLDS, tune_gc
+from lagbot.engine.check import GC_THRESHOLDS, tune_gc
 
 
 def test_tune_gc_sets_the_bots_thresholds_and_keeps_the_collector_on() -> None:

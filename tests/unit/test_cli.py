@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.check import CheckReport
-from bot.cli import exit_code, load_for_cli
-from bot.config import ConfigError
-from bot.evaluate import error_verdict
-from bot.model import GroupState, GroupVerdict, Severity, Status
+from lagbot.cli.exits import exit_code
+from lagbot.cli.main import load_for_cli
+from lagbot.core.config import ConfigError
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
+from lagbot.engine.check import CheckReport
+from lagbot.engine.evaluate import error_verdict
 
 
 def verdict(severity: Severity, status: Status = Status.OK) -> GroupVerdict:

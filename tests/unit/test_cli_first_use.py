@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from lagbot.cli.main import main
 
 NOT_UTF8 = b"clusters:\n  - name: caf\xe9\n"  # Latin-1, as an editor on another system may save it
 EXAMPLES = sorted((Path(__file__).parents[2] / "policies" / "examples").glob("*.yaml"))
@@ -110,8 +110,8 @@ def test_report_errors_are_one_line_on_a_narrow_non_terminal_output() -> None:
 
     from rich.console import Console
 
-    from bot.check import CheckReport
-    from bot.terminal import print_report
+    from lagbot.cli.terminal import print_report
+    from lagbot.engine.check import CheckReport
 
     error = "cluster 'default' unreachable while listing consumer groups: " + "Local: Timed out (_TIMED_OUT) " * 12
     out = io.StringIO()

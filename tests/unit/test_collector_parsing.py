@@ -6,8 +6,8 @@ import pytest
 from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType, Node, TopicPartition
 from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, MemberDescription
 
-from bot.collector import _committed_offsets, _complete, _member, _state, described_state
-from bot.model import GroupSnapshot, GroupState, Member
+from lagbot.core.model import GroupSnapshot, GroupState, Member
+from lagbot.engine.collector import _committed_offsets, _complete, _member, _state, described_state
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:

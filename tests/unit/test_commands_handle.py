@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from bot.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
-from bot.silences import MemorySilenceStore, SilenceStore
-from bot.slack.commands import (
+from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.devkit.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
+from lagbot.service.silences import MemorySilenceStore, SilenceStore
+from lagbot.slack.commands import (
     MAX_TOP,
     Reply,
     ShowGroup,
@@ -27,7 +28,6 @@ from bot.slack.commands import (
     respond_safely,
     run_command,
 )
-from bot.slack.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 USER, CHANNEL = "U0ONCALL", "C0ALERTS"
@@ -488,7 +488,7 @@ def test_audit_of_an_unknown_group_never_reaches_the_caller() -> None:
 def test_an_unexpected_error_is_a_short_reply_and_a_logged_traceback(caplog: pytest.LogCaptureFixture) -> None:
     deps = Deps(check_raises=RuntimeError("secret://password@host is down"))
 
-    with caplog.at_level(logging.ERROR, logger="bot.slack.commands"):
+    with caplog.at_level(logging.ERROR, logger="lagbot.slack.commands"):
         reply = run("orders-consumer", deps)
 
     [record] = caplog.records
@@ -513,7 +513,7 @@ def test_respond_safely_passes_replies_through_and_turns_command_errors_into_usa
 
 def test_each_error_gets_its_own_id(caplog: pytest.LogCaptureFixture) -> None:
     deps = Deps(check_raises=KeyError("x"))
-    with caplog.at_level(logging.ERROR, logger="bot.slack.commands"):
+    with caplog.at_level(logging.ERROR, logger="lagbot.slack.commands"):
         first, second = run("orders-consumer", deps), run("orders-consumer", deps)
     assert first.text != second.text
     assert [r.__dict__["error_id"] in first.text + second.text for r in caplog.records] == [True, True]

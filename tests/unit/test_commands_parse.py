@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.commands import (
+from lagbot.slack.commands import (
     Audit,
     Command,
     CommandError,
@@ -60,7 +60,7 @@ GOOD: list[tuple[int, str, str, Command]] = [
     (21, "silence without a reason", "silence orders 30m", Silence("orders", 1800.0, "")),
     (22, "silence duration lower bound (1 min)", "silence orders 1m", Silence("orders", 60.0)),
     (23, "silence duration upper bound (7 d = 1 w)", "silence orders 1w", Silence("orders", 604800.0)),
-    (24, "plain seconds, as bot.config.parse_duration reads them", "silence orders 90", Silence("orders", 90.0)),
+    (24, "plain seconds, as parse_duration reads them", "silence orders 90", Silence("orders", 90.0)),
     (25, "fractional duration", "silence orders 1.5h", Silence("orders", 5400.0)),
     (26, "--cluster before the reason", "silence orders 2h --cluster prod db migration",
      Silence("orders", 7200.0, "db migration", "prod")),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import (
+from lagbot.core.config import (
     ConfigError,
     Evaluation,
     GroupFilter,
@@ -431,7 +431,7 @@ def test_group_filter_default_watches_everything() -> None:
 
 
 def test_the_shipped_example_configuration_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.config import load_settings
+    from lagbot.core.config import load_settings
 
     example = Path(__file__).resolve().parents[2] / "examples" / "lagbot.yaml"
     settings = load_settings(example)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.collector import check_clients
-from bot.config import ConfigError, load_settings
+from lagbot.core.config import ConfigError, load_settings
+from lagbot.engine.collector import check_clients
 
 SECURE = """\
 clusters:

@@ -2,7 +2,7 @@
 
 Each numbered case says what it proves and why the expected text is right. `now` is Tuesday 12 March
 2024, 09:00 UTC, so "24 h before" is Monday 09:00. Slack's limits are checked by the emulator's own
-Block Kit validator (bot.slack.emulator.block_errors), written independently of the digest.
+Block Kit validator (lagbot.devkit.emulator.block_errors), written independently of the digest.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from bot.digest import (
+from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.devkit.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
+from lagbot.service.digest import (
     IncidentSummary,
     RemediationSummary,
     build_digest,
@@ -26,9 +28,7 @@ from bot.digest import (
     point_near,
     worst,
 )
-from bot.history import LagPoint
-from bot.model import GroupVerdict, Severity, Status
-from bot.slack.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
+from lagbot.service.history import LagPoint
 from tests.unit.verdict_factory import unreadable, verdict
 
 NOW = 1_710_234_000.0  # Tue 12 Mar 2024 09:00 UTC
@@ -331,9 +331,9 @@ def test_odd_names_do_not_break_the_chart() -> None:
 def test_the_chart_is_drawn_headless_and_matplotlib_is_imported_lazily() -> None:
     script = (
         "import sys, zoneinfo\n"
-        "import bot.digest\n"
-        "assert 'matplotlib' not in sys.modules, 'bot.digest imported matplotlib eagerly'\n"
-        "png = bot.digest.lag_chart({'g': [(0.0, 1), (3600.0, 2)]}, now=3600.0, tz=zoneinfo.ZoneInfo('UTC'))\n"
+        "from lagbot.service import digest\n"
+        "assert 'matplotlib' not in sys.modules, 'the digest imported matplotlib eagerly'\n"
+        "png = digest.lag_chart({'g': [(0.0, 1), (3600.0, 2)]}, now=3600.0, tz=zoneinfo.ZoneInfo('UTC'))\n"
         "assert png[:4] == b'\\x89PNG'\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot (global state) was used'\n"
     )

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.config import ConfigError, build_settings
-from bot.digest_config import DigestConfig
+from lagbot.core.config import ConfigError, build_settings
+from lagbot.core.digest_config import DigestConfig
 
 CLUSTERS = [{"name": "prod", "bootstrap_servers": "kafka:9092"}]
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.config import ConfigError, load_settings
-from bot.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
-from remediations.base import Plan, Progress, Risk
-from remediations.drain import (
+from lagbot.core.config import ConfigError, load_settings
+from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.remediations.base import Plan, Progress, Risk
+from lagbot.remediations.drain import (
     DrainError,
     DrainParams,
     DrainRemediation,
@@ -28,8 +28,8 @@ from remediations.drain import (
     plan_ranges,
     verify_drain,
 )
-from remediations.drain_job import JobConfig, JobProgress, spark_submit_argv
-from remediations.drain_plan import (
+from lagbot.remediations.drain_job import JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain_plan import (
     Manifest,
     ManifestVersionError,
     OffsetRange,
@@ -42,9 +42,9 @@ from remediations.drain_plan import (
     plan_id,
     split,
 )
-from remediations.drain_settings import DrainSettings, local_slots
-from remediations.drain_sinks import ParquetSink, ReplaySink, SinkError, manifest_url, parse_sink
-from remediations.executors.base import Workload
+from lagbot.remediations.drain_settings import DrainSettings, local_slots
+from lagbot.remediations.drain_sinks import ParquetSink, ReplaySink, SinkError, manifest_url, parse_sink
+from lagbot.remediations.executors.base import Workload
 
 # ---------------------------------------------------------------------------------------------------
 # 1. What to read from one partition
@@ -277,7 +277,7 @@ def test_nothing_to_drain_is_a_plan_without_ranges() -> None:
 
 
 def _no_context() -> Any:
-    from remediations.base import ExecutionContext
+    from lagbot.remediations.base import ExecutionContext
 
     return ExecutionContext()
 

@@ -1,4 +1,4 @@
-"""The correctness proof of bot/evaluate.py, in the style of Burrow's evaluator tests.
+"""The correctness proof of bot/engine/evaluate.py, in the style of Burrow's evaluator tests.
 
 Every case is a hand-made window (times in seconds, `now` passed explicitly) with a comment that says what
 it tests and why the expected answer is the right one. The tables:
@@ -27,20 +27,9 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from bot import messages
-from bot.config import Evaluation, Level, Thresholds
-from bot.evaluate import (
-    GroupPoint,
-    column_facts,
-    error_verdict,
-    evaluate_group,
-    evaluate_partition,
-    evaluate_partitions,
-    level_fires,
-    severity,
-    trend,
-)
-from bot.model import (
+from lagbot.core import messages
+from lagbot.core.config import Evaluation, Level, Thresholds
+from lagbot.core.model import (
     ClusterSnapshot,
     GroupSample,
     GroupSnapshot,
@@ -53,7 +42,18 @@ from bot.model import (
     Status,
     TopicPartition,
 )
-from bot.rules import (
+from lagbot.engine.evaluate import (
+    GroupPoint,
+    column_facts,
+    error_verdict,
+    evaluate_group,
+    evaluate_partition,
+    evaluate_partitions,
+    level_fires,
+    severity,
+    trend,
+)
+from lagbot.engine.rules import (
     Facts,
     Ownership,
     consume_rate,
@@ -68,7 +68,7 @@ from bot.rules import (
     rule_warn,
     window_facts,
 )
-from bot.window import MemoryWindowStore
+from lagbot.engine.window import MemoryWindowStore
 
 RULES = Evaluation()
 DEFAULTS = Thresholds()
@@ -1594,7 +1594,7 @@ def test_lag_seconds_series_equals_lag_seconds_of_each_prefix() -> None:
     # rewind, a recreated topic (log end falls) and samples without a commit.
     import random
 
-    from bot.evaluate import _max_lag_seconds_series
+    from lagbot.engine.evaluate import _max_lag_seconds_series
 
     rng = random.Random(7)
     for _ in range(200):

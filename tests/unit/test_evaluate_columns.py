@@ -2,7 +2,7 @@
 
 A window read from a window store carries `columns` (its offsets as arrays), and `evaluate_group` then
 judges all partitions of the group with a few array operations instead of a Python loop over every sample
-(bot/evaluate.py `evaluate_partitions`, `group_points`). The per-partition route is the proven one
+(bot/engine/evaluate.py `evaluate_partitions`, `group_points`). The per-partition route is the proven one
 (tests/unit/test_evaluate_cases.py, which builds its windows by hand, without columns). Here random
 histories (idle and moving consumers, lag of zero, missing commits, rewinds, recreated topics, partitions
 that come and go, owners, duplicate sample times, offsets too big for the arrays) are appended to both
@@ -19,10 +19,8 @@ import numpy as np
 import pytest
 import redis
 
-from bot.config import Evaluation, Level, Thresholds
-from bot.diagnose import diagnose
-from bot.evaluate import evaluate_group, group_points
-from bot.model import (
+from lagbot.core.config import Evaluation, Level, Thresholds
+from lagbot.core.model import (
     ClusterSnapshot,
     GroupSnapshot,
     GroupState,
@@ -32,7 +30,9 @@ from bot.model import (
     PartitionSample,
     TopicPartition,
 )
-from bot.window import MemoryWindowStore, RedisWindowStore, WindowStore
+from lagbot.engine.diagnose import diagnose
+from lagbot.engine.evaluate import evaluate_group, group_points
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
 
 CLUSTER = "prod"
 GROUPS = ("billing", "audit", "search")

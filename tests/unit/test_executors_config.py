@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import ConfigError, build_settings
-from remediations.executors.config import ExecutorsConfig, KubernetesConfig
+from lagbot.core.config import ConfigError, build_settings
+from lagbot.remediations.executors.config import ExecutorsConfig, KubernetesConfig
 
 CLUSTERS = [{"name": "prod", "bootstrap_servers": "kafka:9092"}]
 

@@ -10,9 +10,11 @@ import json
 import pytest
 import redis
 
-from bot.check import CheckReport
-from bot.digest_config import HistoryConfig
-from bot.history import (
+from lagbot.core.digest_config import HistoryConfig
+from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.engine.check import CheckReport
+from lagbot.engine.window import StoredVersionError
+from lagbot.service.history import (
     FORMAT_VERSION,
     HistoryStore,
     LagPoint,
@@ -22,8 +24,6 @@ from bot.history import (
     encode_point,
     make_history,
 )
-from bot.model import GroupVerdict, Severity, Status
-from bot.window import StoredVersionError
 from tests.unit.verdict_factory import unreadable, verdict
 
 T0 = 1_700_000_040.0  # a multiple of 60: the start of a bucket

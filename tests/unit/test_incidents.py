@@ -1,4 +1,4 @@
-"""The incident state machine: a numbered proof of `bot.incidents.step`, and the store contract.
+"""The incident state machine: a numbered proof of `lagbot.service.incidents.step`, and the store contract.
 
 Each case says what it tests and why the answer is right. Verdicts are hand-made: only severity,
 status, total lag and the primary cause matter to the rules.
@@ -12,8 +12,9 @@ from dataclasses import replace
 import pytest
 import redis
 
-from bot.config import IncidentConfig
-from bot.incidents import (
+from lagbot.core.config import IncidentConfig
+from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status
+from lagbot.service.incidents import (
     POST_ROOT,
     REPLY,
     UPDATE_ROOT,
@@ -27,7 +28,6 @@ from bot.incidents import (
     encode_incident,
     step,
 )
-from bot.model import Cause, GroupState, GroupVerdict, Severity, Status
 
 T0 = 1_700_000_000.0
 CONFIG = IncidentConfig(open_at="warn", resolve_after=600, reopen_within=1800)
@@ -323,7 +323,7 @@ def test_store_reads_many_groups_at_once_and_skips_the_ones_without(store: Incid
 
 
 def test_redis_store_forgets_incidents_unchanged_for_the_history_period(redis_client: redis.Redis) -> None:
-    from bot.incidents import HISTORY_KEEP
+    from lagbot.service.incidents import HISTORY_KEEP
 
     store = RedisIncidentStore(redis_client)
     store.put(opened())

@@ -23,15 +23,15 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.config import Settings, build_settings
-from bot.model import Member
-from bot.server import LIVENESS_PATH, READINESS_PATH, BotHTTPServer
-from policies.loader import parse_policy
-from policies.model import Policy
-from remediations.drain_settings import is_local
-from remediations.executors.base import Workload
-from remediations.executors.config import KubernetesConfig
-from remediations.executors.kubernetes import KubernetesExecutor
+from lagbot.app.server import LIVENESS_PATH, READINESS_PATH, BotHTTPServer
+from lagbot.core.config import Settings, build_settings
+from lagbot.core.model import Member
+from lagbot.policies.loader import parse_policy
+from lagbot.policies.model import Policy
+from lagbot.remediations.drain_settings import is_local
+from lagbot.remediations.executors.base import Workload
+from lagbot.remediations.executors.config import KubernetesConfig
+from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from tests.k8s_fake import FakeKubernetes
 from tests.spark_cluster import MASTER_CLASS, WORKER_CLASS
 

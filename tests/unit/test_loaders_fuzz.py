@@ -15,8 +15,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config import ConfigError, load_settings
-from policies.loader import PolicyError, load_policy
+from lagbot.core.config import ConfigError, load_settings
+from lagbot.policies.loader import PolicyError, load_policy
 
 EXAMPLES = 1_000
 FUZZ = settings(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.check import CheckReport
-from bot.metrics import CONTENT_TYPE, Metrics
-from bot.model import Severity, Status
+from lagbot.core.model import Severity, Status
+from lagbot.engine.check import CheckReport
+from lagbot.service.metrics import CONTENT_TYPE, Metrics
 from tests.unit.verdict_factory import partition, unreadable, verdict
 
 T0 = 1_700_000_000.0

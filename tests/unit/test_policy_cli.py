@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from lagbot.cli.main import main
 
 EXAMPLE = Path(__file__).parents[2] / "policies" / "examples" / "teams.yaml"
 

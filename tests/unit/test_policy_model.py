@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.config import Level, Thresholds
-from policies.loader import PolicyError, default_policy_path, load_policy, parse_policy
-from policies.model import MaintenanceWindow, Policy, Rule, remediation_params
-from remediations import registry
-from remediations.scale import ScaleParams
+from lagbot.core.config import Level, Thresholds
+from lagbot.policies.loader import PolicyError, default_policy_path, load_policy, parse_policy
+from lagbot.policies.model import MaintenanceWindow, Policy, Rule, remediation_params
+from lagbot.remediations import registry
+from lagbot.remediations.scale import ScaleParams
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "policies" / "examples").glob("*.yaml"))
 
@@ -53,7 +53,7 @@ def test_examples_are_shipped_as_package_data() -> None:
     import tomllib
 
     data = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
-    assert data["tool"]["setuptools"]["package-data"]["policies"] == ["*.yaml", "examples/*.yaml"]
+    assert data["tool"]["setuptools"]["package-data"]["lagbot.policies"] == ["*.yaml", "examples/*.yaml"]
     assert len(EXAMPLES) >= 2
 
 

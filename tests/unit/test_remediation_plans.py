@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bot.diagnose import replicas_needed
-from bot.model import GroupState, Status
-from remediations import registry
-from remediations.base import Plan, PlanError, Risk
-from remediations.executors.base import Workload
-from remediations.reset_offsets import ResetOffsets, ResetParams
-from remediations.restart import Restart, RestartParams
-from remediations.scale import Scale, ScaleParams
+from lagbot.core.model import GroupState, Status
+from lagbot.engine.diagnose import replicas_needed
+from lagbot.remediations import registry
+from lagbot.remediations.base import Plan, PlanError, Risk
+from lagbot.remediations.executors.base import Workload
+from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
+from lagbot.remediations.restart import Restart, RestartParams
+from lagbot.remediations.scale import Scale, ScaleParams
 from tests.unit.verdicts import member, partition, verdict
 
 NOW = 1_800_000_000.0

@@ -12,13 +12,13 @@ import json
 
 from rich.console import Console
 
-from bot.check import CheckReport
-from bot.config import Evaluation, Thresholds
-from bot.diagnose import diagnose
-from bot.evaluate import error_verdict, evaluate_group
-from bot.model import GroupSample, GroupSnapshot, GroupState, GroupVerdict, GroupWindow, Member, PartitionSample
-from bot.report import report_json
-from bot.terminal import COLUMNS, print_report
+from lagbot.cli.terminal import COLUMNS, print_report
+from lagbot.core.config import Evaluation, Thresholds
+from lagbot.core.model import GroupSample, GroupSnapshot, GroupState, GroupVerdict, GroupWindow, Member, PartitionSample
+from lagbot.engine.check import CheckReport
+from lagbot.engine.diagnose import diagnose
+from lagbot.engine.evaluate import error_verdict, evaluate_group
+from lagbot.engine.report import report_json
 
 T0 = 1_700_000_000.0
 W1 = Member("consumer-1-7f3a", "orders-worker-1", "/10.0.0.11", (("orders", 0),))

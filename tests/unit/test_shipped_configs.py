@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.config import build_settings, load_settings
-from policies.loader import default_policy_path, load_policy
+from lagbot.core.config import build_settings, load_settings
+from lagbot.policies.loader import default_policy_path, load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,14 +13,14 @@ import time
 import pytest
 import redis
 
-from bot.silences import (
+from lagbot.engine.window import StoredVersionError
+from lagbot.service.silences import (
     FORMAT_VERSION,
     MemorySilenceStore,
     RedisSilenceStore,
     Silence,
     SilenceStore,
 )
-from bot.window import StoredVersionError
 
 T0 = 1_700_000_000.0
 HOUR = 3_600.0

@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bot.model import GroupVerdict, Member, Status
-from bot.terminal import _STATUS_STYLE, COLUMNS, NUMERIC, _cells, partition_text, print_group, print_partitions
+from lagbot.cli.terminal import _STATUS_STYLE, COLUMNS, NUMERIC, _cells, partition_text, print_group, print_partitions
+from lagbot.core.model import GroupVerdict, Member, Status
 from tests.unit.verdict_factory import partition, verdict
 
 

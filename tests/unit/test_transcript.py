@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.slack.transcript import ChannelWatcher, message_lines, plain, table_lines
+from lagbot.devkit.transcript import ChannelWatcher, message_lines, plain, table_lines
 
 
 @pytest.mark.parametrize(

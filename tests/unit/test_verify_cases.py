@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from bot.model import Severity, Status
-from remediations.base import Progress
-from remediations.verify import Check, VerifyRules, assess, checks_of
+from lagbot.core.model import Severity, Status
+from lagbot.remediations.base import Progress
+from lagbot.remediations.verify import Check, VerifyRules, assess, checks_of
 from tests.unit.verdicts import verdict
 
 W, C, OK = Severity.WARN, Severity.CRITICAL, Severity.OK

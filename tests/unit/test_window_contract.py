@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 import redis
 
-from bot.model import (
+from lagbot.core.model import (
     ClusterSnapshot,
     GroupSample,
     GroupSnapshot,
@@ -20,7 +20,7 @@ from bot.model import (
     PartitionSample,
     TopicPartition,
 )
-from bot.window import (
+from lagbot.engine.window import (
     FORMAT_VERSION,
     MemoryWindowStore,
     RedisWindowStore,

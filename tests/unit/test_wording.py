@@ -3,11 +3,11 @@ were a Kubernetes Deployment in namespace default."""
 
 from __future__ import annotations
 
-from bot import messages
-from bot.model import Severity, Status
-from remediations.executors.base import Workload
-from remediations.restart import Restart, RestartParams
-from remediations.scale import Scale, ScaleParams
+from lagbot.core import messages
+from lagbot.core.model import Severity, Status
+from lagbot.remediations.executors.base import Workload
+from lagbot.remediations.restart import Restart, RestartParams
+from lagbot.remediations.scale import Scale, ScaleParams
 from tests.unit.verdicts import member, partition, verdict
 
 NOW = 1_800_000_000.0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.evaluate import error_verdict
-from bot.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
+from lagbot.engine.evaluate import error_verdict
 
 
 def partition(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
 
 CLUSTER = "prod"
 GROUP = "orders-consumer"

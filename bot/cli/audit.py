@@ -1,0 +1,51 @@
+"""`lagbot audit export`: the audit trail as JSON lines, for a SIEM or a ticket.
+
+Exit codes: 0 written, 4 bad usage or configuration (named), 3 Redis unreachable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lagbot.core import messages
+from lagbot.core.config import ConfigError, load_settings, parse_duration
+
+audit_app = typer.Typer(name="audit", help="The audit trail of proposals, approvals and remediations.")
+
+
+@audit_app.command("export")
+def export(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only the last DURATION (e.g. 24h, 7d).")] = None,
+    group: Annotated[str | None, typer.Option("--group", "-g", help="Only this group (exact name).")] = None,
+) -> None:
+    """Write every audit entry as one JSON object per line, oldest first."""
+    if config is None and "LAGBOT_CLUSTERS" not in os.environ:
+        raise ConfigError(messages.cli_audit_needs_config())
+    import redis  # here, not at the top: the other commands of `lagbot` never load the Redis client
+
+    from lagbot.service.audit import AuditLog
+
+    settings = load_settings(config)
+    if not settings.redis_url:
+        raise ConfigError(messages.bot_needs_redis())
+    try:
+        window = None if since is None else parse_duration(since)
+    except ValueError as exc:
+        raise ConfigError(messages.bad_option("--since", str(exc))) from None
+    start = None if window is None else time.time() - window
+    try:
+        client = redis.Redis.from_url(settings.redis_url, socket_timeout=10, socket_connect_timeout=5)
+        for entry in AuditLog(client).export(since=start):
+            if group is None or entry.group == group:
+                sys.stdout.write(json.dumps(json.loads(entry.to_json()), sort_keys=True) + "\n")
+    except redis.RedisError as exc:
+        print(messages.redis_unreachable(settings.redis_url, str(exc)), file=sys.stderr)
+        raise typer.Exit(3) from None

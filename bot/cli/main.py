@@ -1,0 +1,290 @@
+"""The `lagbot` command line (exit codes of `lagbot check` in lagbot.cli.exits).
+
+No traceback reaches the user: bad input is reported in one message naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from typer._click.exceptions import NoArgsIsHelpError
+from typer.exceptions import TyperException
+
+from lagbot.cli.audit import audit_app
+from lagbot.cli.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_code
+from lagbot.cli.fleet import fleet_app
+from lagbot.cli.terminal import print_report
+from lagbot.core import messages
+from lagbot.core.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
+from lagbot.core.logs import configure_logging
+from lagbot.engine.check import Checker
+from lagbot.engine.collector import check_clients
+from lagbot.engine.report import report_json
+from lagbot.engine.window import MemoryWindowStore
+
+M = TypeVar("M", bound=BaseModel)
+
+app = typer.Typer(
+    name="lagbot",
+    help="Watch Kafka consumer lag, explain it, and fix it with a human's approval.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(messages.cli_version(package_version("lagbot")))
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print lagbot's version and exit."),
+    ] = False,
+) -> None:
+    """Watch Kafka consumer lag, explain it, and fix it with a human's approval."""
+
+
+def load_for_cli(
+    config: Path | None, bootstrap: str | None, group: str | None, *, takes_bootstrap: bool = True
+) -> Settings:
+    """Settings from the file (or the environment), then the command-line flags, which win over both.
+
+    `takes_bootstrap`: whether the command has a --bootstrap flag to suggest when nothing names a cluster.
+
+    Raises:
+        ConfigError: a bad file, environment variable, flag, or librdkafka property, named.
+    """
+    if config is None and bootstrap is None and "LAGBOT_CLUSTERS" not in os.environ:
+        raise ConfigError(messages.cli_no_cluster() if takes_bootstrap else messages.cli_no_config())
+    if config is not None:
+        settings, source = load_settings(config), str(config)
+    else:
+        # Clusters come from --bootstrap (or else LAGBOT_CLUSTERS); the rest may still come from the environment.
+        seed: dict[str, Any] = {}
+        if bootstrap is not None:  # validated here, so a bad value is named as the flag
+            cluster = _flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)
+            seed = {"clusters": [cluster.model_dump()]}
+        settings, source = build_settings(seed, source="environment"), "environment"
+    settings = apply_flags(settings, bootstrap=bootstrap, group=group, replace_clusters=config is None)
+    check_clients(settings, source=source)
+    return settings
+
+
+def apply_flags(settings: Settings, *, bootstrap: str | None, group: str | None, replace_clusters: bool) -> Settings:
+    """`--bootstrap` and `--group` over validated settings (each overridden piece is validated on its own)."""
+    clusters = list(settings.clusters)
+    if bootstrap is not None:
+        if replace_clusters:
+            clusters = [_flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)]
+        elif len(clusters) == 1:
+            clusters = [
+                _flag(ClusterConfig, "--bootstrap", **{**clusters[0].model_dump(), "bootstrap_servers": bootstrap})
+            ]
+        else:
+            raise ConfigError(messages.bad_option("--bootstrap", messages.cli_bootstrap_needs_one_cluster()))
+    if group is not None:
+        clusters = [
+            c.model_copy(update={"groups": _flag(GroupFilter, "--group", include=[group], exclude=c.groups.exclude)})
+            for c in clusters
+        ]
+    return settings.model_copy(update={"clusters": clusters})
+
+
+def _flag(model: type[M], option: str, **values: Any) -> M:
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        problem = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors(include_url=False))
+        raise ConfigError(messages.bad_option(option, problem)) from None
+
+
+@app.command()
+def check(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
+    bootstrap: Annotated[
+        str | None, typer.Option("--bootstrap", "-b", help="HOST:PORT of a broker (one cluster, no config).")
+    ] = None,
+    group: Annotated[str | None, typer.Option("--group", "-g", help="Only groups matching this regex.")] = None,
+    samples: Annotated[
+        int, typer.Option("--samples", "-n", min=1, max=1000, help="Snapshots to take (1: lag only).")
+    ] = 4,
+    every: Annotated[float, typer.Option("--every", min=0.1, max=3600, help="Seconds between snapshots.")] = 5.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
+) -> None:
+    """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
+    configure_logging(verbose=verbose)
+    settings = load_for_cli(config, bootstrap, group)
+    store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
+    checker = Checker(settings, store)
+    console = Console(stderr=True)
+
+    def progress(taken: int) -> None:
+        if not as_json and console.is_terminal:
+            console.print(messages.cli_sampling(taken, samples, every), end="\r")
+
+    report = checker.run(samples, every, progress=progress)
+    if as_json:
+        print(json.dumps(report_json(report), indent=2))
+    else:
+        print_report(report, Console())
+    raise typer.Exit(exit_code(report))
+
+
+@app.command()
+def run(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
+) -> None:
+    """Run the Slack bot: scheduled checks, incident threads, slash commands, /healthz and /metrics."""
+    from lagbot.app.runner import run_bot
+
+    configure_logging(verbose=verbose)
+    settings = load_for_cli(config, None, None, takes_bootstrap=False)
+    raise typer.Exit(run_bot(settings))
+
+
+@app.command()
+def demo(
+    check_only: Annotated[
+        bool, typer.Option("--check-only", help="Only `lagbot check` on an embedded lagging group (no bot).")
+    ] = False,
+    web: Annotated[
+        bool, typer.Option("--web", help="Serve the demo's Slack channel as a page on 127.0.0.1; you click Approve.")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="--web: the page's port (0: a free one).")] = 0,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=60, max=900, help="Seconds the bot demo may take at most (170; --web: 900)."),
+    ] = None,
+    seconds: Annotated[
+        float | None, typer.Option("--every", min=0.5, max=60, help="--check-only: seconds between snapshots.")
+    ] = None,
+    samples: Annotated[
+        int | None, typer.Option("--samples", "-n", min=2, max=50, help="--check-only: snapshots to take.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="--check-only: one JSON object instead of tables.")] = False,
+) -> None:
+    """Run the Slack bot end to end on embedded services: an incident, an approved scale, the lag drained.
+
+    Exit codes: 0 it showed everything, 1 something did not happen (one line says what; logs are kept),
+    4 bad usage, 130 interrupted. `--check-only` runs `lagbot check` on an embedded lagging group instead.
+    `--web` serves the channel as a page on 127.0.0.1 where you approve (or deny) the remediation yourself.
+    """
+    if check_only and (web or port):
+        raise ConfigError(messages.demo_web_not_with_check_only())
+    if port and not web:
+        raise ConfigError(messages.demo_option_needs_web("--port"))
+    if check_only:
+        from lagbot.devkit.demo import run_demo
+
+        raise typer.Exit(run_demo(every=seconds or 4.0, samples=samples or 4, as_json=as_json))
+    for option, given in (("--every", seconds is not None), ("--samples", samples is not None), ("--json", as_json)):
+        if given:
+            raise ConfigError(messages.demo_option_needs_check_only(option))
+    if web:
+        from lagbot.devkit.demo_web import run_web_demo
+
+        raise typer.Exit(run_web_demo(timeout=timeout or 900.0, port=port))
+    from lagbot.devkit.demo_bot import run_bot_demo
+
+    raise typer.Exit(run_bot_demo(timeout=timeout or 170.0))
+
+
+def _add_policy_commands() -> None:
+    from lagbot.policies.cli import app as policy_app
+
+    app.add_typer(policy_app, name="policy")
+
+
+_add_policy_commands()
+
+app.add_typer(fleet_app)
+app.add_typer(audit_app)
+
+EXIT_DRAIN_FAILED = 1
+
+
+@app.command()
+def drain(
+    group: Annotated[str, typer.Option("--group", "-g", help="The consumer group to drain (its exact name).")],
+    sink: Annotated[
+        str | None, typer.Option("--sink", help="Parquet path or Hadoop URL, or kafka:TOPIC to replay.")
+    ] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="The cluster of the group (by name).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
+    bootstrap: Annotated[
+        str | None, typer.Option("--bootstrap", "-b", help="HOST:PORT of a broker (one cluster, no config).")
+    ] = None,
+    chunk: Annotated[
+        int | None, typer.Option("--chunk", min=1, max=100_000_000, help="Offsets per range (one Spark task each).")
+    ] = None,
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Only this topic (repeatable).")] = None,
+    master: Annotated[str | None, typer.Option("--master", help="Spark master (default: drain.master).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; read, write and commit nothing.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
+) -> None:
+    """Drain a group's backlog with Spark into a sink, then advance its offsets past it.
+
+    Exit codes: 0 drained (or dry run, or nothing to drain), 1 the drain failed (nothing committed),
+    3 the cluster or group could not be read, 4 bad configuration or usage, 70 internal error.
+    """
+    from lagbot.cli.drain import run_drain
+
+    configure_logging(verbose=verbose)
+    settings = load_for_cli(config, bootstrap, re.escape(group))
+    raise typer.Exit(
+        run_drain(
+            settings,
+            group=group,
+            cluster=cluster,
+            sink=sink,
+            overrides={"chunk": chunk, "master": master, "topics": tuple(topic) if topic else None},
+            dry_run=dry_run,
+        )
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning every usage or config error into one message and exit code 4."""
+    try:
+        result = app(args=argv, prog_name="lagbot", standalone_mode=False)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except NoArgsIsHelpError:  # `lagbot` (or `lagbot policy`) alone: the help was printed, that is the answer
+        sys.exit(EXIT_OK)
+    except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
+        print(f"lagbot: {exc.format_message()}", file=sys.stderr)
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            print(ctx.get_usage(), file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    except typer.Abort:
+        sys.exit(130)
+    except ConfigError as exc:
+        print(f"lagbot: {exc}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # a bug or an environment failure: one line, details in the (verbose) log
+        logging.getLogger(__name__).info("internal error", exc_info=True)
+        print(messages.cli_internal_error(exc), file=sys.stderr)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(result if isinstance(result, int) else EXIT_OK)
+
+
+if __name__ == "__main__":
+    main()

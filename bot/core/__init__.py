@@ -1,0 +1,1 @@
+"""The foundation every layer uses: the domain model, the configuration, wording, what Redis returns."""

@@ -1,0 +1,124 @@
+"""Settings of the daily digest and of the lag history behind it (`digest:` in the configuration file).
+
+Kept apart from bot/service/digest.py so that bot/core/config.py can import it without pulling in Slack or matplotlib,
+and it imports nothing from bot/core/config.py at import time (bot/core/config.py imports this module).
+
+```yaml
+digest:
+  history: {retention: 2d, resolution: 60}   # one point per group per minute, kept two days
+  channels:
+    - {channel: C0123ALERTS, cron: "0 9 * * mon-fri", timezone: Europe/Paris, period: 1d}
+```
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from lagbot.core import messages
+
+if TYPE_CHECKING:
+    from apscheduler.triggers.cron import CronTrigger
+
+DAY = 86_400.0
+
+
+def _duration(value: object) -> float:
+    from lagbot.core.config import parse_duration  # lagbot.core.config imports this module: resolve at validation time
+
+    return parse_duration(value)
+
+
+Duration = Annotated[float, BeforeValidator(_duration)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HistoryConfig(_Strict):
+    """How much lag history is kept per group (bot/service/history.py)."""
+
+    retention: Duration = Field(default=2 * DAY)
+    """Points older than this are dropped; at least 1 d, since the digest compares with 24 h before."""
+    resolution: Duration = Field(default=60.0)
+    """At most one point per this many seconds per group (a whole number of seconds, >= 1)."""
+
+    @field_validator("retention")
+    @classmethod
+    def _covers_a_day(cls, value: float) -> float:
+        if value < DAY:
+            raise ValueError(messages.digest_retention_too_short(value))
+        return value
+
+    @field_validator("resolution")
+    @classmethod
+    def _whole_seconds(cls, value: float) -> float:
+        if value < 1 or not value.is_integer():
+            raise ValueError(messages.digest_bad_resolution(value))
+        return value
+
+
+class DigestConfig(_Strict):
+    """One channel's digest: where, when (5-field crontab in `timezone`) and over which period."""
+
+    channel: str
+    cron: str = "0 9 * * *"
+    timezone: str = "UTC"
+    period: Duration = Field(default=DAY, gt=0)
+
+    @field_validator("channel")
+    @classmethod
+    def _channel(cls, channel: str) -> str:
+        if not channel or any(c.isspace() for c in channel):
+            raise ValueError(messages.digest_bad_channel(channel))
+        return channel
+
+    @field_validator("cron")
+    @classmethod
+    def _valid_cron(cls, cron: str) -> str:
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(cron, timezone="UTC")
+        except ValueError as exc:
+            raise ValueError(messages.digest_bad_cron(cron, str(exc))) from exc
+        return cron
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(messages.digest_bad_timezone(name)) from exc
+        return name
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def trigger(self) -> CronTrigger:
+        """The APScheduler trigger of this digest (imported here: the CLI does not pay for APScheduler)."""
+        from apscheduler.triggers.cron import CronTrigger
+
+        return CronTrigger.from_crontab(self.cron, timezone=self.zone)
+
+
+class DigestSettings(_Strict):
+    """The `digest` section: the history store's limits and the digests to post."""
+
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    channels: list[DigestConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _periods_within_history(self) -> Self:
+        for digest in self.channels:
+            if digest.period > self.history.retention:
+                raise ValueError(
+                    messages.digest_period_beyond_history(digest.channel, digest.period, self.history.retention)
+                )
+        return self

@@ -1,0 +1,282 @@
+"""Shared types: what the collector sees, what the window keeps, what the evaluator and diagnosis conclude.
+
+Every stage of the pipeline (collect -> window -> evaluate -> diagnose -> render) imports from here and
+from nowhere else upstream, so the data flows one way. Everything is an immutable dataclass: cheap to
+build by the thousand per cycle and easy to hand-make in tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+TopicPartition = tuple[str, int]
+"""(topic, partition): the key of every per-partition map."""
+
+
+class Status(IntEnum):
+    """Behavioural status of a partition or group, ordered so that the worst is the `max`.
+
+    The evaluator checks the worst outcome first (STOP, REWIND, STALL, WARN), so the order here
+    matches the order of the rules: a partition gets the first rule that fires.
+    """
+
+    OK = 0
+    WARN = 1
+    STALL = 2
+    REWIND = 3
+    STOP = 4
+    ERR = 5
+
+
+class Severity(IntEnum):
+    """How loud to be about a group: the exit code of `lagbot check` and, later, the incident level."""
+
+    OK = 0
+    WARN = 1
+    CRITICAL = 2
+    PAGE = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class GroupState(StrEnum):
+    """Consumer group state as the coordinator reports it (ListGroups / DescribeGroups)."""
+
+    STABLE = "Stable"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    EMPTY = "Empty"
+    DEAD = "Dead"
+    RECONCILING = "Reconciling"
+    """A group on the consumer protocol (KIP-848) whose members are taking on a new assignment: the broker's
+    Assigning or Reconciling, which librdkafka reports alike (as an unknown state)."""
+    UNKNOWN = "Unknown"
+
+    @property
+    def is_active(self) -> bool:
+        """True when the group has (or is getting) live members."""
+        return self is GroupState.STABLE or self.is_rebalancing
+
+    @property
+    def is_rebalancing(self) -> bool:
+        return self in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE, GroupState.RECONCILING)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the collector reads from the cluster in one cycle
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One live member of a consumer group and the partitions it owns."""
+
+    member_id: str
+    client_id: str
+    host: str
+    assignment: tuple[TopicPartition, ...] = ()
+
+    def owner_json(self) -> dict[str, str]:
+        return {"member_id": self.member_id, "client_id": self.client_id, "host": self.host}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """One consumer group as seen at one instant.
+
+    `committed` maps every partition the group is interested in (committed or assigned) to its
+    committed offset, or None where nothing is committed yet. `error` is set when this group alone
+    could not be read (its coordinator failed); the rest of the cycle is still valid.
+    """
+
+    group: str
+    state: GroupState
+    members: tuple[Member, ...]
+    committed: dict[TopicPartition, int | None]
+    assignor: str = ""
+    generation: int | None = None
+    error: str | None = None
+
+    def owner_of(self, tp: TopicPartition) -> Member | None:
+        for member in self.members:
+            if tp in member.assignment:
+                return member
+        return None
+
+    @property
+    def topics(self) -> set[str]:
+        return {topic for topic, _ in self.committed}
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """Everything read from one cluster in one check cycle.
+
+    `log_end` and `log_start` cover every partition of every topic any selected group consumes.
+    When the cluster could not be read at all, `error` holds the reason and the maps are empty.
+    """
+
+    cluster: str
+    taken_at: float
+    groups: dict[str, GroupSnapshot] = field(default_factory=dict)
+    log_end: dict[TopicPartition, int] = field(default_factory=dict)
+    log_start: dict[TopicPartition, int] = field(default_factory=dict)
+    partition_counts: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the window store keeps between cycles
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSample:
+    """One observation of one partition of one group.
+
+    `lag` is log-end - committed, clamped at 0; None (unknown) when nothing is committed. It is computed
+    once here: the rules read it many times per sample and a window holds thousands of samples.
+    """
+
+    at: float
+    committed: int | None
+    log_end: int
+    log_start: int
+    lag: int | None = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lag = None if self.committed is None else max(0, self.log_end - self.committed)
+        object.__setattr__(self, "lag", lag)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSample:
+    """One observation of a group's membership, to spot rebalance churn."""
+
+    at: float
+    state: GroupState
+    member_ids: tuple[str, ...]
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WindowColumns:
+    """A window's partitions as arrays, one row per partition and one column per group sample time.
+
+    Only for a window in which every sample time saw exactly the partitions of `tps` (the usual case);
+    the window store builds it, so that the evaluator can judge all partitions of a group with a few
+    array operations instead of a Python loop over every sample. It holds the same numbers as the
+    window's `partitions`; where `known` is False the committed offset is None (and `committed` holds 0).
+    """
+
+    times: tuple[float, ...]
+    tps: tuple[TopicPartition, ...]
+    committed: NDArray[np.int64]
+    log_end: NDArray[np.int64]
+    known: NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupWindow:
+    """The last N observations of one group: its membership and each of its partitions, oldest first.
+
+    `latest` is the newest snapshot of the group (members, owners), needed for ownership; the window
+    itself only keeps what changes over time. `columns` is the same window as arrays where the store
+    could build them (see WindowColumns); it is a faster route to the same verdicts, never other numbers.
+    """
+
+    cluster: str
+    group: str
+    samples: tuple[GroupSample, ...]
+    partitions: dict[TopicPartition, tuple[PartitionSample, ...]]
+    latest: GroupSnapshot | None = None
+    columns: WindowColumns | None = field(default=None, compare=False, repr=False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the evaluator and diagnosis conclude
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionVerdict:
+    """The evaluator's judgement of one partition at `now`."""
+
+    topic: str
+    partition: int
+    committed: int | None
+    log_end: int
+    log_start: int
+    lag: int | None
+    lag_seconds: float | None
+    lag_seconds_lower_bound: bool
+    """True when the committed offset is older than the whole window: lag_seconds is 'at least'."""
+    status: Status
+    reason: str
+    produce_rate: float | None
+    consume_rate: float | None
+    owner: Member | None
+    sibling_commits: int = 0
+    """Commits of other members' partitions seen while this one did not move, when it was judged stuck against
+    them (bot/engine/rules.py `stuck_vs_siblings`); 0 otherwise."""
+    lag_seconds_method: str | None = None
+    """Which method gave `lag_seconds`: 'window' (interpolated in the window's samples), 'time_index' (in the
+    broker's time index, bot/engine/timeindex.py), None when unknown."""
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """A likely cause of a group's lag, with the numbers that support it.
+
+    `kind` is stable (other tools parse it); `rank` orders causes, 1 is the most likely;
+    `confidence` is 0..1; `remediation` names the action that would address it, if any.
+    """
+
+    kind: str
+    explanation: str
+    confidence: float
+    remediation: str | None
+    rank: int = 0
+    evidence: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupVerdict:
+    """The evaluator's and diagnosis' judgement of one group at `now`."""
+
+    cluster: str
+    group: str
+    state: GroupState
+    status: Status
+    severity: Severity
+    severity_reason: str
+    partitions: tuple[PartitionVerdict, ...]
+    total_lag: int | None
+    max_lag_seconds: float | None
+    produce_rate: float | None
+    consume_rate: float | None
+    eta_seconds: float | None
+    """Seconds to zero lag at the current rates; None means never (consumers fall behind) or unknown."""
+    trend: str
+    """'growing', 'shrinking', 'steady' or 'unknown'."""
+    members: tuple[Member, ...] = ()
+    causes: tuple[Cause, ...] = ()
+    error: str | None = None
+    baseline_produce: tuple[tuple[float, float | None], ...] = ()
+    """(horizon seconds, the group's produce rate over it, msg/s) from the broker's time index, shortest horizon
+    first; None where a partition has no data that old. Empty when the index was not asked."""
+    drain_rate: float | None = None
+    """Messages/s by which the total lag falls over the trend's recent points (negative: it grows); the one rate
+    behind `trend`, `eta_seconds` and the thread's "draining at", so they never disagree. None when unknown."""

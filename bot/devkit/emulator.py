@@ -1,0 +1,781 @@
+"""A local Slack Web API emulator: a threaded HTTP server on 127.0.0.1 that answers as Slack does.
+
+Slack cannot be reached from the test machines, so the tests, the demo and anyone's staging point
+slack_sdk's `WebClient(base_url=emulator.api_url)` here. It:
+- requires the bot token (`not_authed` without one, `invalid_auth` with another), as Slack does;
+- implements auth.test, chat.postMessage, chat.update, chat.postEphemeral, files.getUploadURLExternal,
+  the upload URL it hands out, files.completeUploadExternal, views.open, users.info,
+  usergroups.users.list, and response URLs;
+- checks Block Kit limits and answers `invalid_blocks` with Slack's error shape;
+- can fail the next calls of a method with 429 + Retry-After, or 500; can delete a message (then edits and
+  replies answer message_not_found / thread_not_found);
+- speaks Socket Mode: apps.connections.open (app token) hands out a ws:// URL on the same port, where
+  the app gets `hello` and envelopes (slash commands) that it acknowledges;
+- records every call (and keeps channels, threads, files and views) for assertions.
+
+Its Block Kit checks are written from Slack's published limits, independently of lagbot's renderer,
+so that a renderer bug is caught here rather than agreed with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import parse_qs, urlencode, urlparse
+
+from lagbot.devkit.emulator_ws import SocketConnection, accept_key
+
+# Slack's published limits (docs.slack.dev, Block Kit reference), per surface and element.
+MAX_MESSAGE_BLOCKS = 50
+MAX_VIEW_BLOCKS = 100
+MAX_TEXT = 40_000
+MAX_SECTION_TEXT = 3_000
+MAX_SECTION_FIELDS = 10
+MAX_FIELD_TEXT = 2_000
+MAX_HEADER_TEXT = 150
+MAX_BUTTON_TEXT = 75
+MAX_BUTTON_VALUE = 2_000
+MAX_ACTION_ID = 255
+MAX_BLOCK_ID = 255
+MAX_ACTIONS_ELEMENTS = 25
+MAX_CONTEXT_ELEMENTS = 10
+MAX_TABLE_ROWS = 100
+MAX_TABLE_CELLS = 20
+MAX_CONFIRM_TITLE = 100
+MAX_CONFIRM_TEXT = 300
+MAX_CONFIRM_BUTTON = 30
+MAX_PLAIN_INPUT_LABEL = 2_000
+BLOCK_TYPES = {"section", "header", "divider", "actions", "context", "image", "rich_text", "table", "input"}
+
+
+Answer = tuple[int, dict[str, Any], dict[str, str]]
+"""(HTTP status, JSON body, extra headers)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the emulator received."""
+
+    method: str
+    args: dict[str, Any]
+    token: str | None
+    status: int
+    response: dict[str, Any] | str
+    at: float
+
+
+@dataclass
+class Message:
+    """A message as the emulator keeps it: in a channel, maybe in a thread, maybe edited."""
+
+    channel: str
+    ts: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_ts: str | None = None
+    edits: int = 0
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Failure:
+    status: int
+    retry_after: int
+    times: int
+
+
+class SlackEmulator:
+    """Run with `with SlackEmulator().start() as slack:` and point a WebClient at `slack.api_url`."""
+
+    def __init__(
+        self,
+        *,
+        token: str = "xoxb-lagbot-test",
+        app_token: str = "xapp-lagbot-test",
+        team_id: str = "T0LAGBOT",
+        bot_user_id: str = "U0LAGBOT",
+        users: dict[str, dict[str, Any]] | None = None,
+        usergroups: dict[str, list[str]] | None = None,
+    ) -> None:
+        self.token = token
+        self.app_token = app_token
+        self.sockets: list[SocketConnection] = []
+        self.team_id = team_id
+        self.bot_user_id = bot_user_id
+        self.users = dict(users or {})
+        self.usergroups = {k: list(v) for k, v in (usergroups or {}).items()}
+        self.calls: list[Call] = []
+        self.messages: list[Message] = []
+        self.ephemeral: list[dict[str, Any]] = []
+        self.views: list[dict[str, Any]] = []
+        self.uploads: dict[str, bytes] = {}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.responses: dict[str, list[dict[str, Any]]] = {}
+        self._failures: dict[str, _Failure] = {}
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1)
+        self._clock = itertools.count(1)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- life cycle ----------------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.emulator = self
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="slack-emulator", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        for connection in self.sockets:
+            connection.close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() the emulator first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        """What WebClient(base_url=...) takes (with the trailing slash slack_sdk expects)."""
+        return f"{self.base_url}/api/"
+
+    # -- test controls -------------------------------------------------------------------------------
+
+    def fail(self, method: str, *, status: int, retry_after: int = 1, times: int = 1) -> None:
+        """Answer the next `times` calls of `method` with `status` (429 carries Retry-After)."""
+        with self._lock:
+            self._failures[method] = _Failure(status, retry_after, times)
+
+    def delete(self, channel: str, ts: str) -> None:
+        """Delete a message as a user or an admin can (its replies stay): edits of it and replies to it then
+        fail with message_not_found / thread_not_found, as Slack answers."""
+        with self._lock:
+            self.messages = [m for m in self.messages if not (m.channel == channel and m.ts == ts)]
+
+    def response_url(self, key: str | None = None) -> str:
+        """Mint a response URL (as Slack puts in interaction payloads); posts to it are kept by key."""
+        key = key or f"R{next(self._ids):06d}"
+        with self._lock:
+            self.responses.setdefault(key, [])
+        return f"{self.base_url}/response/{key}"
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def channel(self, channel: str) -> list[Message]:
+        """Top-level messages of a channel, oldest first."""
+        with self._lock:
+            return [m for m in self.messages if m.channel == channel and m.thread_ts is None]
+
+    def history(self, channel: str) -> list[Message]:
+        """Every message of a channel, thread replies included, in the order they were posted."""
+        with self._lock:
+            return [m for m in self.messages if m.channel == channel]
+
+    def thread(self, channel: str, ts: str) -> list[Message]:
+        """Replies in the thread of the message `ts`, oldest first."""
+        with self._lock:
+            return [m for m in self.messages if m.channel == channel and m.thread_ts == ts]
+
+    # -- requests into the app, as Slack sends them --------------------------------------------------
+
+    def slash_command(
+        self,
+        app_url: str,
+        secret: str,
+        *,
+        text: str,
+        user: str = "U0ONCALL",
+        channel: str = "C0ALERTS",
+        command: str = "/lag",
+        timestamp: int | None = None,
+    ) -> tuple[int, str, str]:
+        """POST a signed slash command to the app, as Slack does. Returns (HTTP status, body, response key)."""
+        key = f"R{next(self._ids):06d}"
+        response_url = self.response_url(key)
+        form = {
+            "token": "unused-verification-token",
+            "team_id": self.team_id,
+            "team_domain": "lagbot-test",
+            "channel_id": channel,
+            "channel_name": "alerts",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A0LAGBOT",
+            "response_url": response_url,
+            "trigger_id": f"{next(self._ids)}.trigger",
+        }
+        status, body = post_signed(app_url, urlencode(form), secret, timestamp=timestamp)
+        return status, body, key
+
+    def interaction(
+        self, app_url: str, secret: str, payload: dict[str, Any], *, timestamp: int | None = None
+    ) -> tuple[int, str]:
+        """POST a signed interaction payload (a button click, a modal submission) to the app."""
+        return post_signed(app_url, urlencode({"payload": json.dumps(payload)}), secret, timestamp=timestamp)
+
+    def click_button(
+        self, app_url: str, secret: str, *, user: str, message: Message, action_prefix: str, index: int = 0
+    ) -> tuple[int, str, str]:
+        """Click a button of `message` as `user` (a confirm dialog counts as confirmed), as Slack sends it.
+
+        Returns (HTTP status, body, response key).
+        """
+        found = [
+            (block, element)
+            for block in message.blocks
+            if block.get("type") == "actions"
+            for element in block.get("elements", [])
+            if str(element.get("action_id", "")).startswith(action_prefix)
+        ]
+        block, button = found[index]
+        key = f"R{next(self._ids):06d}"
+        payload = {
+            "type": "block_actions",
+            "team": {"id": self.team_id, "domain": "lagbot-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": self.team_id},
+            "api_app_id": "A0LAGBOT",
+            "token": "unused-verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": message.ts,
+                "channel_id": message.channel,
+                "is_ephemeral": False,
+                "thread_ts": message.thread_ts,
+            },
+            "trigger_id": f"{next(self._ids)}.trigger",
+            "channel": {"id": message.channel, "name": "alerts"},
+            "message": {
+                "type": "message",
+                "ts": message.ts,
+                "text": message.text,
+                "blocks": message.blocks,
+                "thread_ts": message.thread_ts,
+            },
+            "response_url": self.response_url(key),
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": button["action_id"],
+                    "block_id": block.get("block_id", "b"),
+                    "text": button["text"],
+                    "value": button.get("value", ""),
+                    "action_ts": f"{time.time():.6f}",
+                }
+            ],
+        }
+        status, body = self.interaction(app_url, secret, payload)
+        return status, body, key
+
+    def submit_view(
+        self, app_url: str, secret: str, *, user: str, view: dict[str, Any], values: dict[str, dict[str, str]]
+    ) -> tuple[int, str]:
+        """Submit an opened modal with `values` ({block_id: {action_id: text}}), as Slack sends it."""
+        state = {
+            block: {action: {"type": "plain_text_input", "value": text} for action, text in actions.items()}
+            for block, actions in values.items()
+        }
+        payload = {
+            "type": "view_submission",
+            "team": {"id": self.team_id, "domain": "lagbot-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": self.team_id},
+            "api_app_id": "A0LAGBOT",
+            "token": "unused-verification-token",
+            "trigger_id": f"{next(self._ids)}.trigger",
+            "view": {**view, "state": {"values": state}},
+        }
+        return self.interaction(app_url, secret, payload)
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the emulator first"
+        return int(self._server.server_address[1])
+
+    def socket_connection(self, timeout: float = 30.0) -> SocketConnection:
+        """The newest open Socket Mode connection of the app (waits for one)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                live = [c for c in self.sockets if not c.closed.is_set()]
+            if live:
+                return live[-1]
+            time.sleep(0.05)
+        raise TimeoutError("no Socket Mode connection from the app")
+
+    def socket_slash_command(
+        self, *, text: str, user: str = "U0ONCALL", channel: str = "C0ALERTS", command: str = "/lag"
+    ) -> tuple[str, str]:
+        """Send a slash command envelope over Socket Mode. Returns (envelope id, response key)."""
+        key = f"R{next(self._ids):06d}"
+        payload = {
+            "team_id": self.team_id,
+            "channel_id": channel,
+            "user_id": user,
+            "command": command,
+            "text": text,
+            "api_app_id": "A0LAGBOT",
+            "response_url": self.response_url(key),
+            "trigger_id": f"{next(self._ids)}.trigger",
+        }
+        envelope_id = f"E{next(self._ids):08d}"
+        self.socket_connection().send_json(
+            {"envelope_id": envelope_id, "type": "slash_commands", "accepts_response_payload": True, "payload": payload}
+        )
+        return envelope_id, key
+
+    def _websocket(self, handler: BaseHTTPRequestHandler) -> None:
+        """Upgrade an HTTP request to a Socket Mode connection and serve it until the app leaves."""
+        key = handler.headers.get("Sec-WebSocket-Key")
+        if not key or "websocket" not in (handler.headers.get("Upgrade") or "").lower():
+            handler.send_error(400)
+            return
+        handler.send_response(101, "Switching Protocols")
+        handler.send_header("Upgrade", "websocket")
+        handler.send_header("Connection", "Upgrade")
+        handler.send_header("Sec-WebSocket-Accept", accept_key(key))
+        handler.end_headers()
+        handler.wfile.flush()
+        connection = SocketConnection(handler.connection, handler.rfile, "A0LAGBOT")  # type: ignore[arg-type]
+        with self._lock:
+            self.sockets.append(connection)
+        connection.hello()
+        connection.serve()
+        handler.close_connection = True
+
+    # -- the API -------------------------------------------------------------------------------------
+
+    def handle(
+        self, method: str, args: dict[str, Any], token: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Answer one API call: (HTTP status, JSON body, extra headers). Records it."""
+        with self._lock:
+            status, body, headers = self._answer(method, args, token)
+            self.calls.append(Call(method, args, token, status, body, time.time()))
+            return status, body, headers
+
+    def _answer(
+        self, method: str, args: dict[str, Any], token: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        failure = self._failures.get(method)
+        if failure is not None and failure.times > 0:
+            failure.times -= 1
+            if failure.status == 429:
+                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(failure.retry_after)}
+            return failure.status, {"ok": False, "error": "internal_error"}, {}
+        if not token:
+            return 200, _error("not_authed"), {}
+        if method == "apps.connections.open":
+            if token != self.app_token:
+                return 200, _error("invalid_auth"), {}
+            ticket = f"T{next(self._ids):06d}"
+            return 200, {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link/?ticket={ticket}"}, {}
+        if token != self.token:
+            return 200, _error("invalid_auth"), {}
+        answer = getattr(self, "_api_" + method.replace(".", "_"), None)
+        if answer is None:
+            return 200, _error("unknown_method"), {}
+        return 200, answer(args), {}
+
+    def _next_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._clock)}.{next(self._ids):06d}"
+
+    def _find(self, channel: str, ts: str) -> Message | None:
+        return next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
+
+    def _api_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "url": "https://lagbot-test.slack.com/",
+            "team": "lagbot-test",
+            "user": "lagbot",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": "B0LAGBOT",
+        }
+
+    def _message_problem(self, args: dict[str, Any]) -> dict[str, Any] | None:
+        if not args.get("channel"):
+            return _error("channel_not_found")
+        blocks = args.get("blocks")
+        if not args.get("text") and not blocks and not args.get("attachments"):
+            return _error("no_text")
+        if args.get("text") and len(str(args["text"])) > MAX_TEXT:
+            return _error("msg_too_long")
+        if blocks is not None:
+            errors = block_errors(blocks, max_blocks=MAX_MESSAGE_BLOCKS)
+            if errors:
+                return _invalid_blocks(errors)
+        return None
+
+    def _api_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
+        problem = self._message_problem(args)
+        if problem is not None:
+            return problem
+        thread_ts = args.get("thread_ts")
+        channel = str(args["channel"])
+        if thread_ts and self._find(channel, str(thread_ts)) is None:
+            return _error("thread_not_found")
+        message = Message(channel, self._next_ts(), str(args.get("text") or ""), list(args.get("blocks") or []),
+                          str(thread_ts) if thread_ts else None)  # fmt: skip
+        self.messages.append(message)
+        return {"ok": True, "channel": channel, "ts": message.ts, "message": _message_json(message, self.bot_user_id)}
+
+    def _api_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        problem = self._message_problem(args)
+        if problem is not None:
+            return problem
+        message = self._find(str(args["channel"]), str(args.get("ts")))
+        if message is None:
+            return _error("message_not_found")
+        message.text = str(args.get("text") or "")
+        if "blocks" in args:
+            message.blocks = list(args.get("blocks") or [])
+        message.edits += 1
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
+
+    def _api_chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
+        problem = self._message_problem(args)
+        if problem is not None:
+            return problem
+        if not args.get("user"):
+            return _error("user_not_found")
+        ts = self._next_ts()
+        self.ephemeral.append({**args, "message_ts": ts})
+        return {"ok": True, "message_ts": ts}
+
+    def _api_users_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        user = self.users.get(str(args.get("user")))
+        if user is None:
+            return _error("user_not_found")
+        return {"ok": True, "user": {"id": args["user"], **user}}
+
+    def _api_usergroups_users_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        members = self.usergroups.get(str(args.get("usergroup")))
+        if members is None:
+            return _error("no_such_subteam")
+        return {"ok": True, "users": list(members)}
+
+    def _api_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        if not args.get("trigger_id"):
+            return _error("invalid_trigger_id")
+        view = args.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        if not isinstance(view, dict) or view.get("type") not in ("modal", "home"):
+            return _error("invalid_arguments")
+        errors = block_errors(view.get("blocks") or [], max_blocks=MAX_VIEW_BLOCKS)
+        if errors:
+            return _invalid_blocks(errors)
+        opened = {**view, "id": f"V{next(self._ids):08d}"}
+        self.views.append(opened)
+        return {"ok": True, "view": opened}
+
+    def _api_files_getUploadURLExternal(self, args: dict[str, Any]) -> dict[str, Any]:
+        if not args.get("filename") or not str(args.get("length", "")).isdigit():
+            return _error("invalid_arguments")
+        file_id = f"F{next(self._ids):08d}"
+        self.files[file_id] = {"id": file_id, "name": args["filename"], "length": int(args["length"])}
+        return {"ok": True, "upload_url": f"{self.base_url}/upload/{file_id}", "file_id": file_id}
+
+    def _api_files_completeUploadExternal(self, args: dict[str, Any]) -> dict[str, Any]:
+        files = args.get("files")
+        if isinstance(files, str):
+            files = json.loads(files)
+        if not files:
+            return _error("invalid_arguments")
+        done = []
+        for f in files:
+            known = self.files.get(str(f.get("id")))
+            if known is None or known["id"] not in self.uploads:
+                return _error("file_not_found")
+            if len(self.uploads[known["id"]]) != known["length"]:
+                return _error("file_upload_size_mismatch")
+            known["title"] = f.get("title") or known["name"]
+            done.append(dict(known))
+        channel = args.get("channel_id")
+        if channel:
+            thread_ts = args.get("thread_ts")
+            share = Message(str(channel), self._next_ts(), str(args.get("initial_comment") or ""), [],
+                            str(thread_ts) if thread_ts else None, files=done)  # fmt: skip
+            self.messages.append(share)
+        return {"ok": True, "files": done}
+
+    def upload(self, file_id: str, data: bytes) -> int:
+        with self._lock:
+            if file_id not in self.files:
+                return 404
+            self.uploads[file_id] = data
+            self.calls.append(Call("upload", {"file_id": file_id, "bytes": len(data)}, None, 200, "OK", time.time()))
+            return 200
+
+    def respond(self, key: str, payload: dict[str, Any]) -> int:
+        with self._lock:
+            if key not in self.responses:
+                return 404
+            if payload.get("blocks") is not None and block_errors(payload["blocks"], max_blocks=MAX_MESSAGE_BLOCKS):
+                return 400
+            self.responses[key].append(payload)
+            self.calls.append(Call("response_url", {"key": key, **payload}, None, 200, "ok", time.time()))
+            return 200
+
+
+# ---------------------------------------------------------------------------------------------------
+# HTTP
+# ---------------------------------------------------------------------------------------------------
+
+
+class _Server(ThreadingHTTPServer):
+    emulator: SlackEmulator
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    @property
+    def owner(self) -> SlackEmulator:
+        return self.server.emulator
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # quiet: the calls are recorded instead
+
+    def do_GET(self) -> None:
+        if urlparse(self.path).path == "/link/":
+            self.owner._websocket(self)
+            return
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        url = urlparse(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if url.path.startswith("/api/"):
+            args = _args(url.query, body, self.headers.get("Content-Type") or "")
+            token = _token(self.headers.get("Authorization"), args)
+            status, answer, headers = self.owner.handle(url.path.removeprefix("/api/"), args, token)
+            self._send(status, json.dumps(answer).encode(), "application/json; charset=utf-8", headers)
+        elif url.path.startswith("/upload/"):
+            status = self.owner.upload(url.path.removeprefix("/upload/"), body)
+            self._send(status, f"OK - {len(body)}".encode() if status == 200 else b"not found", "text/plain")
+        elif url.path.startswith("/response/"):
+            try:
+                payload = json.loads(body or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, b"invalid_payload", "text/plain")
+                return
+            status = self.owner.respond(url.path.removeprefix("/response/"), payload)
+            self._send(status, b"ok" if status == 200 else b"invalid_blocks", "text/plain")
+        else:
+            self._send(404, b"not found", "text/plain")
+
+    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def signature(secret: str, timestamp: int, body: str) -> str:
+    """Slack's request signature: v0=HMAC-SHA256(secret, "v0:<timestamp>:<body>"), hex."""
+    digest = hmac.new(secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return f"v0={digest}"
+
+
+def post_signed(
+    url: str,
+    body: str,
+    secret: str | None,
+    *,
+    timestamp: int | None = None,
+    content_type: str = "application/x-www-form-urlencoded",
+) -> tuple[int, str]:
+    """POST `body` to `url` with Slack's signature headers (none when `secret` is None). (status, body)."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    headers = {"Content-Type": content_type}
+    if secret is not None:
+        headers |= {"X-Slack-Request-Timestamp": str(ts), "X-Slack-Signature": signature(secret, ts, body)}
+    request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _args(query: str, body: bytes, content_type: str) -> dict[str, Any]:
+    """Arguments from the query string and a form or JSON body; JSON-encoded form fields are decoded."""
+    args: dict[str, Any] = {k: v[-1] for k, v in parse_qs(query).items()}
+    if body and content_type.startswith("application/json"):
+        args.update(json.loads(body))
+    elif body:
+        args.update({k: v[-1] for k, v in parse_qs(body.decode()).items()})
+    for key in ("blocks", "attachments"):
+        if isinstance(args.get(key), str):
+            try:
+                args[key] = json.loads(args[key])
+            except json.JSONDecodeError:
+                args[key] = [{"type": "unparseable"}]
+    return args
+
+
+def _token(authorization: str | None, args: dict[str, Any]) -> str | None:
+    if authorization and authorization.startswith("Bearer "):
+        return authorization.removeprefix("Bearer ").strip()
+    token = args.pop("token", None)
+    return str(token) if token else None
+
+
+def _error(code: str) -> dict[str, Any]:
+    return {"ok": False, "error": code}
+
+
+def _invalid_blocks(errors: list[str]) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "error": "invalid_blocks",
+        "errors": errors,
+        "response_metadata": {"messages": [f"[ERROR] {e}" for e in errors]},
+    }
+
+
+def _message_json(message: Message, user: str) -> dict[str, Any]:
+    return {"type": "message", "user": user, "text": message.text, "blocks": message.blocks, "ts": message.ts}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Block Kit limits
+# ---------------------------------------------------------------------------------------------------
+
+
+def block_errors(blocks: Any, *, max_blocks: int) -> list[str]:
+    """Slack-style errors for a list of blocks (empty when valid): `<problem> [json-pointer:/blocks/i/...]`."""
+    if not isinstance(blocks, list):
+        return ["must be an array [json-pointer:/blocks]"]
+    errors = []
+    if len(blocks) > max_blocks:
+        errors.append(f"must contain at most {max_blocks} items [json-pointer:/blocks]")
+    if sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "table") > 1:
+        errors.append("only one table block is allowed per message [json-pointer:/blocks]")
+    for i, block in enumerate(blocks):
+        errors.extend(_block_errors(block, f"/blocks/{i}"))
+    return errors
+
+
+def _too_long(value: Any, limit: int, where: str) -> list[str]:
+    if isinstance(value, str) and len(value) > limit:
+        return [f"must be less than {limit + 1} characters [json-pointer:{where}]"]
+    return []
+
+
+def _text_errors(text: Any, limit: int, where: str, *, plain_only: bool = False) -> list[str]:
+    if not isinstance(text, dict) or text.get("type") not in ("plain_text", "mrkdwn"):
+        return [f"must be a text object [json-pointer:{where}]"]
+    if plain_only and text["type"] != "plain_text":
+        return [f"must be plain_text [json-pointer:{where}/type]"]
+    if not isinstance(text.get("text"), str):
+        return [f"must provide a string [json-pointer:{where}/text]"]
+    return _too_long(text["text"], limit, f"{where}/text")
+
+
+def _block_errors(block: Any, where: str) -> list[str]:
+    if not isinstance(block, dict) or block.get("type") not in BLOCK_TYPES:
+        kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+        return [f"unsupported type: {kind} [json-pointer:{where}/type]"]
+    errors = _too_long(block.get("block_id"), MAX_BLOCK_ID, f"{where}/block_id")
+    kind = block["type"]
+    if kind == "section":
+        if "text" not in block and "fields" not in block:
+            errors.append(f"must provide text or fields [json-pointer:{where}]")
+        if "text" in block:
+            errors += _text_errors(block["text"], MAX_SECTION_TEXT, f"{where}/text")
+        fields = block.get("fields") or []
+        if len(fields) > MAX_SECTION_FIELDS:
+            errors.append(f"must contain at most {MAX_SECTION_FIELDS} items [json-pointer:{where}/fields]")
+        for j, f in enumerate(fields):
+            errors += _text_errors(f, MAX_FIELD_TEXT, f"{where}/fields/{j}")
+        if "accessory" in block:
+            errors += _element_errors(block["accessory"], f"{where}/accessory")
+    elif kind == "header":
+        errors += _text_errors(block.get("text"), MAX_HEADER_TEXT, f"{where}/text", plain_only=True)
+    elif kind == "actions":
+        elements = block.get("elements") or []
+        if not elements or len(elements) > MAX_ACTIONS_ELEMENTS:
+            errors.append(f"must contain 1 to {MAX_ACTIONS_ELEMENTS} items [json-pointer:{where}/elements]")
+        for j, element in enumerate(elements):
+            errors += _element_errors(element, f"{where}/elements/{j}")
+    elif kind == "context":
+        elements = block.get("elements") or []
+        if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
+            errors.append(f"must contain 1 to {MAX_CONTEXT_ELEMENTS} items [json-pointer:{where}/elements]")
+    elif kind == "table":
+        errors += _table_errors(block, where)
+    return errors
+
+
+def _element_errors(element: Any, where: str) -> list[str]:
+    if not isinstance(element, dict):
+        return [f"must be an object [json-pointer:{where}]"]
+    errors = _too_long(element.get("action_id"), MAX_ACTION_ID, f"{where}/action_id")
+    if element.get("type") == "button":
+        errors += _text_errors(element.get("text"), MAX_BUTTON_TEXT, f"{where}/text", plain_only=True)
+        errors += _too_long(element.get("value"), MAX_BUTTON_VALUE, f"{where}/value")
+        if element.get("style") not in (None, "primary", "danger"):
+            errors.append(f"must be primary or danger [json-pointer:{where}/style]")
+        confirm = element.get("confirm")
+        if confirm is not None:
+            errors += _text_errors(confirm.get("title"), MAX_CONFIRM_TITLE, f"{where}/confirm/title", plain_only=True)
+            errors += _text_errors(confirm.get("text"), MAX_CONFIRM_TEXT, f"{where}/confirm/text")
+            errors += _text_errors(
+                confirm.get("confirm"), MAX_CONFIRM_BUTTON, f"{where}/confirm/confirm", plain_only=True
+            )
+            errors += _text_errors(confirm.get("deny"), MAX_CONFIRM_BUTTON, f"{where}/confirm/deny", plain_only=True)
+    return errors
+
+
+def _table_errors(block: dict[str, Any], where: str) -> list[str]:
+    rows = block.get("rows")
+    if not isinstance(rows, list) or not rows:
+        return [f"must provide rows [json-pointer:{where}/rows]"]
+    errors = []
+    if len(rows) > MAX_TABLE_ROWS:
+        errors.append(f"must contain at most {MAX_TABLE_ROWS} items [json-pointer:{where}/rows]")
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) > MAX_TABLE_CELLS:
+            errors.append(f"must contain at most {MAX_TABLE_CELLS} items [json-pointer:{where}/rows/{r}]")
+            continue
+        for c, cell in enumerate(row):
+            if not isinstance(cell, dict) or cell.get("type") not in ("raw_text", "raw_number", "rich_text"):
+                errors.append(f"must be raw_text, raw_number or rich_text [json-pointer:{where}/rows/{r}/{c}/type]")
+    return errors

@@ -1,0 +1,1 @@
+"""The engine: collect offsets, keep windows, evaluate partitions, diagnose causes, one check."""

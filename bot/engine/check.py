@@ -1,0 +1,222 @@
+"""One check cycle: collect -> window -> evaluate -> diagnose, for every configured cluster.
+
+`judge` is the pure part (a snapshot and its windows in, verdicts out); `Checker` wires it to the
+collector and the window store and is what the CLI, the scheduler and the benchmark run.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from confluent_kafka.admin import AdminClient
+
+from lagbot.core.config import Settings, Thresholds
+from lagbot.core.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status, TopicPartition
+from lagbot.engine.collector import collect, make_admin
+from lagbot.engine.diagnose import diagnose
+from lagbot.engine.evaluate import error_verdict, evaluate_group
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, offsets_at, with_index
+from lagbot.engine.window import WindowStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The outcome of one cycle over all clusters."""
+
+    taken_at: float
+    verdicts: list[GroupVerdict]
+    cluster_errors: dict[str, str] = field(default_factory=dict)
+    clusters: list[str] = field(default_factory=list)
+
+    @property
+    def worst_severity(self) -> Severity:
+        return max((v.severity for v in self.verdicts), default=Severity.OK)
+
+    @property
+    def unreadable(self) -> bool:
+        """A cluster or a group could not be read: its lag is unknown."""
+        return bool(self.cluster_errors) or any(v.status is Status.ERR for v in self.verdicts)
+
+
+ThresholdsFor = Callable[[str, str], Thresholds]
+"""(cluster, group) -> the thresholds that judge this group (a policy rule may set its own)."""
+
+
+def judge(
+    snapshot: ClusterSnapshot,
+    windows: dict[str, GroupWindow],
+    settings: Settings,
+    now: float,
+    thresholds_for: ThresholdsFor | None = None,
+    history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
+) -> list[GroupVerdict]:
+    """Verdicts (with causes) for every group of a snapshot, from the windows that include it."""
+    verdicts = []
+    for name, group in sorted(snapshot.groups.items()):
+        window = windows.get(name)
+        if group.error is not None or window is None:
+            verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
+            continue
+        verdicts.append(judge_window(window, settings, now, thresholds_for, history))
+    return verdicts
+
+
+def judge_window(
+    window: GroupWindow,
+    settings: Settings,
+    now: float,
+    thresholds_for: ThresholdsFor | None = None,
+    history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
+) -> GroupVerdict:
+    """One group's verdict, with its causes, from its window (and the broker's time index, when asked)."""
+    thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
+    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now)
+    if history:
+        verdict = with_index(verdict, history, now, window.samples[-1].at if window.samples else now)
+    return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
+
+
+def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:
+    """ERR verdicts for the groups we have history of on a cluster that could not be read."""
+    return [error_verdict(cluster, group, GroupState.UNKNOWN, error) for group in known_groups]
+
+
+GC_THRESHOLDS = (50_000, 10, 10)
+"""CPython's collector thresholds for a process that runs check cycles continuously (`lagbot run`)."""
+
+
+def tune_gc() -> None:
+    """Let CPython's cyclic garbage collector run far less often in a process that keeps the check windows.
+
+    A window store holds every sample of the window as an object (300,000 at 500 groups x 20 partitions x
+    30 samples) and a cycle makes tens of thousands more that outlive it (the report). With the default
+    thresholds (700, 10, 10) they are promoted to the oldest generation, whose collection walks the whole
+    heap: measured (bench/check_cycle.py), a full collection every second or third cycle, 0.1 to 0.4 s each.
+    With the first threshold at 50,000 young collections are rare, the objects of a cycle are mostly freed
+    by reference counting before one, and full collections become rare. Nothing else changes: garbage
+    without reference cycles is freed at once as before; cyclic garbage waits longer to be collected.
+    Process-wide, so it is called by the bot's entry point, never by a library function.
+    """
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+class Checker:
+    """Runs check cycles against the configured clusters, keeping history in a window store.
+
+    One AdminClient per cluster is created lazily and reused across cycles.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: WindowStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        admin_factory: Callable[..., AdminClient] = make_admin,
+        thresholds_for: ThresholdsFor | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self._clock = clock
+        self._admin_factory = admin_factory
+        self._admins: dict[str, AdminClient] = {}
+        self.thresholds_for = thresholds_for
+        self._index: dict[str, BaselineCache] = {}
+
+    def admin(self, cluster_name: str) -> AdminClient:
+        """The cluster's AdminClient, created once and reused (remediations use it too)."""
+        if cluster_name not in self._admins:
+            self._admins[cluster_name] = self._admin_factory(self.settings.cluster(cluster_name))
+        return self._admins[cluster_name]
+
+    def sample(self, clusters: list[str] | None = None) -> dict[str, ClusterSnapshot]:
+        """Collect one snapshot per cluster (all, or those named) and append it to the window store."""
+        snapshots = {}
+        for cluster in self.settings.clusters:
+            if clusters is not None and cluster.name not in clusters:
+                continue
+            snapshot = collect(self.admin(cluster.name), cluster, clock=self._clock)
+            self.store.append(snapshot)
+            snapshots[cluster.name] = snapshot
+        return snapshots
+
+    def evaluate(self, snapshots: dict[str, ClusterSnapshot]) -> CheckReport:
+        """Judge the newest snapshots against their windows."""
+        now = self._clock()
+        verdicts: list[GroupVerdict] = []
+        errors: dict[str, str] = {}
+        for name, snapshot in snapshots.items():
+            if snapshot.error is not None:
+                errors[name] = snapshot.error
+                verdicts.extend(unreachable(name, self.store.groups(name), snapshot.error))
+                continue
+            windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
+            history = self.history(snapshot)
+            verdicts.extend(judge(snapshot, windows, self.settings, now, self.thresholds_for, history))
+        return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
+
+    def history(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, tuple[IndexPoint, ...]]:
+        """The broker's time index for the snapshot's partitions (one batched request per horizon that moved on)."""
+        horizons = self.settings.evaluation.history_horizons
+        if not horizons or not snapshot.log_end:
+            return {}
+        cache = self._index.get(snapshot.cluster)
+        if cache is None:
+            timeout = self.settings.cluster(snapshot.cluster).request_timeout
+            cache = self._index[snapshot.cluster] = BaselineCache(
+                offsets_at(self.admin(snapshot.cluster), timeout), horizons
+            )
+        tps = sorted(snapshot.log_end)
+        return cache.history(tps, snapshot.taken_at, snapshot.log_end, snapshot.log_start)
+
+    def judge_stored(self, cluster: str, groups: list[str] | None = None) -> list[GroupVerdict]:
+        """Verdicts from the stored windows alone, without asking the cluster: what any replica can answer.
+
+        Uses each group's newest stored snapshot; groups default to all the store knows on that cluster.
+        """
+        names = self.store.groups(cluster) if groups is None else groups
+        windows = self.store.windows(cluster, names)
+        now = self._clock()
+        return [judge_window(windows[name], self.settings, now, self.thresholds_for) for name in sorted(windows)]
+
+    def run(
+        self,
+        samples: int,
+        every: float,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        progress: Callable[[int], None] | None = None,
+    ) -> CheckReport:
+        """Take `samples` snapshots `every` seconds apart, then judge the newest against the window.
+
+        Stops sampling early when every cluster failed: more waiting cannot make them answer sooner.
+        """
+        snapshots = self.sample()
+        for taken in range(1, samples):
+            if all(s.error is not None for s in snapshots.values()):
+                break
+            if progress is not None:
+                progress(taken)
+            sleep(every)
+            snapshots = self.sample()
+        return self.evaluate(snapshots)
+
+    def cycle(self, clusters: list[str] | None = None) -> CheckReport:
+        """One full cycle: sample every cluster (or those named), then judge."""
+        started = time.monotonic()
+        report = self.evaluate(self.sample(clusters))
+        log.info(
+            "check cycle",
+            extra={
+                "groups": len(report.verdicts),
+                "cluster_errors": len(report.cluster_errors),
+                "seconds": round(time.monotonic() - started, 3),
+            },
+        )
+        return report

@@ -1,0 +1,359 @@
+"""Collect one `ClusterSnapshot` per cycle through confluent-kafka's AdminClient.
+
+A cycle is four batched rounds, whatever the number of partitions:
+1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
+2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group);
+3. Metadata of every topic those groups consume (partition counts), in one request;
+4. ListOffsets latest and earliest of every partition of those topics, both issued at once
+   (librdkafka batches them per partition leader).
+
+Every wait has a deadline. A cluster that is down or slow gives a snapshot whose `error` says why;
+one group that cannot be read gives that group an `error`. Never a crash, never a hang.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, wait
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from lagbot.core import messages
+from lagbot.core.config import ClusterConfig, ConfigError, Settings
+from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
+
+log = logging.getLogger(__name__)
+
+_NO_OFFSET = -1001  # OFFSET_INVALID: what OffsetFetch answers for a partition with nothing committed
+
+
+class CollectError(Exception):
+    """The cluster as a whole could not be read in this cycle."""
+
+
+class ClusterAdmin(AdminClient):  # type: ignore[misc]  # confluent-kafka ships no types
+    """An AdminClient that remembers the last authentication failure librdkafka reported.
+
+    librdkafka reports a refused login (wrong SASL password, unknown user) only as an error event while the
+    request itself times out; `authentication_error` serves those events so that a failed collection can say
+    why instead of "timed out".
+    """
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self._auth_error: str | None = None
+        super().__init__({**config, "error_cb": self._on_error})
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            self._auth_error = _AFTER_STATE.sub("", error.str())
+
+    def take_authentication_error(self) -> str | None:
+        """The last authentication failure reported since the previous call (events served now), or None."""
+        self.poll(0)
+        error, self._auth_error = self._auth_error, None
+        return error
+
+
+_AFTER_STATE = re.compile(r" \(after \d+ms in state \w+\)$")
+"""librdkafka's suffix on connection errors: timing noise for a human."""
+
+
+def make_admin(cluster: ClusterConfig) -> AdminClient:
+    """An AdminClient for `cluster`, its librdkafka logs routed to Python logging.
+
+    Creating it does no I/O (librdkafka connects in the background), but librdkafka validates the
+    properties here.
+
+    Raises:
+        ClientConfigError: librdkafka refused a property of the cluster's `kafka` settings.
+        ConfigError: a variable named in the cluster's `kafka_env` is not set.
+    """
+    config: dict[str, Any] = {**cluster.client_config(), "logger": logging.getLogger("librdkafka")}
+    config.setdefault("socket.timeout.ms", int(cluster.request_timeout * 1000))
+    try:
+        return ClusterAdmin(config)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ClientConfigError(cluster.name, _exception_text(exc)) from exc
+
+
+class ClientConfigError(Exception):
+    """librdkafka refused a cluster's client properties."""
+
+    def __init__(self, cluster: str, problem: str) -> None:
+        super().__init__(problem)
+        self.cluster = cluster
+        self.problem = problem
+
+
+def check_clients(settings: Settings, *, source: str) -> None:
+    """Build (and drop) one client per cluster so that bad librdkafka properties are reported as config errors.
+
+    Raises:
+        ConfigError: naming the source, the field path (`clusters.N.kafka`) and librdkafka's complaint.
+    """
+    for index, cluster in enumerate(settings.clusters):
+        try:
+            make_admin(cluster)
+        except ClientConfigError as exc:
+            raise ConfigError(
+                messages.config_field_error(source, f"clusters.{index}.kafka", exc.problem, None)
+            ) from None
+        except ConfigError as exc:
+            raise ConfigError(
+                messages.config_field_error(source, f"clusters.{index}.kafka_env", str(exc), None)
+            ) from None
+
+
+def _exception_text(exc: BaseException) -> str:
+    if isinstance(exc, KafkaException) and exc.args:
+        return _describe_error(exc.args[0])
+    return str(exc)
+
+
+def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], float] = time.time) -> ClusterSnapshot:
+    """Read one snapshot of every watched group of `cluster`.
+
+    Args:
+        admin: a client for the cluster (reused across cycles).
+        cluster: the cluster's settings: group filter and request timeout.
+        clock: the source of the snapshot's timestamp.
+
+    Returns:
+        The snapshot; its `error` is set (and its maps empty) when the cluster could not be read.
+    """
+    taken_at = clock()
+    if isinstance(admin, ClusterAdmin):
+        admin.take_authentication_error()  # only a failure of this cycle explains this cycle
+    try:
+        return _collect(admin, cluster, taken_at)
+    except CollectError as exc:
+        refused = admin.take_authentication_error() if isinstance(admin, ClusterAdmin) else None
+        problem = str(exc) if refused is None else messages.cluster_authentication_failed(cluster.name, refused)
+        log.info("collect failed", extra={"cluster": cluster.name, "error": problem})
+        return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
+    except Exception as exc:  # whatever the client raises, one cluster's failure never stops the checks
+        log.warning("collect failed unexpectedly", extra={"cluster": cluster.name}, exc_info=True)
+        problem = messages.cluster_unreachable(cluster.name, "collecting", f"{type(exc).__name__}: {exc}")
+        return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
+
+
+def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> ClusterSnapshot:
+    timeout = cluster.request_timeout
+    # The empty group id is legal in Kafka (old clients' default) but cannot be asked for by name.
+    group_ids = [g for g in _list_groups(admin, cluster, timeout) if g and cluster.groups.matches(g)]
+    groups = _describe_and_fetch(admin, cluster.name, sorted(group_ids), timeout)
+    topics = sorted({topic for g in groups.values() for topic in _interesting_topics(g)})
+    counts = _partition_counts(admin, cluster.name, topics, timeout)
+    partitions = [(topic, p) for topic in topics for p in range(counts.get(topic, 0))]
+    log_end, log_start = _list_offsets(admin, cluster.name, partitions, timeout)
+    groups = {name: _complete(g, counts, log_end) for name, g in groups.items()}
+    return ClusterSnapshot(
+        cluster=cluster.name,
+        taken_at=taken_at,
+        groups=groups,
+        log_end=log_end,
+        log_start=log_start,
+        partition_counts=counts,
+    )
+
+
+def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> list[str]:
+    future = admin.list_consumer_groups(request_timeout=timeout)
+    result = _result(future, timeout, cluster.name, "listing consumer groups")
+    if result.errors and not result.valid:
+        raise CollectError(
+            messages.cluster_unreachable(cluster.name, "listing consumer groups", _describe_error(result.errors[0]))
+        )
+    for error in result.errors:
+        log.warning("list groups partial error", extra={"cluster": cluster.name, "error": _describe_error(error)})
+    return [listing.group_id for listing in result.valid]
+
+
+def _describe_and_fetch(
+    admin: AdminClient, cluster: str, group_ids: list[str], timeout: float
+) -> dict[str, GroupSnapshot]:
+    """DescribeGroups and OffsetFetch for every group, all requests in flight together."""
+    if not group_ids:
+        return {}
+    described = admin.describe_consumer_groups(group_ids, request_timeout=timeout)
+    fetched = {
+        g: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)], request_timeout=timeout)[g]
+        for g in group_ids
+    }
+    _wait_all([*described.values(), *fetched.values()], timeout)
+    if all(_failed(f) for f in described.values()) and all(_failed(f) for f in fetched.values()):
+        sample = _error_text(next(iter(described.values())), timeout)
+        raise CollectError(messages.cluster_unreachable(cluster, "describing consumer groups", sample))
+    return {g: _group_snapshot(g, described[g], fetched[g], timeout) for g in group_ids}
+
+
+def _group_snapshot(group: str, described: Future[Any], fetched: Future[Any], timeout: float) -> GroupSnapshot:
+    if _failed(fetched):
+        problem = messages.group_unreadable(group, "fetching committed offsets", _error_text(fetched, timeout))
+        return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed={}, error=problem)
+    committed = _committed_offsets(fetched.result(0))
+    if _failed(described):
+        problem = messages.group_unreadable(group, "describing the group", _error_text(described, timeout))
+        return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed=committed, error=problem)
+    description = described.result(0)
+    return GroupSnapshot(
+        group=group,
+        state=described_state(description),
+        members=tuple(_member(m) for m in description.members),
+        committed=committed,
+        assignor=str(description.partition_assignor or ""),
+    )
+
+
+def _committed_offsets(result: Any) -> dict[TopicPartition, int | None]:
+    """Committed offsets by partition; None where the group has nothing committed."""
+    offsets: dict[TopicPartition, int | None] = {}
+    for tp in result.topic_partitions or ():
+        if tp.error is not None:
+            continue
+        offsets[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+    return offsets
+
+
+def _member(description: Any) -> Member:
+    assignment = description.assignment.topic_partitions if description.assignment else []
+    return Member(
+        member_id=description.member_id,
+        client_id=description.client_id,
+        host=description.host,
+        assignment=tuple(sorted((tp.topic, tp.partition) for tp in assignment)),
+    )
+
+
+def _state(state: Any) -> GroupState:
+    names = {
+        "STABLE": GroupState.STABLE,
+        "PREPARING_REBALANCING": GroupState.PREPARING_REBALANCE,
+        "COMPLETING_REBALANCING": GroupState.COMPLETING_REBALANCE,
+        "EMPTY": GroupState.EMPTY,
+        "DEAD": GroupState.DEAD,
+    }
+    return names.get(getattr(state, "name", str(state)).upper(), GroupState.UNKNOWN)
+
+
+def described_state(description: Any) -> GroupState:
+    """The state of a described group; a consumer-protocol (KIP-848) group with members in a state librdkafka
+    does not name is reconciling: the broker says Assigning or Reconciling, which librdkafka reports as unknown."""
+    state = _state(description.state)
+    if state is GroupState.UNKNOWN and description.type == ConsumerGroupType.CONSUMER and description.members:
+        return GroupState.RECONCILING
+    return state
+
+
+def _interesting_topics(group: GroupSnapshot) -> set[str]:
+    """Topics a group commits to or is assigned: all their partitions are shown, committed or not."""
+    assigned = {topic for member in group.members for topic, _ in member.assignment}
+    return group.topics | assigned
+
+
+def _complete(group: GroupSnapshot, counts: dict[str, int], log_end: dict[TopicPartition, int]) -> GroupSnapshot:
+    """Every partition of the group's topics, None where nothing is committed; deleted topics dropped."""
+    committed: dict[TopicPartition, int | None] = {}
+    for topic in sorted(_interesting_topics(group)):
+        for partition in range(counts.get(topic, 0)):
+            tp = (topic, partition)
+            if tp in log_end:
+                committed[tp] = group.committed.get(tp)
+    return GroupSnapshot(
+        group=group.group,
+        state=group.state,
+        members=group.members,
+        committed=committed,
+        assignor=group.assignor,
+        generation=group.generation,
+        error=group.error,
+    )
+
+
+def _partition_counts(admin: AdminClient, cluster: str, topics: list[str], timeout: float) -> dict[str, int]:
+    if not topics:
+        return {}
+    futures = admin.describe_topics(TopicCollection(topics), request_timeout=timeout)
+    _wait_all(futures.values(), timeout)
+    counts: dict[str, int] = {}
+    for topic, future in futures.items():
+        if _failed(future):
+            log.info("topic not described", extra={"topic": topic, "error": _error_text(future, timeout)})
+            continue
+        counts[topic] = len(future.result(0).partitions)
+    if not counts and all(_failed(f) for f in futures.values()):
+        sample = _error_text(next(iter(futures.values())), timeout)
+        if "UNKNOWN_TOPIC" not in sample:
+            raise CollectError(messages.cluster_unreachable(cluster, "describing topics", sample))
+    return counts
+
+
+def _list_offsets(
+    admin: AdminClient, cluster: str, partitions: list[TopicPartition], timeout: float
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """Log-end and log-start offsets of every partition: two batched ListOffsets rounds, in flight together."""
+    if not partitions:
+        return {}, {}
+    tps = [KafkaTopicPartition(topic, p) for topic, p in partitions]
+    latest = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, request_timeout=timeout)
+    earliest = admin.list_offsets({tp: OffsetSpec.earliest() for tp in tps}, request_timeout=timeout)
+    _wait_all([*latest.values(), *earliest.values()], timeout)
+    if all(_failed(f) for f in latest.values()):
+        sample = _error_text(next(iter(latest.values())), timeout)
+        raise CollectError(messages.cluster_unreachable(cluster, "listing offsets", sample))
+    log_end = _offsets(latest, timeout)
+    log_start = _offsets(earliest, timeout)
+    both = log_end.keys() & log_start.keys()
+    return {tp: log_end[tp] for tp in both}, {tp: log_start[tp] for tp in both}
+
+
+def _offsets(futures: dict[Any, Future[Any]], timeout: float) -> dict[TopicPartition, int]:
+    offsets: dict[TopicPartition, int] = {}
+    for tp, future in futures.items():
+        if _failed(future):
+            log.info("offset not listed", extra={"topic": tp.topic, "partition": tp.partition})
+            continue
+        offsets[(tp.topic, tp.partition)] = future.result(0).offset
+    return offsets
+
+
+# ---------------------------------------------------------------------------------------------------
+# Futures with deadlines
+# ---------------------------------------------------------------------------------------------------
+
+
+def _wait_all(futures: Iterable[Future[Any]], timeout: float) -> None:
+    """Wait for all futures, at most `timeout` + 1 s (librdkafka enforces request_timeout itself)."""
+    wait(list(futures), timeout=timeout + 1.0)
+
+
+def _failed(future: Future[Any]) -> bool:
+    return not future.done() or future.exception(0) is not None
+
+
+def _error_text(future: Future[Any], timeout: float) -> str:
+    if not future.done():
+        return messages.timed_out(timeout)
+    exc = future.exception(0)
+    assert exc is not None
+    return _exception_text(exc) or type(exc).__name__
+
+
+def _describe_error(error: Any) -> str:
+    """A KafkaError as 'Local: Timed out (_TIMED_OUT)'; anything else as its text."""
+    if hasattr(error, "str") and hasattr(error, "name"):
+        return f"{error.str()} ({error.name()})"
+    return str(error)
+
+
+def _result(future: Future[Any], timeout: float, cluster: str, doing: str) -> Any:
+    _wait_all([future], timeout)
+    if _failed(future):
+        raise CollectError(messages.cluster_unreachable(cluster, doing, _error_text(future, timeout)))
+    return future.result(0)

@@ -1,0 +1,403 @@
+"""Diagnosis: the likely causes of a group's lag, each with the numbers that support it.
+
+One small pure function per cause kind; each returns a Cause or None. `diagnose` runs them all and ranks
+what fired by confidence. Kinds are stable names that other tools parse:
+
+    data_loss               committed < log start: messages were deleted before they were read
+    retention_risk          lag >= 80% of the retained messages: deletion will overtake the consumer soon
+    stuck_consumer          partition owned (or owner unknown) but its committed offset does not move (over
+                            the window, or while other members' partitions commit: bot/engine/rules.py)
+    no_active_members       the group is Empty or Dead while it has lag
+    unassigned_partitions   the group is Stable with members, yet some partitions have no owner
+    hot_partition           one partition holds most of the lag (key skew or a slow owner)
+    partition_ceiling       a throughput deficit with as many members as partitions: scaling cannot help
+    throughput_deficit      consumers commit slower than producers write; with the replicas that would keep up
+                            (not when stuck partitions or one slow owner explain it: bot/engine/agreement.py)
+    producer_burst          the recent produce rate is >= 3x the broker's history before it (bot/engine/burst.py), or
+                            without that history, the window's newest interval >= 3x its trailing average
+    rebalance_churn         state, member ids or generation keep changing between snapshots
+    idle_members            more members than partitions: some members have nothing to do
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+
+from lagbot.core import messages
+from lagbot.core.config import Evaluation
+from lagbot.core.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
+from lagbot.engine import agreement
+from lagbot.engine.burst import producer_burst_by_index
+
+RESTART = "restart"
+SCALE = "scale"
+DRAIN = "drain"
+RESET_OFFSETS = "reset_offsets"
+
+HOT_SHARE = 0.6
+"""A partition holding at least this share of the group's lag is hot."""
+SKEW_FACTOR = 3.0
+"""A rate this many times the median of the other partitions' is 'far above' (or 1/x: 'far below')."""
+BURST_FACTOR = 3.0
+RETENTION_RISK = 0.8
+HEADROOM = 1.2
+"""Replicas are sized for 20% more than the produce rate, so the backlog drains too."""
+
+
+def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluation) -> tuple[Cause, ...]:
+    """All causes that fire for a group, ranked (1 = most likely)."""
+    if verdict.error is not None or not verdict.partitions:
+        return ()
+    checks: list[Callable[[], Cause | None]] = [
+        lambda: data_loss(verdict),
+        lambda: retention_risk(verdict),
+        lambda: stuck_consumer(verdict),
+        lambda: no_active_members(verdict),
+        lambda: unassigned_partitions(verdict),
+        lambda: rebalance_churn(window),
+        lambda: idle_members(verdict),
+    ]
+    if worth_explaining(verdict, rules):
+        checks += [
+            lambda: hot_partition(verdict),
+            lambda: partition_ceiling(verdict),
+            lambda: throughput_deficit(verdict),
+            lambda: producer_burst_by_index(verdict) or producer_burst(window),
+        ]
+    found = [cause for check in checks if (cause := check()) is not None]
+    found.sort(key=lambda c: -c.confidence)
+    return tuple(_ranked(c, i + 1) for i, c in enumerate(found))
+
+
+def worth_explaining(verdict: GroupVerdict, rules: Evaluation) -> bool:
+    """Lag-distribution causes are only worth stating for a group that is behind, not for a few in flight."""
+    lag = verdict.total_lag or 0
+    return lag > 0 and (
+        verdict.status >= Status.WARN or verdict.severity >= Severity.WARN or lag >= rules.diagnose_min_lag
+    )
+
+
+def _ranked(cause: Cause, rank: int) -> Cause:
+    return Cause(cause.kind, cause.explanation, cause.confidence, cause.remediation, rank, cause.evidence)
+
+
+def _lagging(verdict: GroupVerdict) -> list[PartitionVerdict]:
+    return [p for p in verdict.partitions if (p.lag or 0) > 0]
+
+
+def _owner_text(p: PartitionVerdict, verdict: GroupVerdict) -> str:
+    if p.owner is not None:
+        return messages.owner(p.owner.client_id, p.owner.host, p.owner.member_id)
+    if not verdict.state.is_active:
+        return messages.owner_none(verdict.state.value)
+    return messages.owner_unknown_short() if not verdict.members else messages.nobody_owns()
+
+
+# ---------------------------------------------------------------------------------------------------
+# One function per cause
+# ---------------------------------------------------------------------------------------------------
+
+
+def data_loss(verdict: GroupVerdict) -> Cause | None:
+    """Committed < log start: the messages in between were deleted by retention before being read."""
+    lost = [p for p in verdict.partitions if p.committed is not None and p.committed < p.log_start]
+    if not lost:
+        return None
+    missed = sum(p.log_start - (p.committed or 0) for p in lost)
+    worst = max(lost, key=lambda p: p.log_start - (p.committed or 0))
+    return Cause(
+        kind="data_loss",
+        explanation=messages.cause_data_loss(len(lost), missed, worst.topic, worst.partition),
+        confidence=0.99,
+        remediation=RESET_OFFSETS,
+        evidence={"partitions": [p.partition for p in lost], "messages_deleted_unread": missed},
+    )
+
+
+def retention_risk(verdict: GroupVerdict) -> Cause | None:
+    """Lag >= 80% of the messages the partition retains, on a log retention already truncates (log start > 0):
+    the next deletion will take messages the group has not read."""
+    at_risk = []
+    for p in verdict.partitions:
+        retained = p.log_end - p.log_start
+        # A log that starts at 0 has never been truncated: retention is not (yet) deleting anything.
+        if p.log_start <= 0:
+            continue
+        if p.lag and retained > 0 and p.committed is not None and p.committed >= p.log_start:
+            share = p.lag / retained
+            if share >= RETENTION_RISK:
+                at_risk.append((share, p))
+    if not at_risk:
+        return None
+    share, worst = max(at_risk, key=lambda sp: sp[0])
+    return Cause(
+        kind="retention_risk",
+        explanation=messages.cause_retention_risk(worst.topic, worst.partition, share, len(at_risk)),
+        confidence=0.9,
+        remediation=DRAIN,
+        evidence={
+            "partition": worst.partition,
+            "topic": worst.topic,
+            "lag_share_of_retained": round(share, 3),
+        },
+    )
+
+
+def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
+    """Partitions owned (or with owners unknown) whose committed offset does not move while they lag."""
+    stalled = agreement.stalled(verdict)
+    if not stalled:
+        return None
+    worst = max(stalled, key=lambda p: p.lag or 0)
+    owners = sorted({_owner_text(p, verdict) for p in stalled})
+    whole = agreement.whole_members(verdict, stalled)
+    why_not_scale = agreement.deficit_explained(verdict) if _deficit(verdict) else None
+    evidence: dict[str, object] = {
+        "partitions": [p.partition for p in stalled],
+        "owners": [p.owner.owner_json() if p.owner else None for p in stalled],
+    }
+    if any(p.sibling_commits for p in stalled):
+        evidence["sibling_commits"] = max(p.sibling_commits for p in stalled)
+    if whole:
+        evidence["stuck_members"] = [m.owner_json() for m in whole]
+    return Cause(
+        kind="stuck_consumer",
+        explanation=messages.cause_stuck(
+            [p.partition for p in stalled],
+            worst.topic,
+            sum(p.lag or 0 for p in stalled),
+            owners,
+            whole=[messages.owner(m.client_id, m.host, m.member_id) for m in whole],
+            why_not_scale=why_not_scale or "",
+        ),
+        confidence=agreement.stuck_confidence(stalled),
+        remediation=RESTART,
+        evidence=evidence,
+    )
+
+
+def no_active_members(verdict: GroupVerdict) -> Cause | None:
+    """The group has no live members (Empty or Dead) while it has lag."""
+    if verdict.state not in (GroupState.EMPTY, GroupState.DEAD) or not verdict.total_lag:
+        return None
+    growing = verdict.trend == "growing"
+    return Cause(
+        kind="no_active_members",
+        explanation=messages.cause_no_members(verdict.state.value, verdict.total_lag, growing),
+        confidence=0.95 if growing else 0.8,
+        remediation=SCALE,
+        evidence={"state": verdict.state.value, "total_lag": verdict.total_lag, "trend": verdict.trend},
+    )
+
+
+def unassigned_partitions(verdict: GroupVerdict) -> Cause | None:
+    """A Stable group with members, yet some of its partitions are owned by nobody."""
+    if verdict.state is not GroupState.STABLE or not verdict.members:
+        return None
+    # Only topics the group still reads (some member is assigned part of them): a group keeps committed
+    # offsets of topics it no longer subscribes to, and those have no owner by design.
+    read = {topic for member in verdict.members for topic, _ in member.assignment}
+    orphans = [p for p in verdict.partitions if p.owner is None and p.topic in read]
+    if not orphans:
+        return None
+    return Cause(
+        kind="unassigned_partitions",
+        explanation=messages.cause_unassigned([f"{p.topic}-{p.partition}" for p in orphans], len(verdict.members)),
+        confidence=0.85,
+        remediation=RESTART,
+        evidence={"partitions": [[p.topic, p.partition] for p in orphans]},
+    )
+
+
+def hot_partition(verdict: GroupVerdict) -> Cause | None:
+    """One partition holds most of the lag; key skew if it is written far faster, slow owner if read far slower."""
+    lagging = _lagging(verdict)
+    total = verdict.total_lag or 0
+    if len(verdict.partitions) < 2 or not lagging or total <= 0:
+        return None
+    hot = max(lagging, key=lambda p: p.lag or 0)
+    share = (hot.lag or 0) / total
+    if share < HOT_SHARE:
+        return None
+    others = [p for p in verdict.partitions if p is not hot]
+    why = _hot_reason(hot, others)
+    explanation = messages.cause_hot(
+        hot.topic, hot.partition, share, why, _owner_text(hot, verdict), hot.consume_rate, hot.produce_rate
+    )
+    why_not_scale = agreement.deficit_explained(verdict) if why == "slow_owner" and _deficit(verdict) else None
+    return Cause(
+        kind="hot_partition",
+        explanation=f"{explanation}; {why_not_scale}" if why_not_scale else explanation,
+        confidence=0.6 + 0.3 * share,
+        remediation=RESTART if why == "slow_owner" else DRAIN,
+        evidence={
+            "topic": hot.topic,
+            "partition": hot.partition,
+            "lag_share": round(share, 3),
+            "why": why,
+            "produce_rate": hot.produce_rate,
+            "consume_rate": hot.consume_rate,
+        },
+    )
+
+
+def _hot_reason(hot: PartitionVerdict, others: Sequence[PartitionVerdict]) -> str:
+    """'key_skew', 'slow_owner' or 'unknown' from the hot partition's rates against the others' medians."""
+    other_produce = [p.produce_rate for p in others if p.produce_rate is not None]
+    other_consume = [p.consume_rate for p in others if p.consume_rate is not None]
+    if hot.produce_rate is not None and other_produce:
+        median = statistics.median(other_produce)
+        if hot.produce_rate > 0 and hot.produce_rate >= SKEW_FACTOR * max(median, 1e-9):
+            return "key_skew"
+    if hot.consume_rate is not None and other_consume:
+        median = statistics.median(other_consume)
+        if median > 0 and hot.consume_rate * SKEW_FACTOR <= median:
+            return "slow_owner"
+    return "unknown"
+
+
+def _deficit(verdict: GroupVerdict) -> tuple[float, float] | None:
+    """(produce, consume) when consumers commit slower than producers write and lag grows; else None."""
+    produce, consume = verdict.produce_rate, verdict.consume_rate
+    if produce is None or consume is None or produce <= 0 or consume >= produce:
+        return None
+    if verdict.trend != "growing" or consume <= 0:
+        return None
+    return produce, consume
+
+
+def replicas_needed(produce: float, consume: float, members: int, partitions: int) -> int:
+    """Replicas that would keep up (with headroom), from the per-member consume rate; capped at partitions."""
+    per_member = consume / max(members, 1)
+    # Rounded before ceil so float noise (234 / (13/3) = 54.000000000000007) does not add a replica.
+    wanted = math.ceil(round(produce * HEADROOM / per_member, 6)) if per_member > 0 else partitions
+    return max(1, min(wanted, partitions))
+
+
+def at_partition_ceiling(verdict: GroupVerdict) -> bool:
+    """Every partition is owned by a member of its own: one consumer per partition, the most Kafka allows.
+
+    Counting members is not enough: with an uneven assignment (a member owning two partitions) or an
+    unassigned partition, more parallelism is still possible, so that is a deficit, not a ceiling.
+    """
+    partitions = len(verdict.partitions)
+    owners = {p.owner.member_id for p in verdict.partitions if p.owner is not None}
+    return partitions > 0 and len(owners) == partitions
+
+
+def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
+    """Consumers commit slower than producers write: how many replicas would keep up (at most one per partition)."""
+    deficit = _deficit(verdict)
+    if deficit is None or agreement.deficit_explained(verdict) is not None:
+        return None  # stuck partitions or a slow owner explain the shortfall (their cause says why)
+    produce, consume = deficit
+    partitions = len(verdict.partitions)
+    members = len(verdict.members)
+    if members >= partitions > 0:
+        # Scaling cannot add parallelism: partition_ceiling explains it, or (an unassigned partition, an
+        # uneven assignment) unassigned_partitions / idle_members point at the assignment instead.
+        return None
+    target = replicas_needed(produce, consume, members, partitions) if members else None
+    return Cause(
+        kind="throughput_deficit",
+        explanation=messages.cause_deficit(produce, consume, members, target, partitions),
+        confidence=0.75,
+        remediation=SCALE,
+        evidence={
+            "produce_rate": round(produce, 2),
+            "consume_rate": round(consume, 2),
+            "members": members,
+            "replicas_needed": target,
+            "partitions": partitions,
+        },
+    )
+
+
+def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
+    """A deficit while every partition already has its own member: more replicas would sit idle."""
+    deficit = _deficit(verdict)
+    partitions = len(verdict.partitions)
+    if deficit is None or not at_partition_ceiling(verdict) or agreement.deficit_explained(verdict) is not None:
+        return None
+    produce, consume = deficit
+    return Cause(
+        kind="partition_ceiling",
+        explanation=messages.cause_ceiling(produce, consume, partitions),
+        confidence=0.8,
+        remediation=DRAIN,
+        evidence={
+            "produce_rate": round(produce, 2),
+            "consume_rate": round(consume, 2),
+            "partitions": partitions,
+        },
+    )
+
+
+def producer_burst(window: GroupWindow | None) -> Cause | None:
+    """The newest interval's produce rate is >= 3x the trailing average over the rest of the window."""
+    if window is None or len(window.samples) < 3:
+        return None
+    times = [g.at for g in window.samples]
+    # Only partitions observed at every sample time: a partition that appeared mid-window is not a burst.
+    # A partition's samples are a subsequence of the group's sample times, so equal length means all of them.
+    full = [samples for samples in window.partitions.values() if len(samples) == len(times)]
+    if not full:
+        return None
+    recent_dt = times[-1] - times[-2]
+    trailing_dt = times[-2] - times[0]
+    if recent_dt <= 0 or trailing_dt <= 0:
+        return None
+    first, previous, newest = (sum(samples[i].log_end for samples in full) for i in (0, -2, -1))
+    recent = (newest - previous) / recent_dt
+    trailing = (previous - first) / trailing_dt
+    if trailing <= 0 or recent < BURST_FACTOR * trailing:
+        return None
+    return Cause(
+        kind="producer_burst",
+        explanation=messages.cause_burst(recent, trailing),
+        confidence=0.7,
+        remediation=SCALE,
+        evidence={"recent_rate": round(recent, 2), "trailing_rate": round(trailing, 2)},
+    )
+
+
+def rebalance_churn(window: GroupWindow | None) -> Cause | None:
+    """State, member ids or generation changed between snapshots at least twice in the window."""
+    if window is None or len(window.samples) < 2:
+        return None
+    samples = window.samples
+    changed_at = agreement.membership_changes(samples)
+    rebalancing_at = [s.at for s in samples if s.state.is_rebalancing]
+    changes, rebalancing = len(changed_at), len(rebalancing_at)
+    if not agreement.churns(changes, rebalancing):
+        return None
+    return Cause(
+        kind="rebalance_churn",
+        explanation=messages.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
+        confidence=min(0.9, 0.5 + 0.1 * changes),
+        remediation=None,
+        evidence={
+            "changes": changes,
+            "rebalancing_samples": rebalancing,
+            "samples": len(samples),
+            "changed_at": changed_at,
+            "rebalancing_at": rebalancing_at,
+        },
+    )
+
+
+def idle_members(verdict: GroupVerdict) -> Cause | None:
+    """More members than partitions: the extra members own nothing."""
+    members, partitions = len(verdict.members), len(verdict.partitions)
+    if not members or members <= partitions:
+        return None
+    idle = [m.client_id for m in verdict.members if not m.assignment]
+    return Cause(
+        kind="idle_members",
+        explanation=messages.cause_idle(members, partitions, idle),
+        confidence=0.5,
+        remediation=SCALE,
+        evidence={"members": members, "partitions": partitions, "idle": idle},
+    )

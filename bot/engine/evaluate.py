@@ -1,0 +1,419 @@
+"""The evaluator: a group's window to its verdict: partition statuses, totals, rates, ETA, trend, severity.
+
+Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules (STOP, REWIND, STALL,
+WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module gathers each partition's Facts, by
+the per-partition route or the array route (same Facts, the same rule functions), and judges the group.
+The proof is tests/unit/test_evaluate_cases.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lagbot.core import messages
+from lagbot.core.config import Evaluation, Level, Thresholds
+from lagbot.core.model import (
+    GroupSnapshot,
+    GroupState,
+    GroupVerdict,
+    GroupWindow,
+    PartitionSample,
+    PartitionVerdict,
+    Severity,
+    Status,
+    TopicPartition,
+    WindowColumns,
+)
+from lagbot.engine.rules import (
+    Facts,
+    Owners,
+    Samples,
+    SiblingStall,
+    consume_rate,
+    lag_seconds,
+    lag_seconds_upto,
+    partition_status,
+    plain_facts,
+    produce_rate,
+    stuck_vs_siblings,
+    window_facts,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPoint:
+    """The group's totals at one sample time: the series severity and trend are judged on."""
+
+    at: float
+    lag: int | None
+    lag_seconds: float | None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Severity
+# ---------------------------------------------------------------------------------------------------
+
+
+def severity(points: Sequence[GroupPoint], thresholds: Thresholds) -> tuple[Severity, str]:
+    """The highest level whose trigger holds, with the reason; levels are checked page first."""
+    pending: str | None = None
+    fired: bool
+    reason: str | None
+    for sev, level in (
+        (Severity.PAGE, thresholds.page),
+        (Severity.CRITICAL, thresholds.critical),
+        (Severity.WARN, thresholds.warn),
+    ):
+        fired, reason = level_fires(points, level, sev.label)
+        if fired and reason is not None:
+            return sev, reason
+        pending = pending or reason
+    return Severity.OK, pending if pending is not None else messages.severity_ok()
+
+
+def level_fires(points: Sequence[GroupPoint], level: Level, name: str) -> tuple[bool, str | None]:
+    """Whether one level fires at the newest point, and why (or why it is still pending).
+
+    A message or seconds limit must hold at every point of the last `sustained_for` seconds, and the
+    window must reach back that far: a window too short to prove it leaves the level pending.
+    `doubling_within` fires on its own.
+    """
+    if not points or points[-1].lag is None:
+        return False, None
+    doubled = _doubling(points, level, name)
+    if doubled:
+        return True, doubled
+    newest = points[-1]
+    checks: list[tuple[Condition | None, Callable[[float], str]]] = [
+        (
+            _over_messages(level),
+            lambda held: messages.severity_messages(name, newest.lag or 0, level.messages or 0, held),
+        ),
+        (
+            _over_seconds(level),
+            lambda held: messages.severity_seconds(name, newest.lag_seconds or 0.0, level.seconds or 0.0, held),
+        ),
+    ]
+    for over, describe in checks:
+        if over is None or not over(newest):
+            continue
+        held = _held_for(points, over)
+        growing_ok = not level.growing or _grew_over(points, newest.at - level.sustained_for, level.sustained_for)
+        if held >= level.sustained_for and growing_ok:
+            return True, describe(held)
+        if growing_ok:
+            return False, messages.severity_pending(name, held, level.sustained_for)
+    return False, None
+
+
+Condition = Callable[[GroupPoint], bool]
+
+
+def _over_messages(level: Level) -> Condition | None:
+    if level.messages is None:
+        return None
+    limit = level.messages
+    return lambda p: p.lag is not None and p.lag > limit
+
+
+def _over_seconds(level: Level) -> Condition | None:
+    if level.seconds is None:
+        return None
+    limit = level.seconds
+    return lambda p: p.lag_seconds is not None and p.lag_seconds > limit
+
+
+def _held_for(points: Sequence[GroupPoint], over: Condition) -> float:
+    """Seconds the condition has held without a break, up to the newest point."""
+    start = points[-1].at
+    for point in reversed(points):
+        if not over(point):
+            break
+        start = point.at
+    return points[-1].at - start
+
+
+def _grew_over(points: Sequence[GroupPoint], since: float, sustained_for: float) -> bool:
+    """The lag at the newest point is higher than at the first point at or after `since`.
+
+    With no sustain period (0), growth is judged over the whole window.
+    """
+    recent = [p for p in points if p.lag is not None and (sustained_for <= 0 or p.at >= since)]
+    return len(recent) >= 2 and (recent[-1].lag or 0) > (recent[0].lag or 0)
+
+
+def _doubling(points: Sequence[GroupPoint], level: Level, name: str) -> str | None:
+    if level.doubling_within is None:
+        return None
+    newest = points[-1].lag or 0
+    if newest < level.doubling_min_lag:
+        return None
+    # Measured back from the newest point, like the sustain periods.
+    for point in points:
+        if point.at >= points[-1].at - level.doubling_within and point.lag and newest >= 2 * point.lag:
+            return messages.severity_doubling(name, point.lag, newest, level.doubling_within)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Whole groups
+# ---------------------------------------------------------------------------------------------------
+
+
+def evaluate_partition(
+    tp: TopicPartition, samples: Samples, group: GroupSnapshot | None, rules: Evaluation, now: float
+) -> PartitionVerdict:
+    """Judge one partition of a group at `now`."""
+    return partition_verdict(tp, window_facts(samples), Owners(group), rules, now)
+
+
+def partition_verdict(
+    tp: TopicPartition,
+    facts: Facts,
+    owners: Owners,
+    rules: Evaluation,
+    now: float,
+    sibling: SiblingStall | None = None,
+) -> PartitionVerdict:
+    """The verdict of one partition from its Facts: the one place both routes of the evaluator meet the rules.
+
+    `sibling` is the group rule's finding for this partition (`stuck_vs_siblings`): a STALL, which replaces an
+    OK or WARN of the window rules (a window rule that fires worse keeps its answer).
+    """
+    ownership, owner = owners.of(tp)
+    status, reason = partition_status(facts, ownership, rules)
+    sibling_commits = 0
+    if sibling is not None and status <= Status.WARN:
+        (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
+    seconds, lower_bound = lag_seconds(facts.samples, now, facts)
+    last = facts.samples[-1]
+    return PartitionVerdict(
+        topic=tp[0],
+        partition=tp[1],
+        committed=last.committed,
+        log_end=last.log_end,
+        log_start=last.log_start,
+        lag=last.lag,
+        lag_seconds=seconds,
+        lag_seconds_lower_bound=lower_bound,
+        status=status,
+        reason=reason,
+        produce_rate=produce_rate(facts),
+        consume_rate=consume_rate(facts),
+        owner=owner,
+        sibling_commits=sibling_commits,
+        lag_seconds_method=None if seconds is None else "window",
+    )
+
+
+def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> tuple[PartitionVerdict, ...]:
+    """`evaluate_partition` of every partition of the window that has samples, in (topic, partition) order.
+
+    With the window's arrays (`columns`) the Facts of its plain partitions (see `plain_facts`) are gathered
+    by a few array operations at once, instead of a Python loop over every sample; the rules that read them
+    are the same functions. Any other partition (a sample without a commit, a rewind, a log end that went
+    back) has its Facts gathered by `window_facts`. The proof that both give the same Facts, case by case, is
+    tests/unit/test_evaluate_cases.py; tests/unit/test_evaluate_columns.py compares random histories.
+    """
+    owners = Owners(window.latest)
+    facts = window_facts_all(window)
+    siblings = stuck_vs_siblings(facts, owners)
+    return tuple(partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
+
+
+def window_facts_all(window: GroupWindow) -> dict[TopicPartition, Facts]:
+    """The Facts of every partition of the window that has samples, in (topic, partition) order."""
+    if window.columns is None:
+        return {tp: window_facts(samples) for tp, samples in sorted(window.partitions.items()) if samples}
+    plain = column_facts(window.columns, window.partitions)
+    return {
+        tp: plain[tp] if tp in plain else window_facts(samples)
+        for tp, samples in sorted(window.partitions.items())
+        if samples
+    }
+
+
+def column_facts(
+    columns: WindowColumns, partitions: Mapping[TopicPartition, tuple[PartitionSample, ...]]
+) -> dict[TopicPartition, Facts]:
+    """The Facts of the plain partitions of a window, from its arrays (the others are left out)."""
+    # Only windows with arrays come here (see lagbot.engine.window: `lagbot check` never loads numpy).
+    import numpy as np
+
+    committed, log_end = columns.committed, columns.log_end  # partitions x samples
+    lags = np.maximum(log_end - committed, 0)
+    plain = (
+        columns.known.all(axis=1)
+        & (np.diff(committed, axis=1) >= 0).all(axis=1)
+        & (np.diff(log_end, axis=1) >= 0).all(axis=1)
+    )
+    found = zip(
+        columns.tps,
+        _listed(plain),
+        _listed((committed == committed[:, :1]).all(axis=1)),  # unmoved
+        _listed((lags == 0).any(axis=1)),  # zero lag seen
+        _listed((np.diff(lags, axis=1) >= 0).all(axis=1)),  # lags never decreased
+        strict=True,
+    )
+    return {
+        tp: plain_facts(partitions[tp], unmoved=unmoved, zero_lag_seen=zero_seen, lags_never_decreased=never_down)
+        for tp, is_plain, unmoved, zero_seen, never_down in found
+        if is_plain
+    }
+
+
+def _listed(values: Any) -> list[Any]:
+    """An array's values as a list of Python ints or bools (never numpy scalars: verdicts hold plain numbers)."""
+    listed: list[Any] = values.tolist()
+    return listed
+
+
+def group_points(window: GroupWindow, thresholds: Thresholds) -> list[GroupPoint]:
+    """Total lag (and max lag in seconds, where a seconds threshold needs it) at each sample time."""
+    totals = _lag_totals_from_columns(window.columns) if window.columns is not None else None
+    if totals is None:
+        totals = {}
+        for samples in window.partitions.values():
+            for s in samples:
+                if s.lag is not None:
+                    totals[s.at] = totals.get(s.at, 0) + s.lag
+    needs_seconds = any(lv.seconds is not None for lv in (thresholds.warn, thresholds.critical, thresholds.page))
+    seconds = _max_lag_seconds_series(window) if needs_seconds else {}
+    return [GroupPoint(at=g.at, lag=totals.get(g.at), lag_seconds=seconds.get(g.at)) for g in window.samples]
+
+
+def _lag_totals_from_columns(columns: WindowColumns) -> dict[float, int] | None:
+    """The total known lag at each sample time, from the arrays (None when two samples share a time)."""
+    times = columns.times
+    if len(set(times)) != len(times) or len(columns.tps) >= 2**14:
+        return None
+    import numpy as np
+
+    lags = np.where(columns.known, np.maximum(columns.log_end - columns.committed, 0), 0)
+    counted = zip(times, _listed(lags.sum(axis=0)), _listed(columns.known.any(axis=0)), strict=True)
+    return {at: total for at, total, any_known in counted if any_known}
+
+
+def _max_lag_seconds_series(window: GroupWindow) -> dict[float, float]:
+    """Max lag in seconds over the partitions at each sample time, each judged on the window up to then."""
+    series: dict[float, float] = {}
+    for samples in window.partitions.values():
+        restart = 0
+        for i, sample in enumerate(samples):
+            if i and sample.log_end < samples[i - 1].log_end:
+                restart = i
+            if i < 1 and sample.lag:
+                continue  # behind, and one sample: nothing to interpolate between (as lag_seconds)
+            value, _ = lag_seconds_upto(samples, i, restart, sample.at)
+            if value is not None:
+                series[sample.at] = max(series.get(sample.at, 0.0), value)
+    return series
+
+
+TREND_POINTS = 5
+"""The trend reads the last five known totals: a window can span half an hour, and the arrow in a
+headline is read as 'now' (a group draining for five checks after a long rise is shrinking)."""
+
+
+def trend(points: Sequence[GroupPoint]) -> str:
+    """'growing', 'shrinking' or 'steady' (within 1%) from the first to the last of the recent known totals."""
+    known = [p.lag for p in points if p.lag is not None][-TREND_POINTS:]
+    if len(known) < 2:
+        return "unknown"
+    first, last = known[0], known[-1]
+    if abs(last - first) <= max(1.0, 0.01 * max(first, last)):
+        return "steady"
+    return "growing" if last > first else "shrinking"
+
+
+def drain_rate(points: Sequence[GroupPoint]) -> float | None:
+    """Messages/s by which the total lag fell from the first to the last of the trend's recent known totals.
+
+    The same points as `trend`: positive exactly when the total fell, so a "shrinking" group always has a
+    drain rate and an ETA. None with fewer than two known totals or no time between them.
+    """
+    known = [p for p in points if p.lag is not None][-TREND_POINTS:]
+    if len(known) < 2 or known[-1].at <= known[0].at:
+        return None
+    return ((known[0].lag or 0) - (known[-1].lag or 0)) / (known[-1].at - known[0].at)
+
+
+def group_eta(total_lag: int | None, direction: str, rate: float | None) -> float | None:
+    """Seconds to zero lag: 0 without lag; lag / drain rate while shrinking; None (never or unknown) otherwise."""
+    if total_lag == 0:
+        return 0.0
+    if total_lag is None or direction != "shrinking" or rate is None or rate <= 0:
+        return None
+    return total_lag / rate
+
+
+def _sum_known(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def group_lag_seconds(partitions: Sequence[PartitionVerdict]) -> float | None:
+    """How far behind the group is in seconds: the worst figure of its lagging partitions.
+
+    A lagging partition is one with messages it has not read: lag above 0, or no committed offset on a log that
+    holds messages. Caught-up partitions say nothing about how far behind the others are, so when no lagging
+    partition has a figure (one sample, nothing committed) the answer is None, "unknown", never their 0. With no
+    lagging partition at all, the group is 0 s behind if any partition's figure is known.
+    """
+    lagging = [p for p in partitions if (p.lag or 0) > 0 or (p.lag is None and p.log_end > p.log_start)]
+    known = [p.lag_seconds for p in (lagging or partitions) if p.lag_seconds is not None]
+    return max(known) if known else None
+
+
+def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float) -> GroupVerdict:
+    """Judge a whole group at `now` (causes are added by the diagnosis)."""
+    latest = window.latest
+    partitions = evaluate_partitions(window, rules, now)
+    lags = [p.lag for p in partitions if p.lag is not None]
+    total_lag = sum(lags) if lags else None
+    # Rates of partitions with nothing committed are left out, as their (unknown) lag is: otherwise a group
+    # whose consumed partitions keep pace would get an ETA of "never" from a partition it does not read.
+    produce = _sum_known([p.produce_rate for p in partitions if p.committed is not None])
+    consume = _sum_known([p.consume_rate for p in partitions if p.committed is not None])
+    points = group_points(window, thresholds)
+    direction, drained = trend(points), drain_rate(points)
+    sev, sev_reason = severity(points, thresholds)
+    return GroupVerdict(
+        cluster=window.cluster,
+        group=window.group,
+        state=latest.state if latest else (window.samples[-1].state if window.samples else GroupState.UNKNOWN),
+        status=max((p.status for p in partitions), default=Status.OK),
+        severity=sev,
+        severity_reason=sev_reason,
+        partitions=partitions,
+        total_lag=total_lag,
+        max_lag_seconds=group_lag_seconds(partitions),
+        produce_rate=produce,
+        consume_rate=consume,
+        eta_seconds=group_eta(total_lag, direction, drained),
+        trend=direction,
+        members=latest.members if latest else (),
+        drain_rate=drained,
+    )
+
+
+def error_verdict(cluster: str, group: str, state: GroupState, reason: str) -> GroupVerdict:
+    """A group that could not be read this cycle: status ERR, severity not judged."""
+    return GroupVerdict(
+        cluster=cluster,
+        group=group,
+        state=state,
+        status=Status.ERR,
+        severity=Severity.OK,
+        severity_reason=messages.severity_error(reason),
+        partitions=(),
+        total_lag=None,
+        max_lag_seconds=None,
+        produce_rate=None,
+        consume_rate=None,
+        eta_seconds=None,
+        trend="unknown",
+        error=reason,
+    )

@@ -1,0 +1,410 @@
+"""The partition rules: pure functions from one partition's window to its status, rates and lag in seconds.
+
+Each rule has one home, here: the evaluator's per-partition route and its array route (bot/engine/evaluate.py)
+both gather the same `Facts` and call these functions. Nothing here reads a clock or does I/O: `now` is
+an argument. The rules follow Burrow's evaluator, adapted to offsets that are polled rather than read from
+__consumer_offsets:
+
+    STOP    nobody owns the partition and its committed offset did not move over the whole window
+            while lag stayed above zero: the consumer is gone.
+    REWIND  the committed offset went backwards somewhere in the window.
+    STALL   the group is live (the partition is owned, or the group does not report owners) but the
+            committed offset did not move over the whole window while lag stayed above zero.
+    WARN    lag never decreased over the window and ended higher than it started.
+    OK      anything else.
+
+They are checked worst first, so a partition gets the first rule that fires; `Status` is ordered the
+same way, so a group's status is the max of its partitions'. Burrow's guard applies to STOP and STALL:
+a consumer that reached a broker offset seen inside the window (its committed offset is at or past the
+oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK. WARN has
+Burrow's rule 1 as its guard: a lag of zero at any sample of the window means the consumer kept up, so a
+burst on a quiet topic that the consumer has not committed yet is not a slow consumer.
+One rule reads the group's partitions together: `stuck_vs_siblings` makes an owned partition a STALL in a window
+shorter than `min_span` when other members' partitions committed while it did not (its proof is
+tests/unit/test_agreement_cases.py). The proof of the others is tests/unit/test_evaluate_cases.py, whose cases
+run through both routes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from lagbot.core import messages
+from lagbot.core.config import Evaluation
+from lagbot.core.model import GroupSnapshot, Member, PartitionSample, Status, TopicPartition
+
+Samples = Sequence[PartitionSample]
+
+
+class Ownership(Enum):
+    """Who, if anyone, consumes a partition according to the newest group description."""
+
+    OWNED = "owned"
+    UNOWNED = "unowned"
+    UNKNOWN = "unknown"
+    """The group is live but reports no members, so owners cannot be known."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Small facts about a window
+# ---------------------------------------------------------------------------------------------------
+
+
+def span(samples: Samples) -> float:
+    """Seconds between the first and the last sample (0 for fewer than two)."""
+    return samples[-1].at - samples[0].at if len(samples) >= 2 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the rules ask of one partition's window, gathered in one pass.
+
+    Every partition of every group is judged every cycle (10,000 partitions x 30 samples in the
+    benchmark), so the window is walked once here rather than once per rule.
+    """
+
+    samples: Samples
+    committed: tuple[PartitionSample, ...]
+    """The samples that carry a committed offset, oldest first."""
+    unmoved: bool
+    """The committed offset is the same in every committed sample (and there is at least one)."""
+    zero_lag_seen: bool
+    rewind: tuple[int, int] | None
+    """The first (before, after) step where the committed offset went backwards."""
+    after_rewind: int
+    """Index in `committed` where the run after the last rewind starts (0 without a rewind)."""
+    lags_never_decreased: bool
+    log_end_restart: int
+    """Index in `samples` after the last log-end decrease (the topic was recreated); 0 without one."""
+
+
+def window_facts(samples: Samples) -> Facts:
+    """Gather the Facts of a window (oldest first) in one pass."""
+    committed: list[PartitionSample] = []
+    zero_lag_seen, unmoved, never_decreased = False, True, True
+    rewind: tuple[int, int] | None = None
+    after_rewind = restart = 0
+    previous_end = samples[0].log_end
+    previous: PartitionSample | None = None
+    for i, sample in enumerate(samples):
+        if sample.log_end < previous_end:
+            restart = i
+        previous_end = sample.log_end
+        offset = sample.committed
+        if offset is None:
+            continue
+        lag = sample.lag or 0
+        if lag == 0:
+            zero_lag_seen = True
+        if previous is not None:
+            before = previous.committed or 0
+            if offset != before:
+                unmoved = False
+                if offset < before:
+                    rewind = rewind or (before, offset)
+                    after_rewind = len(committed)
+            if lag < (previous.lag or 0):
+                never_decreased = False
+        committed.append(sample)
+        previous = sample
+    return Facts(
+        samples, tuple(committed), unmoved and bool(committed), zero_lag_seen, rewind, after_rewind,
+        never_decreased, restart,
+    )  # fmt: skip
+
+
+def plain_facts(
+    samples: tuple[PartitionSample, ...], *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool
+) -> Facts:
+    """The Facts of a plain window, whose array route found the three window-wide facts at once.
+
+    Plain: every sample carries a committed offset and neither the committed offset nor the log end ever
+    went back. So the committed samples are all the samples, there is no rewind and no restart: exactly what
+    `window_facts` gathers for such a window (tests/unit/test_evaluate_cases.py checks it case by case).
+    """
+    return Facts(samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0)
+
+
+def judgeable(facts: Facts, rules: Evaluation) -> bool:
+    """Enough committed samples over a long enough span to judge behaviour (not only lag)."""
+    return len(facts.committed) >= rules.min_samples and span(facts.committed) >= rules.min_span
+
+
+def caught_up_in_window(facts: Facts) -> bool:
+    """Burrow's guard: the consumer reached a broker offset seen inside the window.
+
+    Its newest committed offset is at or past the oldest log-end of the window, or its lag was zero
+    at some sample. Such a consumer is waiting for new messages on a quiet topic, not stuck.
+    """
+    last = facts.samples[-1].committed
+    return (last is not None and last >= facts.samples[0].log_end) or facts.zero_lag_seen
+
+
+# ---------------------------------------------------------------------------------------------------
+# The rules, worst first. Each returns (status, reason) when it fires, None otherwise. Each takes the
+# window's samples (or its Facts, already gathered).
+# ---------------------------------------------------------------------------------------------------
+
+Finding = tuple[Status, str]
+
+
+def _facts(window: Samples | Facts) -> Facts:
+    return window if isinstance(window, Facts) else window_facts(window)
+
+
+def _unmoved_with_lag(facts: Facts, rules: Evaluation) -> bool:
+    """The shared ground of STOP and STALL: judged, offset unmoved over the window, never caught up."""
+    return judgeable(facts, rules) and facts.unmoved and not caught_up_in_window(facts)
+
+
+def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding | None:
+    """Nobody owns the partition and its offset did not move over the whole window, with lag: STOP."""
+    facts = _facts(window)
+    if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
+        return None
+    lag = facts.samples[-1].lag or 0
+    return Status.STOP, messages.reason_stop(lag, span(facts.committed), messages.nobody_owns())
+
+
+def rule_rewind(window: Samples | Facts) -> Finding | None:
+    """The committed offset went backwards within the window: REWIND."""
+    found = _facts(window).rewind
+    if found is None:
+        return None
+    return Status.REWIND, messages.reason_rewind(*found)
+
+
+def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding | None:
+    """The group is live but the offset did not move over the whole window, with lag: STALL."""
+    facts = _facts(window)
+    if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
+        return None
+    lag = facts.samples[-1].lag or 0
+    who = messages.owned() if ownership is Ownership.OWNED else messages.owner_unknown()
+    return Status.STALL, messages.reason_stall(lag, span(facts.committed), who)
+
+
+def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
+    """Lag never decreased over the window and ended higher than it started: WARN.
+
+    Burrow warns on 'never decreasing' alone; we also require growth, so a consumer that keeps exact
+    pace with a constant in-flight lag is not flagged forever. As in Burrow (rule 1), a lag of zero at any
+    sample means the consumer kept up within the window: the growth since is new messages not yet
+    committed (on a quiet topic, every message would otherwise be a WARN).
+    """
+    facts = _facts(window)
+    committed = facts.committed
+    if len(committed) < rules.min_samples or facts.zero_lag_seen or not facts.lags_never_decreased:
+        return None
+    first, last = committed[0].lag or 0, committed[-1].lag or 0
+    if last > first:
+        return Status.WARN, messages.reason_warn(first, last, span(committed))
+    return None
+
+
+def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding:
+    """The status of one partition: the first rule that fires, worst first."""
+    facts = _facts(window)
+    last = facts.samples[-1]
+    if last.committed is None:
+        return Status.OK, messages.reason_no_commit()
+    if last.lag == 0:
+        return Status.OK, messages.reason_caught_up()
+    found = (
+        rule_stop(facts, ownership, rules)
+        or rule_rewind(facts)
+        or rule_stall(facts, ownership, rules)
+        or rule_warn(facts, rules)
+    )
+    if found is not None:
+        return found
+    committed = facts.committed
+    if len(committed) < rules.min_samples:
+        return Status.OK, messages.reason_few_samples(len(committed), rules.min_samples)
+    if facts.unmoved and span(committed) < rules.min_span:
+        return Status.OK, messages.reason_span_short(span(committed), rules.min_span)
+    if caught_up_in_window(facts):
+        return Status.OK, messages.reason_caught_up_in_window()
+    return Status.OK, messages.reason_ok_moving()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rates, ETA and lag in seconds
+# ---------------------------------------------------------------------------------------------------
+
+
+def produce_rate(window: Samples | Facts) -> float | None:
+    """Messages/s appended to the partition over the window, from log-end offsets.
+
+    None with fewer than two samples, no elapsed time, or a log-end that went backwards anywhere in the
+    window (the topic was deleted and recreated: no meaningful rate, even once the new log has grown past
+    the old end).
+    """
+    facts = _facts(window)
+    samples = facts.samples
+    if len(samples) < 2 or span(samples) <= 0 or facts.log_end_restart:
+        return None
+    return (samples[-1].log_end - samples[0].log_end) / span(samples)
+
+
+def consume_rate(window: Samples | Facts) -> float | None:
+    """Messages/s committed over the window, measured after the last rewind (a rewind is not consumption)."""
+    facts = _facts(window)
+    committed = facts.committed[facts.after_rewind :]
+    if len(committed) < 2 or span(committed) <= 0:
+        return None
+    moved = (committed[-1].committed or 0) - (committed[0].committed or 0)
+    return moved / span(committed)
+
+
+def eta_seconds(lag: int | None, produce: float | None, consume: float | None) -> float | None:
+    """Seconds until lag reaches zero at the current rates: lag / (consume - produce).
+
+    0 when there is no lag; None when unknown or never (the consumers do not outpace the producers).
+    """
+    if lag == 0:
+        return 0.0
+    if lag is None or produce is None or consume is None or consume <= produce:
+        return None
+    return lag / (consume - produce)
+
+
+def _log_end(sample: PartitionSample) -> int:
+    return sample.log_end
+
+
+def lag_seconds(samples: Samples, now: float, facts: Facts | None = None) -> tuple[float | None, bool]:
+    """How long ago the oldest unconsumed message was written, from the window's (time, log-end) table.
+
+    As Kafka Lag Exporter does, the time at which the log end passed the committed offset is found by
+    linear interpolation between the two samples around it; lag in seconds is `now` minus that time.
+    0 when caught up; None with no committed offset or fewer than two samples. When the committed offset
+    is older than the whole window there is nothing to interpolate between: rather than extrapolating
+    (which gives absurd values on bursty or idle topics), the answer is `now` minus the oldest sample,
+    flagged as a lower bound. Only the samples since the log end last went backwards (the topic was
+    recreated) are used: older log ends belong to another log and would place the message in it.
+
+    Returns:
+        (seconds or None, whether it is a lower bound)
+    """
+    if len(samples) < 2 and (samples[-1].lag or 0) > 0:
+        return None, False  # behind, and one sample: nothing to interpolate between
+    restart = facts.log_end_restart if facts is not None else window_facts(samples).log_end_restart
+    return lag_seconds_upto(samples, len(samples) - 1, restart, now)
+
+
+def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> tuple[float | None, bool]:
+    """`lag_seconds` judged on samples[restart..last] only (no copies: the severity series calls it per sample)."""
+    newest = samples[last]
+    committed = newest.committed
+    if committed is None:
+        return None, False
+    if committed >= newest.log_end:
+        return 0.0, False
+    # The last sample whose log-end was still at or below the committed offset: message `committed`
+    # was written after it and no later than the next sample.
+    i = bisect.bisect_right(samples, committed, lo=restart, hi=last + 1, key=_log_end) - 1
+    if i < restart:
+        return max(0.0, now - samples[restart].at), True
+    before, after = samples[i], samples[i + 1]
+    fraction = (committed - before.log_end) / (after.log_end - before.log_end)
+    written_at = before.at + fraction * (after.at - before.at)
+    return max(0.0, now - written_at), False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ownership
+# ---------------------------------------------------------------------------------------------------
+
+
+class Owners:
+    """Who owns which partition in the newest description of a group, looked up once per group."""
+
+    def __init__(self, group: GroupSnapshot | None) -> None:
+        self.group = group
+        self.owners: dict[TopicPartition, Member] = {}
+        if group is not None:
+            for member in reversed(group.members):  # the first member that has a partition owns it
+                self.owners.update(dict.fromkeys(member.assignment, member))
+
+    def of(self, tp: TopicPartition) -> tuple[Ownership, Member | None]:
+        """UNOWNED for a group that is gone or has no live members; UNKNOWN for a live group reporting none."""
+        group = self.group
+        if group is None or not group.state.is_active:
+            return Ownership.UNOWNED, None
+        if not group.members:
+            return Ownership.UNKNOWN, None
+        owner = self.owners.get(tp)
+        return (Ownership.OWNED, owner) if owner else (Ownership.UNOWNED, None)
+
+
+def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
+    """Who owns `tp` in the newest description of the group."""
+    return Owners(group).of(tp)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stuck against its siblings: a rule on the group's partitions together
+# ---------------------------------------------------------------------------------------------------
+
+SIBLING_MIN_COMMITS = 2
+"""A sibling partition must have committed in at least this many steps of the still partition's span: then the
+still partition missed at least as many chances to commit that the others took, which a short window proves."""
+
+
+@dataclass(frozen=True, slots=True)
+class SiblingStall:
+    """A partition judged stuck against its siblings, and how many of their commits it was judged on."""
+
+    finding: Finding
+    sibling_commits: int
+
+
+def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> dict[TopicPartition, SiblingStall]:
+    """Owned partitions whose committed offset did not move while partitions of OTHER members committed.
+
+    A candidate has at least two committed samples, all the same offset, lag above 0 and growing from its first
+    committed sample to its last, and never caught up within the window (Burrow's guard). It is stuck when a
+    partition owned by another member committed in at least SIBLING_MIN_COMMITS steps over the candidate's
+    span: the group is consuming and this partition is not, even in a window shorter than `min_span`. A group
+    in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it. The count of
+    sibling commits seen (over every other member's partitions) is kept: the diagnosis' confidence grows with it.
+    """
+    candidates = [tp for tp, f in facts.items() if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED]
+    if not candidates:
+        return {}
+    moves = {tp: _commit_times(f) for tp, f in facts.items()}
+    found: dict[TopicPartition, SiblingStall] = {}
+    for tp in candidates:
+        owner = owners.of(tp)[1]
+        committed = facts[tp].committed
+        start, end = committed[0].at, committed[-1].at
+        per_sibling = [
+            sum(1 for at in moves[other] if start < at <= end)
+            for other in facts
+            if (who := owners.of(other)[1]) is not None and owner is not None and who.member_id != owner.member_id
+        ]
+        if max(per_sibling, default=0) < SIBLING_MIN_COMMITS:
+            continue
+        lag = committed[-1].lag or 0
+        reason = messages.reason_stall_siblings(lag, end - start, committed[0].lag or 0, sum(per_sibling))
+        found[tp] = SiblingStall((Status.STALL, reason), sum(per_sibling))
+    return found
+
+
+def _still_and_growing(facts: Facts) -> bool:
+    committed = facts.committed
+    if len(committed) < 2 or not facts.unmoved or caught_up_in_window(facts):
+        return False
+    first, last = committed[0].lag or 0, committed[-1].lag or 0
+    return last > 0 and last > first and span(committed) > 0
+
+
+def _commit_times(facts: Facts) -> list[float]:
+    """The sample times at which the committed offset had moved since the previous committed sample."""
+    committed = facts.committed
+    return [b.at for a, b in itertools.pairwise(committed) if b.committed != a.committed]

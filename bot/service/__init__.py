@@ -1,0 +1,2 @@
+"""The running service: incidents, approvals, the remediation coordinator, audit, history, silences, digests,
+leadership."""

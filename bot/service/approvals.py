@@ -1,0 +1,329 @@
+"""Proposals and their approval, in Redis: expiring, single-use, run exactly once.
+
+A proposal is a remediation plan offered for one group (a button in the incident's thread). Its life:
+
+    proposed --approve (enough different approvers)--> running --finish--> succeeded | failed
+    proposed --deny--> denied            proposed --(past its expiry)--> expired (read as such)
+
+Every transition is one Lua script on the proposal's hash, so double clicks, Slack's retries and two
+bot replicas racing each other get exactly one "run": the caller that receives it executes the plan;
+everyone else is told what state the proposal is in. The cooldown of (cluster, group, action) is taken
+in the same script, so two proposals of the same action cannot both run within it.
+Who may approve is checked by the caller (it needs Slack's user groups); this module enforces the
+rest: not expired, not twice by the same person, not by the requester when two approvals are needed.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import redis
+
+from lagbot.core.stored import text
+from lagbot.remediations.base import Plan
+
+PROPOSAL_VERSION = "1"
+KEEP_AFTER_EXPIRY = 7 * 86_400
+"""Proposals stay readable this long after they expire (the audit stream keeps them for good)."""
+
+
+class StoredProposalError(ValueError):
+    """A stored proposal was written by a version of lagbot this one does not read."""
+
+
+class State(StrEnum):
+    PROPOSED = "proposed"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    DENIED = "denied"
+    EXPIRED = "expired"
+
+
+class Verdict(StrEnum):
+    """The answer to an approval click."""
+
+    RUN = "run"
+    """This caller must execute the plan now (nobody else will)."""
+    RECORDED = "recorded"
+    """The approval counts; more approvers are needed."""
+    MISSING = "missing"
+    EXPIRED = "expired"
+    NOT_PROPOSED = "not_proposed"
+    """Already running, done or denied."""
+    AGAIN = "again"
+    """This person already approved it."""
+    REQUESTER = "requester"
+    """Two approvals are needed and the requester may not be one of them."""
+    COOLDOWN = "cooldown"
+    BUSY = "busy"
+    """Another remediation of the same group is running (detail: its proposal id)."""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    cluster: str
+    group: str
+    action: str
+    plan: Plan
+    requested_by: str
+    created_at: float
+    expires_at: float
+    approvals_required: int
+    cooldown: float
+    channel: str | None = None
+    incident_id: str | None = None
+    state: State = State.PROPOSED
+    approvals: tuple[str, ...] = ()
+    detail: str = ""
+    denied_by: str | None = None
+    finished_at: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def state_at(self, now: float) -> State:
+        if self.state is State.PROPOSED and now > self.expires_at:
+            return State.EXPIRED
+        return self.state
+
+
+@dataclass(frozen=True)
+class Approval:
+    verdict: Verdict
+    proposal: Proposal | None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ClickAnswer:
+    """What the clicker sees privately (None: nothing; the thread tells everyone what happened)."""
+
+    ephemeral: str | None
+    verdict: Verdict | None = None
+
+
+# KEYS[1] = proposal hash, KEYS[2] = its approvals set, KEYS[3] = cooldown key, KEYS[4] = approvals in order,
+# KEYS[5] = the group's "an action is running" lease, KEYS[6] = running proposals by deadline
+# ARGV = user, now, cooldown (ms), proposal id, longest run (ms), deadline (now + longest run)
+_APPROVE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', ''} end
+if redis.call('HGET', KEYS[1], 'v') ~= '1' then return {'version', ''} end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'proposed' then return {'not_proposed', state} end
+if tonumber(ARGV[2]) > tonumber(redis.call('HGET', KEYS[1], 'expires_at')) then return {'expired', ''} end
+local required = tonumber(redis.call('HGET', KEYS[1], 'approvals_required'))
+if required >= 2 and redis.call('HGET', KEYS[1], 'requested_by') == ARGV[1] then return {'requester', ''} end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return {'again', ''} end
+if redis.call('SCARD', KEYS[2]) + 1 >= required then
+    if redis.call('EXISTS', KEYS[3]) == 1 then return {'cooldown', tostring(redis.call('PTTL', KEYS[3]))} end
+    local busy = redis.call('GET', KEYS[5])
+    if busy then return {'busy', busy} end
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('RPUSH', KEYS[4], ARGV[1])
+redis.call('EXPIRE', KEYS[2], redis.call('TTL', KEYS[1]))
+redis.call('EXPIRE', KEYS[4], redis.call('TTL', KEYS[1]))
+if redis.call('SCARD', KEYS[2]) < required then return {'recorded', ''} end
+redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', ARGV[2])
+if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3]) end
+redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[5])
+redis.call('ZADD', KEYS[6], ARGV[6], ARGV[4])
+return {'run', ''}
+"""
+# KEYS[1] = proposal hash, KEYS[2] = the group's running lease, KEYS[3] = running proposals by deadline
+# ARGV = new state, detail, finished at, proposal id. Only a running proposal finishes, once; its lease goes.
+_FINISH = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'detail', ARGV[2], 'finished_at', ARGV[3])
+if redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
+redis.call('ZREM', KEYS[3], ARGV[4])
+return 1
+"""
+# KEYS[1] = proposal hash; ARGV = expected state, new state, field, value, field, value ...
+_MOVE = """
+if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2])
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+
+class ProposalStore:
+    """Proposals in Redis: one hash each (versioned), their approvers in a set, cooldowns as keys."""
+
+    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._approve = client.register_script(_APPROVE)
+        self._move = client.register_script(_MOVE)
+        self._finish = client.register_script(_FINISH)
+        self._running = f"{prefix}:proposals:running"
+
+    def _key(self, proposal_id: str) -> str:
+        return f"{self._prefix}:proposal:{proposal_id}"
+
+    def cooldown_key(self, cluster: str, group: str, action: str) -> str:
+        return f"{self._prefix}:cooldown:{cluster}:{group}:{action}"
+
+    def create(
+        self,
+        plan: Plan,
+        *,
+        requested_by: str,
+        now: float,
+        expires_in: float,
+        approvals_required: int,
+        cooldown: float,
+        channel: str | None = None,
+        incident_id: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Proposal:
+        proposal = Proposal(
+            id=uuid.uuid4().hex[:16],
+            cluster=plan.cluster,
+            group=plan.group,
+            action=plan.action,
+            plan=plan,
+            requested_by=requested_by,
+            created_at=now,
+            expires_at=now + expires_in,
+            approvals_required=approvals_required,
+            cooldown=cooldown,
+            channel=channel,
+            incident_id=incident_id,
+            extra=dict(extra or {}),
+        )
+        document = {
+            "cluster": proposal.cluster,
+            "group": proposal.group,
+            "action": proposal.action,
+            "plan": plan.to_json(),
+            "created_at": now,
+            "cooldown": cooldown,
+            "channel": channel,
+            "incident_id": incident_id,
+            "extra": proposal.extra,
+        }
+        key = self._key(proposal.id)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hset(
+            key,
+            mapping={
+                "v": PROPOSAL_VERSION,
+                "state": State.PROPOSED.value,
+                "expires_at": repr(proposal.expires_at),
+                "approvals_required": str(approvals_required),
+                "requested_by": requested_by,
+                "doc": json.dumps(document, sort_keys=True),
+            },
+        )
+        pipe.expire(key, int(expires_in + KEEP_AFTER_EXPIRY))
+        pipe.execute()
+        return proposal
+
+    def get(self, proposal_id: str) -> Proposal | None:
+        data = {text(k): text(v) for k, v in self._redis.hgetall(self._key(proposal_id)).items()}
+        if not data:
+            return None
+        if data.get("v") != PROPOSAL_VERSION:
+            raise StoredProposalError(
+                f"stored proposal {proposal_id} has version {data.get('v')!r}; this lagbot reads {PROPOSAL_VERSION}"
+            )
+        document = json.loads(data["doc"])
+        approvals = tuple(text(u) for u in self._redis.lrange(self._key(proposal_id) + ":approvals:order", 0, -1))
+        return Proposal(
+            id=proposal_id,
+            cluster=document["cluster"],
+            group=document["group"],
+            action=document["action"],
+            plan=Plan.from_json(document["plan"]),
+            requested_by=data["requested_by"],
+            created_at=float(document["created_at"]),
+            expires_at=float(data["expires_at"]),
+            approvals_required=int(data["approvals_required"]),
+            cooldown=float(document["cooldown"]),
+            channel=document.get("channel"),
+            incident_id=document.get("incident_id"),
+            state=State(data["state"]),
+            approvals=approvals,
+            detail=data.get("detail", ""),
+            denied_by=data.get("denied_by"),
+            finished_at=float(data["finished_at"]) if "finished_at" in data else None,
+            extra=dict(document.get("extra") or {}),
+        )
+
+    def busy_key(self, cluster: str, group: str) -> str:
+        return f"{self._prefix}:busy:{cluster}:{group}"
+
+    def approve(self, proposal_id: str, user: str, *, now: float, longest_run: float = 3600.0) -> Approval:
+        """Count `user`'s approval atomically. Verdict RUN means: the caller executes the plan, now.
+
+        A run holds its group for at most `longest_run` seconds: no other remediation of that group starts
+        meanwhile (BUSY), and past it `overdue` reports the run as interrupted (its process died).
+        """
+        current = self.get(proposal_id)
+        if current is None:
+            return Approval(Verdict.MISSING, None)
+        key = self._key(proposal_id)
+        cooldown = self.cooldown_key(current.cluster, current.group, current.action)
+        busy = self.busy_key(current.cluster, current.group)
+        result = self._approve(
+            keys=[key, key + ":approvals", cooldown, key + ":approvals:order", busy, self._running],
+            args=[
+                user,
+                repr(now),
+                int(current.cooldown * 1000),
+                proposal_id,
+                int(longest_run * 1000),
+                repr(now + longest_run),
+            ],
+        )
+        outcome, detail = (text(x) for x in result)
+        if outcome == "version":
+            raise StoredProposalError(f"stored proposal {proposal_id} has an unknown version")
+        return Approval(Verdict(outcome), self.get(proposal_id), detail)
+
+    def finish(self, proposal_id: str, *, ok: bool, detail: str, now: float) -> bool:
+        """running -> succeeded / failed, releasing the group. False when it was not running (finished already)."""
+        current = self.get(proposal_id)
+        if current is None:
+            return False
+        state = State.SUCCEEDED if ok else State.FAILED
+        moved = self._finish(
+            keys=[self._key(proposal_id), self.busy_key(current.cluster, current.group), self._running],
+            args=[state.value, detail, repr(now), proposal_id],
+        )
+        return bool(moved)
+
+    def overdue(self, *, now: float) -> list[str]:
+        """Running proposals past their longest run: their process died or hung without finishing them."""
+        return [text(i) for i in self._redis.zrangebyscore(self._running, "-inf", repr(now))]
+
+    def deny(self, proposal_id: str, *, user: str, reason: str, now: float) -> bool:
+        """proposed -> denied (not when expired: it can no longer run anyway). False otherwise."""
+        current = self.get(proposal_id)
+        if current is None or current.state_at(now) is not State.PROPOSED:
+            return False
+        moved = self._move(
+            keys=[self._key(proposal_id)],
+            args=[
+                State.PROPOSED.value,
+                State.DENIED.value,
+                "detail",
+                reason,
+                "denied_by",
+                user,
+                "finished_at",
+                repr(now),
+            ],
+        )
+        return bool(moved)
+
+    def in_cooldown(self, cluster: str, group: str, action: str) -> float:
+        """Seconds of cooldown left for this action on this group (0 when none)."""
+        ms = int(self._redis.pttl(self.cooldown_key(cluster, group, action)))
+        return max(0, ms) / 1000.0

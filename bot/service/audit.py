@@ -1,0 +1,99 @@
+"""The audit trail: every proposal, approval, refusal, execution and result, in Redis streams.
+
+Each entry is versioned JSON in one field of a stream entry: who, when, what (the event), which group
+and proposal, the plan, before and after. Entries go to a stream per group (what `/lag audit` reads)
+and to one stream of everything (what `lagbot audit export` writes as JSON lines). Both are capped
+(approximately, as Redis trims) so the trail cannot fill Redis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import redis
+
+from lagbot.core.stored import text
+
+AUDIT_VERSION = 1
+MAX_ALL = 100_000
+MAX_PER_GROUP = 1_000
+GROUP_KEEP = 90 * 86_400
+"""A group's own stream (what `/lag audit` shows) expires this long after its last entry; the stream of
+everything keeps the entry (capped at MAX_ALL) for `lagbot audit export`."""
+
+
+class StoredAuditError(ValueError):
+    """An audit entry was written by a version of lagbot this one does not read."""
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    at: float
+    event: str
+    """proposed, approved, refused, denied, expired, running, succeeded, failed, verified, escalated."""
+    cluster: str
+    group: str
+    user: str
+    """Slack user id, or 'lagbot' for the bot's own actions."""
+    action: str | None = None
+    proposal: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"v": AUDIT_VERSION, **asdict(self)}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> AuditEntry:
+        data = json.loads(raw)
+        version = data.pop("v", None)
+        if version != AUDIT_VERSION:
+            raise StoredAuditError(f"audit entry has version {version!r}; this lagbot reads {AUDIT_VERSION}")
+        return cls(**data)
+
+
+class AuditLog:
+    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+        self._redis = client
+        self._all = f"{prefix}:audit"
+        self._prefix = prefix
+
+    def _group_stream(self, cluster: str, group: str) -> str:
+        return f"{self._prefix}:audit:{cluster}:{group}"
+
+    def record(self, entry: AuditEntry) -> None:
+        fields: dict[Any, Any] = {"entry": entry.to_json()}
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.xadd(self._all, fields, maxlen=MAX_ALL, approximate=True)
+        stream = self._group_stream(entry.cluster, entry.group)
+        pipe.xadd(stream, fields, maxlen=MAX_PER_GROUP, approximate=True)
+        pipe.expire(stream, GROUP_KEEP)  # a group gone for that long takes its stream with it
+        pipe.execute()
+
+    def latest(self, cluster: str, group: str, n: int = 20) -> list[AuditEntry]:
+        """The newest `n` entries of a group, newest first."""
+        rows = _rows(self._redis.xrevrange(self._group_stream(cluster, group), count=n))
+        return [AuditEntry.from_json(raw) for _, raw in rows]
+
+    def export(self, *, since: float | None = None, batch: int = 1_000) -> Iterator[AuditEntry]:
+        """Every entry of the trail, oldest first (those at or after `since` when given)."""
+        start = "-"
+        while True:
+            rows = _rows(self._redis.xrange(self._all, min=start, count=batch))
+            for _, raw in rows:
+                entry = AuditEntry.from_json(raw)
+                if since is None or entry.at >= since:
+                    yield entry
+            if len(rows) < batch:
+                return
+            start = "(" + rows[-1][0]
+
+
+def _rows(result: Any) -> list[tuple[str, bytes]]:
+    """(entry id, the entry's JSON) from an XRANGE / XREVRANGE answer."""
+    rows = []
+    for entry_id, fields in result or []:
+        rows.append((text(entry_id), fields[b"entry"] if b"entry" in fields else fields["entry"]))
+    return rows

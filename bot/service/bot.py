@@ -1,0 +1,426 @@
+"""The running bot: scheduled checks -> incidents -> outbox -> Slack, led by one replica at a time.
+
+`Bot` owns the long-lived parts (Redis stores, the checker, the Slack client) and does one thing per
+method; `Leadership` decides whether this replica may run checks and digests; the scheduler
+(lagbot.service.scheduler) calls them on time. Nothing here renders text (lagbot.slack.render) or decides incident
+rules (lagbot.service.incidents).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import redis
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+
+from lagbot.core import messages
+from lagbot.core.config import Settings, Thresholds
+from lagbot.core.digest_config import DigestConfig
+from lagbot.core.model import GroupVerdict, Severity
+from lagbot.engine import agreement
+from lagbot.engine.check import Checker, CheckReport
+from lagbot.engine.window import RedisWindowStore
+from lagbot.policies.model import Policy
+from lagbot.service.audit import AuditLog
+from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, compose_digest, post_digest
+from lagbot.service.history import HistoryStore, make_history
+from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
+from lagbot.service.lease import FencedLock, Lease
+from lagbot.service.metrics import Metrics
+from lagbot.service.state_epoch import StateEpoch
+from lagbot.slack import render
+from lagbot.slack.outbox import POST_ROOT as POST_MESSAGE
+from lagbot.slack.outbox import DeliveryReport, Fence, Operation, Outbox
+
+log = logging.getLogger(__name__)
+
+OUTBOX_LOCK = "lagbot:outbox:lock"
+DELIVERY_ROUNDS = 3
+"""A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
+
+
+class RemediationHooks(Protocol):
+    """What the incident loop asks of remediations (lagbot.service.remediate.Remediator implements it)."""
+
+    def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
+        """Proposal blocks for actions newly offered in this incident ([] when nothing new can be offered).
+
+        Called every check of an open incident: an action whose plan could not be made yet (rates unknown
+        on the first check) is offered as soon as it can be, each action once per incident.
+        """
+        ...
+
+    def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
+        """Feed one more check to the verification of the incident's remediation, if one is verifying."""
+        ...
+
+    def restore_due(self, *, now: float) -> list[Any]:
+        """Hand paused autoscalers (KEDA) back once their hold is over."""
+        ...
+
+    def resolved(self, incident: Incident, *, now: float) -> None:
+        """The incident resolved: close the verification of its remediation, if one was still running."""
+        ...
+
+    def run_auto_approved(self, *, now: float) -> None:
+        """Run the proposals of this check that the policy auto-approves (their root is delivered by now)."""
+        ...
+
+    def reap(self, *, now: float) -> list[str]:
+        """Finish, as failed, runs past their longest duration (their process died)."""
+        ...
+
+    def state(self, incident_id: str) -> dict[str, Any]:
+        """The incident's latest remediation as its root message shows it ({} when none)."""
+        ...
+
+
+Silenced = Callable[[float], set[tuple[str, str]]]
+"""now -> the (cluster, group) pairs whose incidents may not open (read once per check, not per group)."""
+
+
+def slack_client(token: str, base_url: str, *, retries: int = 2) -> WebClient:
+    """A WebClient that waits out 429 (Retry-After) and retries connection and 5xx errors a few times."""
+    client = WebClient(token=token, base_url=base_url, timeout=15)
+    client.retry_handlers = [
+        ConnectionErrorRetryHandler(max_retry_count=retries),
+        RateLimitErrorRetryHandler(max_retry_count=retries),
+        ServerErrorRetryHandler(max_retry_count=retries),
+    ]
+    return client
+
+
+class Leadership:
+    """Whether this replica leads: it holds the `leader` lease, renewed every third of its ttl.
+
+    `is_leader` is also false once the lease may have expired without a successful renewal, so a
+    replica cut off from Redis stops acting before another one can have taken over.
+    """
+
+    def __init__(self, lease: Lease, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.lease = lease
+        self._clock = clock
+        self._held_until = 0.0
+        self._lock = threading.Lock()
+
+    def tick(self) -> bool:
+        started = self._clock()
+        try:
+            held = self.lease.acquire()
+        except redis.RedisError as exc:
+            log.warning("lease renewal failed", extra={"error": str(exc)})
+            held = False
+        with self._lock:
+            self._held_until = started + self.lease.ttl if held else 0.0
+        return held
+
+    def is_leader(self) -> bool:
+        with self._lock:
+            return self._clock() < self._held_until
+
+    def resign(self) -> None:
+        with self._lock:
+            self._held_until = 0.0
+        try:
+            self.lease.release()
+        except redis.RedisError as exc:
+            log.warning("lease release failed", extra={"error": str(exc)})
+
+
+@dataclass
+class CycleResult:
+    report: CheckReport
+    delivery: DeliveryReport
+    opened: int = 0
+
+
+class Bot:
+    """Checks, incidents and delivery for one replica. Thread-safe per method (the scheduler runs one
+    check per cluster at a time)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        redis_client: redis.Redis,
+        slack: WebClient,
+        *,
+        replica_id: str | None = None,
+        silenced: Silenced | None = None,
+        clock: Callable[[], float] = time.time,
+        policy: Policy | None = None,
+    ) -> None:
+        self.settings = settings
+        self.redis = redis_client
+        self.slack = slack
+        self.replica_id = replica_id or uuid.uuid4().hex[:8]
+        self.clock = clock
+        self.policy = policy
+        store = RedisWindowStore(redis_client, samples=settings.window.samples, ttl=settings.window.ttl)
+        self.checker = Checker(settings, store, clock=clock, thresholds_for=self.thresholds_for)
+        self.incidents: IncidentStore = RedisIncidentStore(redis_client)
+        self.outbox = Outbox(redis_client)
+        self.metrics = Metrics()
+        self.history: HistoryStore = make_history(settings.digest.history, redis_client)
+        self.audit = AuditLog(redis_client)
+        self.leadership = Leadership(
+            Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
+        )
+        self.outbox_lock = FencedLock(redis_client, OUTBOX_LOCK, holder=self.replica_id, ttl=settings.leader.lease_ttl)
+        self.epoch = StateEpoch(redis_client)
+        self.silenced: Silenced = silenced or (lambda _now: set())
+        self.latest: dict[str, CheckReport] = {}
+        self.remediations: RemediationHooks | None = None
+
+    # -- what the policy says about a group --------------------------------------------------------------
+
+    def thresholds_for(self, cluster: str, group: str) -> Thresholds:
+        rule = self.policy.match(cluster, group) if self.policy is not None else None
+        return rule.thresholds if rule is not None and rule.thresholds is not None else self.settings.thresholds
+
+    def channel_for(self, cluster: str, group: str) -> str | None:
+        """The policy rule's channel when it names one, else the configuration's routes."""
+        rule = self.policy.match(cluster, group) if self.policy is not None else None
+        if rule is not None and rule.channel is not None:
+            return rule.channel
+        return self.settings.slack.channel_for(cluster, group)
+
+    # -- a check ---------------------------------------------------------------------------------------
+
+    def check(self, cluster: str) -> CycleResult | None:
+        """One check of one cluster, if this replica leads: collect, judge, record, update incidents, deliver."""
+        if not self.leadership.is_leader():
+            return None
+        if self.epoch.lost():
+            self.announce_state_lost(now=self.clock())
+        started = time.monotonic()
+        report = self.checker.cycle([cluster])
+        self.metrics.observe_check_duration(cluster, time.monotonic() - started)
+        self.latest[cluster] = report
+        self.metrics.observe_report(self.latest_report())
+        self.history.record(report)
+        opened = self.apply(report.verdicts, now=report.taken_at)
+        delivery = self.deliver()
+        if self.remediations is not None:
+            self.remediations.run_auto_approved(now=self.clock())
+        return CycleResult(report=report, delivery=delivery, opened=opened)
+
+    def announce_state_lost(self, *, now: float) -> None:
+        """Say, in every channel that had a group in trouble at the last check, that the stored state is gone."""
+        channels = sorted(
+            {
+                channel
+                for v in self.latest_report().verdicts
+                if v.severity > Severity.OK and (channel := self.channel_for(v.cluster, v.group)) is not None
+            }
+        )
+        log.warning("stored state lost: Redis came back empty", extra={"channels": channels})
+        text = messages.state_lost()
+        block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        for channel in channels:
+            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, text, [block])
+            self.outbox.enqueue(notice, now=now)
+
+    def latest_report(self) -> CheckReport:
+        """The newest report of every cluster, as one (what /metrics shows)."""
+        reports = list(self.latest.values())
+        return CheckReport(
+            taken_at=max((r.taken_at for r in reports), default=0.0),
+            verdicts=[v for r in reports for v in r.verdicts],
+            cluster_errors={k: v for r in reports for k, v in r.cluster_errors.items()},
+            clusters=[c for r in reports for c in r.clusters],
+        )
+
+    def apply(self, verdicts: list[GroupVerdict], *, now: float) -> int:
+        """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
+        current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
+        silenced = self.silenced(now)
+        opened = 0
+        for verdict in verdicts:
+            if not self.leadership.is_leader():
+                break  # lost the lease mid-cycle (a long pause): the new leader owns the incidents now
+            before = current.get((verdict.cluster, verdict.group))
+            verdict = self._without_own_rebalance(before, verdict)
+            transition = step(
+                before,
+                verdict,
+                channel=self.channel_for(verdict.cluster, verdict.group),
+                silenced=(verdict.cluster, verdict.group) in silenced,
+                config=self.settings.incidents,
+                now=now,
+            )
+            incident = transition.incident
+            if incident is None or incident == before:
+                continue
+            self.incidents.put(incident)
+            buttons = self._remediation_step(incident, verdict, now=now)
+            effects = list(transition.effects)
+            if buttons and not any(e.kind == REPLY for e in effects):
+                effects.append(Effect(REPLY, Change.REMEDIATION, messages.remediations_offered()))
+            for effect in effects:
+                extra = buttons if effect.kind == REPLY else []
+                self.enqueue(effect, incident, verdict, now=now, extra=extra)
+                buttons = buttons if effect.kind != REPLY else []
+            opened += any(e.kind == POST_ROOT for e in transition.effects)
+        return opened
+
+    def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
+        """The verdict without the churn our own restart or scale caused within its settle period (no new-cause
+        reply for it): the incident's remediation state says which action ran and when."""
+        if self.remediations is None or incident is None or not incident.is_open:
+            return verdict
+        if not any(c.kind == "rebalance_churn" for c in verdict.causes):
+            return verdict
+        state = self.remediations.state(incident.id)
+        return agreement.own_rebalance(
+            verdict, state.get("action"), state.get("executed_at"), state.get("settle_until")
+        )
+
+    def _remediation_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
+        """Verify, offer or close the incident's remediations. A failure here is logged and counted, and never
+        keeps the incident's own messages from being queued."""
+        if self.remediations is None:
+            return []
+        try:
+            if not incident.is_open:
+                self.remediations.resolved(incident, now=now)
+                return []
+            self.remediations.verify_step(incident, verdict, now=now)
+            return self.remediations.buttons(incident, verdict, now=now)
+        except Exception:
+            log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
+            self.metrics.slack_error("remediations", "internal_error")
+            return []
+
+    def enqueue(
+        self,
+        effect: Effect,
+        incident: Incident,
+        verdict: GroupVerdict,
+        *,
+        now: float,
+        extra: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if self.remediations is not None:
+            incident = replace(incident, remediation=self.remediations.state(incident.id))
+        if effect.kind == REPLY:
+            rendered = render.change_reply(effect.change, effect.detail, incident, verdict, now)
+        else:
+            rendered = render.incident_root(incident, verdict, self.settings.incidents, now)
+        text, blocks = render.with_blocks(rendered, extra or [])
+        operation = Operation(
+            op=effect.kind,
+            incident_id=incident.id,
+            cluster=incident.cluster,
+            group=incident.group,
+            channel=incident.channel,
+            text=text,
+            blocks=blocks,
+        )
+        self.outbox.enqueue(operation, now=now)
+
+    def deliver(self) -> DeliveryReport:
+        """Send what the outbox holds (this cycle's effects and what earlier cycles could not send).
+
+        One deliverer at a time across threads and replicas (a click answered by a follower enqueues and
+        delivers too): a fenced lock with a short lease, renewed while delivering, never waited for. When
+        another deliverer holds it, this returns at once (that one, or the next attempt, sends what was
+        queued); a dead holder's lock expires within one lease and the next attempt takes it over.
+        """
+        report = DeliveryReport(pending=self.outbox.pending())
+        for _ in range(DELIVERY_ROUNDS):
+            value = self.outbox_lock.acquire()
+            if value is None:
+                return report
+            try:
+                with self.outbox_lock.renewing(value):
+                    report = self.outbox.deliver(
+                        self.slack,
+                        on_error=self._slack_error,
+                        deadline=time.monotonic() + self.settings.leader.lease_ttl,
+                        fence=Fence(self.outbox_lock.key, value),
+                    )
+            finally:
+                with contextlib.suppress(redis.RedisError):
+                    self.outbox_lock.release(value)
+            # Released first, then looked again: whatever was queued while we held the lock is seen now.
+            if report.failed_transient or not self.outbox.pending():
+                break
+        report.pending = self.outbox.pending()
+        return report
+
+    def deliver_if_leader(self) -> None:
+        """The scheduled delivery: resumes what a dead deliverer left, without waiting for the next check."""
+        if self.leadership.is_leader() and self.outbox.pending():
+            self.deliver()
+
+    def _slack_error(self, method: str, error: str) -> None:
+        self.metrics.slack_error(method, error)
+        log.warning("slack error", extra={"method": method, "error": error})
+
+    def housekeeping(self) -> None:
+        """On the leader: finish runs whose process died, hand back autoscalers whose hold is over."""
+        if self.remediations is not None and self.leadership.is_leader():
+            self.remediations.reap(now=self.clock())
+            self.remediations.restore_due(now=self.clock())
+
+    # -- digests -----------------------------------------------------------------------------------------
+
+    def scheduled_digest(self, config: DigestConfig) -> PostedDigest | None:
+        """A digest on its cron: only the leader posts it."""
+        if not self.leadership.is_leader():
+            return None
+        return self.digest(config)
+
+    def digest(self, config: DigestConfig) -> PostedDigest:
+        """Post the digest of `config.channel` now: the groups routed there (every group when none is)."""
+        now = self.clock()
+        since = now - config.period
+        verdicts = [v for c in self.settings.clusters for v in self.checker.judge_stored(c.name)]
+        routed = [v for v in verdicts if self.channel_for(v.cluster, v.group) == config.channel] or verdicts
+        keys = {(v.cluster, v.group) for v in routed}
+        incidents = [
+            IncidentSummary(i.cluster, i.group, i.opened_at, i.resolved_at, i.peak_lag, i.peak_severity.label)
+            for i in self.incidents.changed_since(since)
+            if (i.cluster, i.group) in keys
+        ]
+        remediations = [
+            RemediationSummary(
+                e.cluster,
+                e.group,
+                e.action or "",
+                str(e.detail.get("requested_by", "")),
+                tuple(str(u) for u in e.detail.get("approved_by", ())),
+                e.at,
+                e.event,
+            )
+            for e in self.audit.export(since=since)
+            if e.event in ("succeeded", "failed") and (e.cluster, e.group) in keys
+        ]
+        composed = compose_digest(
+            config=config,
+            verdicts=routed,
+            history=self.history,
+            incidents=incidents,
+            remediations=remediations,
+            now=now,
+        )
+        return post_digest(
+            self.slack,
+            config.channel,
+            composed.message,
+            composed.chart_png,
+            alt_text=composed.chart_alt,
+            on_error=self.metrics.slack_error,
+        )

@@ -1,0 +1,715 @@
+"""Remediations from the incident thread: propose, approve, run exactly once, verify, audit.
+
+    incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure)
+    click          -> `click` (approver? atomic approval in Redis) -> `run` on the one caller told RUN
+    later checks   -> `verify_step` (improving / no change / worse / resolved, once per change)
+
+Every step writes an audit entry and speaks in the incident's thread through the bot's outbox. Any
+failure inside a remediation becomes a failed outcome in the thread: it never stops the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from lagbot.core import messages
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
+from lagbot.core.stored import text
+from lagbot.engine.diagnose import DRAIN
+from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
+from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
+from lagbot.remediations import registry
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress
+from lagbot.remediations.drain import DrainParams
+from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.reset_offsets import ResetParams, resolve_times
+from lagbot.remediations.scale import Scale
+from lagbot.remediations.verify import Check, assess
+from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
+from lagbot.service.audit import AuditEntry
+from lagbot.service.bot import Bot
+from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
+from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
+from lagbot.slack import render
+from lagbot.slack.commands import Reply, text_reply
+from lagbot.slack.guard import valid_user
+
+log = logging.getLogger(__name__)
+
+BOT_USER = "lagbot"
+STATE_VERSION = 1
+STATE_KEEP = 8 * 86_400
+DEFAULT_LONGEST_RUN = 3_600.0
+"""A run holds its group at most this long (the drain: its job timeout and ten minutes)."""
+RESTORES = "lagbot:restores"
+"""Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
+RESTORE_LEASE = 120.0
+"""Seconds a claimed autoscaler restore is held by the replica running it; if that replica dies
+before finishing, the restore is due again after this and another replica runs it."""
+_CLAIM_RESTORE = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
+ExecutorFor = Callable[[Workload], Executor]
+
+
+_REPLACE_IF_UNCHANGED = """
+local current = redis.call('GET', KEYS[1])
+if (current or '') ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return 1
+"""
+
+
+class StateSlot:
+    """One incident's remediation state in Redis: versioned JSON, written whole.
+
+    A run writes it at its start and end (`write`); the check loop advances a verification from what it
+    read (`read` then `replace`), and its write is dropped if the state changed in between (a new run
+    started, the run ended): the next check reads the new state instead of clobbering it.
+    """
+
+    def __init__(self, client: Any, key: str) -> None:
+        self.client, self.key = client, key
+
+    def read(self) -> tuple[dict[str, Any], str]:
+        """The state ({} when none) and a token that `replace` checks ("" when none)."""
+        raw = self.client.get(self.key)
+        if raw is None:
+            return {}, ""
+        data = json.loads(raw)
+        if data.pop("v", None) != STATE_VERSION:
+            raise ValueError(f"stored remediation state {self.key} has an unknown version")
+        return dict(data), text(raw)
+
+    def write(self, state: dict[str, Any]) -> None:
+        self.client.set(self.key, self._dump(state), ex=STATE_KEEP)
+
+    def replace(self, state: dict[str, Any], token: str) -> bool:
+        """Write `state` only if the stored one is still what `read` returned with `token`."""
+        script = self.client.register_script(_REPLACE_IF_UNCHANGED)
+        return bool(script(keys=[self.key], args=[token, self._dump(state), int(STATE_KEEP)]))
+
+    @staticmethod
+    def _dump(state: dict[str, Any]) -> str:
+        return json.dumps({"v": STATE_VERSION, **state}, sort_keys=True)
+
+
+class Remediator:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        proposals: ProposalStore,
+        directory: ApproverDirectory,
+        executor_for: ExecutorFor,
+    ) -> None:
+        if bot.policy is None:
+            raise ValueError("remediations need a policy")
+        self.bot = bot
+        self.policy = bot.policy
+        self.proposals = proposals
+        self.directory = directory
+        self.executor_for = executor_for
+        self._auto: list[str] = []
+        """Proposals the policy auto-approves, to run once the check that made them has delivered."""
+
+    # -- proposing ---------------------------------------------------------------------------------------
+
+    def rule(self, cluster: str, group: str) -> Rule:
+        return self.policy.match(cluster, group)
+
+    def suggested(self, verdict: GroupVerdict) -> list[str]:
+        """Actions the causes suggest, most likely cause first, without repeats."""
+        actions: list[str] = []
+        for cause in verdict.causes:
+            if cause.remediation and cause.remediation not in actions:
+                actions.append(cause.remediation)
+        return actions
+
+    def propose(
+        self,
+        verdict: GroupVerdict,
+        *,
+        now: float,
+        incident: Incident | None,
+        actions: list[str] | None = None,
+        requested_by: str = BOT_USER,
+        given: dict[str, Any] | None = None,
+    ) -> tuple[list[Proposal], list[str]]:
+        """Proposals for the actions the rule allows (default: those the causes suggest).
+
+        Returns the proposals and, for each action not offered, the reason (for `/lag remediate`).
+        """
+        rule = self.rule(verdict.cluster, verdict.group)
+        made: list[Proposal] = []
+        skipped: list[str] = []
+        offered = self._offered_actions(incident) if actions is None else set()
+        for action in actions if actions is not None else self.suggested(verdict):
+            if action in offered:
+                continue
+            try:
+                made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given or {}))
+            except (PlanError, ExecutorError, ValueError, registry.RegistryError) as exc:
+                skipped.append(messages.remediation_not_offered(action, str(exc)))
+        for proposal in made:
+            if requested_by == BOT_USER and rule.auto_approves(proposal.action, now):
+                self._auto.append(proposal.id)
+        return made, skipped
+
+    def run_auto_approved(self, *, now: float) -> None:
+        """Run what the policy auto-approves, after the incident's messages are queued and delivered (so
+        the run's replies land in its thread), never in a maintenance window (checked again now)."""
+        while self._auto:
+            proposal = self.proposals.get(self._auto.pop(0))
+            if proposal is not None and self.rule(proposal.cluster, proposal.group).auto_approves(proposal.action, now):
+                self.approve_and_run(proposal.id, BOT_USER, now=now, auto=True)
+
+    def _proposal(
+        self,
+        rule: Rule,
+        action: str,
+        verdict: GroupVerdict,
+        now: float,
+        incident: Incident | None,
+        requested_by: str,
+        given: dict[str, Any],
+    ) -> Proposal:
+        policy = rule.allows(action)
+        if policy is None:
+            raise ValueError(messages.policy_not_allowed(rule.name, action))
+        left = self.proposals.in_cooldown(verdict.cluster, verdict.group, action)
+        if left > 0:
+            raise ValueError(messages.remediation_cooling_down(action, left))
+        if action == "scale" and rule.workload is not None and "current_replicas" not in given:
+            given = {**given, "current_replicas": self.executor_for(rule.workload).replicas(rule.workload)}
+        params = self._params(rule, action, given)
+        if isinstance(params, ResetParams) and params.mode == "datetime":
+            partitions = [p.tp for p in verdict.partitions]
+            params = resolve_times(params, partitions, self.bot.checker.admin(verdict.cluster), timeout=10.0)
+        plan = registry.get(action).plan(verdict, params, now=now)
+        proposal = self.proposals.create(
+            plan,
+            requested_by=requested_by,
+            now=now,
+            expires_in=policy.proposal_expiry,
+            approvals_required=policy.approvals_required,
+            cooldown=policy.cooldown,
+            channel=incident.channel if incident else None,
+            incident_id=incident.id if incident else None,
+        )
+        self._audit("proposed", proposal, requested_by, now, plan=plan.summary, steps=list(plan.steps))
+        if incident is not None:
+            key = self._offered_key(incident.id)
+            self.bot.redis.hset(key, proposal.action, proposal.id)
+            self.bot.redis.expire(key, STATE_KEEP)
+        return proposal
+
+    def _params(self, rule: Rule, action: str, given: dict[str, Any]) -> BaseModel:
+        """Validated parameters: the rule's limits and workload, what the user gave, and for the drain the
+        `drain:` settings (sink, master, chunk) of lagbot's configuration."""
+        raw = remediation_params(rule, action, **given)
+        if action == DRAIN:
+            overrides = {k: v for k, v in raw.items() if k != "sink"}
+            sink = raw.get("sink")
+            params = DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
+            refused = drain_sink_refusal(rule, params.sink, named_by_user=sink is not None)
+            if refused is not None:
+                raise ValueError(refused)
+            return params
+        return registry.params(action, raw)
+
+    def _offered_key(self, incident_id: str) -> str:
+        return f"lagbot:offered:{incident_id}"
+
+    def _offered_actions(self, incident: Incident | None) -> set[str]:
+        """Actions already offered in this incident's thread (each is offered there once; `/lag remediate`
+        proposes again on request). One HKEYS: this runs every check of every open incident."""
+        if incident is None:
+            return set()
+        return {text(action) for action in self.bot.redis.hkeys(self._offered_key(incident.id))}
+
+    def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
+        """An approval click from `user`. The caller told RUN has executed the plan when this returns."""
+        if not valid_user(user):  # never stored, never mentioned
+            return ClickAnswer(messages.command_bad_user(user))
+        proposal = self.proposals.get(proposal_id)
+        if proposal is None:
+            return ClickAnswer(messages.approval_unknown())
+        rule = self.rule(proposal.cluster, proposal.group)
+        try:
+            allowed = self.directory.is_approver(rule, user, now)
+        except ApproversUnavailable as exc:
+            return ClickAnswer(messages.approvers_unavailable(str(exc)))
+        if not allowed:
+            self._audit("refused", proposal, user, now, reason="not an approver")
+            return ClickAnswer(messages.approval_not_approver(rule.name, proposal.plan.summary), Verdict.MISSING)
+        if rule.dry_run:
+            self._audit("dry_run", proposal, user, now)
+            self._reply(proposal, messages.approval_dry_run(user, proposal.plan.summary), now)
+            return ClickAnswer(None)
+        return self.approve_and_run(proposal_id, user, now=now)
+
+    def approve_and_run(self, proposal_id: str, user: str, *, now: float, auto: bool = False) -> ClickAnswer:
+        current = self.proposals.get(proposal_id)
+        longest = longest_run(current.plan) if current is not None else DEFAULT_LONGEST_RUN
+        approval = self.proposals.approve(proposal_id, user, now=now, longest_run=longest)
+        proposal = approval.proposal
+        if approval.verdict is Verdict.RUN and proposal is not None:
+            outcome = self.run(proposal, user=user, now=now, auto=auto)
+            thread = self._incident(proposal) is not None
+            private = None if thread else messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
+            return ClickAnswer(private, Verdict.RUN)
+        if approval.verdict is Verdict.RECORDED and proposal is not None:
+            self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), complete=False)
+            line = messages.approval_recorded(user, len(proposal.approvals), proposal.approvals_required)
+            self._reply(proposal, line, now)
+            return ClickAnswer(None, Verdict.RECORDED)
+        if proposal is not None and approval.verdict is not Verdict.NOT_PROPOSED:
+            self._audit("refused", proposal, user, now, reason=approval.verdict.value)
+        state = proposal.state_at(now).value if proposal is not None else ""
+        return ClickAnswer(messages.approval_refused(approval.verdict.value, state, approval.detail), approval.verdict)
+
+    def settled(self, proposal_id: str, *, now: float) -> str | None:
+        """The line that replaces a proposal's buttons once no click can change it; None while it awaits."""
+        p = self.proposals.get(proposal_id)
+        if p is None or p.state_at(now) is State.PROPOSED:
+            return None
+        state = p.state_at(now).value
+        return messages.proposal_settled(state, p.plan.summary, p.approvals, p.detail, p.denied_by)
+
+    def deny_view(self, proposal_id: str) -> dict[str, Any] | None:
+        proposal = self.proposals.get(proposal_id)
+        return None if proposal is None else render.deny_modal(proposal)
+
+    def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer:
+        if not valid_user(user):  # never stored, never mentioned
+            return ClickAnswer(messages.command_bad_user(user))
+        proposal = self.proposals.get(proposal_id)
+        if proposal is None:
+            return ClickAnswer(messages.approval_unknown())
+        rule = self.rule(proposal.cluster, proposal.group)
+        try:
+            allowed = self.directory.is_approver(rule, user, now)
+        except ApproversUnavailable as exc:
+            return ClickAnswer(messages.approvers_unavailable(str(exc)))
+        if not allowed:
+            self._audit("refused", proposal, user, now, reason="not an approver (deny)")
+            return ClickAnswer(messages.approval_not_approver(rule.name, proposal.plan.summary))
+        if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
+            return ClickAnswer(messages.approval_refused("not_proposed", proposal.state_at(now).value, ""))
+        self._audit("denied", proposal, user, now, reason=reason)
+        self._reply(proposal, messages.approval_denied(user, proposal.plan.summary, reason), now)
+        return ClickAnswer(None)
+
+    # -- running -----------------------------------------------------------------------------------------
+
+    def run(self, proposal: Proposal, *, user: str, now: float, auto: bool = False) -> Outcome:
+        """Execute an approved plan (this caller alone was told RUN), then report, audit and start verifying.
+
+        Whatever happens in between (a broken remediation, Redis or Slack failing), the proposal is
+        finished here, so it never stays 'running'; a process that dies mid-run is caught by `reap`.
+        """
+        outcome = Outcome(False, messages.remediation_interrupted(proposal.action))
+        interval = self.bot.settings.leader.run_heartbeat
+        try:
+            with RunHeartbeat(self.bot.redis, proposal.id, interval=interval, clock=self.bot.clock):
+                self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
+                # The action starts now; its "running" messages are queued and follow on their own (Slack may
+                # be slow).
+                line = messages.remediation_running(proposal.approvals, proposal.plan.summary)
+                self._reply(proposal, line, now, deliver=False)
+                self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
+                self._deliver_soon()
+                outcome = self._execute(proposal)
+        except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
+            log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
+            outcome = Outcome(False, messages.remediation_crashed(proposal.action, exc))
+        finally:
+            self._finish(proposal, outcome, self.bot.clock())
+        return outcome
+
+    def _execute(self, proposal: Proposal) -> Outcome:
+        rule = self.rule(proposal.cluster, proposal.group)
+        executor = self.executor_for(rule.workload) if rule.workload is not None else None
+        context = ExecutionContext(
+            executor=executor,
+            admin=self.bot.checker.admin(proposal.cluster),
+            progress=lambda line: self._progress(proposal, line),
+            clock=self.bot.clock,
+            extra={
+                "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
+                "drain_settings": self.bot.settings.drain,
+                "workload": rule.workload,
+            },
+        )
+        return registry.get(proposal.action).execute(proposal.plan, context)
+
+    def _finish(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
+        """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""
+        if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
+            return
+        forget(self.bot.redis, proposal.id)
+        if "keda_previous" in outcome.data:  # KEDA was paused: hand it back after the hold (at once if it failed)
+            hold = float(proposal.plan.params.get("hold_for", 0)) if outcome.ok else 0.0
+            self._schedule_restore(proposal.id, finished + hold, outcome.data.get("keda_previous"))
+        try:
+            self._audit(
+                "succeeded" if outcome.ok else "failed",
+                proposal,
+                BOT_USER,
+                finished,
+                requested_by=proposal.requested_by,
+                approved_by=list(proposal.approvals),
+                detail=outcome.detail,
+                data=outcome.data,
+                before=proposal.plan.before,
+                after=proposal.plan.after,
+            )
+            line = messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
+            self._reply(proposal, line, finished)
+            state = "verifying" if outcome.ok else "interrupted" if outcome.data.get("interrupted") else "failed"
+            self._set_state(proposal, state, outcome.detail, finished, baseline=True)
+        except Exception:
+            log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
+
+    def reap(self, *, now: float) -> list[str]:
+        """Runs whose heartbeat stopped (their process died) or past their longest duration (hung).
+        Each is finished as failed and interrupted, once: said in its thread and the audit."""
+        interval = self.bot.settings.leader.run_heartbeat
+        running = self.proposals.overdue(now=math.inf)  # every running proposal
+        silent = silent_runs(self.bot.redis, running, now=now, interval=interval)
+        reaped = []
+        for proposal_id in dict.fromkeys(self.proposals.overdue(now=now) + silent):
+            proposal = self.proposals.get(proposal_id)
+            if proposal is None:
+                continue
+            if proposal_id in silent:
+                detail = messages.remediation_heartbeat_lost(proposal.action, STALE_BEATS * interval)
+            else:
+                detail = messages.remediation_interrupted(proposal.action)
+            self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
+            reaped.append(proposal_id)
+        return reaped
+
+    # -- handing a paused autoscaler back (KEDA) -----------------------------------------------------------
+
+    def _schedule_restore(self, proposal_id: str, at: float, previous: Any) -> None:
+        pipe = self.bot.redis.pipeline(transaction=True)
+        pipe.zadd(RESTORES, {proposal_id: at})
+        pipe.hset(RESTORES + ":previous", proposal_id, json.dumps({"v": STATE_VERSION, "previous": previous}))
+        pipe.execute()
+
+    def restore_due(self, *, now: float) -> list[Outcome]:
+        """Give paused autoscalers back once their hold is over, each once.
+
+        A restore is claimed atomically by pushing its due time a lease ahead (one script), and removed
+        only once it ran: two replicas never run it together, and one that dies mid-restore leaves it to
+        be claimed again when the lease is over (handing KEDA its annotations back twice is harmless).
+        """
+        outcomes = []
+        claim = self.bot.redis.register_script(_CLAIM_RESTORE)
+        for raw in self.bot.redis.zrangebyscore(RESTORES, "-inf", now):
+            proposal_id = text(raw)
+            if not claim(keys=[RESTORES], args=[proposal_id, now, now + RESTORE_LEASE]):
+                continue  # another replica claimed it
+            stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)
+            proposal = self.proposals.get(proposal_id)
+            document = json.loads(stored) if stored is not None else {}
+            if proposal is None or document.get("v") != STATE_VERSION:
+                log.error("autoscaler restore lost", extra={"proposal": proposal_id, "stored": document})
+            else:
+                outcomes.append(self._restore(proposal, document.get("previous"), now))
+            self._forget_restore(proposal_id)
+        return outcomes
+
+    def _forget_restore(self, proposal_id: str) -> None:
+        pipe = self.bot.redis.pipeline(transaction=True)
+        pipe.zrem(RESTORES, proposal_id)
+        pipe.hdel(RESTORES + ":previous", proposal_id)
+        pipe.execute()
+
+    def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
+        try:
+            rule = self.rule(proposal.cluster, proposal.group)
+            executor = self.executor_for(rule.workload) if rule.workload is not None else None
+            outcome = Scale().restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
+        except Exception as exc:  # never let one restore stop the others
+            log.exception("restore failed", extra={"proposal": proposal.id})
+            outcome = Outcome(False, messages.remediation_crashed("restore", exc))
+        self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
+        self._reply(proposal, messages.autoscaler_restored(outcome.ok, outcome.detail), now)
+        return outcome
+
+    # -- the remediation state an incident shows -------------------------------------------------------
+
+    def _slot(self, incident_id: str) -> StateSlot:
+        return StateSlot(self.bot.redis, f"lagbot:remediation:{incident_id}")
+
+    def state(self, incident_id: str) -> dict[str, Any]:
+        """The incident's latest remediation: action, state, detail, proposal id, verification checks.
+
+        Kept apart from the incident record, so a run's writes never clobber the check loop's incident;
+        the check loop's writes never clobber a run's (see StateSlot).
+        """
+        return self._slot(incident_id).read()[0]
+
+    # -- verification ------------------------------------------------------------------------------------
+
+    def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
+        """Feed one more check to the remediation under verification; speak once per change of progress.
+
+        Nothing is said or written if the state changed since it was read (the next check goes on from it).
+        """
+        slot = self._slot(incident.id)
+        state, seen = slot.read()
+        if state.get("state") != "verifying":
+            return
+        rule = self.rule(incident.cluster, incident.group)
+        checks = [*state.get("checks", []), _point(verdict, now)]
+        verification = assess([_check(c) for c in checks], rule.verification)
+        keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
+        changed = verification.progress.value != state.get("progress")
+        state = {**state, "checks": checks[-keep:], "detail": verification.detail}
+        state["progress"] = verification.progress.value
+        if verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE):
+            state["state"] = verification.progress.value
+        if not slot.replace(state, seen):
+            return  # a run started or ended meanwhile: its state stands
+        if changed and verification.progress is not Progress.PENDING:
+            line = verification.detail
+            if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
+                line = messages.verify_escalation(verification.detail, rule)
+            self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
+            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
+
+    def resolved(self, incident: Incident, *, now: float) -> None:
+        """The incident resolved: a remediation still being judged is over, and the root says so."""
+        slot = self._slot(incident.id)
+        state, seen = slot.read()
+        if state.get("state") in ("verifying", "worse", "no_change"):
+            slot.replace({**state, "state": "resolved", "detail": messages.remediation_resolved()}, seen)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+
+    def _incident(self, proposal: Proposal) -> Incident | None:
+        """The incident whose thread the proposal belongs to, while it is the group's current one."""
+        if proposal.incident_id is None:
+            return None
+        incident = self.bot.incidents.get(proposal.cluster, proposal.group)
+        return incident if incident is not None and incident.id == proposal.incident_id else None
+
+    def _reply(self, proposal: Proposal, line: str, now: float, *, deliver: bool = True) -> None:
+        incident = self._incident(proposal)
+        if incident is None:
+            return
+        verdict = self._stored_verdict(proposal.cluster, proposal.group)
+        self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
+        if deliver:
+            self.bot.deliver()
+
+    def _progress(self, proposal: Proposal, line: str) -> None:
+        """A running remediation's progress line: queued, delivered in the background (the run goes on)."""
+        self._reply(proposal, line, self.bot.clock(), deliver=False)
+        self._deliver_soon()
+
+    def _deliver_soon(self) -> None:
+        """Deliver what is queued in the background: the caller goes on without waiting for Slack."""
+
+        def deliver() -> None:
+            try:
+                self.bot.deliver()
+            except Exception:  # what is not delivered stays queued for the next delivery
+                log.exception("background delivery failed")
+
+        threading.Thread(target=deliver, name="deliver-soon", daemon=True).start()
+
+    def _set_state(
+        self, proposal: Proposal, state: str, detail: str, now: float, *, baseline: bool = False, deliver: bool = True
+    ) -> None:
+        incident = self._incident(proposal)
+        if incident is None:
+            return
+        if not incident.is_open and state == "verifying":
+            state, detail = "resolved", messages.remediation_resolved()  # it resolved while the action ran
+        remediation: dict[str, Any] = {"action": proposal.action, "state": state, "detail": detail, "id": proposal.id}
+        verdict = self._stored_verdict(proposal.cluster, proposal.group)
+        if baseline:
+            remediation["checks"] = [_point(verdict, now)]
+            # The rebalance a restart or scale causes is expected until its settle checks have passed
+            # (bot/engine/agreement.py own_rebalance).
+            settle = self.rule(proposal.cluster, proposal.group).verification.settle_checks + 1
+            remediation["executed_at"] = now
+            remediation["settle_until"] = now + settle * self.bot.settings.cluster(proposal.cluster).check_interval
+        self._slot(incident.id).write(remediation)
+        self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
+        if deliver:
+            self.bot.deliver()
+
+    def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
+        """Propose what the causes suggest and the rule allows; the buttons of those still awaiting a click."""
+        proposals, _ = self.propose(verdict, now=now, incident=incident)
+        return render.proposal_blocks(proposals, now=now)
+
+    def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
+        verdicts = self.bot.checker.judge_stored(cluster, [group])
+        if verdicts:
+            return verdicts[0]
+        return _unknown_verdict(cluster, group)
+
+    def _audit(self, event: str, proposal: Proposal, user: str, now: float, **detail: Any) -> None:
+        entry = AuditEntry(
+            at=now,
+            event=event,
+            cluster=proposal.cluster,
+            group=proposal.group,
+            user=user,
+            action=proposal.action,
+            proposal=proposal.id,
+            detail=detail,
+        )
+        self.bot.audit.record(entry)
+
+    def _audit_incident(self, event: str, incident: Incident, now: float, **detail: Any) -> None:
+        state = self.state(incident.id)
+        action = str(state.get("action") or "") or None
+        proposal = str(state.get("id") or "") or None
+        entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
+        self.bot.audit.record(entry)
+
+
+def longest_run(plan: Plan) -> float:
+    """How long a run of `plan` may hold its group before it counts as interrupted."""
+    if plan.action == DRAIN:
+        return float(plan.params.get("job_timeout", 6 * 3600.0)) + 600.0
+    return DEFAULT_LONGEST_RUN
+
+
+def _point(verdict: GroupVerdict, now: float) -> list[Any]:
+    """What verification keeps of a check: [at, lag, status, severity, produce, consume, error]."""
+    return [
+        now,
+        verdict.total_lag,
+        verdict.status.name,
+        verdict.severity.label,
+        verdict.produce_rate,
+        verdict.consume_rate,
+        verdict.error,
+    ]
+
+
+def _check(point: list[Any]) -> Check:
+    at, lag, status, severity, produce, consume, error = point
+    verdict = replace(
+        _unknown_verdict("", ""),
+        status=Status[status],
+        severity=Severity[severity.upper()],
+        total_lag=lag,
+        produce_rate=produce,
+        consume_rate=consume,
+        error=error,
+    )
+    return Check(verdict, at)
+
+
+def _unknown_verdict(cluster: str, group: str) -> GroupVerdict:
+    return GroupVerdict(
+        cluster=cluster,
+        group=group,
+        state=GroupState.UNKNOWN,
+        status=Status.OK,
+        severity=Severity.OK,
+        severity_reason="",
+        partitions=(),
+        total_lag=None,
+        max_lag_seconds=None,
+        produce_rate=None,
+        consume_rate=None,
+        eta_seconds=None,
+        trend="unknown",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# /lag remediate and /lag audit
+# ---------------------------------------------------------------------------------------------------
+
+
+def remediate_reply(
+    remediator: Remediator, verdict: GroupVerdict, action: str, user: str, args: Sequence[str], *, now: float
+) -> Reply:
+    """Propose `action` for the group on a user's request: buttons for everyone in the channel."""
+    try:
+        given = remediate_args(action, args)
+    except ValueError as exc:
+        return text_reply(str(exc))
+    incident = remediator.bot.incidents.get(verdict.cluster, verdict.group)
+    live = incident if incident is not None and incident.is_open else None
+    proposals, skipped = remediator.propose(
+        verdict, now=now, incident=live, actions=[action], requested_by=user, given=given
+    )
+    if not proposals:
+        return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
+    blocks = render.proposal_blocks(proposals, now=now)
+    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True)
+
+
+def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
+    """The parameters a user gave after the action: `scale [n]`, `reset_offsets latest|shift N|datetime ISO`.
+
+    Raises ValueError with the usage when they do not parse.
+    """
+    if action == "scale":
+        if not args:
+            return {}
+        if len(args) != 1 or not args[0].isdigit():
+            raise ValueError(messages.remediate_usage(action))
+        return {"replicas": int(args[0])}
+    if action == DRAIN:
+        if len(args) > 1:
+            raise ValueError(messages.remediate_usage(action))
+        return {"sink": args[0]} if args else {}
+    if action == "reset_offsets":
+        mode = args[0] if args else ""
+        if mode == "latest" and len(args) == 1:
+            return {"mode": mode}
+        if mode == "shift" and len(args) == 2 and args[1].lstrip("-").isdigit():
+            return {"mode": mode, "shift": int(args[1])}
+        if mode == "datetime" and len(args) == 2:
+            return {"mode": mode, "to_datetime": args[1]}
+        raise ValueError(messages.remediate_usage(action))
+    if args:
+        raise ValueError(messages.remediate_usage(action))
+    return {}
+
+
+def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:
+    entries = bot.audit.latest(cluster, group, n)
+    if not entries:
+        return text_reply(messages.audit_empty(group))
+    lines = [
+        messages.audit_line(
+            datetime.fromtimestamp(e.at, UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+            e.event,
+            e.user,
+            e.action,
+            str(e.detail.get("detail") or e.detail.get("reason") or e.detail.get("plan") or ""),
+        )
+        for e in entries
+    ]
+    return text_reply("\n".join(lines))

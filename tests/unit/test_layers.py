@@ -1,0 +1,126 @@
+"""The layers of the `lagbot` package, read off the tree, and a check that imports only go down.
+
+bot/ is installed as `lagbot` (pyproject.toml's package-dir), remediations/ and policies/ as its sub-packages. From
+the bottom: the foundation (core), the engine that judges lag, the remediations, the policies that allow them, the
+running service, Slack, the assembled `lagbot run` process, the command line, the dev kit, and on top the `lagbot`
+command's entry point, which dispatches to all of them. A module may import its own layer and the layers below;
+every import counts, also one inside a function or under TYPE_CHECKING.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LAYERS = (
+    "lagbot.core",
+    "lagbot.engine",
+    "lagbot.remediations",
+    "lagbot.policies",
+    "lagbot.service",
+    "lagbot.slack",
+    "lagbot.app",
+    "lagbot.cli",
+    "lagbot.devkit",
+    "lagbot.cli.main",  # the entry point: `lagbot demo` reaches the dev kit from here
+)
+
+# Imports that go up today, each with its reason; the check fails on any other, and on one that is gone.
+# The configuration file's schema holds the drain's and the executors' settings, which their remediation owns;
+# those modules import nothing above the foundation (checked below).
+ALLOWED_UP = {
+    ("lagbot.core.config", "lagbot.remediations.drain_settings"): "the config schema includes the drain's settings",
+    ("lagbot.core.config", "lagbot.remediations.executors.config"): "the config schema includes the executors",
+    # Debts being paid: the service still builds Slack messages itself.
+    ("lagbot.service.bot", "lagbot.slack"): "incident messages",
+    ("lagbot.service.bot", "lagbot.slack.outbox"): "incident messages",
+    ("lagbot.service.bot", "lagbot.slack.render"): "incident messages",
+    ("lagbot.service.digest", "lagbot.slack.render"): "the digest's blocks",
+    ("lagbot.service.remediate", "lagbot.slack"): "proposal messages",
+    ("lagbot.service.remediate", "lagbot.slack.commands"): "/lag remediate replies",
+    ("lagbot.service.remediate", "lagbot.slack.guard"): "user ids",
+    ("lagbot.service.remediate", "lagbot.slack.render"): "proposal messages",
+}
+SETTINGS_MODULES = ("lagbot.remediations.drain_settings", "lagbot.remediations.executors.config")
+
+
+def module_name(path: Path) -> str:
+    """The installed name of a source file: bot/x.py is lagbot.x, remediations/x.py is lagbot.remediations.x."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    parts[0:1] = ["lagbot"] if parts[0] == "bot" else ["lagbot", parts[0]]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def sources() -> dict[str, Path]:
+    files = [p for folder in ("bot", "remediations", "policies") for p in (ROOT / folder).rglob("*.py")]
+    return {module_name(p): p for p in sorted(files) if "__pycache__" not in p.parts}
+
+
+def imported(path: Path) -> set[str]:
+    """Every `lagbot` module this file imports, anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("lagbot"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lagbot"):
+            assert node.level == 0, f"{path}: relative import"
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def layer(module: str) -> int:
+    """The index of the most specific layer the module belongs to (-1: the package's own __init__)."""
+    best, best_len = -1, -1
+    for index, prefix in enumerate(LAYERS):
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+            best, best_len = index, len(prefix)
+    return best
+
+
+def upward_imports() -> dict[tuple[str, str], str]:
+    modules = sources()
+    found = {}
+    for name, path in modules.items():
+        for target in imported(path):
+            if target not in modules:
+                continue  # `from lagbot.x import name` also yields lagbot.x.name: only modules count
+            if layer(target) > layer(name):
+                found[(name, target)] = f"{LAYERS[layer(name)]} imports {LAYERS[layer(target)]}"
+    return found
+
+
+def test_every_module_is_in_a_layer() -> None:
+    unplaced = [name for name in sources() if layer(name) < 0 and name != "lagbot"]
+    assert unplaced == []
+
+
+def test_imports_only_go_down() -> None:
+    found = upward_imports()
+    assert sorted(set(found) - set(ALLOWED_UP)) == [], "imports that go up a layer"
+    assert sorted(set(ALLOWED_UP) - set(found)) == [], "allowed upward imports that no longer exist: remove them"
+
+
+@pytest.mark.parametrize("module", SETTINGS_MODULES)
+def test_settings_modules_import_only_the_foundation(module: str) -> None:
+    targets = {t for t in imported(sources()[module]) if t in sources()}
+    assert sorted(t for t in targets if layer(t) > 0 and not t.startswith(module.rsplit(".", 1)[0])) == []
+
+
+def test_pyproject_lists_every_package() -> None:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages = {name for name, path in sources().items() if path.name == "__init__.py"}
+    assert sorted(setuptools["packages"]) == sorted(packages)
+    assert setuptools["package-dir"] == {
+        "lagbot": "bot",
+        "lagbot.remediations": "remediations",
+        "lagbot.policies": "policies",
+    }
