@@ -25,9 +25,10 @@ import redis
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.engine.check import CheckReport
-from lagbot.service.digest import IncidentSummary, build_digest, chart_series, lag_chart, load_series, worst
+from lagbot.service.digest import IncidentSummary
 from lagbot.service.history import HistoryStore, MemoryHistoryStore, RedisHistoryStore
 from lagbot.service.metrics import Metrics
+from lagbot.slack.digest import build_digest, chart_series, lag_chart, load_series, worst
 
 NOW = 1_710_234_000.0
 UTC = ZoneInfo("UTC")

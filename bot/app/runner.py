@@ -27,12 +27,14 @@ from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.executors.config import build_executor
 from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
-from lagbot.service.remediate import Remediator, audit_reply, remediate_reply
+from lagbot.service.remediate import Remediator
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
 from lagbot.slack.app import build_app
 from lagbot.slack.guard import CommandGuard
+from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replay import ReplayGuard, refuse_replays
+from lagbot.slack.replies import audit_reply, remediate_reply
 from lagbot.slack.wiring import BotCommands
 
 log = logging.getLogger(__name__)
@@ -137,6 +139,7 @@ def run_bot(
         settings,
         client,
         slack,
+        SlackPresenter(),
         policy=policy,
         silenced=lambda now: {(s.cluster, s.group) for s in silences.all_active(now)},
     )

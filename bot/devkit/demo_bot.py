@@ -57,7 +57,7 @@ from lagbot.remediations.executors.config import LocalConfig
 from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.service.incidents import Incident, RedisIncidentStore
-from lagbot.slack.outbox import Outbox
+from lagbot.service.outbox import Outbox
 
 T = TypeVar("T")
 

@@ -2,8 +2,8 @@
 
 `Bot` owns the long-lived parts (Redis stores, the checker, the Slack client) and does one thing per
 method; `Leadership` decides whether this replica may run checks and digests; the scheduler
-(lagbot.service.scheduler) calls them on time. Nothing here renders text (lagbot.slack.render) or decides incident
-rules (lagbot.service.incidents).
+(lagbot.service.scheduler) calls them on time. Nothing here renders a message (the `Presenter` it is given does:
+lagbot.slack.presenter) or decides incident rules (lagbot.service.incidents).
 """
 
 from __future__ import annotations
@@ -33,16 +33,17 @@ from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport
 from lagbot.engine.window import RedisWindowStore
 from lagbot.policies.model import Policy
+from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
-from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, compose_digest, post_digest
+from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
 from lagbot.service.history import HistoryStore, make_history
 from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
 from lagbot.service.lease import FencedLock, Lease
 from lagbot.service.metrics import Metrics
+from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
+from lagbot.service.outbox import DeliveryReport, Fence, Operation, Outbox
+from lagbot.service.presenter import Presenter
 from lagbot.service.state_epoch import StateEpoch
-from lagbot.slack import render
-from lagbot.slack.outbox import POST_ROOT as POST_MESSAGE
-from lagbot.slack.outbox import DeliveryReport, Fence, Operation, Outbox
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +55,8 @@ DELIVERY_ROUNDS = 3
 class RemediationHooks(Protocol):
     """What the incident loop asks of remediations (lagbot.service.remediate.Remediator implements it)."""
 
-    def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
-        """Proposal blocks for actions newly offered in this incident ([] when nothing new can be offered).
+    def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
+        """Proposals of actions newly offered in this incident ([] when nothing new can be offered).
 
         Called every check of an open incident: an action whose plan could not be made yet (rates unknown
         on the first check) is offered as soon as it can be, each action once per incident.
@@ -155,6 +156,7 @@ class Bot:
         settings: Settings,
         redis_client: redis.Redis,
         slack: WebClient,
+        presenter: Presenter,
         *,
         replica_id: str | None = None,
         silenced: Silenced | None = None,
@@ -164,6 +166,7 @@ class Bot:
         self.settings = settings
         self.redis = redis_client
         self.slack = slack
+        self.presenter = presenter
         self.replica_id = replica_id or uuid.uuid4().hex[:8]
         self.clock = clock
         self.policy = policy
@@ -226,10 +229,9 @@ class Bot:
             }
         )
         log.warning("stored state lost: Redis came back empty", extra={"channels": channels})
-        text = messages.state_lost()
-        block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        text, blocks = self.presenter.state_lost()
         for channel in channels:
-            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, text, [block])
+            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, text, blocks)
             self.outbox.enqueue(notice, now=now)
 
     def latest_report(self) -> CheckReport:
@@ -297,7 +299,8 @@ class Bot:
                 self.remediations.resolved(incident, now=now)
                 return []
             self.remediations.verify_step(incident, verdict, now=now)
-            return self.remediations.buttons(incident, verdict, now=now)
+            offered = self.remediations.offers(incident, verdict, now=now)
+            return self.presenter.proposal_blocks(offered, now=now) if offered else []
         except Exception:
             log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
             self.metrics.slack_error("remediations", "internal_error")
@@ -315,10 +318,10 @@ class Bot:
         if self.remediations is not None:
             incident = replace(incident, remediation=self.remediations.state(incident.id))
         if effect.kind == REPLY:
-            rendered = render.change_reply(effect.change, effect.detail, incident, verdict, now)
+            rendered = self.presenter.change_reply(effect.change, effect.detail, incident, verdict, now)
         else:
-            rendered = render.incident_root(incident, verdict, self.settings.incidents, now)
-        text, blocks = render.with_blocks(rendered, extra or [])
+            rendered = self.presenter.incident_root(incident, verdict, self.settings.incidents, now)
+        text, blocks = self.presenter.with_blocks(rendered, extra or [])
         operation = Operation(
             op=effect.kind,
             incident_id=incident.id,
@@ -408,7 +411,7 @@ class Bot:
             for e in self.audit.export(since=since)
             if e.event in ("succeeded", "failed") and (e.cluster, e.group) in keys
         ]
-        composed = compose_digest(
+        composed = self.presenter.digest(
             config=config,
             verdicts=routed,
             history=self.history,

@@ -14,14 +14,14 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
 
 from lagbot.core import messages
+from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.core.stored import text
 from lagbot.engine.diagnose import DRAIN
@@ -39,9 +39,6 @@ from lagbot.service.audit import AuditEntry
 from lagbot.service.bot import Bot
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
-from lagbot.slack import render
-from lagbot.slack.commands import Reply, text_reply
-from lagbot.slack.guard import valid_user
 
 log = logging.getLogger(__name__)
 
@@ -293,9 +290,9 @@ class Remediator:
         state = p.state_at(now).value
         return messages.proposal_settled(state, p.plan.summary, p.approvals, p.detail, p.denied_by)
 
-    def deny_view(self, proposal_id: str) -> dict[str, Any] | None:
-        proposal = self.proposals.get(proposal_id)
-        return None if proposal is None else render.deny_modal(proposal)
+    def proposal(self, proposal_id: str) -> Proposal | None:
+        """The proposal, in whatever state (None when unknown or expired from Redis)."""
+        return self.proposals.get(proposal_id)
 
     def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer:
         if not valid_user(user):  # never stored, never mentioned
@@ -561,10 +558,10 @@ class Remediator:
         if deliver:
             self.bot.deliver()
 
-    def buttons(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
-        """Propose what the causes suggest and the rule allows; the buttons of those still awaiting a click."""
+    def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
+        """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click."""
         proposals, _ = self.propose(verdict, now=now, incident=incident)
-        return render.proposal_blocks(proposals, now=now)
+        return proposals
 
     def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
         verdicts = self.bot.checker.judge_stored(cluster, [group])
@@ -643,73 +640,3 @@ def _unknown_verdict(cluster: str, group: str) -> GroupVerdict:
         eta_seconds=None,
         trend="unknown",
     )
-
-
-# ---------------------------------------------------------------------------------------------------
-# /lag remediate and /lag audit
-# ---------------------------------------------------------------------------------------------------
-
-
-def remediate_reply(
-    remediator: Remediator, verdict: GroupVerdict, action: str, user: str, args: Sequence[str], *, now: float
-) -> Reply:
-    """Propose `action` for the group on a user's request: buttons for everyone in the channel."""
-    try:
-        given = remediate_args(action, args)
-    except ValueError as exc:
-        return text_reply(str(exc))
-    incident = remediator.bot.incidents.get(verdict.cluster, verdict.group)
-    live = incident if incident is not None and incident.is_open else None
-    proposals, skipped = remediator.propose(
-        verdict, now=now, incident=live, actions=[action], requested_by=user, given=given
-    )
-    if not proposals:
-        return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
-    blocks = render.proposal_blocks(proposals, now=now)
-    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True)
-
-
-def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
-    """The parameters a user gave after the action: `scale [n]`, `reset_offsets latest|shift N|datetime ISO`.
-
-    Raises ValueError with the usage when they do not parse.
-    """
-    if action == "scale":
-        if not args:
-            return {}
-        if len(args) != 1 or not args[0].isdigit():
-            raise ValueError(messages.remediate_usage(action))
-        return {"replicas": int(args[0])}
-    if action == DRAIN:
-        if len(args) > 1:
-            raise ValueError(messages.remediate_usage(action))
-        return {"sink": args[0]} if args else {}
-    if action == "reset_offsets":
-        mode = args[0] if args else ""
-        if mode == "latest" and len(args) == 1:
-            return {"mode": mode}
-        if mode == "shift" and len(args) == 2 and args[1].lstrip("-").isdigit():
-            return {"mode": mode, "shift": int(args[1])}
-        if mode == "datetime" and len(args) == 2:
-            return {"mode": mode, "to_datetime": args[1]}
-        raise ValueError(messages.remediate_usage(action))
-    if args:
-        raise ValueError(messages.remediate_usage(action))
-    return {}
-
-
-def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:
-    entries = bot.audit.latest(cluster, group, n)
-    if not entries:
-        return text_reply(messages.audit_empty(group))
-    lines = [
-        messages.audit_line(
-            datetime.fromtimestamp(e.at, UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
-            e.event,
-            e.user,
-            e.action,
-            str(e.detail.get("detail") or e.detail.get("reason") or e.detail.get("plan") or ""),
-        )
-        for e in entries
-    ]
-    return text_reply("\n".join(lines))

@@ -19,7 +19,8 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from lagbot.core import messages
-from lagbot.service.approvals import ClickAnswer
+from lagbot.service.approvals import ClickAnswer, Proposal
+from lagbot.slack import render
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import DENY_CALLBACK
 from lagbot.slack.settle import settle_proposal_message
@@ -37,7 +38,7 @@ class Clicks(Protocol):
 
     def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer: ...
 
-    def deny_view(self, proposal_id: str) -> dict[str, Any] | None: ...
+    def proposal(self, proposal_id: str) -> Proposal | None: ...
 
     def settled(self, proposal_id: str, *, now: float) -> str | None: ...
 
@@ -85,7 +86,8 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
 
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()
-        view = clicks.deny_view(_value(body))
+        proposal = clicks.proposal(_value(body))
+        view = None if proposal is None else render.deny_modal(proposal)
         trigger = body.get("trigger_id")
         if view is None or not trigger:
             if body.get("response_url"):

@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection
 
 import redis
 
 from lagbot.core import messages
 from lagbot.core.config import CommandLimits
+from lagbot.core.ids import CHANNEL_ID, valid_user
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Policy
 from lagbot.service.audit import AuditEntry, AuditLog
@@ -39,14 +39,7 @@ from lagbot.slack.commands import (
     text_reply,
 )
 
-USER_ID = re.compile(r"[UW][A-Z0-9]{2,20}")
-CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,20}")
 RATE_PREFIX = "lagbot:rate"
-
-
-def valid_user(user: str) -> bool:
-    """Whether `user` is a Slack user id (U... or W...), safe inside a `<@...>` mention."""
-    return USER_ID.fullmatch(user) is not None
 
 
 class RateLimiter:

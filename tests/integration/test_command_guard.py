@@ -7,8 +7,9 @@ import pytest
 import redis
 
 from lagbot.core import messages
+from lagbot.core.ids import valid_user
 from lagbot.policies.model import Policy, Rule, drain_sink_refusal
-from lagbot.slack.guard import RateLimiter, valid_user
+from lagbot.slack.guard import RateLimiter
 from lagbot.slack.render import settled_blocks
 from lagbot.slack.replay import SEEN_TTL, ReplayGuard
 

@@ -11,11 +11,13 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.check import CheckReport
-from lagbot.service.digest import DigestConfig, IncidentSummary, RemediationSummary, compose_digest, post_digest
+from lagbot.service.digest import IncidentSummary, RemediationSummary, post_digest
 from lagbot.service.history import MemoryHistoryStore, RedisHistoryStore
+from lagbot.slack.digest import compose_digest
 from tests.unit.verdict_factory import verdict
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ import redis
 
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import slack_client
-from lagbot.slack.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
 
 TOKEN = "xoxb-outbox-test"
 

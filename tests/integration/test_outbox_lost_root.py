@@ -11,7 +11,7 @@ import redis
 from lagbot.core import messages
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import slack_client
-from lagbot.slack.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
 
 pytestmark = pytest.mark.integration
 TOKEN = "xoxb-lost-root"

@@ -14,7 +14,8 @@ from lagbot.core.config import Settings
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import OUTBOX_LOCK, Bot, slack_client
 from lagbot.service.lease import FencedLock
-from lagbot.slack.outbox import POST_ROOT, REPLY, Fence, Operation
+from lagbot.service.outbox import POST_ROOT, REPLY, Fence, Operation
+from lagbot.slack.presenter import SlackPresenter
 from tests.integration.bot_process import wait_for
 
 pytestmark = pytest.mark.integration
@@ -35,7 +36,7 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, name: str, **http: 
         leader={"lease_ttl": TTL},  # type: ignore[arg-type]
         http=http,  # type: ignore[arg-type]
     )
-    return Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), replica_id=name)
+    return Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), replica_id=name)
 
 
 def op(kind: str, text: str) -> Operation:

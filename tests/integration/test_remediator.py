@@ -23,7 +23,9 @@ from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
 from lagbot.service.approvals import ProposalStore, State
 from lagbot.service.bot import Bot, slack_client
-from lagbot.service.remediate import RESTORE_LEASE, Remediator, StateSlot, remediate_args
+from lagbot.service.remediate import RESTORE_LEASE, Remediator, StateSlot
+from lagbot.slack.presenter import SlackPresenter
+from lagbot.slack.replies import remediate_args
 from tests.integration.bot_process import wait_for
 from tests.k8s_fake import FakeKubernetes
 from tests.unit.verdicts import CLUSTER, GROUP, member, partition, verdict
@@ -70,7 +72,9 @@ def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKuberne
         }
     )
     settings = Settings(clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}])  # type: ignore[list-item]
-    bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), policy=policy, clock=lambda: NOW)
+    bot = Bot(
+        settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy, clock=lambda: NOW
+    )
     executor = KubernetesExecutor(KubernetesConfig(api_url=k8s.url, token="t", timeout=5))
     directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
     return Remediator(bot, proposals=ProposalStore(redis_client), directory=directory, executor_for=lambda w: executor)

@@ -19,16 +19,9 @@ import pytest
 
 from lagbot.core.model import GroupVerdict, Severity, Status
 from lagbot.devkit.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
-from lagbot.service.digest import (
-    IncidentSummary,
-    RemediationSummary,
-    build_digest,
-    chart_series,
-    lag_chart,
-    point_near,
-    worst,
-)
+from lagbot.service.digest import IncidentSummary, RemediationSummary
 from lagbot.service.history import LagPoint
+from lagbot.slack.digest import build_digest, chart_series, lag_chart, point_near, worst
 from tests.unit.verdict_factory import unreadable, verdict
 
 NOW = 1_710_234_000.0  # Tue 12 Mar 2024 09:00 UTC
@@ -331,7 +324,7 @@ def test_odd_names_do_not_break_the_chart() -> None:
 def test_the_chart_is_drawn_headless_and_matplotlib_is_imported_lazily() -> None:
     script = (
         "import sys, zoneinfo\n"
-        "from lagbot.service import digest\n"
+        "from lagbot.slack import digest\n"
         "assert 'matplotlib' not in sys.modules, 'the digest imported matplotlib eagerly'\n"
         "png = digest.lag_chart({'g': [(0.0, 1), (3600.0, 2)]}, now=3600.0, tz=zoneinfo.ZoneInfo('UTC'))\n"
         "assert png[:4] == b'\\x89PNG'\n"

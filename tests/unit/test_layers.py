@@ -36,15 +36,6 @@ LAYERS = (
 ALLOWED_UP = {
     ("lagbot.core.config", "lagbot.remediations.drain_settings"): "the config schema includes the drain's settings",
     ("lagbot.core.config", "lagbot.remediations.executors.config"): "the config schema includes the executors",
-    # Debts being paid: the service still builds Slack messages itself.
-    ("lagbot.service.bot", "lagbot.slack"): "incident messages",
-    ("lagbot.service.bot", "lagbot.slack.outbox"): "incident messages",
-    ("lagbot.service.bot", "lagbot.slack.render"): "incident messages",
-    ("lagbot.service.digest", "lagbot.slack.render"): "the digest's blocks",
-    ("lagbot.service.remediate", "lagbot.slack"): "proposal messages",
-    ("lagbot.service.remediate", "lagbot.slack.commands"): "/lag remediate replies",
-    ("lagbot.service.remediate", "lagbot.slack.guard"): "user ids",
-    ("lagbot.service.remediate", "lagbot.slack.render"): "proposal messages",
 }
 SETTINGS_MODULES = ("lagbot.remediations.drain_settings", "lagbot.remediations.executors.config")
 

@@ -56,7 +56,7 @@ def granted_scopes() -> set[str]:
 def test_the_scan_finds_the_calls_we_know_of() -> None:
     calls = web_api_calls()
     assert set(calls) == set(METHOD_SCOPES), "a Web API method is called that the scope table does not list"
-    assert any(where.startswith("bot/slack/outbox.py") for where in calls["chat_update"])
+    assert any(where.startswith("bot/service/outbox.py") for where in calls["chat_update"])
     assert any(where.startswith("policies/approvers.py") for where in calls["usergroups_users_list"])
 
 

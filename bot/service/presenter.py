@@ -1,0 +1,56 @@
+"""What the service needs shown in Slack, and nothing about how: lagbot.slack.presenter implements it.
+
+The service decides what to say and when (an incident's root, a reply on a change, the proposals awaiting a click,
+the notice that stored state was lost, a channel's digest); the Slack layer turns those typed inputs into Block
+Kit. The service then queues the messages in its outbox and delivers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from lagbot.core.config import IncidentConfig
+from lagbot.core.digest_config import DigestConfig
+from lagbot.core.model import GroupVerdict
+from lagbot.service.approvals import Proposal
+from lagbot.service.digest import ComposedDigest, IncidentSummary, Message, RemediationSummary
+from lagbot.service.history import HistoryStore
+from lagbot.service.incidents import Change, Incident
+
+
+class Presenter(Protocol):
+    def incident_root(self, incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Message:
+        """The incident's root message: the group's state, its table and causes, its remediation."""
+        ...
+
+    def change_reply(
+        self, change: Change, detail: str, incident: Incident, verdict: GroupVerdict, now: float
+    ) -> Message:
+        """A reply in the incident's thread saying what changed."""
+        ...
+
+    def proposal_blocks(self, proposals: list[Proposal], *, now: float) -> list[dict[str, Any]]:
+        """The blocks of proposals awaiting a click: the plan and its buttons."""
+        ...
+
+    def with_blocks(self, message: Message, extra: list[dict[str, Any]]) -> Message:
+        """A message with more blocks appended, within Slack's limits."""
+        ...
+
+    def state_lost(self) -> Message:
+        """The notice that Redis lost lagbot's stored state."""
+        ...
+
+    def digest(
+        self,
+        *,
+        config: DigestConfig,
+        verdicts: Sequence[GroupVerdict],
+        history: HistoryStore,
+        incidents: Iterable[IncidentSummary],
+        remediations: Iterable[RemediationSummary],
+        now: float,
+    ) -> ComposedDigest:
+        """A channel's digest: the message and its chart."""
+        ...

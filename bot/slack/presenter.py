@@ -1,0 +1,53 @@
+"""The service's messages in Block Kit: lagbot.service.presenter.Presenter, implemented with lagbot.slack.render
+and lagbot.slack.digest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lagbot.core import messages
+from lagbot.core.config import IncidentConfig
+from lagbot.core.digest_config import DigestConfig
+from lagbot.core.model import GroupVerdict
+from lagbot.service.approvals import Proposal
+from lagbot.service.digest import ComposedDigest, IncidentSummary, Message, RemediationSummary
+from lagbot.service.history import HistoryStore
+from lagbot.service.incidents import Change, Incident
+from lagbot.slack import digest, render
+
+
+class SlackPresenter:
+    """Stateless: every method is a pure function of its arguments."""
+
+    def incident_root(self, incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Message:
+        return render.incident_root(incident, verdict, config, now)
+
+    def change_reply(
+        self, change: Change, detail: str, incident: Incident, verdict: GroupVerdict, now: float
+    ) -> Message:
+        return render.change_reply(change, detail, incident, verdict, now)
+
+    def proposal_blocks(self, proposals: list[Proposal], *, now: float) -> list[dict[str, Any]]:
+        return render.proposal_blocks(proposals, now=now)
+
+    def with_blocks(self, message: Message, extra: list[dict[str, Any]]) -> Message:
+        return render.with_blocks(message, extra)
+
+    def state_lost(self) -> Message:
+        text = messages.state_lost()
+        return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+
+    def digest(
+        self,
+        *,
+        config: DigestConfig,
+        verdicts: Sequence[GroupVerdict],
+        history: HistoryStore,
+        incidents: Iterable[IncidentSummary],
+        remediations: Iterable[RemediationSummary],
+        now: float,
+    ) -> ComposedDigest:
+        return digest.compose_digest(
+            config=config, verdicts=verdicts, history=history, incidents=incidents, remediations=remediations, now=now
+        )

@@ -1,0 +1,80 @@
+"""The replies to `/lag remediate` and `/lag audit`: proposals with their buttons, the group's audit trail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from lagbot.core import messages
+from lagbot.core.model import GroupVerdict
+from lagbot.engine.diagnose import DRAIN
+from lagbot.service.bot import Bot
+from lagbot.service.remediate import Remediator
+from lagbot.slack import render
+from lagbot.slack.commands import Reply, text_reply
+
+
+def remediate_reply(
+    remediator: Remediator, verdict: GroupVerdict, action: str, user: str, args: Sequence[str], *, now: float
+) -> Reply:
+    """Propose `action` for the group on a user's request: buttons for everyone in the channel."""
+    try:
+        given = remediate_args(action, args)
+    except ValueError as exc:
+        return text_reply(str(exc))
+    incident = remediator.bot.incidents.get(verdict.cluster, verdict.group)
+    live = incident if incident is not None and incident.is_open else None
+    proposals, skipped = remediator.propose(
+        verdict, now=now, incident=live, actions=[action], requested_by=user, given=given
+    )
+    if not proposals:
+        return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
+    blocks = render.proposal_blocks(proposals, now=now)
+    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True)
+
+
+def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
+    """The parameters a user gave after the action: `scale [n]`, `reset_offsets latest|shift N|datetime ISO`.
+
+    Raises ValueError with the usage when they do not parse.
+    """
+    if action == "scale":
+        if not args:
+            return {}
+        if len(args) != 1 or not args[0].isdigit():
+            raise ValueError(messages.remediate_usage(action))
+        return {"replicas": int(args[0])}
+    if action == DRAIN:
+        if len(args) > 1:
+            raise ValueError(messages.remediate_usage(action))
+        return {"sink": args[0]} if args else {}
+    if action == "reset_offsets":
+        mode = args[0] if args else ""
+        if mode == "latest" and len(args) == 1:
+            return {"mode": mode}
+        if mode == "shift" and len(args) == 2 and args[1].lstrip("-").isdigit():
+            return {"mode": mode, "shift": int(args[1])}
+        if mode == "datetime" and len(args) == 2:
+            return {"mode": mode, "to_datetime": args[1]}
+        raise ValueError(messages.remediate_usage(action))
+    if args:
+        raise ValueError(messages.remediate_usage(action))
+    return {}
+
+
+def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:
+    entries = bot.audit.latest(cluster, group, n)
+    if not entries:
+        return text_reply(messages.audit_empty(group))
+    lines = [
+        messages.audit_line(
+            datetime.fromtimestamp(e.at, UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+            e.event,
+            e.user,
+            e.action,
+            str(e.detail.get("detail") or e.detail.get("reason") or e.detail.get("plan") or ""),
+        )
+        for e in entries
+    ]
+    return text_reply("\n".join(lines))
