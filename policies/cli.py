@@ -14,7 +14,9 @@ import typer
 
 from lagbot.core import messages
 
-app = typer.Typer(name="policy", help="Check and explain remediation policies.", no_args_is_help=True)
+app = typer.Typer(
+    name="policy", help="Check and explain remediation policies.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @app.command()

@@ -15,9 +15,11 @@ from typing import Annotated
 import typer
 
 from lagbot.core import messages
-from lagbot.core.config import ConfigError, load_settings, parse_duration
+from lagbot.core.errors import ConfigError
 
-audit_app = typer.Typer(name="audit", help="The audit trail of proposals, approvals and remediations.")
+audit_app = typer.Typer(
+    name="audit", help="The audit trail of proposals, approvals and remediations.", rich_markup_mode=None
+)
 
 
 @audit_app.command("export")
@@ -31,6 +33,7 @@ def export(
         raise ConfigError(messages.cli_audit_needs_config())
     import redis  # here, not at the top: the other commands of `lagbot` never load the Redis client
 
+    from lagbot.core.config import load_settings, parse_duration
     from lagbot.service.audit import AuditLog
 
     settings = load_settings(config)

@@ -6,8 +6,12 @@ unknown, so this outranks severities), 4 bad configuration or usage, 70 an inter
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lagbot.core.model import Severity
-from lagbot.engine.check import CheckReport
+
+if TYPE_CHECKING:
+    from lagbot.engine.check import CheckReport
 
 EXIT_OK, EXIT_WARN, EXIT_CRITICAL, EXIT_UNREACHABLE, EXIT_USAGE = 0, 1, 2, 3, 4
 EXIT_INTERNAL = 70  # EX_SOFTWARE: not the user's input, a failure of lagbot or its environment

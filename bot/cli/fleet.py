@@ -5,23 +5,19 @@ Exit codes: 0 done, 1 the operation failed (the message says why), 4 bad usage (
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
-
-from lagbot.core import messages
-from lagbot.core.config import ConfigError
-from lagbot.core.model import Member
-from lagbot.remediations.base import Outcome
-from lagbot.remediations.executors.base import ExecutorError, Workload
 
 if TYPE_CHECKING:
+    from lagbot.remediations.base import Outcome
     from lagbot.remediations.executors.local import LocalExecutor
+
+# The commands import what they use when they run: building `lagbot`'s command tree (every command's --help)
+# must not load pydantic or the executors.
 
 EXIT_FAILED = 1
 DEFAULT_STATE_DIR = Path(os.environ.get("LAGBOT_FLEET_DIR", "~/.cache/lagbot/fleets"))
@@ -30,6 +26,7 @@ fleet_app = typer.Typer(
     name="fleet",
     help="A local consumer fleet for the demo: start, scale, restart, make stuck, stop.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 StateDir = Annotated[
@@ -51,6 +48,10 @@ def _finish(outcome: Outcome) -> None:
 
 def _run(action: str, call: Callable[[], Outcome]) -> Outcome:
     """Run an executor call, turning ExecutorError into a failed outcome."""
+    from lagbot.core import messages
+    from lagbot.remediations.base import Outcome
+    from lagbot.remediations.executors.base import ExecutorError
+
     try:
         return call()
     except ExecutorError as exc:
@@ -71,6 +72,10 @@ def start(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Start a fleet of consumer processes."""
+    from pydantic import ValidationError
+
+    from lagbot.core import messages
+    from lagbot.core.errors import ConfigError
     from lagbot.remediations.executors.local import FleetSpec
 
     try:
@@ -98,6 +103,8 @@ def scale(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Start or stop members until REPLICAS run."""
+    from lagbot.remediations.executors.base import Workload
+
     _finish(_run("scale", lambda: _executor(state_dir).scale(Workload(executor="local", name=name), replicas)))
 
 
@@ -108,6 +115,9 @@ def restart(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Restart every member one at a time, or only --member."""
+    from lagbot.core.model import Member
+    from lagbot.remediations.executors.base import Workload
+
     executor, workload = _executor(state_dir), Workload(executor="local", name=name)
     if member is None:
         _finish(_run("restart", lambda: executor.restart(workload)))
@@ -123,6 +133,10 @@ def stuck(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Make one member stuck: it stays in the group but stops consuming and committing."""
+    from lagbot.core import messages
+    from lagbot.remediations.base import Outcome
+    from lagbot.remediations.executors.base import ExecutorError
+
     try:
         _executor(state_dir).make_stuck(name, member)
     except ExecutorError as exc:
@@ -146,6 +160,12 @@ def status(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """The live members: client id, pid, state, messages processed, assignment, committed offsets."""
+    import json
+
+    from lagbot.core import messages
+    from lagbot.remediations.base import Outcome
+    from lagbot.remediations.executors.base import ExecutorError
+
     try:
         members = _executor(state_dir).status(name)
     except ExecutorError as exc:

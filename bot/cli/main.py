@@ -5,34 +5,23 @@ No traceback reaches the user: bad input is reported in one message naming what 
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 import sys
-from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import typer
-from pydantic import BaseModel, ValidationError
-from rich.console import Console
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from lagbot.cli.audit import audit_app
-from lagbot.cli.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_code
+from lagbot.cli.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from lagbot.cli.fleet import fleet_app
-from lagbot.cli.terminal import print_report
-from lagbot.core import messages
-from lagbot.core.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
-from lagbot.core.logs import configure_logging
-from lagbot.engine.check import Checker
-from lagbot.engine.collector import check_clients
-from lagbot.engine.report import report_json
-from lagbot.engine.window import MemoryWindowStore
+from lagbot.core.errors import ConfigError
 
-M = TypeVar("M", bound=BaseModel)
+# Only what every command needs is imported above: each command imports its own modules when it runs, so
+# that `lagbot check --help` (and every usage error) answers without loading pydantic, Kafka or Spark.
 
 app = typer.Typer(
     name="lagbot",
@@ -40,11 +29,17 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help, as click lays it out: rich's help panels cost more than the rest of `lagbot check --help`.
+    rich_markup_mode=None,
 )
 
 
 def _print_version(wanted: bool) -> None:
     if wanted:
+        from importlib.metadata import version as package_version
+
+        from lagbot.core import messages
+
         print(messages.cli_version(package_version("lagbot")))
         raise typer.Exit(EXIT_OK)
 
@@ -57,60 +52,6 @@ def _options(
     ] = False,
 ) -> None:
     """Watch Kafka consumer lag, explain it, and fix it with a human's approval."""
-
-
-def load_for_cli(
-    config: Path | None, bootstrap: str | None, group: str | None, *, takes_bootstrap: bool = True
-) -> Settings:
-    """Settings from the file (or the environment), then the command-line flags, which win over both.
-
-    `takes_bootstrap`: whether the command has a --bootstrap flag to suggest when nothing names a cluster.
-
-    Raises:
-        ConfigError: a bad file, environment variable, flag, or librdkafka property, named.
-    """
-    if config is None and bootstrap is None and "LAGBOT_CLUSTERS" not in os.environ:
-        raise ConfigError(messages.cli_no_cluster() if takes_bootstrap else messages.cli_no_config())
-    if config is not None:
-        settings, source = load_settings(config), str(config)
-    else:
-        # Clusters come from --bootstrap (or else LAGBOT_CLUSTERS); the rest may still come from the environment.
-        seed: dict[str, Any] = {}
-        if bootstrap is not None:  # validated here, so a bad value is named as the flag
-            cluster = _flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)
-            seed = {"clusters": [cluster.model_dump()]}
-        settings, source = build_settings(seed, source="environment"), "environment"
-    settings = apply_flags(settings, bootstrap=bootstrap, group=group, replace_clusters=config is None)
-    check_clients(settings, source=source)
-    return settings
-
-
-def apply_flags(settings: Settings, *, bootstrap: str | None, group: str | None, replace_clusters: bool) -> Settings:
-    """`--bootstrap` and `--group` over validated settings (each overridden piece is validated on its own)."""
-    clusters = list(settings.clusters)
-    if bootstrap is not None:
-        if replace_clusters:
-            clusters = [_flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)]
-        elif len(clusters) == 1:
-            clusters = [
-                _flag(ClusterConfig, "--bootstrap", **{**clusters[0].model_dump(), "bootstrap_servers": bootstrap})
-            ]
-        else:
-            raise ConfigError(messages.bad_option("--bootstrap", messages.cli_bootstrap_needs_one_cluster()))
-    if group is not None:
-        clusters = [
-            c.model_copy(update={"groups": _flag(GroupFilter, "--group", include=[group], exclude=c.groups.exclude)})
-            for c in clusters
-        ]
-    return settings.model_copy(update={"clusters": clusters})
-
-
-def _flag(model: type[M], option: str, **values: Any) -> M:
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        problem = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors(include_url=False))
-        raise ConfigError(messages.bad_option(option, problem)) from None
 
 
 @app.command()
@@ -128,6 +69,19 @@ def check(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
 ) -> None:
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
+    import json
+
+    from rich.console import Console
+
+    from lagbot.cli.exits import exit_code
+    from lagbot.cli.settings import load_for_cli
+    from lagbot.cli.terminal import print_report
+    from lagbot.core import messages
+    from lagbot.core.logs import configure_logging
+    from lagbot.engine.check import Checker
+    from lagbot.engine.report import report_json
+    from lagbot.engine.window import MemoryWindowStore
+
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, group)
     store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
@@ -153,6 +107,8 @@ def run(
 ) -> None:
     """Run the Slack bot: scheduled checks, incident threads, slash commands, /healthz and /metrics."""
     from lagbot.app.runner import run_bot
+    from lagbot.cli.settings import load_for_cli
+    from lagbot.core.logs import configure_logging
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, None, None, takes_bootstrap=False)
@@ -186,6 +142,8 @@ def demo(
     4 bad usage, 130 interrupted. `--check-only` runs `lagbot check` on an embedded lagging group instead.
     `--web` serves the channel as a page on 127.0.0.1 where you approve (or deny) the remediation yourself.
     """
+    from lagbot.core import messages
+
     if check_only and (web or port):
         raise ConfigError(messages.demo_web_not_with_check_only())
     if port and not web:
@@ -245,6 +203,8 @@ def drain(
     3 the cluster or group could not be read, 4 bad configuration or usage, 70 internal error.
     """
     from lagbot.cli.drain import run_drain
+    from lagbot.cli.settings import load_for_cli
+    from lagbot.core.logs import configure_logging
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, re.escape(group))
@@ -266,7 +226,8 @@ def main(argv: list[str] | None = None) -> None:
         result = app(args=argv, prog_name="lagbot", standalone_mode=False)
     except typer.Exit as done:
         sys.exit(done.exit_code)
-    except NoArgsIsHelpError:  # `lagbot` (or `lagbot policy`) alone: the help was printed, that is the answer
+    except NoArgsIsHelpError as asked:  # `lagbot` (or `lagbot policy`) alone: the help is the answer
+        print(asked.format_message())
         sys.exit(EXIT_OK)
     except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
         print(f"lagbot: {exc.format_message()}", file=sys.stderr)
@@ -280,6 +241,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"lagbot: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     except Exception as exc:  # a bug or an environment failure: one line, details in the (verbose) log
+        from lagbot.core import messages
+
         logging.getLogger(__name__).info("internal error", exc_info=True)
         print(messages.cli_internal_error(exc), file=sys.stderr)
         sys.exit(EXIT_INTERNAL)

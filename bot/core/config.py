@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from lagbot.core import messages
 from lagbot.core.digest_config import DigestSettings
+from lagbot.core.errors import ConfigError as ConfigError  # raised here, and by every command
 from lagbot.remediations.drain_settings import DrainSettings
 from lagbot.remediations.executors.config import ExecutorsConfig
 
@@ -34,10 +35,6 @@ ENV_PREFIX = "LAGBOT_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, None: 1.0}
-
-
-class ConfigError(Exception):
-    """A configuration (or usage) problem, with a message fit to show a human as it is."""
 
 
 def parse_duration(value: object) -> float:

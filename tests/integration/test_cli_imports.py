@@ -48,10 +48,10 @@ print(json.dumps({"exit": code, "loaded": loaded}), file=sys.stderr)
 """
 
 
-def run_check(*args: str) -> tuple[str, dict[str, object]]:
+def run_check(*args: str, unwanted: tuple[str, ...] = NOT_FOR_A_CHECK) -> tuple[str, dict[str, object]]:
     completed = subprocess.run(
         [sys.executable, "-c", PROGRAM, *args],
-        input=json.dumps(NOT_FOR_A_CHECK),
+        input=json.dumps(unwanted),
         capture_output=True,
         text=True,
         timeout=120,
@@ -90,3 +90,13 @@ def test_a_check_imports_nothing_but_the_check(broker: ApacheKafka, kafka: Kafka
     [found] = json.loads(report)["groups"]
     assert (found["group"], found["total_lag"]) == (group, 4)
     assert [(p["partition"], p["lag"]) for p in found["partitions"]] == [(0, 4), (1, 0)]
+
+
+NOT_FOR_HELP = (*NOT_FOR_A_CHECK, "confluent_kafka", "yaml", "rich", "lagbot.core.config", "lagbot.engine.check")
+
+
+@pytest.mark.parametrize("args", [("check", "--help"), ("--help",), ("drain", "--help"), ("policy", "--help")])
+def test_help_loads_no_command_s_machinery(args: tuple[str, ...]) -> None:
+    usage, outcome = run_check(*args, unwanted=NOT_FOR_HELP)
+    assert outcome == {"exit": 0, "loaded": []}
+    assert usage.startswith(f"Usage: lagbot {args[0] if args[0] != '--help' else ''}".rstrip())

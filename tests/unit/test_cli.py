@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lagbot.cli.exits import exit_code
-from lagbot.cli.main import load_for_cli
+from lagbot.cli.settings import load_for_cli
 from lagbot.core.config import ConfigError
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.engine.check import CheckReport
