@@ -28,12 +28,12 @@ from lagbot.engine.diagnose import DRAIN
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
 from lagbot.remediations import registry
-from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress
+from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress, Verification
 from lagbot.remediations.drain import DrainParams
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.reset_offsets import ResetParams, resolve_times
 from lagbot.remediations.scale import Scale
-from lagbot.remediations.verify import Check, assess
+from lagbot.remediations.verify import Check, VerifyRules, assess
 from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from lagbot.service.audit import AuditEntry
 from lagbot.service.bot import Bot
@@ -479,7 +479,7 @@ class Remediator:
             return
         rule = self.rule(incident.cluster, incident.group)
         checks = [*state.get("checks", []), _point(verdict, now)]
-        verification = assess([_check(c) for c in checks], rule.verification)
+        verification = self._verify(state, checks, verdict, rule.verification)
         keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
         changed = verification.progress.value != state.get("progress")
         state = {**state, "checks": checks[-keep:], "detail": verification.detail}
@@ -494,6 +494,19 @@ class Remediator:
                 line = messages.verify_escalation(verification.detail, rule)
             self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
             self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
+
+    def _verify(
+        self, state: dict[str, Any], checks: list[list[Any]], verdict: GroupVerdict, rules: VerifyRules
+    ) -> Verification:
+        """The remediation's own judgement of the checks since it ran (`Remediation.verify`): the stored
+        summaries of the earlier checks, then this check's whole verdict. Without its proposal (expired from
+        Redis) there is no plan to judge against: the generic rules of lagbot.remediations.verify apply."""
+        proposal = self.proposals.get(str(state.get("id") or ""))
+        if proposal is None or proposal.action not in registry.names():
+            return assess([_check(c) for c in checks], rules)
+        verdicts = [*(_check(c).verdict for c in checks[:-1]), verdict]
+        times = [float(c[0]) for c in checks]
+        return registry.get(proposal.action).verify(proposal.plan, verdicts, times=times, rules=rules)
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: a remediation still being judged is over, and the root says so."""

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 import redis
 
+from lagbot.core import messages
 from lagbot.core.config import Settings
 from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.apache_kafka import ApacheKafka
@@ -23,6 +24,7 @@ from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
 from lagbot.service.approvals import ProposalStore, State
 from lagbot.service.bot import Bot, slack_client
+from lagbot.service.incidents import Incident
 from lagbot.service.remediate import RESTORE_LEASE, Remediator, StateSlot
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replies import remediate_args
@@ -305,3 +307,43 @@ def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_
     assert slot.replace({**current, "state": "verifying"}, token)
     assert slot.read()[0] == {"id": "p2", "state": "verifying"}
     assert 0 < redis_client.ttl("lagbot:remediation:inc-1") <= 8 * 86_400
+
+
+def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_ends(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+) -> None:
+    """After a drain, the check loop asks the drain (Remediation.verify), not the generic rules: offsets below
+    the ends it drained mean nothing was committed (no change), at once; the generic rules would still wait for
+    their settle checks. Committed at the ends and the severity back to OK: resolved."""
+    r = remediator(redis_client, slack, k8s, remediations={"drain": {"sinks": {"paths": ["/srv/drains"]}}})
+    behind = deficit()
+    [proposal], _ = r.propose(
+        behind,  # type: ignore[arg-type]
+        now=NOW,
+        incident=None,
+        actions=["drain"],
+        given={"sink": "/srv/drains/orders"},
+    )
+    assert proposal.action == "drain" and proposal.plan.after["offsets"] == 60_000
+    incident = Incident(
+        "inc-drain", CLUSTER, GROUP, "C0LAG", NOW, Severity.WARN, Severity.WARN, 60_000, None, "open", NOW
+    )
+    v = behind
+    baseline = [NOW, v.total_lag, v.status.name, v.severity.label, v.produce_rate, v.consume_rate, v.error]  # type: ignore[attr-defined]
+    slot = StateSlot(redis_client, f"lagbot:remediation:{incident.id}")
+    slot.write({"action": "drain", "state": "verifying", "id": proposal.id, "checks": [baseline]})
+
+    r.verify_step(incident, behind, now=NOW + 30)  # type: ignore[arg-type]
+    state = slot.read()[0]
+    assert (state["state"], state["progress"]) == ("no_change", "no_change")
+    assert state["detail"] == messages.drain_verify_behind(6)
+
+    drained = replace(
+        verdict([partition(p, committed=10_000, log_end=10_000) for p in range(6)], produce=0.0, consume=0.0),
+        severity=Severity.OK,
+        status=Status.OK,
+    )
+    slot.write({"action": "drain", "state": "verifying", "id": proposal.id, "checks": [baseline]})
+    r.verify_step(incident, drained, now=NOW + 60)
+    state = slot.read()[0]
+    assert (state["state"], state["detail"]) == ("resolved", messages.drain_verify_resolved(0))
