@@ -18,8 +18,8 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from lagbot.core import messages
 from lagbot.engine.window import StoredVersionError
+from lagbot.policies import wording
 from lagbot.policies.model import Approvers, Rule
 
 CACHE_VERSION = 1
@@ -78,7 +78,7 @@ class RedisUsergroupCache:
             return None
         document = json.loads(raw)
         if document.get("v") != CACHE_VERSION:
-            raise StoredVersionError(messages.usergroup_cache_version(document.get("v"), CACHE_VERSION))
+            raise StoredVersionError(wording.usergroup_cache_version(document.get("v"), CACHE_VERSION))
         if now >= float(document["expires_at"]):
             return None
         return frozenset(document["users"])
@@ -107,10 +107,10 @@ class ApproverDirectory:
             response = self._client.usergroups_users_list(usergroup=usergroup)
         except SlackApiError as exc:
             raise ApproversUnavailable(
-                messages.usergroup_lookup_failed(usergroup, str(exc.response.get("error")))
+                wording.usergroup_lookup_failed(usergroup, str(exc.response.get("error")))
             ) from exc
         except (SlackClientError, OSError) as exc:
-            raise ApproversUnavailable(messages.usergroup_lookup_failed(usergroup, str(exc))) from exc
+            raise ApproversUnavailable(wording.usergroup_lookup_failed(usergroup, str(exc))) from exc
         users = frozenset(str(u) for u in response.get("users") or ())
         self._cache.put(usergroup, users, now=now, ttl=self._ttl)
         return users

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from lagbot.core import messages
+from lagbot.policies import wording
 
 app = typer.Typer(
     name="policy", help="Check and explain remediation policies.", no_args_is_help=True, rich_markup_mode=None
@@ -36,7 +36,7 @@ def validate(
         except PolicyError as exc:
             problems.append(str(exc))
             continue
-        print(messages.policy_valid(str(file), len(policy.rules)))
+        print(wording.policy_valid(str(file), len(policy.rules)))
     if problems:
         raise PolicyError("\n".join(problems))
 

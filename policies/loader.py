@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lagbot.core import messages
 from lagbot.core.config import ConfigError, read_yaml
+from lagbot.policies import wording
 from lagbot.policies.model import Policy
 
 DEFAULT_POLICY = "default.yaml"
@@ -56,7 +56,7 @@ def format_policy_errors(exc: ValidationError, data: dict[str, Any], *, source: 
     for error in exc.errors(include_url=False):
         where, field = _split_location(error["loc"], data)
         problem = error["msg"].removeprefix("Value error, ")
-        lines.append(messages.policy_error(source, where, field, problem, error.get("input")))
+        lines.append(wording.policy_error(source, where, field, problem, error.get("input")))
     return "\n".join(lines)
 
 
@@ -64,7 +64,7 @@ def _split_location(loc: tuple[int | str, ...], data: dict[str, Any]) -> tuple[s
     """('rules', 2, 'remediations', ...) -> ("rules[2] (name 'orders')", 'remediations...')."""
     if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
         index = loc[1]
-        return messages.policy_rule_location(index, _rule_name(data, index)), _dotted(loc[2:])
+        return wording.policy_rule_location(index, _rule_name(data, index)), _dotted(loc[2:])
     if len(loc) >= 2 and loc[0] == "default":
         return "default", _dotted(loc[1:])
     return None, _dotted(loc)

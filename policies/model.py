@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from lagbot.core import messages
 from lagbot.core.config import Duration, Thresholds
 from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
+from lagbot.policies import wording
 from lagbot.remediations import registry
 from lagbot.remediations.base import Risk
 from lagbot.remediations.drain_sinks import parse_sink
@@ -74,7 +75,7 @@ class Approvers(_Strict):
     def _user_ids(cls, users: tuple[str, ...]) -> tuple[str, ...]:
         for user in users:
             if not re.fullmatch(r"[UW][A-Z0-9]{2,}", user):
-                raise ValueError(messages.policy_bad_user_id(user))
+                raise ValueError(wording.policy_bad_user_id(user))
         return users
 
     @field_validator("usergroups")
@@ -82,7 +83,7 @@ class Approvers(_Strict):
     def _usergroup_ids(cls, groups: tuple[str, ...]) -> tuple[str, ...]:
         for group in groups:
             if not re.fullmatch(r"S[A-Z0-9]{2,}", group):
-                raise ValueError(messages.policy_bad_usergroup_id(group))
+                raise ValueError(wording.policy_bad_usergroup_id(group))
         return groups
 
     @property
@@ -91,7 +92,7 @@ class Approvers(_Strict):
 
     def mentions(self) -> str:
         """Slack mentions of every approver (users and user groups), for an escalation; '' when none."""
-        return messages.approver_mentions(self.users, self.usergroups)
+        return wording.approver_mentions(self.users, self.usergroups)
 
 
 class RemediationPolicy(_Strict):
@@ -112,7 +113,7 @@ class RemediationPolicy(_Strict):
     def _only_low_risk(cls, auto: bool) -> bool:
         risk = registry.risk_of(cls.action)
         if auto and risk is not Risk.LOW:
-            raise ValueError(messages.policy_auto_approve_risky(cls.action, risk.value if risk else None))
+            raise ValueError(wording.policy_auto_approve_risky(cls.action, risk.value if risk else None))
         return auto
 
 
@@ -147,14 +148,14 @@ class ResetOffsetsPolicy(RemediationPolicy):
     @classmethod
     def _two_people(cls, approvals: int) -> int:
         if approvals != 2:
-            raise ValueError(messages.policy_reset_needs_two())
+            raise ValueError(wording.policy_reset_needs_two())
         return approvals
 
     @field_validator("modes")
     @classmethod
     def _some_mode(cls, modes: tuple[str, ...]) -> tuple[str, ...]:
         if not modes:
-            raise ValueError(messages.policy_no_modes())
+            raise ValueError(wording.policy_no_modes())
         return modes
 
 
@@ -171,7 +172,7 @@ class DrainSinks(_Strict):
     def _prefixes(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
         for path in paths:
             if not (path.startswith("/") or "://" in path) or ".." in path.split("/"):
-                raise ValueError(messages.policy_bad_sink_prefix(path))
+                raise ValueError(wording.policy_bad_sink_prefix(path))
         return tuple(p.rstrip("/") or "/" for p in paths)
 
     @field_validator("topics")
@@ -182,16 +183,16 @@ class DrainSinks(_Strict):
     def refusal(self, url: str, kind: str) -> str | None:
         """Why a parsed sink (`url`, `kind` "parquet" or "replay") may not be written; None when it may."""
         if len(url) > MAX_SINK:
-            return messages.sink_too_long(MAX_SINK)
+            return wording.sink_too_long(MAX_SINK)
         if kind == "replay":
             topic = url.removeprefix("kafka:")
             if topic.startswith("__"):
-                return messages.sink_internal_topic(topic)
+                return wording.sink_internal_topic(topic)
             if self.topics is None or re.fullmatch(self.topics, topic) is None:
-                return messages.sink_topic_not_allowed(topic, self.topics)
+                return wording.sink_topic_not_allowed(topic, self.topics)
             return None
         if ".." in url.split("/") or not any(url == p or url.startswith(p.rstrip("/") + "/") for p in self.paths):
-            return messages.sink_path_not_allowed(url, self.paths)
+            return wording.sink_path_not_allowed(url, self.paths)
         return None
 
 
@@ -237,7 +238,7 @@ class MaintenanceWindow(_Strict):
     @classmethod
     def _clock(cls, value: str) -> str:
         if not _CLOCK.match(value):
-            raise ValueError(messages.policy_bad_clock(value))
+            raise ValueError(wording.policy_bad_clock(value))
         return value
 
     @field_validator("timezone")
@@ -246,20 +247,20 @@ class MaintenanceWindow(_Strict):
         try:
             ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(messages.policy_bad_timezone(name)) from exc
+            raise ValueError(wording.policy_bad_timezone(name)) from exc
         return name
 
     @field_validator("days")
     @classmethod
     def _some_day(cls, days: tuple[str, ...]) -> tuple[str, ...]:
         if not days:
-            raise ValueError(messages.policy_no_days())
+            raise ValueError(wording.policy_no_days())
         return days
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
         if self.start == self.end:
-            raise ValueError(messages.policy_empty_window(self.start))
+            raise ValueError(wording.policy_empty_window(self.start))
         return self
 
     def covers(self, now: float) -> bool:
@@ -294,7 +295,7 @@ class Rule(_Strict):
     @classmethod
     def _channel(cls, channel: str | None) -> str | None:
         if channel is not None and not re.fullmatch(r"#[a-z0-9][a-z0-9_-]{0,79}|[CGD][A-Z0-9]{2,}", channel):
-            raise ValueError(messages.policy_bad_channel(channel))
+            raise ValueError(wording.policy_bad_channel(channel))
         return channel
 
     def may_silence(self) -> Approvers:
@@ -334,7 +335,7 @@ class Policy(_Strict):
         first: dict[str, int] = {}
         for index, rule in enumerate(rules):
             if rule.name in first:
-                raise ValueError(messages.policy_duplicate_rule(rule.name, first[rule.name], index))
+                raise ValueError(wording.policy_duplicate_rule(rule.name, first[rule.name], index))
             first[rule.name] = index
         return rules
 
@@ -360,14 +361,14 @@ def remediation_params(rule: Rule, action: str, **given: Any) -> dict[str, Any]:
     raw: dict[str, Any] = dict(given)
     if isinstance(policy, RestartPolicy | ScalePolicy):
         if rule.workload is None:
-            raise ValueError(messages.policy_no_workload(rule.name, action))
+            raise ValueError(wording.policy_no_workload(rule.name, action))
         raw["workload"] = rule.workload.model_dump()
     if isinstance(policy, RestartPolicy):
         raw.setdefault("scope", policy.scope)
     if isinstance(policy, ScalePolicy):
         raw.update(min_replicas=policy.min_replicas, max_replicas=policy.max_replicas, hold_for=policy.hold_for)
     if isinstance(policy, ResetOffsetsPolicy) and raw.get("mode") not in policy.modes:
-        raise ValueError(messages.policy_mode_not_allowed(rule.name, str(raw.get("mode")), policy.modes))
+        raise ValueError(wording.policy_mode_not_allowed(rule.name, str(raw.get("mode")), policy.modes))
     return raw
 
 
@@ -379,5 +380,5 @@ def drain_sink_refusal(rule: Rule, sink: str, *, named_by_user: bool) -> str | N
     if named_by_user and isinstance(policy, DrainPolicy):
         return policy.sinks.refusal(parsed.url, parsed.kind)
     if parsed.kind == "replay" and sink.removeprefix("kafka:").startswith("__"):
-        return messages.sink_internal_topic(sink.removeprefix("kafka:"))
+        return wording.sink_internal_topic(sink.removeprefix("kafka:"))
     return None

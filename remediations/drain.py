@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from lagbot.core import messages
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Status
 from lagbot.engine.collector import _state as group_state_of
+from lagbot.remediations import drain_wording
 from lagbot.remediations.base import ExecutionContext, Outcome, Plan, Progress, Remediation, Risk, Verification
 from lagbot.remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
 from lagbot.remediations.drain_plan import (
@@ -171,10 +172,10 @@ def build_plan(verdict: GroupVerdict, params: DrainParams, *, now: float) -> Pla
             for is not consumed by the group.
     """
     if verdict.error is not None or verdict.status is Status.ERR:
-        raise DrainError(messages.drain_unreadable(verdict.group, verdict.error or verdict.status.name))
+        raise DrainError(drain_wording.drain_unreadable(verdict.group, verdict.error or verdict.status.name))
     missing = sorted(set(params.topics) - {p.topic for p in verdict.partitions})
     if missing:
-        raise DrainError(messages.drain_unknown_topics(verdict.group, missing))
+        raise DrainError(drain_wording.drain_unknown_topics(verdict.group, missing))
     work = layout(backlogs(verdict, params.topics), chunk=params.chunk, uncommitted=params.uncommitted)
     sink = parse_sink(params.sink)
     pid = plan_id(verdict.cluster, verdict.group, sink.url, work.ranges)
@@ -200,15 +201,15 @@ def build_plan(verdict: GroupVerdict, params: DrainParams, *, now: float) -> Pla
         action=DrainRemediation.name,
         cluster=verdict.cluster,
         group=verdict.group,
-        summary=messages.drain_summary(verdict.group, work.offsets, len(work.ranges), eta),
+        summary=drain_wording.drain_summary(verdict.group, work.offsets, len(work.ranges), eta),
         risk=DrainRemediation.risk,
         params=params.model_dump(mode="json"),
         steps=tuple(_steps(work, params, sink.kind, pause, after["manifest"])),
         before=_before(verdict),
         after=after,
-        preflight=tuple(messages.drain_preflight(pause)),
+        preflight=tuple(drain_wording.drain_preflight(pause)),
         created_at=now,
-        confirm=messages.drain_confirm(sink.url, work.offsets, len(work.partitions)),
+        confirm=drain_wording.drain_confirm(sink.url, work.offsets, len(work.partitions)),
     )
 
 
@@ -216,17 +217,19 @@ def _steps(work: DrainLayout, params: DrainParams, kind: str, pause: bool, manif
     steps = []
     workload = params.workload.name if params.workload else None
     if pause:
-        steps.append(messages.drain_step_pause(workload))
-    steps.append(messages.drain_step_read(work.offsets, len(work.ranges), params.chunk, params.slots, params.master))
-    steps.append(messages.drain_step_write(kind, params.sink, manifest))
-    steps.append(messages.drain_step_commit(len(work.partitions)))
+        steps.append(drain_wording.drain_step_pause(workload))
+    steps.append(
+        drain_wording.drain_step_read(work.offsets, len(work.ranges), params.chunk, params.slots, params.master)
+    )
+    steps.append(drain_wording.drain_step_write(kind, params.sink, manifest))
+    steps.append(drain_wording.drain_step_commit(len(work.partitions)))
     if pause:
-        steps.append(messages.drain_step_restore(workload))
+        steps.append(drain_wording.drain_step_restore(workload))
     for p in work.partitions:
         if p.origin != "committed":
-            steps.append(messages.drain_note_origin(p.topic, p.partition, p.origin, p.start, p.lost))
+            steps.append(drain_wording.drain_note_origin(p.topic, p.partition, p.origin, p.start, p.lost))
     if kind == "replay" and any(p.offsets > params.chunk for p in work.partitions):
-        steps.append(messages.drain_note_replay_order(params.chunk))
+        steps.append(drain_wording.drain_note_replay_order(params.chunk))
     return steps
 
 
@@ -283,7 +286,7 @@ def committed_offsets(
     offsets: dict[tuple[str, int], int | None] = {}
     for tp in result.topic_partitions:
         if tp.error is not None:
-            raise DrainError(messages.drain_offsets_unreadable(group, f"{tp.topic}/{tp.partition}", str(tp.error)))
+            raise DrainError(drain_wording.drain_offsets_unreadable(group, f"{tp.topic}/{tp.partition}", str(tp.error)))
         offsets[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
     return offsets
 
@@ -326,12 +329,12 @@ def advance_offsets(
 
     state = group_state(admin, group, timeout=timeout)
     if state not in _NOT_ACTIVE:
-        raise DrainError(messages.drain_group_active(group, state.value))
+        raise DrainError(drain_wording.drain_group_active(group, state.value))
     tps = [(p.topic, p.partition) for p in partitions]
     current = committed_offsets(admin, group, tps, timeout=timeout)
     behind = moved_back(partitions, current)
     if behind:
-        raise DrainError(messages.drain_moved_back(group, behind))
+        raise DrainError(drain_wording.drain_moved_back(group, behind))
     moves = commits_for(partitions, current)
     if not moves:
         return {}
@@ -339,11 +342,13 @@ def advance_offsets(
     try:
         admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout + 1)
     except Exception as exc:
-        raise DrainError(messages.drain_commit_failed(group, str(exc))) from exc
+        raise DrainError(drain_wording.drain_commit_failed(group, str(exc))) from exc
     stored = committed_offsets(admin, group, list(moves), timeout=timeout)
     wrong = [f"{t}/{p}" for (t, p), o in moves.items() if stored.get((t, p)) != o]
     if wrong:
-        raise DrainError(messages.drain_commit_failed(group, f"read back different offsets for {', '.join(wrong)}"))
+        raise DrainError(
+            drain_wording.drain_commit_failed(group, f"read back different offsets for {', '.join(wrong)}")
+        )
     return moves
 
 
@@ -388,7 +393,7 @@ def spark_submit_executable(configured: str) -> str:
     bundled = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     if configured == "spark-submit" and bundled.exists():
         return str(bundled)
-    raise DrainError(messages.drain_no_spark_submit(configured))
+    raise DrainError(drain_wording.drain_no_spark_submit(configured))
 
 
 def submit(
@@ -441,7 +446,7 @@ def _follow(argv: list[str], *, on_progress: Callable[[JobProgress], None] | Non
             return result
         errors.seek(0)
         tail = errors.read().decode(errors="replace").strip().splitlines()[-3:]
-        raise DrainError(messages.drain_submit_failed(code, " | ".join(tail)))
+        raise DrainError(drain_wording.drain_submit_failed(code, " | ".join(tail)))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -483,18 +488,18 @@ class DrainRemediation(Remediation):
             self._check_empty(plan, admin)
             manifest = self._run(plan, params, context, kafka, ranges)
             if not manifest.complete:
-                detail = messages.drain_incomplete(len(manifest.written()), len(manifest.ranges), manifest.error)
+                detail = drain_wording.drain_incomplete(len(manifest.written()), len(manifest.ranges), manifest.error)
                 return Outcome(False, detail, _data(plan, manifest, {}))
             committed = advance_offsets(admin, plan.group, plan_partitions(plan))
-            context.progress(messages.drain_committed(plan.group, committed))
-            done = messages.drain_done(plan.group, manifest.messages, len(manifest.ranges), len(committed),
+            context.progress(drain_wording.drain_committed(plan.group, committed))
+            done = drain_wording.drain_done(plan.group, manifest.messages, len(manifest.ranges), len(committed),
                                        manifest.finished_at - manifest.started_at)  # fmt: skip
             return Outcome(True, done, _data(plan, manifest, committed))
         except DrainError as exc:
             return Outcome(False, str(exc), {"plan_id": plan.after["plan_id"], "committed": {}})
         except Exception as exc:  # one failed drain never stops the bot; nothing was committed
             log.warning("drain failed", extra={"group": plan.group}, exc_info=True)
-            return Outcome(False, messages.drain_crashed(plan.group, exc), {"plan_id": plan.after["plan_id"]})
+            return Outcome(False, drain_wording.drain_crashed(plan.group, exc), {"plan_id": plan.after["plan_id"]})
         finally:
             if paused is not None:
                 context.progress(self._restore(paused))
@@ -515,7 +520,7 @@ class DrainRemediation(Remediation):
     def _clients(context: ExecutionContext) -> tuple[dict[str, Any], Any]:
         kafka = context.extra.get("kafka_config")
         if context.admin is None or not isinstance(kafka, dict) or not kafka.get("bootstrap.servers"):
-            raise DrainError(messages.drain_no_clients())
+            raise DrainError(drain_wording.drain_no_clients())
         return kafka, context.admin
 
     @staticmethod
@@ -524,45 +529,45 @@ class DrainRemediation(Remediation):
         current = committed_offsets(admin, plan.group, [(p.topic, p.partition) for p in partitions])
         behind = moved_back(partitions, current)
         if behind:
-            raise DrainError(messages.drain_moved_back(plan.group, behind))
+            raise DrainError(drain_wording.drain_moved_back(plan.group, behind))
 
     @staticmethod
     def _pause(plan: Plan, params: DrainParams, context: ExecutionContext) -> _Paused:
         executor = context.executor
         workload = params.workload or context.extra.get("workload")
         if not isinstance(executor, Executor) or not isinstance(workload, Workload):
-            raise DrainError(messages.drain_cannot_pause(plan.group))
+            raise DrainError(drain_wording.drain_cannot_pause(plan.group))
         replicas = executor.replicas(workload)
         outcome = executor.scale(workload, 0)
         paused = _Paused(executor, workload, replicas)
         if not outcome.ok:
             context.progress(DrainRemediation._restore(paused))
-            raise DrainError(messages.drain_pause_failed(workload.name, outcome.detail))
-        context.progress(messages.drain_paused(workload.name, replicas))
+            raise DrainError(drain_wording.drain_pause_failed(workload.name, outcome.detail))
+        context.progress(drain_wording.drain_paused(workload.name, replicas))
         admin = context.admin
         state = wait_until_empty(admin, plan.group, timeout=params.empty_timeout)
         if state not in _NOT_ACTIVE:
             context.progress(DrainRemediation._restore(paused))
-            raise DrainError(messages.drain_not_empty_after_pause(plan.group, state.value, params.empty_timeout))
+            raise DrainError(drain_wording.drain_not_empty_after_pause(plan.group, state.value, params.empty_timeout))
         return paused
 
     @staticmethod
     def _check_empty(plan: Plan, admin: Any) -> None:
         state = group_state(admin, plan.group)
         if state not in _NOT_ACTIVE:
-            raise DrainError(messages.drain_group_active(plan.group, state.value))
+            raise DrainError(drain_wording.drain_group_active(plan.group, state.value))
 
     @staticmethod
     def _restore(paused: _Paused) -> str:
         if paused.replicas == 0:
-            return messages.drain_restored(paused.workload.name, 0)
+            return drain_wording.drain_restored(paused.workload.name, 0)
         try:
             outcome = paused.executor.scale(paused.workload, paused.replicas)
         except Exception as exc:  # reported: a human must restore the consumers
-            return messages.drain_restore_failed(paused.workload.name, paused.replicas, str(exc))
+            return drain_wording.drain_restore_failed(paused.workload.name, paused.replicas, str(exc))
         if not outcome.ok:
-            return messages.drain_restore_failed(paused.workload.name, paused.replicas, outcome.detail)
-        return messages.drain_restored(paused.workload.name, paused.replicas)
+            return drain_wording.drain_restore_failed(paused.workload.name, paused.replicas, outcome.detail)
+        return drain_wording.drain_restored(paused.workload.name, paused.replicas)
 
     @staticmethod
     def _run(
@@ -585,7 +590,7 @@ class DrainRemediation(Remediation):
             writer=params.writer,
         )
         report = _progress_reporter(plan, params, context)
-        context.progress(messages.drain_started(plan.group, len(ranges), plan.after["offsets"], params.master))
+        context.progress(drain_wording.drain_started(plan.group, len(ranges), plan.after["offsets"], params.master))
         if is_local(params.master):
             return run_local(config, params, context, report)
         settings = context.extra.get("drain_settings")
@@ -606,7 +611,7 @@ def _progress_reporter(plan: Plan, params: DrainParams, context: ExecutionContex
         final = progress.ranges_done == progress.ranges_total
         if final or now - last[0] >= params.progress_every:
             last[0] = now
-            context.progress(messages.drain_progress(plan.group, progress.ranges_done, progress.ranges_total,
+            context.progress(drain_wording.drain_progress(plan.group, progress.ranges_done, progress.ranges_total,
                                                      progress.messages, progress.rate))  # fmt: skip
 
     return report
@@ -637,16 +642,16 @@ def verify_drain(plan: Plan, verdicts: Sequence[GroupVerdict]) -> Verification:
     is above the backlog the drain took; IMPROVING otherwise (new messages arrived since the snapshot).
     """
     if not verdicts:
-        return Verification(Progress.PENDING, messages.drain_verify_pending())
+        return Verification(Progress.PENDING, drain_wording.drain_verify_pending())
     latest = verdicts[-1]
     committed = {p.tp: p.committed for p in latest.partitions}
     behind = [p for p in plan_partitions(plan) if _below(committed.get((p.topic, p.partition)), p.end)]
     if behind:
-        return Verification(Progress.NO_CHANGE, messages.drain_verify_behind(len(behind)))
+        return Verification(Progress.NO_CHANGE, drain_wording.drain_verify_behind(len(behind)))
     lag = latest.total_lag or 0
     if latest.severity.value == 0:
-        return Verification(Progress.RESOLVED, messages.drain_verify_resolved(lag), latest.consume_rate, 0.0)
+        return Verification(Progress.RESOLVED, drain_wording.drain_verify_resolved(lag), latest.consume_rate, 0.0)
     if lag > plan.after["offsets"]:
-        return Verification(Progress.WORSE, messages.drain_verify_worse(lag, plan.after["offsets"]))
-    return Verification(Progress.IMPROVING, messages.drain_verify_improving(lag), latest.consume_rate,
+        return Verification(Progress.WORSE, drain_wording.drain_verify_worse(lag, plan.after["offsets"]))
+    return Verification(Progress.IMPROVING, drain_wording.drain_verify_improving(lag), latest.consume_rate,
                         latest.eta_seconds)  # fmt: skip

@@ -5,7 +5,7 @@
 - A Parquet sink on the local filesystem, when the job runs on this machine (a local master), must be
   writable by this user: else Hadoop fails with a bare "error occurred while calling oNN.create".
 
-Each check returns the problem as one line (lagbot.core.messages), or None.
+Each check returns the problem as one line (lagbot.remediations.drain_wording), or None.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from lagbot.core import messages
+from lagbot.remediations import drain_wording
 from lagbot.remediations.drain_settings import is_local
 from lagbot.remediations.drain_sinks import ParquetSink, parse_sink
 
@@ -48,10 +48,10 @@ def java_problem() -> str | None:
     """None when Java 17+ is there, else the one line that says what to install."""
     java = find_java()
     if java is None:
-        return messages.drain_needs_java(MIN_JAVA, None, None)
+        return drain_wording.drain_needs_java(MIN_JAVA, None, None)
     major = java_major(java)
     if major is None or major < MIN_JAVA:
-        return messages.drain_needs_java(MIN_JAVA, java, major)
+        return drain_wording.drain_needs_java(MIN_JAVA, java, major)
     return None
 
 
@@ -69,7 +69,7 @@ def sink_problem(sink: str, master: str) -> str | None:
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        return messages.drain_sink_not_a_directory(parsed.url, str(existing))
+        return drain_wording.drain_sink_not_a_directory(parsed.url, str(existing))
     if not os.access(existing, os.W_OK | os.X_OK):
-        return messages.drain_sink_not_writable(parsed.url, str(existing))
+        return drain_wording.drain_sink_not_writable(parsed.url, str(existing))
     return None

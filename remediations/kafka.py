@@ -18,6 +18,7 @@ from lagbot.core import messages
 from lagbot.core.model import GroupState, Member, TopicPartition
 from lagbot.engine.collector import _member as member_of
 from lagbot.engine.collector import described_state
+from lagbot.remediations import wording
 
 NO_OFFSET = -1
 """What ListOffsets answers for a timestamp later than every message of the partition."""
@@ -46,7 +47,7 @@ Apache Kafka 4.1: UNKNOWN_MEMBER_ID, for groups on the classic and on the consum
 def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, tuple[Member, ...]]:
     """The group's state and members as the coordinator reports them now."""
     future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
-    description = _result(future, timeout, messages.doing_describe(group))
+    description = _result(future, timeout, wording.doing_describe(group))
     return described_state(description), tuple(member_of(m) for m in description.members or ())
 
 
@@ -56,7 +57,7 @@ def committed_offsets(
     """The group's committed offset of each partition; None where nothing is committed."""
     request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p) for t, p in partitions])
     future = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group]
-    result = _result(future, timeout, messages.doing_fetch_offsets(group))
+    result = _result(future, timeout, wording.doing_fetch_offsets(group))
     return {(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None) for tp in result.topic_partitions}
 
 
@@ -72,7 +73,7 @@ def list_offsets(
     offsets: dict[TopicPartition, int] = {}
     for tp, future in futures.items():
         offsets[(tp.topic, tp.partition)] = _result(
-            future, 0, messages.doing_list_offsets(tp.topic, tp.partition)
+            future, 0, wording.doing_list_offsets(tp.topic, tp.partition)
         ).offset
     return offsets
 
@@ -104,15 +105,15 @@ def alter_offsets(admin: Any, group: str, offsets: Mapping[TopicPartition, int],
     """
     request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()])
     future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
-    result = _result(future, timeout, messages.doing_alter_offsets(group))
+    result = _result(future, timeout, wording.doing_alter_offsets(group))
     failed = [tp for tp in result.topic_partitions if tp.error is not None]
     if failed and all(tp.error.code() in _MEMBER_ERRORS for tp in failed):
-        raise GroupActiveError(messages.broker_refused_active_group(group), [(tp.topic, tp.partition) for tp in failed])
+        raise GroupActiveError(wording.broker_refused_active_group(group), [(tp.topic, tp.partition) for tp in failed])
     if failed:
         first = failed[0]
         raise KafkaActionError(
-            messages.kafka_action_failed(
-                messages.doing_alter_offsets(group), f"{first.topic}-{first.partition}: {first.error}"
+            wording.kafka_action_failed(
+                wording.doing_alter_offsets(group), f"{first.topic}-{first.partition}: {first.error}"
             )
         )
 
@@ -120,9 +121,9 @@ def alter_offsets(admin: Any, group: str, offsets: Mapping[TopicPartition, int],
 def _result(future: Future[Any], timeout: float, doing: str) -> Any:
     wait([future], timeout=timeout + 1.0)
     if not future.done():
-        raise KafkaActionError(messages.kafka_action_failed(doing, messages.timed_out(timeout)))
+        raise KafkaActionError(wording.kafka_action_failed(doing, messages.timed_out(timeout)))
     exc = future.exception(0)
     if exc is not None:
         problem = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
-        raise KafkaActionError(messages.kafka_action_failed(doing, problem or type(exc).__name__))
+        raise KafkaActionError(wording.kafka_action_failed(doing, problem or type(exc).__name__))
     return future.result(0)

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from lagbot.core import messages
 from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
+from lagbot.remediations import wording
 from lagbot.remediations.base import Remediation, Risk
 from lagbot.remediations.drain import DrainRemediation
 from lagbot.remediations.reset_offsets import ResetOffsets
@@ -41,9 +41,9 @@ def register(remediation: Remediation) -> Remediation:
     name = getattr(remediation, "name", None)
     problem = _malformed(remediation)
     if problem is not None:
-        raise RegistryError(messages.registry_malformed(str(name), problem))
+        raise RegistryError(wording.registry_malformed(str(name), problem))
     if remediation.name in _registry:
-        raise RegistryError(messages.registry_twice(remediation.name))
+        raise RegistryError(wording.registry_twice(remediation.name))
     _registry[remediation.name] = remediation
     return remediation
 
@@ -51,14 +51,14 @@ def register(remediation: Remediation) -> Remediation:
 def _malformed(remediation: Remediation) -> str | None:
     name = getattr(remediation, "name", None)
     if name not in KNOWN_NAMES:
-        return messages.registry_unknown_name(name, KNOWN_NAMES)
+        return wording.registry_unknown_name(name, KNOWN_NAMES)
     if not isinstance(getattr(remediation, "risk", None), Risk):
-        return messages.registry_no_risk()
+        return wording.registry_no_risk()
     params = getattr(remediation, "Params", None)
     if not (isinstance(params, type) and issubclass(params, BaseModel)):
-        return messages.registry_no_params()
+        return wording.registry_no_params()
     if params.model_config.get("extra") != "forbid":
-        return messages.registry_params_not_strict(params.__name__)
+        return wording.registry_params_not_strict(params.__name__)
     return None
 
 
@@ -67,7 +67,7 @@ def get(name: str) -> Remediation:
     try:
         return _registry[name]
     except KeyError:
-        raise RegistryError(messages.registry_unknown(name, sorted(_registry))) from None
+        raise RegistryError(wording.registry_unknown(name, sorted(_registry))) from None
 
 
 def names() -> tuple[str, ...]:
@@ -92,7 +92,7 @@ def params(name: str, raw: Mapping[str, Any]) -> BaseModel:
         return remediation.Params.model_validate(dict(raw))
     except ValidationError as exc:
         lines = [
-            messages.params_error(name, ".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
+            wording.params_error(name, ".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
             for e in exc.errors(include_url=False)
         ]
         raise ParamsError("\n".join(lines)) from None

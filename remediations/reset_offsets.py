@@ -23,10 +23,9 @@ from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, model_validator
 
-from lagbot.core import messages
 from lagbot.core.model import GroupState, GroupVerdict, TopicPartition
 from lagbot.engine.diagnose import RESET_OFFSETS
-from lagbot.remediations import kafka
+from lagbot.remediations import kafka, wording
 from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
 
 Mode = Literal["latest", "earliest", "shift", "datetime"]
@@ -49,11 +48,11 @@ class ResetParams(BaseModel):
     @model_validator(mode="after")
     def _mode_has_its_argument(self) -> Self:
         if (self.mode == "shift") != (self.shift is not None):
-            raise ValueError(messages.reset_needs("shift", self.mode))
+            raise ValueError(wording.reset_needs("shift", self.mode))
         if self.shift == 0:
-            raise ValueError(messages.reset_zero_shift())
+            raise ValueError(wording.reset_zero_shift())
         if (self.mode == "datetime") != (self.to_datetime is not None):
-            raise ValueError(messages.reset_needs("to_datetime", self.mode))
+            raise ValueError(wording.reset_needs("to_datetime", self.mode))
         return self
 
     @property
@@ -93,11 +92,11 @@ def target_offset(row: Offsets, params: ResetParams) -> int:
         wanted = row.log_start
     elif params.mode == "shift":
         if row.committed is None:
-            raise PlanError(messages.reset_shift_no_commit(row.topic, row.partition))
+            raise PlanError(wording.reset_shift_no_commit(row.topic, row.partition))
         wanted = row.committed + (params.shift or 0)
     else:
         if row.at_time is None:
-            raise PlanError(messages.reset_time_unresolved(row.topic, row.partition))
+            raise PlanError(wording.reset_time_unresolved(row.topic, row.partition))
         wanted = row.log_end if row.at_time == kafka.NO_OFFSET else row.at_time
     return min(max(wanted, row.log_start), row.log_end)
 
@@ -152,23 +151,23 @@ class ResetOffsets(Remediation):
         assert isinstance(params, ResetParams)
         rows = rows_from_verdict(verdict, params)
         if not rows:
-            raise PlanError(messages.reset_no_partitions(verdict.group, params.topics))
+            raise PlanError(wording.reset_no_partitions(verdict.group, params.topics))
         table = reset_rows(rows, params)
         sums = totals(table)
         if sums["changed"] == 0:
-            raise PlanError(messages.reset_nothing_to_do(verdict.group))
-        how = messages.reset_how(params.mode, params.shift, params.to_datetime)
+            raise PlanError(wording.reset_nothing_to_do(verdict.group))
+        how = wording.reset_how(params.mode, params.shift, params.to_datetime)
         return Plan(
             action=self.name,
             cluster=verdict.cluster,
             group=verdict.group,
-            summary=messages.reset_summary(verdict.group, how),
+            summary=wording.reset_summary(verdict.group, how),
             risk=self.risk,
             params=params.model_dump(mode="json"),
             steps=(
-                messages.reset_step_check(),
-                messages.reset_step_alter(len(table), how, sums["skipped"], sums["reread"]),
-                messages.reset_step_read_back(),
+                wording.reset_step_check(),
+                wording.reset_step_alter(len(table), how, sums["skipped"], sums["reread"]),
+                wording.reset_step_read_back(),
             ),
             before={
                 "state": verdict.state.value,
@@ -180,11 +179,9 @@ class ResetOffsets(Remediation):
                 "table": [asdict(r) for r in table],
                 **sums,
             },
-            preflight=(messages.preflight_inactive(),),
+            preflight=(wording.preflight_inactive(),),
             created_at=now,
-            confirm=messages.reset_confirm(
-                verdict.group, how, sums["skipped"], sums["skipped_unknown"], sums["reread"]
-            ),
+            confirm=wording.reset_confirm(verdict.group, how, sums["skipped"], sums["skipped_unknown"], sums["reread"]),
         )
 
     def execute(self, plan: Plan, context: ExecutionContext) -> Outcome:
@@ -196,16 +193,16 @@ class ResetOffsets(Remediation):
         partitions = [(str(t), int(p)) for t, p, _ in plan.after["offsets"]]
         admin = context.admin
         if admin is None:
-            return Outcome(False, messages.preflight_failed(messages.preflight_inactive(), messages.no_admin()))
+            return Outcome(False, wording.preflight_failed(wording.preflight_inactive(), wording.no_admin()))
         try:
             state, _ = kafka.describe_group(admin, plan.group, context.timeout)
             if state not in INACTIVE:
                 return Outcome(
                     False,
-                    messages.preflight_failed(messages.preflight_inactive(), messages.reset_group_active(state.value)),
+                    wording.preflight_failed(wording.preflight_inactive(), wording.reset_group_active(state.value)),
                 )
             table = reset_rows(fresh_offsets(admin, plan.group, partitions, params, context.timeout), params)
-            context.progress(messages.reset_progress(plan.group, len(table)))
+            context.progress(wording.reset_progress(plan.group, len(table)))
             try:
                 kafka.alter_offsets(
                     admin, plan.group, {(r.topic, r.partition): r.after for r in table}, context.timeout
@@ -217,9 +214,9 @@ class ResetOffsets(Remediation):
             return Outcome(False, str(exc))
         wrong = [f"{r.topic}-{r.partition}" for r in table if read_back.get((r.topic, r.partition)) != r.after]
         if wrong:
-            return Outcome(False, messages.reset_read_back_differs(wrong))
+            return Outcome(False, wording.reset_read_back_differs(wrong))
         sums = totals(table)
-        detail = messages.reset_done(plan.group, len(table), sums["skipped"], sums["reread"])
+        detail = wording.reset_done(plan.group, len(table), sums["skipped"], sums["reread"])
         return Outcome(True, detail, {"table": [asdict(r) for r in table], **sums})
 
 
@@ -231,7 +228,7 @@ def refused_outcome(admin: Any, group: str, table: Sequence[ResetRow], refusal: 
     """
     read_back = kafka.committed_offsets(admin, group, [(r.topic, r.partition) for r in table], timeout)
     moved = [f"{r.topic}-{r.partition}" for r in table if read_back.get((r.topic, r.partition)) != r.before]
-    return Outcome(False, messages.reset_refused_by_broker(refusal, moved))
+    return Outcome(False, wording.reset_refused_by_broker(refusal, moved))
 
 
 def fresh_offsets(

@@ -16,10 +16,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from lagbot.core import messages
 from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
 from lagbot.engine.diagnose import RESTART
-from lagbot.remediations import kafka
+from lagbot.remediations import kafka, wording
 from lagbot.remediations.base import (
     ExecutionContext,
     Outcome,
@@ -83,7 +82,7 @@ class Restart(Remediation):
         owners, all_known = stuck_owners(verdict)
         rolling = params.scope == "workload" or not stalled or not all_known
         if rolling and params.scope == "members":
-            raise PlanError(messages.restart_owners_unknown(verdict.group))
+            raise PlanError(wording.restart_owners_unknown(verdict.group))
         before = {
             "state": verdict.state.value,
             "total_lag": verdict.total_lag,
@@ -92,18 +91,18 @@ class Restart(Remediation):
         }
         workload = params.workload
         if rolling:
-            why = messages.restart_why_rolling(params.scope == "workload", bool(stalled))
-            summary = messages.restart_summary_rolling(workload.name)
-            steps: tuple[str, ...] = (messages.restart_step_rolling(workload.label(), why),)
+            why = wording.restart_why_rolling(params.scope == "workload", bool(stalled))
+            summary = wording.restart_summary_rolling(workload.name)
+            steps: tuple[str, ...] = (wording.restart_step_rolling(workload.label(), why),)
             after: dict[str, object] = {"restart": "workload", "workload": workload.name}
-            checks: tuple[str, ...] = (messages.preflight_not_rebalancing(),)
+            checks: tuple[str, ...] = (wording.preflight_not_rebalancing(),)
         else:
-            summary = messages.restart_summary_members(len(owners), verdict.group)
+            summary = wording.restart_summary_members(len(owners), verdict.group)
             steps = tuple(
-                messages.restart_step_member(m.client_id, m.host, m.member_id, _stalled_of(m, stalled)) for m in owners
+                wording.restart_step_member(m.client_id, m.host, m.member_id, _stalled_of(m, stalled)) for m in owners
             )
             after = {"restart": "members", "members": [m.member_id for m in owners]}
-            checks = (messages.preflight_not_rebalancing(), messages.preflight_members_present())
+            checks = (wording.preflight_not_rebalancing(), wording.preflight_members_present())
         return Plan(
             action=self.name,
             cluster=verdict.cluster,
@@ -123,14 +122,14 @@ class Restart(Remediation):
         params = RestartParams.model_validate(plan.params)
         executor = context.executor
         if not isinstance(executor, Executor):
-            return Outcome(False, messages.no_executor(plan.action))
+            return Outcome(False, wording.no_executor(plan.action))
         members = [member_from_json(m) for m in plan.before.get("members", [])]
         failed = preflight(plan.group, members, context)
         if failed is not None:
             return Outcome(False, failed)
         try:
             if not members:
-                context.progress(messages.restart_progress_rolling(params.workload.name))
+                context.progress(wording.restart_progress_rolling(params.workload.name))
                 return executor.restart(params.workload)
             return restart_members(executor, params.workload, members, context)
         except ExecutorError as exc:
@@ -140,22 +139,22 @@ class Restart(Remediation):
 def preflight(group: str, members: Sequence[Member], context: ExecutionContext) -> str | None:
     """None when restarting is safe now; else what failed (the check named). Describes the group once."""
     if context.admin is None:
-        return messages.preflight_failed(messages.preflight_not_rebalancing(), messages.no_admin())
+        return wording.preflight_failed(wording.preflight_not_rebalancing(), wording.no_admin())
     try:
         state, live = kafka.describe_group(context.admin, group, context.timeout)
     except kafka.KafkaActionError as exc:
-        return messages.preflight_failed(messages.preflight_not_rebalancing(), str(exc))
+        return wording.preflight_failed(wording.preflight_not_rebalancing(), str(exc))
     return preflight_problem(state, live, members)
 
 
 def preflight_problem(state: GroupState, live: Sequence[Member], planned: Sequence[Member]) -> str | None:
     """Pure: the group must not be rebalancing, and each planned member must still be in it."""
     if state.is_rebalancing:
-        return messages.preflight_failed(messages.preflight_not_rebalancing(), messages.group_is(state.value))
+        return wording.preflight_failed(wording.preflight_not_rebalancing(), wording.group_is(state.value))
     live_ids = {m.member_id for m in live}
     gone = [m.member_id for m in planned if m.member_id not in live_ids]
     if gone:
-        return messages.preflight_failed(messages.preflight_members_present(), messages.members_left(gone))
+        return wording.preflight_failed(wording.preflight_members_present(), wording.members_left(gone))
     return None
 
 
@@ -165,12 +164,12 @@ def restart_members(
     """Restart each member in turn; stop at the first failure (the rest are left as they are)."""
     done: list[str] = []
     for member in members:
-        context.progress(messages.restart_progress_member(member.client_id, member.host))
+        context.progress(wording.restart_progress_member(member.client_id, member.host))
         outcome = executor.restart_member(workload, member)
         if not outcome.ok:
-            return Outcome(False, messages.restart_member_failed(member.member_id, outcome.detail), {"restarted": done})
+            return Outcome(False, wording.restart_member_failed(member.member_id, outcome.detail), {"restarted": done})
         done.append(member.member_id)
-    return Outcome(True, messages.restart_done(len(done)), {"restarted": done})
+    return Outcome(True, wording.restart_done(len(done)), {"restarted": done})
 
 
 def _stalled_of(member: Member, stalled: Sequence[PartitionVerdict]) -> list[str]:

@@ -23,6 +23,7 @@ from lagbot.core import messages
 from lagbot.core.config import Duration
 from lagbot.core.model import GroupVerdict
 from lagbot.engine.diagnose import SCALE, replicas_needed
+from lagbot.remediations import wording
 from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 
@@ -63,12 +64,12 @@ def target_replicas(verdict: GroupVerdict, params: ScaleParams) -> int:
     """The replica count to scale to (see the module doc). Raises PlanError when it cannot be sized."""
     if params.replicas is not None:
         if not params.min_replicas <= params.replicas <= params.max_replicas:
-            raise PlanError(messages.scale_outside_limits(params.replicas, params.min_replicas, params.max_replicas))
+            raise PlanError(wording.scale_outside_limits(params.replicas, params.min_replicas, params.max_replicas))
         return params.replicas
     partitions = len(verdict.partitions)
     produce, consume = verdict.produce_rate, verdict.consume_rate
     if partitions == 0 or produce is None or consume is None:
-        raise PlanError(messages.scale_cannot_size(verdict.group))
+        raise PlanError(wording.scale_cannot_size(verdict.group))
     # The members Kafka reports are the consumers; when it reports none, the workload's replicas are.
     consumers = len(verdict.members) or params.current_replicas
     wanted = replicas_needed(produce, consume, consumers, partitions)
@@ -86,20 +87,20 @@ class Scale(Remediation):
         target = target_replicas(verdict, params)
         current, workload = params.current_replicas, params.workload
         if target == current:
-            raise PlanError(messages.scale_nothing_to_do(workload.name, current))
-        steps = [messages.scale_step(workload.label(), current, target)]
+            raise PlanError(wording.scale_nothing_to_do(workload.name, current))
+        steps = [wording.scale_step(workload.label(), current, target)]
         after: dict[str, object] = {"replicas": target}
-        checks = [messages.preflight_not_at_target(target)]
+        checks = [wording.preflight_not_at_target(target)]
         if workload.keda_scaled_object:
-            steps.insert(0, messages.scale_step_keda_pause(workload.keda_scaled_object, PAUSED_REPLICAS, target))
-            steps.append(messages.scale_step_keda_restore(workload.keda_scaled_object, params.hold_for))
+            steps.insert(0, wording.scale_step_keda_pause(workload.keda_scaled_object, PAUSED_REPLICAS, target))
+            steps.append(wording.scale_step_keda_restore(workload.keda_scaled_object, params.hold_for))
             after.update({"keda_paused_replicas": target, "restore_at": now + params.hold_for})
-            checks.append(messages.preflight_can_pause_keda())
+            checks.append(wording.preflight_can_pause_keda())
         return Plan(
             action=self.name,
             cluster=verdict.cluster,
             group=verdict.group,
-            summary=messages.scale_summary(workload.name, current, target),
+            summary=wording.scale_summary(workload.name, current, target),
             risk=self.risk,
             params=params.model_dump(mode="json"),
             steps=tuple(steps),
@@ -125,7 +126,7 @@ class Scale(Remediation):
         target = int(plan.after["replicas"])
         executor, workload = context.executor, params.workload
         if not isinstance(executor, Executor):
-            return Outcome(False, messages.no_executor(plan.action))
+            return Outcome(False, wording.no_executor(plan.action))
         try:
             failed = self._preflight(executor, workload, params.current_replicas, target)
             if failed is not None:
@@ -133,12 +134,12 @@ class Scale(Remediation):
             data: dict[str, object] = {}
             if workload.keda_scaled_object:
                 assert isinstance(executor, PausableAutoscaling)
-                context.progress(messages.scale_progress_keda(workload.keda_scaled_object, target))
+                context.progress(wording.scale_progress_keda(workload.keda_scaled_object, target))
                 paused = executor.set_paused_replicas(workload, target)
                 if not paused.ok:
                     return Outcome(False, paused.detail)
                 data["keda_previous"] = paused.data.get("before")
-            context.progress(messages.scale_progress(workload.name, target))
+            context.progress(wording.scale_progress(workload.name, target))
             scaled = executor.scale(workload, target)
         except ExecutorError as exc:
             return Outcome(False, str(exc))
@@ -149,9 +150,9 @@ class Scale(Remediation):
         params = ScaleParams.model_validate(plan.params)
         executor = context.executor
         if not params.workload.keda_scaled_object:
-            return Outcome(True, messages.scale_nothing_to_restore(params.workload.name))
+            return Outcome(True, wording.scale_nothing_to_restore(params.workload.name))
         if not isinstance(executor, PausableAutoscaling):
-            return Outcome(False, messages.executor_cannot_pause_keda(type(executor).__name__))
+            return Outcome(False, wording.executor_cannot_pause_keda(type(executor).__name__))
         try:
             return executor.set_paused_replicas(params.workload, previous)
         except ExecutorError as exc:
@@ -160,11 +161,11 @@ class Scale(Remediation):
     @staticmethod
     def _preflight(executor: Executor, workload: Workload, planned_from: int, target: int) -> str | None:
         if workload.keda_scaled_object and not isinstance(executor, PausableAutoscaling):
-            problem = messages.executor_cannot_pause_keda(type(executor).__name__)
-            return messages.preflight_failed(messages.preflight_can_pause_keda(), problem)
+            problem = wording.executor_cannot_pause_keda(type(executor).__name__)
+            return wording.preflight_failed(wording.preflight_can_pause_keda(), problem)
         now = executor.replicas(workload)
         up = target > planned_from
         if (up and now >= target) or (not up and now <= target):
-            problem = messages.scale_already(workload.name, now)
-            return messages.preflight_failed(messages.preflight_not_at_target(target), problem)
+            problem = wording.scale_already(workload.name, now)
+            return wording.preflight_failed(wording.preflight_not_at_target(target), problem)
         return None

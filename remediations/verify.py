@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lagbot.core import messages
 from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.remediations import wording
 from lagbot.remediations.base import Progress, Verification
 
 
@@ -72,12 +72,12 @@ def assess(checks: Sequence[Check], rules: VerifyRules | None = None) -> Verific
     rules = rules or VerifyRules()
     after = len(checks) - 1
     if after < 1:
-        return Verification(Progress.PENDING, messages.verify_pending(0, rules.no_change_after))
+        return Verification(Progress.PENDING, wording.verify_pending(0, rules.no_change_after))
     baseline, latest = checks[0], checks[-1]
     if latest.lag is None:
         return _unknown(latest, after, rules)
     if healthy(latest.verdict):
-        return Verification(Progress.RESOLVED, messages.verify_resolved(latest.lag))
+        return Verification(Progress.RESOLVED, wording.verify_resolved(latest.lag))
     worse = worse_than_baseline(checks, rules) if after > rules.settle_checks else None
     if worse is not None:
         return worse
@@ -87,8 +87,8 @@ def assess(checks: Sequence[Check], rules: VerifyRules | None = None) -> Verific
         return improving
     if after >= rules.no_change_after:
         first = recent[0].lag if recent else baseline.lag
-        return Verification(Progress.NO_CHANGE, messages.verify_no_change(after, first, latest.lag))
-    return Verification(Progress.PENDING, messages.verify_pending(after, rules.no_change_after))
+        return Verification(Progress.NO_CHANGE, wording.verify_no_change(after, first, latest.lag))
+    return Verification(Progress.PENDING, wording.verify_pending(after, rules.no_change_after))
 
 
 def healthy(verdict: GroupVerdict) -> bool:
@@ -100,7 +100,7 @@ def worse_than_baseline(checks: Sequence[Check], rules: VerifyRules) -> Verifica
     """Severity rose since the baseline, or lag is over it by more than the margin and still rising."""
     baseline, latest = checks[0], checks[-1]
     if baseline.verdict.error is None and latest.verdict.severity > baseline.verdict.severity:
-        detail = messages.verify_worse_severity(
+        detail = wording.verify_worse_severity(
             baseline.verdict.severity.label, latest.verdict.severity.label, latest.lag
         )
         return Verification(Progress.WORSE, detail)
@@ -108,7 +108,7 @@ def worse_than_baseline(checks: Sequence[Check], rules: VerifyRules) -> Verifica
         return None
     previous = next((c.lag for c in reversed(checks[:-1]) if c.lag is not None), baseline.lag)
     if latest.lag > baseline.lag * (1 + rules.worse_margin) and latest.lag > previous:
-        return Verification(Progress.WORSE, messages.verify_worse(baseline.lag, latest.lag))
+        return Verification(Progress.WORSE, wording.verify_worse(baseline.lag, latest.lag))
     return None
 
 
@@ -123,7 +123,7 @@ def draining(recent: Sequence[Check], rules: VerifyRules) -> Verification | None
         return None
     rate = drain_rate(first, last)
     eta = last.lag / rate if rate else None
-    detail = messages.verify_improving(rate, eta, first.lag, last.lag)
+    detail = wording.verify_improving(rate, eta, first.lag, last.lag)
     return Verification(Progress.IMPROVING, detail, drain_rate=rate, eta_seconds=eta)
 
 
@@ -147,7 +147,7 @@ def drain_rate(first: Check, last: Check) -> float | None:
 
 
 def _unknown(latest: Check, after: int, rules: VerifyRules) -> Verification:
-    reason = latest.verdict.error or messages.verify_lag_unknown()
+    reason = latest.verdict.error or wording.verify_lag_unknown()
     if after >= rules.no_change_after:
-        return Verification(Progress.NO_CHANGE, messages.verify_unknown_for(after, reason))
-    return Verification(Progress.PENDING, messages.verify_cannot_judge(reason))
+        return Verification(Progress.NO_CHANGE, wording.verify_unknown_for(after, reason))
+    return Verification(Progress.PENDING, wording.verify_cannot_judge(reason))

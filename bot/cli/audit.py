@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from lagbot.cli import wording
 from lagbot.core import messages
 from lagbot.core.errors import ConfigError
 
@@ -30,7 +31,7 @@ def export(
 ) -> None:
     """Write every audit entry as one JSON object per line, oldest first."""
     if config is None and "LAGBOT_CLUSTERS" not in os.environ:
-        raise ConfigError(messages.cli_audit_needs_config())
+        raise ConfigError(wording.cli_audit_needs_config())
     import redis  # here, not at the top: the other commands of `lagbot` never load the Redis client
 
     from lagbot.core.config import load_settings, parse_duration
@@ -42,7 +43,7 @@ def export(
     try:
         window = None if since is None else parse_duration(since)
     except ValueError as exc:
-        raise ConfigError(messages.bad_option("--since", str(exc))) from None
+        raise ConfigError(wording.bad_option("--since", str(exc))) from None
     start = None if window is None else time.time() - window
     try:
         client = redis.Redis.from_url(settings.redis_url, socket_timeout=10, socket_connect_timeout=5)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lagbot.cli import wording
 from lagbot.cli.terminal import wide
 from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
@@ -70,12 +71,12 @@ def run_drain(
         err.print(f"lagbot: {exc}", style="bold red", highlight=False)
         return EXIT_UNREADABLE
     if not dry_run and plan_ranges(plan) and needs_pause(verdict):  # refused before any plan or bar is drawn
-        running = messages.cli_drain_consumers_running(group, len(verdict.members), verdict.state.value)
+        running = wording.cli_drain_consumers_running(group, len(verdict.members), verdict.state.value)
         err.print(f"lagbot: {running}", style="bold red", highlight=False)
         return EXIT_FAILED
     print_plan(plan, out)
     if dry_run:
-        out.print(messages.cli_drain_dry_run())
+        out.print(wording.cli_drain_dry_run())
         return EXIT_OK
     ok, detail = execute_with_bar(plan, target, settings, out)
     if not ok:
@@ -90,13 +91,13 @@ def pick_cluster(settings: Settings, name: str | None) -> ClusterConfig:
         return settings.cluster(name)
     if len(settings.clusters) == 1:
         return settings.clusters[0]
-    raise ConfigError(messages.bad_option("--cluster", f"required with {len(settings.clusters)} clusters configured"))
+    raise ConfigError(wording.bad_option("--cluster", f"required with {len(settings.clusters)} clusters configured"))
 
 
 def drain_params(settings: Settings, sink: str | None, overrides: dict[str, Any]) -> DrainParams:
     """The drain's parameters from the settings and the flags; a bad value is named by its flag."""
     if sink is None and settings.drain.sink is None:
-        raise ConfigError(messages.cli_drain_need_sink())
+        raise ConfigError(wording.cli_drain_need_sink())
     try:
         # The CLI cannot pause consumers (no executor): an active group is refused instead.
         return DrainParams.from_settings(settings.drain, sink=sink, pause_consumers=False, **overrides)
@@ -104,7 +105,7 @@ def drain_params(settings: Settings, sink: str | None, overrides: dict[str, Any]
         error = exc.errors(include_url=False)[0]
         field = str(error["loc"][0]) if error["loc"] else ""
         flag = _FLAGS.get(field, f"drain.{field}")
-        raise ConfigError(messages.bad_option(flag, error["msg"].removeprefix("Value error, "))) from None
+        raise ConfigError(wording.bad_option(flag, error["msg"].removeprefix("Value error, "))) from None
 
 
 def read_verdict(settings: Settings, cluster: ClusterConfig, group: str) -> GroupVerdict | str:
@@ -122,12 +123,12 @@ def read_verdict(settings: Settings, cluster: ClusterConfig, group: str) -> Grou
             if verdict.status is Status.ERR:
                 return verdict.error or verdict.severity_reason
             return verdict
-    raise ConfigError(messages.cli_drain_no_group(group, cluster.name))
+    raise ConfigError(wording.cli_drain_no_group(group, cluster.name))
 
 
 def print_plan(plan: Plan, out: Console) -> None:
     """The plan as approvers see it: summary, steps, and one row per drained partition."""
-    out.print(messages.cli_drain_plan_title(plan.group, plan.cluster, plan.before["state"]), style="bold")
+    out.print(wording.cli_drain_plan_title(plan.group, plan.cluster, plan.before["state"]), style="bold")
     out.print(plan.summary, highlight=False)
     table = Table("TOPIC", "PARTITION", "COMMITTED", "FROM", "TO", "OFFSETS", "RANGES", "LOST", box=None)
     ranges = plan_ranges(plan)

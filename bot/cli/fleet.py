@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from lagbot.cli import wording
+
 if TYPE_CHECKING:
     from lagbot.remediations.base import Outcome
     from lagbot.remediations.executors.local import LocalExecutor
@@ -48,14 +50,13 @@ def _finish(outcome: Outcome) -> None:
 
 def _run(action: str, call: Callable[[], Outcome]) -> Outcome:
     """Run an executor call, turning ExecutorError into a failed outcome."""
-    from lagbot.core import messages
     from lagbot.remediations.base import Outcome
     from lagbot.remediations.executors.base import ExecutorError
 
     try:
         return call()
     except ExecutorError as exc:
-        return Outcome(ok=False, detail=messages.fleet_cli_failed(action, str(exc)))
+        return Outcome(ok=False, detail=wording.fleet_cli_failed(action, str(exc)))
 
 
 @fleet_app.command()
@@ -74,7 +75,6 @@ def start(
     """Start a fleet of consumer processes."""
     from pydantic import ValidationError
 
-    from lagbot.core import messages
     from lagbot.core.errors import ConfigError
     from lagbot.remediations.executors.local import FleetSpec
 
@@ -92,7 +92,7 @@ def start(
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
-        raise ConfigError(messages.bad_option("fleet start", problems)) from None
+        raise ConfigError(wording.bad_option("fleet start", problems)) from None
     _finish(_run("start", lambda: _executor(state_dir).start(spec)))
 
 
@@ -133,15 +133,14 @@ def stuck(
     state_dir: StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Make one member stuck: it stays in the group but stops consuming and committing."""
-    from lagbot.core import messages
     from lagbot.remediations.base import Outcome
     from lagbot.remediations.executors.base import ExecutorError
 
     try:
         _executor(state_dir).make_stuck(name, member)
     except ExecutorError as exc:
-        _finish(Outcome(ok=False, detail=messages.fleet_cli_failed("stuck", str(exc))))
-    _finish(Outcome(ok=True, detail=messages.fleet_cli_stuck(name, member)))
+        _finish(Outcome(ok=False, detail=wording.fleet_cli_failed("stuck", str(exc))))
+    _finish(Outcome(ok=True, detail=wording.fleet_cli_stuck(name, member)))
 
 
 @fleet_app.command()
@@ -162,23 +161,22 @@ def status(
     """The live members: client id, pid, state, messages processed, assignment, committed offsets."""
     import json
 
-    from lagbot.core import messages
     from lagbot.remediations.base import Outcome
     from lagbot.remediations.executors.base import ExecutorError
 
     try:
         members = _executor(state_dir).status(name)
     except ExecutorError as exc:
-        _finish(Outcome(ok=False, detail=messages.fleet_cli_failed("status", str(exc))))
+        _finish(Outcome(ok=False, detail=wording.fleet_cli_failed("status", str(exc))))
     if as_json:
         rows = [{"client_id": m.record.client_id, "pid": m.record.pid, "report": m.report} for m in members]
         typer.echo(json.dumps({"fleet": name, "members": rows}, indent=2))
         return
-    typer.echo(messages.fleet_cli_status_header(name, len(members)))
+    typer.echo(wording.fleet_cli_status_header(name, len(members)))
     for m in members:
         report = m.report or {}
         typer.echo(
-            messages.fleet_cli_status_row(
+            wording.fleet_cli_status_row(
                 m.record.client_id,
                 m.record.pid,
                 m.state,

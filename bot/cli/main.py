@@ -15,6 +15,7 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
+from lagbot.cli import wording
 from lagbot.cli.audit import audit_app
 from lagbot.cli.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from lagbot.cli.fleet import fleet_app
@@ -38,9 +39,7 @@ def _print_version(wanted: bool) -> None:
     if wanted:
         from importlib.metadata import version as package_version
 
-        from lagbot.core import messages
-
-        print(messages.cli_version(package_version("lagbot")))
+        print(wording.cli_version(package_version("lagbot")))
         raise typer.Exit(EXIT_OK)
 
 
@@ -142,19 +141,18 @@ def demo(
     4 bad usage, 130 interrupted. `--check-only` runs `lagbot check` on an embedded lagging group instead.
     `--web` serves the channel as a page on 127.0.0.1 where you approve (or deny) the remediation yourself.
     """
-    from lagbot.core import messages
 
     if check_only and (web or port):
-        raise ConfigError(messages.demo_web_not_with_check_only())
+        raise ConfigError(wording.demo_web_not_with_check_only())
     if port and not web:
-        raise ConfigError(messages.demo_option_needs_web("--port"))
+        raise ConfigError(wording.demo_option_needs_web("--port"))
     if check_only:
         from lagbot.devkit.demo import run_demo
 
         raise typer.Exit(run_demo(every=seconds or 4.0, samples=samples or 4, as_json=as_json))
     for option, given in (("--every", seconds is not None), ("--samples", samples is not None), ("--json", as_json)):
         if given:
-            raise ConfigError(messages.demo_option_needs_check_only(option))
+            raise ConfigError(wording.demo_option_needs_check_only(option))
     if web:
         from lagbot.devkit.demo_web import run_web_demo
 
@@ -241,10 +239,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"lagbot: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     except Exception as exc:  # a bug or an environment failure: one line, details in the (verbose) log
-        from lagbot.core import messages
-
         logging.getLogger(__name__).info("internal error", exc_info=True)
-        print(messages.cli_internal_error(exc), file=sys.stderr)
+        print(wording.cli_internal_error(exc), file=sys.stderr)
         sys.exit(EXIT_INTERNAL)
     sys.exit(result if isinstance(result, int) else EXIT_OK)
 

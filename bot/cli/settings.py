@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from lagbot.core import messages
+from lagbot.cli import wording
 from lagbot.core.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
 from lagbot.engine.collector import check_clients
 
@@ -26,7 +26,7 @@ def load_for_cli(
         ConfigError: a bad file, environment variable, flag, or librdkafka property, named.
     """
     if config is None and bootstrap is None and "LAGBOT_CLUSTERS" not in os.environ:
-        raise ConfigError(messages.cli_no_cluster() if takes_bootstrap else messages.cli_no_config())
+        raise ConfigError(wording.cli_no_cluster() if takes_bootstrap else wording.cli_no_config())
     if config is not None:
         settings, source = load_settings(config), str(config)
     else:
@@ -52,7 +52,7 @@ def apply_flags(settings: Settings, *, bootstrap: str | None, group: str | None,
                 _flag(ClusterConfig, "--bootstrap", **{**clusters[0].model_dump(), "bootstrap_servers": bootstrap})
             ]
         else:
-            raise ConfigError(messages.bad_option("--bootstrap", messages.cli_bootstrap_needs_one_cluster()))
+            raise ConfigError(wording.bad_option("--bootstrap", wording.cli_bootstrap_needs_one_cluster()))
     if group is not None:
         clusters = [
             c.model_copy(update={"groups": _flag(GroupFilter, "--group", include=[group], exclude=c.groups.exclude)})
@@ -66,4 +66,4 @@ def _flag(model: type[M], option: str, **values: Any) -> M:
         return model.model_validate(values)
     except ValidationError as exc:
         problem = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors(include_url=False))
-        raise ConfigError(messages.bad_option(option, problem)) from None
+        raise ConfigError(wording.bad_option(option, problem)) from None

@@ -18,6 +18,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.table import Table
 
+from lagbot.cli import wording
 from lagbot.core import messages
 from lagbot.core.model import GroupVerdict, PartitionVerdict, Severity, Status
 from lagbot.engine.check import CheckReport
@@ -46,9 +47,9 @@ def print_report(report: CheckReport, console: Console) -> None:
     console = wide(console)
     with console:  # buffered, written at the end: one write instead of four per group
         for cluster, error in sorted(report.cluster_errors.items()):
-            console.print(Text(messages.cli_cluster_error(cluster, error), style="bold red"), soft_wrap=True)
+            console.print(Text(wording.cli_cluster_error(cluster, error), style="bold red"), soft_wrap=True)
         if not report.verdicts and not report.cluster_errors:
-            console.print(messages.cli_no_groups())
+            console.print(wording.cli_no_groups())
         for verdict in report.verdicts:
             console.print()
             print_group(verdict, console)
@@ -63,13 +64,13 @@ def wide(console: Console) -> Console:
 
 def print_group(verdict: GroupVerdict, console: Console) -> None:
     style = _SEVERITY_STYLE[verdict.severity]
-    console.print(Text(messages.cli_group_headline(verdict), style=style), soft_wrap=True)
+    console.print(Text(wording.cli_group_headline(verdict), style=style), soft_wrap=True)
     if verdict.error:
         console.print(Text(verdict.error, style="red"), soft_wrap=True)
         return
     print_partitions(verdict, console)
     for cause in verdict.causes:
-        console.print(messages.cli_cause_line(cause), markup=False, highlight=False)
+        console.print(wording.cli_cause_line(cause), markup=False, highlight=False)
 
 
 def print_partitions(verdict: GroupVerdict, console: Console) -> None:

@@ -25,6 +25,7 @@ from lagbot.cli.exits import exit_code
 from lagbot.cli.terminal import print_report
 from lagbot.core import messages
 from lagbot.core.config import build_settings
+from lagbot.devkit import wording
 from lagbot.devkit.apache_kafka import broker_version, demo_broker
 from lagbot.devkit.embedded import exact_producer, produce
 from lagbot.engine.check import Checker
@@ -107,7 +108,7 @@ def run_demo(*, every: float, samples: int, as_json: bool) -> int:
     console = Console(stderr=True)
     stop = threading.Event()
     with demo_broker().start() as broker:
-        console.print(messages.demo_started(broker.bootstrap, broker_version(broker)))
+        console.print(wording.demo_started(broker.bootstrap, broker_version(broker)))
         _setup(broker.bootstrap)
         threads = [
             threading.Thread(target=_healthy_consumer, args=(broker.bootstrap, stop), daemon=True),
@@ -124,7 +125,7 @@ def run_demo(*, every: float, samples: int, as_json: bool) -> int:
                 },
                 source="demo",
             )
-            console.print(messages.demo_thresholds(json.dumps(DEMO_THRESHOLDS)))
+            console.print(wording.demo_thresholds(json.dumps(DEMO_THRESHOLDS)))
             checker = Checker(settings, MemoryWindowStore(samples=samples))
 
             def progress(taken: int) -> None:
@@ -140,5 +141,5 @@ def run_demo(*, every: float, samples: int, as_json: bool) -> int:
         print(json.dumps(report_json(report), indent=2))
     else:
         print_report(report, Console())
-    console.print(messages.demo_exit(exit_code(report)))
+    console.print(wording.demo_exit(exit_code(report)))
     return 0

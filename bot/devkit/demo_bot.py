@@ -40,6 +40,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from lagbot.core import messages
+from lagbot.devkit import wording
 from lagbot.devkit.apache_kafka import broker_version, demo_broker
 from lagbot.devkit.embedded import (
     BotProcess,
@@ -239,7 +240,7 @@ def clock(at: float) -> str:
 
 def event_lines(event: ChannelEvent) -> list[str]:
     """A channel event as the transcript prints it: a header, then the message indented."""
-    return [messages.demo_event(clock(event.at), event.kind), *(f"           {line}" for line in event.lines)]
+    return [wording.demo_event(clock(event.at), event.kind), *(f"           {line}" for line in event.lines)]
 
 
 class Run:
@@ -274,14 +275,14 @@ class Run:
         while True:
             self.show_channel()
             if self.bot is not None and not self.bot.running:
-                raise DemoFailed(messages.demo_bot_exited(self.bot.process.returncode, str(self.bot.log_path)))
+                raise DemoFailed(wording.demo_bot_exited(self.bot.process.returncode, str(self.bot.log_path)))
             if self.producer is not None and self.producer.error:
-                raise DemoFailed(messages.demo_producer_failed(self.producer.error))
+                raise DemoFailed(wording.demo_producer_failed(self.producer.error))
             value = probe()
             if value:
                 return value
             if time.monotonic() >= limit:
-                raise DemoFailed(messages.demo_timed_out(what, time.monotonic() - started))
+                raise DemoFailed(wording.demo_timed_out(what, time.monotonic() - started))
             time.sleep(0.2)
 
 
@@ -338,12 +339,12 @@ def metrics_lines(url: str) -> list[str]:
 
 def print_summary(run: Run, client: redis.Redis, kafka: Offsets) -> None:
     """The incident, the actions and the audit from Redis; the offsets from the broker (must match)."""
-    run.say(messages.demo_summary_header())
+    run.say(wording.demo_summary_header())
     incident = RedisIncidentStore(client).get(CLUSTER, GROUP)
     if incident is None or incident.resolved_at is None:
-        raise DemoFailed(messages.demo_wait_resolved())
+        raise DemoFailed(wording.demo_wait_resolved())
     run.say(
-        messages.demo_incident(
+        wording.demo_incident(
             clock(incident.opened_at),
             clock(incident.resolved_at),
             incident.resolved_at - incident.opened_at,
@@ -357,14 +358,14 @@ def print_summary(run: Run, client: redis.Redis, kafka: Offsets) -> None:
         if entry.event in ("succeeded", "failed"):
             by = [str(u) for u in entry.detail.get("approved_by", [])]
             summary = plans.get(entry.proposal) or entry.action or ""
-            run.say(messages.demo_action(summary, entry.event, by, str(entry.detail.get("detail", ""))))
-    run.say(messages.demo_audit_header(f"lagbot:audit:{CLUSTER}:{GROUP}"))
+            run.say(wording.demo_action(summary, entry.event, by, str(entry.detail.get("detail", ""))))
+    run.say(wording.demo_audit_header(f"lagbot:audit:{CLUSTER}:{GROUP}"))
     for entry in entries:
         detail = str(entry.detail.get("detail") or entry.detail.get("reason") or entry.detail.get("plan") or "")
         line = plain(messages.audit_line(clock(entry.at), entry.event, entry.user, entry.action, detail))
         run.say("  " + " ".join(line.split()))
     committed, ends = kafka.committed(), kafka.log_end()
-    run.say(messages.demo_broker_header(GROUP, TOPIC))
+    run.say(wording.demo_broker_header(GROUP, TOPIC))
     header = ["partition", "committed", "log-end", "lag"]
     pairs = enumerate(zip(committed, ends, strict=True))
     body = [[f"{TOPIC}/{p}", f"{c:,}", f"{e:,}", f"{e - c:,}"] for p, (c, e) in pairs]
@@ -373,9 +374,9 @@ def print_summary(run: Run, client: redis.Redis, kafka: Offsets) -> None:
              "column_settings": [None, right, right, right]}  # fmt: skip
     for line in table_lines(table):
         run.say("  " + line)
-    run.say("  " + messages.demo_broker_total(sum(committed), sum(ends)))
+    run.say("  " + wording.demo_broker_total(sum(committed), sum(ends)))
     if committed != ends:
-        raise DemoFailed(messages.demo_not_caught_up(committed, ends))
+        raise DemoFailed(wording.demo_not_caught_up(committed, ends))
 
 
 @dataclass(frozen=True)
@@ -397,17 +398,17 @@ def start_services(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario
     stack.callback(broker.stop)  # before start: a process half-started is stopped too
     stack.callback(redis_server.stop)
     broker.start()
-    run.say(messages.demo_broker(broker.bootstrap, broker_version(broker)))
+    run.say(wording.demo_broker(broker.bootstrap, broker_version(broker)))
     redis_server.start()
-    run.say(messages.demo_redis(redis_server.url))
+    run.say(wording.demo_redis(redis_server.url))
     with run.interrupts.deferred():
         slack = stack.enter_context(SlackEmulator(token=TOKEN).start())
-    run.say(messages.demo_slack(slack.api_url, CHANNEL))
+    run.say(wording.demo_slack(slack.api_url, CHANNEL))
 
     kafka = Offsets(broker.bootstrap, scenario.partitions)
     stack.callback(kafka.close)
     kafka.create_topic()
-    run.say(messages.demo_topic(TOPIC, scenario.partitions))
+    run.say(wording.demo_topic(TOPIC, scenario.partitions))
 
     fleets_dir = workdir / "fleets"
     fleets = LocalExecutor(LocalConfig(state_dir=fleets_dir))
@@ -419,12 +420,12 @@ def start_services(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario
     started = fleets.start(spec)
     if not started.ok:
         raise DemoFailed(started.detail)
-    run.say(messages.demo_fleet(FLEET, GROUP, 1, scenario.delay_ms, str(fleets_dir)))
+    run.say(wording.demo_fleet(FLEET, GROUP, 1, scenario.delay_ms, str(fleets_dir)))
     fleets.wait_settled(FLEET, partitions=scenario.partitions, timeout=min(60.0, remaining))
 
     run.producer = BoundedProducer(broker.bootstrap, scenario, max_seconds=remaining).start()
     stack.callback(run.producer.stop)
-    run.say(messages.demo_producer(scenario.per_second, scenario.partitions, scenario.limit))
+    run.say(wording.demo_producer(scenario.per_second, scenario.partitions, scenario.limit))
 
     policy = workdir / "policy.yaml"
     policy.write_text(yaml.safe_dump(demo_policy(scenario)))
@@ -437,15 +438,15 @@ def start_services(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario
         bot = BotProcess(workdir, config, token=TOKEN, signing_secret=signing_secret)
         stack.callback(bot.stop)
     run.bot = bot
-    run.say(messages.demo_bot(str(bot.config_path), str(policy), str(bot.log_path)))
-    run.say(messages.demo_approver(APPROVER, FLEET, 1, scenario.max_replicas))
+    run.say(wording.demo_bot(str(bot.config_path), str(policy), str(bot.log_path)))
+    run.say(wording.demo_approver(APPROVER, FLEET, 1, scenario.max_replicas))
     try:
         bot.wait_ready(timeout=min(60.0, max(1.0, run.deadline - time.monotonic())))
     except EmbeddedError as exc:
         raise DemoFailed(str(exc).splitlines()[0]) from None
-    run.say(messages.demo_endpoints(bot.url))
+    run.say(wording.demo_endpoints(bot.url))
     run.say()
-    run.say(messages.demo_channel_header(CHANNEL))
+    run.say(wording.demo_channel_header(CHANNEL))
     run.watcher = ChannelWatcher(lambda: slack.history(CHANNEL))
 
     client = redis.Redis.from_url(redis_server.url, socket_timeout=5)
@@ -457,35 +458,35 @@ def play(run: Run, stack: ExitStack, workdir: Path, scenario: Scenario) -> str |
     """Start everything, click the scale button as the approver, then see it drain and resolve; the summary."""
     services = start_services(run, stack, workdir, scenario)
     slack, bot, audit = services.slack, services.bot, services.audit
-    _, reply = run.until(messages.demo_wait_button(), lambda: find_scale_button(slack), timeout=90)
+    _, reply = run.until(wording.demo_wait_button(), lambda: find_scale_button(slack), timeout=90)
     [button, *_] = approve_buttons(reply)
     label = plain(str(button["text"]["text"]))
-    run.say(messages.demo_click(clock(time.time()), APPROVER, label, bot.events_url))
+    run.say(wording.demo_click(clock(time.time()), APPROVER, label, bot.events_url))
     status, _, key = slack.click_button(
         bot.events_url, services.signing_secret, user=APPROVER, message=reply, action_prefix="approve:"
     )
-    run.say(messages.demo_click_answered(status))
+    run.say(wording.demo_click_answered(status))
     if status != 200:
-        raise DemoFailed(messages.demo_click_refused(f"HTTP {status}"))
+        raise DemoFailed(wording.demo_click_refused(f"HTTP {status}"))
 
     def result() -> AuditEntry | None:
         if slack.responses.get(key):
-            raise DemoFailed(messages.demo_click_refused(plain(str(slack.responses[key][0].get("text", "")))))
+            raise DemoFailed(wording.demo_click_refused(plain(str(slack.responses[key][0].get("text", "")))))
         return outcome_of(audit, str(button["value"]))
 
-    outcome = run.until(messages.demo_wait_result(), result, timeout=90)
+    outcome = run.until(wording.demo_wait_result(), result, timeout=90)
     if outcome.event != "succeeded":
-        raise DemoFailed(messages.demo_action_failed(str(outcome.detail.get("detail", ""))))
+        raise DemoFailed(wording.demo_action_failed(str(outcome.detail.get("detail", ""))))
     drain_and_resolve(run, services, scenario)
     run.say()
     print_summary(run, services.client, services.kafka)
-    run.say(messages.demo_metrics(bot.url))
+    run.say(wording.demo_metrics(bot.url))
     for line in metrics_lines(bot.url):
         run.say("  " + line)
     run.bot = None
     code = bot.stop()
     if code != 0:
-        raise DemoFailed(messages.demo_bot_exited(code, str(bot.log_path)))
+        raise DemoFailed(wording.demo_bot_exited(code, str(bot.log_path)))
     return None
 
 
@@ -495,23 +496,23 @@ def drain_and_resolve(run: Run, services: Services, scenario: Scenario) -> None:
     slack, kafka = services.slack, services.kafka
     assert run.producer is not None, "the producer runs until the scenario stops it"
     keep_until = time.monotonic() + scenario.keep_writing
-    run.until(messages.demo_wait_keep_writing(), lambda: time.monotonic() >= keep_until, scenario.keep_writing + 1)
+    run.until(wording.demo_wait_keep_writing(), lambda: time.monotonic() >= keep_until, scenario.keep_writing + 1)
     written = run.producer.stop()
-    run.say(messages.demo_producer_stopped(written))
+    run.say(wording.demo_producer_stopped(written))
     run.producer = None
 
     run.until(
-        messages.demo_wait_drained(),
+        wording.demo_wait_drained(),
         lambda: kafka.committed() == kafka.log_end(),
         timeout=90,
     )
     outbox = Outbox(services.client)
     store = RedisIncidentStore(services.client)
-    run.until(messages.demo_wait_resolved(), lambda: resolved_in_channel(slack, store, outbox), timeout=90)
+    run.until(wording.demo_wait_resolved(), lambda: resolved_in_channel(slack, store, outbox), timeout=90)
     run.show_channel()
     roots = slack.channel(CHANNEL)
     if len(roots) != 1:
-        raise DemoFailed(messages.demo_more_incidents(len(roots)))
+        raise DemoFailed(wording.demo_more_incidents(len(roots)))
 
 
 Player = Callable[[Run, ExitStack, Path, Scenario], "str | None"]
@@ -533,7 +534,7 @@ def run_bot_demo(
     began = time.monotonic()
     run = Run(out, deadline=began + timeout)
     workdir = Path(tempfile.mkdtemp(prefix="lagbot-demo-"))
-    run.say(title or messages.demo_title(timeout))
+    run.say(title or wording.demo_title(timeout))
     failure: str | None = None
     closing: str | None = None
     try:
@@ -544,7 +545,7 @@ def run_bot_demo(
                 run.interrupts.ignore()  # from here on everything is being stopped
     except Interrupted:
         shutil.rmtree(workdir, ignore_errors=True)
-        print(messages.demo_interrupted(), file=sys.stderr, flush=True)
+        print(wording.demo_interrupted(), file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     except DemoFailed as exc:
         failure = str(exc)
@@ -554,10 +555,10 @@ def run_bot_demo(
         (workdir / "demo-error.log").write_text(traceback.format_exc())
         failure = f"{type(exc).__name__}: {_one_line(exc)}"
     if failure is not None:
-        print(messages.demo_failed(failure, str(workdir)), file=sys.stderr, flush=True)
+        print(wording.demo_failed(failure, str(workdir)), file=sys.stderr, flush=True)
         return EXIT_FAILED
     shutil.rmtree(workdir, ignore_errors=True)
-    run.say(closing or messages.demo_done(time.monotonic() - began))
+    run.say(closing or wording.demo_done(time.monotonic() - began))
     return 0
 
 

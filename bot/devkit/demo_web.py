@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from lagbot.core import messages
+from lagbot.devkit import wording
 from lagbot.devkit.demo_bot import (
     APPROVER,
     CHANNEL,
@@ -105,11 +105,11 @@ class DemoPage:
             "channel": CHANNEL,
             "user": APPROVER,
             "phase": phase,
-            "phase_text": messages.WEB_PHASES.get(phase, phase),
+            "phase_text": wording.WEB_PHASES.get(phase, phase),
             "messages": history,
             "view": views[-1] if views else None,
             "notices": notices,
-            "emoji": messages.TERMINAL_EMOJI,
+            "emoji": wording.TERMINAL_EMOJI,
         }
         body["version"] = hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()
         return body
@@ -127,7 +127,7 @@ class DemoPage:
         ids = [str(e.get("action_id", "")) for b in message.blocks if b.get("type") == "actions"
                for e in b.get("elements", [])]  # fmt: skip
         if action_id not in ids:
-            raise BadRequest(HTTPStatus.NOT_FOUND, messages.web_unknown("button", action_id))
+            raise BadRequest(HTTPStatus.NOT_FOUND, wording.web_unknown("button", action_id))
         index = [i for i in ids if i.startswith(action_id)].index(action_id)
         services = self._services
         status, _, key = services.slack.click_button(
@@ -146,7 +146,7 @@ class DemoPage:
             isinstance(actions, dict) and all(isinstance(v, str) for v in actions.values())
             for actions in values.values()
         ):
-            raise BadRequest(HTTPStatus.BAD_REQUEST, messages.web_bad_request("values must map block ids to texts"))
+            raise BadRequest(HTTPStatus.BAD_REQUEST, wording.web_bad_request("values must map block ids to texts"))
         services = self._services
         status, answer = services.slack.submit_view(
             services.bot.events_url, services.signing_secret, user=APPROVER, view=view, values=values
@@ -168,13 +168,13 @@ class DemoPage:
         for message in self._services.slack.history(CHANNEL):
             if message.ts == ts:
                 return message
-        raise BadRequest(HTTPStatus.NOT_FOUND, messages.web_unknown("message", ts))
+        raise BadRequest(HTTPStatus.NOT_FOUND, wording.web_unknown("message", ts))
 
     def _view(self, view_id: str) -> dict[str, Any]:
         for view in self._services.slack.views:
             if str(view.get("id")) == view_id:
                 return view
-        raise BadRequest(HTTPStatus.NOT_FOUND, messages.web_unknown("modal", view_id))
+        raise BadRequest(HTTPStatus.NOT_FOUND, wording.web_unknown("modal", view_id))
 
 
 def _message_json(message: Message) -> dict[str, Any]:
@@ -185,7 +185,7 @@ def _message_json(message: Message) -> dict[str, Any]:
 def _text_field(body: dict[str, Any], name: str) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not value:
-        raise BadRequest(HTTPStatus.BAD_REQUEST, messages.web_bad_request(f"{name} must be a non-empty string"))
+        raise BadRequest(HTTPStatus.BAD_REQUEST, wording.web_bad_request(f"{name} must be a non-empty string"))
     return value
 
 
@@ -255,13 +255,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api/state":
             self._json(HTTPStatus.OK, self.server.page.state())
         else:
-            self._json(HTTPStatus.NOT_FOUND, {"error": messages.web_bad_request(f"no page {path}")})
+            self._json(HTTPStatus.NOT_FOUND, {"error": wording.web_bad_request(f"no page {path}")})
 
     def do_POST(self) -> None:
         action = ACTIONS.get(self.path)
         try:
             if action is None:
-                raise BadRequest(HTTPStatus.NOT_FOUND, messages.web_bad_request(f"no action {self.path}"))
+                raise BadRequest(HTTPStatus.NOT_FOUND, wording.web_bad_request(f"no action {self.path}"))
             self._json(HTTPStatus.OK, action(self.server.page, self._body()))
         except BadRequest as exc:
             self._json(exc.status, {"error": str(exc)})
@@ -270,19 +270,19 @@ class _Handler(BaseHTTPRequestHandler):
         """The JSON object posted. Only application/json is taken: a form another site posts to this
         address is refused (a cross-site JSON post needs a preflight, which is never granted)."""
         if self.headers.get_content_type() != "application/json":
-            raise BadRequest(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, messages.web_bad_request("send application/json"))
+            raise BadRequest(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, wording.web_bad_request("send application/json"))
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
-            raise BadRequest(HTTPStatus.BAD_REQUEST, messages.web_bad_request("bad Content-Length")) from None
+            raise BadRequest(HTTPStatus.BAD_REQUEST, wording.web_bad_request("bad Content-Length")) from None
         if not 0 < length <= MAX_BODY:
-            raise BadRequest(HTTPStatus.BAD_REQUEST, messages.web_bad_request(f"a body of 1..{MAX_BODY} bytes"))
+            raise BadRequest(HTTPStatus.BAD_REQUEST, wording.web_bad_request(f"a body of 1..{MAX_BODY} bytes"))
         try:
             body = json.loads(self.rfile.read(length))
         except ValueError:
-            raise BadRequest(HTTPStatus.BAD_REQUEST, messages.web_bad_request("the body is not JSON")) from None
+            raise BadRequest(HTTPStatus.BAD_REQUEST, wording.web_bad_request("the body is not JSON")) from None
         if not isinstance(body, dict):
-            raise BadRequest(HTTPStatus.BAD_REQUEST, messages.web_bad_request("the body must be a JSON object"))
+            raise BadRequest(HTTPStatus.BAD_REQUEST, wording.web_bad_request("the body must be a JSON object"))
         return body
 
     def _json(self, status: HTTPStatus, body: dict[str, Any]) -> None:
@@ -330,7 +330,7 @@ def play_web(
     with run.interrupts.deferred():
         server = PageServer(page, port).start()
         stack.callback(server.stop)
-    run.say(messages.demo_web_url(server.url, APPROVER))
+    run.say(wording.demo_web_url(server.url, APPROVER))
     if on_ready is not None:
         on_ready(WebDemo(server.url, services, page))
 
@@ -340,7 +340,7 @@ def play_web(
     def offered() -> tuple[Message, Message] | bool:
         return find_scale_button(services.slack) or ended()
 
-    found = cast("tuple[Message, Message] | bool", run.until(messages.demo_wait_button(), offered, 90))
+    found = cast("tuple[Message, Message] | bool", run.until(wording.demo_wait_button(), offered, 90))
     outcome = "stopped"
     if not isinstance(found, bool):
         page.phase = "offered"
@@ -351,19 +351,19 @@ def play_web(
                 page.phase = "running"
             return decision_of(services.audit, proposal) or ended()
 
-        entry = run.until(messages.demo_web_wait_decision(), decided, run.deadline - time.monotonic())
+        entry = run.until(wording.demo_web_wait_decision(), decided, run.deadline - time.monotonic())
         if isinstance(entry, AuditEntry):
             outcome = _after_decision(run, services, scenario, page, entry)
     page.phase = outcome
-    run.say(messages.demo_web_serving(server.url))
+    run.say(wording.demo_web_serving(server.url))
     serve_until(run, stop)
-    return messages.demo_web_done(time.monotonic() - began, messages.WEB_OUTCOMES[outcome])
+    return wording.demo_web_done(time.monotonic() - began, wording.WEB_OUTCOMES[outcome])
 
 
 def _after_decision(run: Run, services: Services, scenario: Scenario, page: DemoPage, entry: AuditEntry) -> str:
-    run.say(messages.demo_web_decided(clock(entry.at), entry.event, entry.user))
+    run.say(wording.demo_web_decided(clock(entry.at), entry.event, entry.user))
     if entry.event == "failed":
-        raise DemoFailed(messages.demo_action_failed(str(entry.detail.get("detail", ""))))
+        raise DemoFailed(wording.demo_action_failed(str(entry.detail.get("detail", ""))))
     if entry.event == "denied":
         return "denied"
     drain_and_resolve(run, services, scenario)
@@ -392,5 +392,5 @@ def run_web_demo(
     scenario was over). `stop` ends it from another thread; `on_ready` is called once the page is served."""
     player = partial(play_web, port=port, stop=stop or threading.Event(), on_ready=on_ready)
     return run_bot_demo(
-        timeout=timeout, out=out, scenario=WEB_SCENARIO, player=player, title=messages.demo_web_title(timeout)
+        timeout=timeout, out=out, scenario=WEB_SCENARIO, player=player, title=wording.demo_web_title(timeout)
     )

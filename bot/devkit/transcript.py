@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from lagbot.core import messages
+from lagbot.devkit import wording
 
 _MENTION = re.compile(r"<([@#!])([A-Za-z0-9^_.-]+)(?:\|([^>]*))?>")
 _LINK = re.compile(r"<([a-z][a-z0-9+.-]*:[^|>\s]*)(?:\|([^>]*))?>")
@@ -34,7 +34,7 @@ def plain(mrkdwn: str) -> str:
     text = _BOLD.sub(r"\1", text)
     text = _ITALIC.sub(r"\1", text)
     text = _STRIKE.sub(r"\1", text)
-    text = _EMOJI.sub(lambda m: messages.TERMINAL_EMOJI.get(m.group(1), m.group(0)), text)
+    text = _EMOJI.sub(lambda m: wording.TERMINAL_EMOJI.get(m.group(1), m.group(0)), text)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

@@ -19,8 +19,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
-from lagbot.core import messages
 from lagbot.core.model import Cause, GroupSample, GroupVerdict, Member, PartitionVerdict, Status
+from lagbot.engine import wording
 
 WINDOW_STALL_CONFIDENCE = 0.9
 SIBLING_BASE_CONFIDENCE = 0.55
@@ -97,8 +97,8 @@ def deficit_explained(verdict: GroupVerdict) -> str | None:
     produce = sum(p.produce_rate or 0.0 for p in rest)
     consume = sum(p.consume_rate or 0.0 for p in rest)
     if owner is not None:
-        return messages.scaling_would_not_help_slow_owner(owner.client_id, len(explained), len(rest), consume, produce)
-    return messages.scaling_would_not_help_stuck(len(explained), len(rest), consume, produce)
+        return wording.scaling_would_not_help_slow_owner(owner.client_id, len(explained), len(rest), consume, produce)
+    return wording.scaling_would_not_help_stuck(len(explained), len(rest), consume, produce)
 
 
 def _keep_up(partitions: Sequence[PartitionVerdict]) -> bool:

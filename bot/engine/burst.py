@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lagbot.core import messages
 from lagbot.core.model import Cause, GroupVerdict
+from lagbot.engine import wording
 
 BURST_FACTOR = 3.0
 
@@ -62,7 +62,7 @@ def producer_burst_by_index(verdict: GroupVerdict) -> Cause | None:
         return None
     return Cause(
         kind="producer_burst",
-        explanation=messages.cause_burst_vs_baseline(
+        explanation=wording.cause_burst_vs_baseline(
             burst.recent, burst.recent_horizon, burst.before, burst.before_horizon, burst.ongoing, verdict.produce_rate
         ),
         confidence=0.85 if burst.ongoing else 0.6,

@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
+from lagbot.engine import wording
 
 log = logging.getLogger(__name__)
 
@@ -134,12 +135,12 @@ def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], f
         return _collect(admin, cluster, taken_at)
     except CollectError as exc:
         refused = admin.take_authentication_error() if isinstance(admin, ClusterAdmin) else None
-        problem = str(exc) if refused is None else messages.cluster_authentication_failed(cluster.name, refused)
+        problem = str(exc) if refused is None else wording.cluster_authentication_failed(cluster.name, refused)
         log.info("collect failed", extra={"cluster": cluster.name, "error": problem})
         return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
     except Exception as exc:  # whatever the client raises, one cluster's failure never stops the checks
         log.warning("collect failed unexpectedly", extra={"cluster": cluster.name}, exc_info=True)
-        problem = messages.cluster_unreachable(cluster.name, "collecting", f"{type(exc).__name__}: {exc}")
+        problem = wording.cluster_unreachable(cluster.name, "collecting", f"{type(exc).__name__}: {exc}")
         return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
 
 
@@ -168,7 +169,7 @@ def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> 
     result = _result(future, timeout, cluster.name, "listing consumer groups")
     if result.errors and not result.valid:
         raise CollectError(
-            messages.cluster_unreachable(cluster.name, "listing consumer groups", _describe_error(result.errors[0]))
+            wording.cluster_unreachable(cluster.name, "listing consumer groups", _describe_error(result.errors[0]))
         )
     for error in result.errors:
         log.warning("list groups partial error", extra={"cluster": cluster.name, "error": _describe_error(error)})
@@ -189,17 +190,17 @@ def _describe_and_fetch(
     _wait_all([*described.values(), *fetched.values()], timeout)
     if all(_failed(f) for f in described.values()) and all(_failed(f) for f in fetched.values()):
         sample = _error_text(next(iter(described.values())), timeout)
-        raise CollectError(messages.cluster_unreachable(cluster, "describing consumer groups", sample))
+        raise CollectError(wording.cluster_unreachable(cluster, "describing consumer groups", sample))
     return {g: _group_snapshot(g, described[g], fetched[g], timeout) for g in group_ids}
 
 
 def _group_snapshot(group: str, described: Future[Any], fetched: Future[Any], timeout: float) -> GroupSnapshot:
     if _failed(fetched):
-        problem = messages.group_unreadable(group, "fetching committed offsets", _error_text(fetched, timeout))
+        problem = wording.group_unreadable(group, "fetching committed offsets", _error_text(fetched, timeout))
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed={}, error=problem)
     committed = _committed_offsets(fetched.result(0))
     if _failed(described):
-        problem = messages.group_unreadable(group, "describing the group", _error_text(described, timeout))
+        problem = wording.group_unreadable(group, "describing the group", _error_text(described, timeout))
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed=committed, error=problem)
     description = described.result(0)
     return GroupSnapshot(
@@ -290,7 +291,7 @@ def _partition_counts(admin: AdminClient, cluster: str, topics: list[str], timeo
     if not counts and all(_failed(f) for f in futures.values()):
         sample = _error_text(next(iter(futures.values())), timeout)
         if "UNKNOWN_TOPIC" not in sample:
-            raise CollectError(messages.cluster_unreachable(cluster, "describing topics", sample))
+            raise CollectError(wording.cluster_unreachable(cluster, "describing topics", sample))
     return counts
 
 
@@ -306,7 +307,7 @@ def _list_offsets(
     _wait_all([*latest.values(), *earliest.values()], timeout)
     if all(_failed(f) for f in latest.values()):
         sample = _error_text(next(iter(latest.values())), timeout)
-        raise CollectError(messages.cluster_unreachable(cluster, "listing offsets", sample))
+        raise CollectError(wording.cluster_unreachable(cluster, "listing offsets", sample))
     log_end = _offsets(latest, timeout)
     log_start = _offsets(earliest, timeout)
     both = log_end.keys() & log_start.keys()
@@ -355,5 +356,5 @@ def _describe_error(error: Any) -> str:
 def _result(future: Future[Any], timeout: float, cluster: str, doing: str) -> Any:
     _wait_all([future], timeout)
     if _failed(future):
-        raise CollectError(messages.cluster_unreachable(cluster, doing, _error_text(future, timeout)))
+        raise CollectError(wording.cluster_unreachable(cluster, doing, _error_text(future, timeout)))
     return future.result(0)

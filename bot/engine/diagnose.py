@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
 from lagbot.core.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
-from lagbot.engine import agreement
+from lagbot.engine import agreement, wording
 from lagbot.engine.burst import producer_burst_by_index
 
 RESTART = "restart"
@@ -91,8 +91,8 @@ def _owner_text(p: PartitionVerdict, verdict: GroupVerdict) -> str:
     if p.owner is not None:
         return messages.owner(p.owner.client_id, p.owner.host, p.owner.member_id)
     if not verdict.state.is_active:
-        return messages.owner_none(verdict.state.value)
-    return messages.owner_unknown_short() if not verdict.members else messages.nobody_owns()
+        return wording.owner_none(verdict.state.value)
+    return wording.owner_unknown_short() if not verdict.members else wording.nobody_owns()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ def data_loss(verdict: GroupVerdict) -> Cause | None:
     worst = max(lost, key=lambda p: p.log_start - (p.committed or 0))
     return Cause(
         kind="data_loss",
-        explanation=messages.cause_data_loss(len(lost), missed, worst.topic, worst.partition),
+        explanation=wording.cause_data_loss(len(lost), missed, worst.topic, worst.partition),
         confidence=0.99,
         remediation=RESET_OFFSETS,
         evidence={"partitions": [p.partition for p in lost], "messages_deleted_unread": missed},
@@ -134,7 +134,7 @@ def retention_risk(verdict: GroupVerdict) -> Cause | None:
     share, worst = max(at_risk, key=lambda sp: sp[0])
     return Cause(
         kind="retention_risk",
-        explanation=messages.cause_retention_risk(worst.topic, worst.partition, share, len(at_risk)),
+        explanation=wording.cause_retention_risk(worst.topic, worst.partition, share, len(at_risk)),
         confidence=0.9,
         remediation=DRAIN,
         evidence={
@@ -164,7 +164,7 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
         evidence["stuck_members"] = [m.owner_json() for m in whole]
     return Cause(
         kind="stuck_consumer",
-        explanation=messages.cause_stuck(
+        explanation=wording.cause_stuck(
             [p.partition for p in stalled],
             worst.topic,
             sum(p.lag or 0 for p in stalled),
@@ -185,7 +185,7 @@ def no_active_members(verdict: GroupVerdict) -> Cause | None:
     growing = verdict.trend == "growing"
     return Cause(
         kind="no_active_members",
-        explanation=messages.cause_no_members(verdict.state.value, verdict.total_lag, growing),
+        explanation=wording.cause_no_members(verdict.state.value, verdict.total_lag, growing),
         confidence=0.95 if growing else 0.8,
         remediation=SCALE,
         evidence={"state": verdict.state.value, "total_lag": verdict.total_lag, "trend": verdict.trend},
@@ -204,7 +204,7 @@ def unassigned_partitions(verdict: GroupVerdict) -> Cause | None:
         return None
     return Cause(
         kind="unassigned_partitions",
-        explanation=messages.cause_unassigned([f"{p.topic}-{p.partition}" for p in orphans], len(verdict.members)),
+        explanation=wording.cause_unassigned([f"{p.topic}-{p.partition}" for p in orphans], len(verdict.members)),
         confidence=0.85,
         remediation=RESTART,
         evidence={"partitions": [[p.topic, p.partition] for p in orphans]},
@@ -223,7 +223,7 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
         return None
     others = [p for p in verdict.partitions if p is not hot]
     why = _hot_reason(hot, others)
-    explanation = messages.cause_hot(
+    explanation = wording.cause_hot(
         hot.topic, hot.partition, share, why, _owner_text(hot, verdict), hot.consume_rate, hot.produce_rate
     )
     why_not_scale = agreement.deficit_explained(verdict) if why == "slow_owner" and _deficit(verdict) else None
@@ -302,7 +302,7 @@ def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
     target = replicas_needed(produce, consume, members, partitions) if members else None
     return Cause(
         kind="throughput_deficit",
-        explanation=messages.cause_deficit(produce, consume, members, target, partitions),
+        explanation=wording.cause_deficit(produce, consume, members, target, partitions),
         confidence=0.75,
         remediation=SCALE,
         evidence={
@@ -324,7 +324,7 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
     produce, consume = deficit
     return Cause(
         kind="partition_ceiling",
-        explanation=messages.cause_ceiling(produce, consume, partitions),
+        explanation=wording.cause_ceiling(produce, consume, partitions),
         confidence=0.8,
         remediation=DRAIN,
         evidence={
@@ -356,7 +356,7 @@ def producer_burst(window: GroupWindow | None) -> Cause | None:
         return None
     return Cause(
         kind="producer_burst",
-        explanation=messages.cause_burst(recent, trailing),
+        explanation=wording.cause_burst(recent, trailing),
         confidence=0.7,
         remediation=SCALE,
         evidence={"recent_rate": round(recent, 2), "trailing_rate": round(trailing, 2)},
@@ -375,7 +375,7 @@ def rebalance_churn(window: GroupWindow | None) -> Cause | None:
         return None
     return Cause(
         kind="rebalance_churn",
-        explanation=messages.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
+        explanation=wording.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
         confidence=min(0.9, 0.5 + 0.1 * changes),
         remediation=None,
         evidence={
@@ -396,7 +396,7 @@ def idle_members(verdict: GroupVerdict) -> Cause | None:
     idle = [m.client_id for m in verdict.members if not m.assignment]
     return Cause(
         kind="idle_members",
-        explanation=messages.cause_idle(members, partitions, idle),
+        explanation=wording.cause_idle(members, partitions, idle),
         confidence=0.5,
         remediation=SCALE,
         evidence={"members": members, "partitions": partitions, "idle": idle},

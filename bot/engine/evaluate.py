@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lagbot.core import messages
 from lagbot.core.config import Evaluation, Level, Thresholds
 from lagbot.core.model import (
     GroupSnapshot,
@@ -26,6 +25,7 @@ from lagbot.core.model import (
     TopicPartition,
     WindowColumns,
 )
+from lagbot.engine import wording
 from lagbot.engine.rules import (
     Facts,
     Owners,
@@ -70,7 +70,7 @@ def severity(points: Sequence[GroupPoint], thresholds: Thresholds) -> tuple[Seve
         if fired and reason is not None:
             return sev, reason
         pending = pending or reason
-    return Severity.OK, pending if pending is not None else messages.severity_ok()
+    return Severity.OK, pending if pending is not None else wording.severity_ok()
 
 
 def level_fires(points: Sequence[GroupPoint], level: Level, name: str) -> tuple[bool, str | None]:
@@ -89,11 +89,11 @@ def level_fires(points: Sequence[GroupPoint], level: Level, name: str) -> tuple[
     checks: list[tuple[Condition | None, Callable[[float], str]]] = [
         (
             _over_messages(level),
-            lambda held: messages.severity_messages(name, newest.lag or 0, level.messages or 0, held),
+            lambda held: wording.severity_messages(name, newest.lag or 0, level.messages or 0, held),
         ),
         (
             _over_seconds(level),
-            lambda held: messages.severity_seconds(name, newest.lag_seconds or 0.0, level.seconds or 0.0, held),
+            lambda held: wording.severity_seconds(name, newest.lag_seconds or 0.0, level.seconds or 0.0, held),
         ),
     ]
     for over, describe in checks:
@@ -104,7 +104,7 @@ def level_fires(points: Sequence[GroupPoint], level: Level, name: str) -> tuple[
         if held >= level.sustained_for and growing_ok:
             return True, describe(held)
         if growing_ok:
-            return False, messages.severity_pending(name, held, level.sustained_for)
+            return False, wording.severity_pending(name, held, level.sustained_for)
     return False, None
 
 
@@ -153,7 +153,7 @@ def _doubling(points: Sequence[GroupPoint], level: Level, name: str) -> str | No
     # Measured back from the newest point, like the sustain periods.
     for point in points:
         if point.at >= points[-1].at - level.doubling_within and point.lag and newest >= 2 * point.lag:
-            return messages.severity_doubling(name, point.lag, newest, level.doubling_within)
+            return wording.severity_doubling(name, point.lag, newest, level.doubling_within)
     return None
 
 
@@ -407,7 +407,7 @@ def error_verdict(cluster: str, group: str, state: GroupState, reason: str) -> G
         state=state,
         status=Status.ERR,
         severity=Severity.OK,
-        severity_reason=messages.severity_error(reason),
+        severity_reason=wording.severity_error(reason),
         partitions=(),
         total_lag=None,
         max_lag_seconds=None,

@@ -36,6 +36,7 @@ from enum import Enum
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
 from lagbot.core.model import GroupSnapshot, Member, PartitionSample, Status, TopicPartition
+from lagbot.engine import wording
 
 Samples = Sequence[PartitionSample]
 
@@ -167,7 +168,7 @@ def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) 
     if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
     lag = facts.samples[-1].lag or 0
-    return Status.STOP, messages.reason_stop(lag, span(facts.committed), messages.nobody_owns())
+    return Status.STOP, wording.reason_stop(lag, span(facts.committed), wording.nobody_owns())
 
 
 def rule_rewind(window: Samples | Facts) -> Finding | None:
@@ -175,7 +176,7 @@ def rule_rewind(window: Samples | Facts) -> Finding | None:
     found = _facts(window).rewind
     if found is None:
         return None
-    return Status.REWIND, messages.reason_rewind(*found)
+    return Status.REWIND, wording.reason_rewind(*found)
 
 
 def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding | None:
@@ -184,8 +185,8 @@ def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation)
     if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
     lag = facts.samples[-1].lag or 0
-    who = messages.owned() if ownership is Ownership.OWNED else messages.owner_unknown()
-    return Status.STALL, messages.reason_stall(lag, span(facts.committed), who)
+    who = messages.owned() if ownership is Ownership.OWNED else wording.owner_unknown()
+    return Status.STALL, wording.reason_stall(lag, span(facts.committed), who)
 
 
 def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
@@ -202,7 +203,7 @@ def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
     if last > first:
-        return Status.WARN, messages.reason_warn(first, last, span(committed))
+        return Status.WARN, wording.reason_warn(first, last, span(committed))
     return None
 
 
@@ -211,9 +212,9 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
     facts = _facts(window)
     last = facts.samples[-1]
     if last.committed is None:
-        return Status.OK, messages.reason_no_commit()
+        return Status.OK, wording.reason_no_commit()
     if last.lag == 0:
-        return Status.OK, messages.reason_caught_up()
+        return Status.OK, wording.reason_caught_up()
     found = (
         rule_stop(facts, ownership, rules)
         or rule_rewind(facts)
@@ -224,12 +225,12 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
         return found
     committed = facts.committed
     if len(committed) < rules.min_samples:
-        return Status.OK, messages.reason_few_samples(len(committed), rules.min_samples)
+        return Status.OK, wording.reason_few_samples(len(committed), rules.min_samples)
     if facts.unmoved and span(committed) < rules.min_span:
-        return Status.OK, messages.reason_span_short(span(committed), rules.min_span)
+        return Status.OK, wording.reason_span_short(span(committed), rules.min_span)
     if caught_up_in_window(facts):
-        return Status.OK, messages.reason_caught_up_in_window()
-    return Status.OK, messages.reason_ok_moving()
+        return Status.OK, wording.reason_caught_up_in_window()
+    return Status.OK, wording.reason_ok_moving()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -391,7 +392,7 @@ def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> 
         if max(per_sibling, default=0) < SIBLING_MIN_COMMITS:
             continue
         lag = committed[-1].lag or 0
-        reason = messages.reason_stall_siblings(lag, end - start, committed[0].lag or 0, sum(per_sibling))
+        reason = wording.reason_stall_siblings(lag, end - start, committed[0].lag or 0, sum(per_sibling))
         found[tp] = SiblingStall((Status.STALL, reason), sum(per_sibling))
     return found
 

@@ -25,7 +25,6 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from lagbot.core import messages
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupVerdict, Severity
@@ -33,6 +32,7 @@ from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport
 from lagbot.engine.window import RedisWindowStore
 from lagbot.policies.model import Policy
+from lagbot.service import wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
 from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
@@ -269,7 +269,7 @@ class Bot:
             buttons = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
             if buttons and not any(e.kind == REPLY for e in effects):
-                effects.append(Effect(REPLY, Change.REMEDIATION, messages.remediations_offered()))
+                effects.append(Effect(REPLY, Change.REMEDIATION, wording.remediations_offered()))
             for effect in effects:
                 extra = buttons if effect.kind == REPLY else []
                 self.enqueue(effect, incident, verdict, now=now, extra=extra)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackClientError
 
 from lagbot.core import messages
+from lagbot.service import wording
 
 if TYPE_CHECKING:
     from slack_sdk import WebClient
@@ -107,7 +108,7 @@ def post_digest(
         )  # fmt: skip
     except (SlackClientError, OSError) as exc:
         problem = _report(on_error, "files.upload_v2", exc)
-        log.warning(messages.digest_upload_failed(channel_id, ts, problem))
+        log.warning(wording.digest_upload_failed(channel_id, ts, problem))
         return PostedDigest(channel_id, ts, None, problem)
     return PostedDigest(channel_id, ts, str(uploaded["file"]["id"]), None)
 

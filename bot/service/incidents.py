@@ -44,7 +44,7 @@ class StoredIncidentError(ValueError):
 
 
 class Change(StrEnum):
-    """Why an effect is delivered. Each has its own wording in lagbot.core.messages."""
+    """Why an effect is delivered. Each has its own wording in lagbot.slack.wording."""
 
     OPENED = "opened"
     REOPENED = "reopened"

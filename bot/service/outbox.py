@@ -28,8 +28,8 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from lagbot.core import messages
 from lagbot.core.stored import text
+from lagbot.service import wording
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ class Outbox:
 
 def _with_note(operation: Operation) -> Operation:
     """The operation's root with the note that it replaces a lost root, above it."""
-    note = messages.root_replaced(operation.cluster, operation.group)
+    note = wording.root_replaced(operation.cluster, operation.group)
     blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, *operation.blocks][:50]
     return replace(operation, text=f"{note}\n{operation.text}".strip(), blocks=blocks)
 

@@ -34,6 +34,7 @@ from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.reset_offsets import ResetParams, resolve_times
 from lagbot.remediations.scale import Scale
 from lagbot.remediations.verify import Check, VerifyRules, assess
+from lagbot.service import wording
 from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from lagbot.service.audit import AuditEntry
 from lagbot.service.bot import Bot
@@ -192,7 +193,7 @@ class Remediator:
             raise ValueError(messages.policy_not_allowed(rule.name, action))
         left = self.proposals.in_cooldown(verdict.cluster, verdict.group, action)
         if left > 0:
-            raise ValueError(messages.remediation_cooling_down(action, left))
+            raise ValueError(wording.remediation_cooling_down(action, left))
         if action == "scale" and rule.workload is not None and "current_replicas" not in given:
             given = {**given, "current_replicas": self.executor_for(rule.workload).replicas(rule.workload)}
         params = self._params(rule, action, given)
@@ -252,13 +253,13 @@ class Remediator:
         try:
             allowed = self.directory.is_approver(rule, user, now)
         except ApproversUnavailable as exc:
-            return ClickAnswer(messages.approvers_unavailable(str(exc)))
+            return ClickAnswer(wording.approvers_unavailable(str(exc)))
         if not allowed:
             self._audit("refused", proposal, user, now, reason="not an approver")
-            return ClickAnswer(messages.approval_not_approver(rule.name, proposal.plan.summary), Verdict.MISSING)
+            return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary), Verdict.MISSING)
         if rule.dry_run:
             self._audit("dry_run", proposal, user, now)
-            self._reply(proposal, messages.approval_dry_run(user, proposal.plan.summary), now)
+            self._reply(proposal, wording.approval_dry_run(user, proposal.plan.summary), now)
             return ClickAnswer(None)
         return self.approve_and_run(proposal_id, user, now=now)
 
@@ -270,17 +271,17 @@ class Remediator:
         if approval.verdict is Verdict.RUN and proposal is not None:
             outcome = self.run(proposal, user=user, now=now, auto=auto)
             thread = self._incident(proposal) is not None
-            private = None if thread else messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
+            private = None if thread else wording.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
             return ClickAnswer(private, Verdict.RUN)
         if approval.verdict is Verdict.RECORDED and proposal is not None:
             self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), complete=False)
-            line = messages.approval_recorded(user, len(proposal.approvals), proposal.approvals_required)
+            line = wording.approval_recorded(user, len(proposal.approvals), proposal.approvals_required)
             self._reply(proposal, line, now)
             return ClickAnswer(None, Verdict.RECORDED)
         if proposal is not None and approval.verdict is not Verdict.NOT_PROPOSED:
             self._audit("refused", proposal, user, now, reason=approval.verdict.value)
         state = proposal.state_at(now).value if proposal is not None else ""
-        return ClickAnswer(messages.approval_refused(approval.verdict.value, state, approval.detail), approval.verdict)
+        return ClickAnswer(wording.approval_refused(approval.verdict.value, state, approval.detail), approval.verdict)
 
     def settled(self, proposal_id: str, *, now: float) -> str | None:
         """The line that replaces a proposal's buttons once no click can change it; None while it awaits."""
@@ -288,7 +289,7 @@ class Remediator:
         if p is None or p.state_at(now) is State.PROPOSED:
             return None
         state = p.state_at(now).value
-        return messages.proposal_settled(state, p.plan.summary, p.approvals, p.detail, p.denied_by)
+        return wording.proposal_settled(state, p.plan.summary, p.approvals, p.detail, p.denied_by)
 
     def proposal(self, proposal_id: str) -> Proposal | None:
         """The proposal, in whatever state (None when unknown or expired from Redis)."""
@@ -304,14 +305,14 @@ class Remediator:
         try:
             allowed = self.directory.is_approver(rule, user, now)
         except ApproversUnavailable as exc:
-            return ClickAnswer(messages.approvers_unavailable(str(exc)))
+            return ClickAnswer(wording.approvers_unavailable(str(exc)))
         if not allowed:
             self._audit("refused", proposal, user, now, reason="not an approver (deny)")
-            return ClickAnswer(messages.approval_not_approver(rule.name, proposal.plan.summary))
+            return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary))
         if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
-            return ClickAnswer(messages.approval_refused("not_proposed", proposal.state_at(now).value, ""))
+            return ClickAnswer(wording.approval_refused("not_proposed", proposal.state_at(now).value, ""))
         self._audit("denied", proposal, user, now, reason=reason)
-        self._reply(proposal, messages.approval_denied(user, proposal.plan.summary, reason), now)
+        self._reply(proposal, wording.approval_denied(user, proposal.plan.summary, reason), now)
         return ClickAnswer(None)
 
     # -- running -----------------------------------------------------------------------------------------
@@ -322,21 +323,21 @@ class Remediator:
         Whatever happens in between (a broken remediation, Redis or Slack failing), the proposal is
         finished here, so it never stays 'running'; a process that dies mid-run is caught by `reap`.
         """
-        outcome = Outcome(False, messages.remediation_interrupted(proposal.action))
+        outcome = Outcome(False, wording.remediation_interrupted(proposal.action))
         interval = self.bot.settings.leader.run_heartbeat
         try:
             with RunHeartbeat(self.bot.redis, proposal.id, interval=interval, clock=self.bot.clock):
                 self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
                 # The action starts now; its "running" messages are queued and follow on their own (Slack may
                 # be slow).
-                line = messages.remediation_running(proposal.approvals, proposal.plan.summary)
+                line = wording.remediation_running(proposal.approvals, proposal.plan.summary)
                 self._reply(proposal, line, now, deliver=False)
                 self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
                 self._deliver_soon()
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
-            outcome = Outcome(False, messages.remediation_crashed(proposal.action, exc))
+            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc))
         finally:
             self._finish(proposal, outcome, self.bot.clock())
         return outcome
@@ -378,7 +379,7 @@ class Remediator:
                 before=proposal.plan.before,
                 after=proposal.plan.after,
             )
-            line = messages.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
+            line = wording.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
             self._reply(proposal, line, finished)
             state = "verifying" if outcome.ok else "interrupted" if outcome.data.get("interrupted") else "failed"
             self._set_state(proposal, state, outcome.detail, finished, baseline=True)
@@ -397,9 +398,9 @@ class Remediator:
             if proposal is None:
                 continue
             if proposal_id in silent:
-                detail = messages.remediation_heartbeat_lost(proposal.action, STALE_BEATS * interval)
+                detail = wording.remediation_heartbeat_lost(proposal.action, STALE_BEATS * interval)
             else:
-                detail = messages.remediation_interrupted(proposal.action)
+                detail = wording.remediation_interrupted(proposal.action)
             self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
             reaped.append(proposal_id)
         return reaped
@@ -448,9 +449,9 @@ class Remediator:
             outcome = Scale().restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
         except Exception as exc:  # never let one restore stop the others
             log.exception("restore failed", extra={"proposal": proposal.id})
-            outcome = Outcome(False, messages.remediation_crashed("restore", exc))
+            outcome = Outcome(False, wording.remediation_crashed("restore", exc))
         self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
-        self._reply(proposal, messages.autoscaler_restored(outcome.ok, outcome.detail), now)
+        self._reply(proposal, wording.autoscaler_restored(outcome.ok, outcome.detail), now)
         return outcome
 
     # -- the remediation state an incident shows -------------------------------------------------------
@@ -491,7 +492,7 @@ class Remediator:
         if changed and verification.progress is not Progress.PENDING:
             line = verification.detail
             if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
-                line = messages.verify_escalation(verification.detail, rule)
+                line = wording.verify_escalation(verification.detail, rule)
             self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
             self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
 
@@ -513,7 +514,7 @@ class Remediator:
         slot = self._slot(incident.id)
         state, seen = slot.read()
         if state.get("state") in ("verifying", "worse", "no_change"):
-            slot.replace({**state, "state": "resolved", "detail": messages.remediation_resolved()}, seen)
+            slot.replace({**state, "state": "resolved", "detail": wording.remediation_resolved()}, seen)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -556,7 +557,7 @@ class Remediator:
         if incident is None:
             return
         if not incident.is_open and state == "verifying":
-            state, detail = "resolved", messages.remediation_resolved()  # it resolved while the action ran
+            state, detail = "resolved", wording.remediation_resolved()  # it resolved while the action ran
         remediation: dict[str, Any] = {"action": proposal.action, "state": state, "detail": detail, "id": proposal.id}
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:

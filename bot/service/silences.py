@@ -27,8 +27,8 @@ from typing import Any
 
 import redis
 
-from lagbot.core import messages
 from lagbot.engine.window import StoredVersionError
+from lagbot.service import wording
 
 FORMAT_VERSION = 1
 
@@ -76,7 +76,7 @@ class SilenceStore(ABC):
 
 def _checked(cluster: str, group: str, *, until: float, reason: str, by: str, now: float) -> Silence:
     if not until > now:
-        raise ValueError(messages.silence_not_in_future(until, now))
+        raise ValueError(wording.silence_not_in_future(until, now))
     return Silence(cluster=cluster, group=group, until=until, reason=reason, by=by, created_at=now)
 
 
@@ -188,7 +188,7 @@ def decode_silence(raw: bytes | str) -> Silence:
     document: Any = json.loads(raw)
     version = document.get("v") if isinstance(document, dict) else None
     if version != FORMAT_VERSION:
-        raise StoredVersionError(messages.silence_version(version, FORMAT_VERSION))
+        raise StoredVersionError(wording.silence_version(version, FORMAT_VERSION))
     return Silence(
         cluster=document["cluster"],
         group=document["group"],

@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 
 from lagbot.core import messages
 from lagbot.service.approvals import ClickAnswer, Proposal
-from lagbot.slack import render
+from lagbot.slack import render, wording
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import DENY_CALLBACK
 from lagbot.slack.settle import settle_proposal_message
@@ -124,4 +124,4 @@ def _safely(work: Callable[[], ClickAnswer]) -> ClickAnswer:
     except Exception:
         reference = uuid.uuid4().hex[:12]
         log.exception("click failed", extra={"error_id": reference})
-        return ClickAnswer(messages.click_failed(reference))
+        return ClickAnswer(wording.click_failed(reference))

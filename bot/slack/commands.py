@@ -3,7 +3,7 @@
 Independent of slack_bolt: the app's `/lag` listener acks within 3 s and, in a lazy listener, calls
 `run_command(text, deps, user=..., channel=..., now=...)` and sends the `Reply` it returns
 (`reply.to_response()` is the response_url payload). `deps` is anything that keeps the `CommandDeps`
-protocol. All wording lives in lagbot.core.messages; every reply stays within Slack's Block Kit limits.
+protocol. All wording lives in lagbot.slack.wording; every reply stays within Slack's Block Kit limits.
 
 Grammar (the first word picks the command; any other first word is a group):
 
@@ -20,7 +20,7 @@ Options are `--name value` or `--name=value`, anywhere among the arguments; for 
 reason (everything after the duration is the reason, word for word). `--here` posts the reply in the
 channel (response_type in_channel) instead of only to the user; silences are always posted in the
 channel, so everyone sees who silenced what. Adding a command is one dataclass, one parse function, one
-`SUBCOMMANDS` entry, one `case` in `handle`, and its wording in lagbot.core.messages.
+`SUBCOMMANDS` entry, one `case` in `handle`, and its wording in lagbot.slack.wording.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from lagbot.core.config import parse_duration
 from lagbot.core.model import GroupVerdict
 from lagbot.service.silences import Silence as ActiveSilence
 from lagbot.service.silences import SilenceStore
-from lagbot.slack import render
+from lagbot.slack import render, wording
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class CommandError(Exception):
 
     @property
     def message(self) -> str:
-        return messages.lag_error(self.problem, self.usage)
+        return wording.lag_error(self.problem, self.usage)
 
     def with_usage(self, usage: str) -> CommandError:
         """This error with `usage`, unless it already names one."""
@@ -215,7 +215,7 @@ def _split(
             args.free_text = text[tokens[i].start :].strip()
             return args
         if most is not None and len(args.positionals) == most:
-            raise CommandError(messages.lag_unexpected(token))
+            raise CommandError(wording.lag_unexpected(token))
         args.positionals.append(token)
         i += 1
     return args
@@ -225,21 +225,21 @@ def _option(tokens: list[_Token], i: int, args: _Args, *, flags: set[str], value
     """Read the option at `tokens[i]` into `args`; returns the index of the next token."""
     name, equals, value = tokens[i].text.partition("=")
     if name in args.options:
-        raise CommandError(messages.lag_option_twice(name))
+        raise CommandError(wording.lag_option_twice(name))
     if name in flags:
         if equals:
-            raise CommandError(messages.lag_flag_takes_no_value(name))
+            raise CommandError(wording.lag_flag_takes_no_value(name))
         args.options[name] = True
         return i + 1
     if name not in valued:
-        raise CommandError(messages.lag_unknown_option(name, sorted(flags | valued)))
+        raise CommandError(wording.lag_unknown_option(name, sorted(flags | valued)))
     if equals:
         if not value:
-            raise CommandError(messages.lag_option_needs_value(name))
+            raise CommandError(wording.lag_option_needs_value(name))
         args.options[name] = value
         return i + 1
     if i + 1 >= len(tokens) or tokens[i + 1].text.startswith("--"):
-        raise CommandError(messages.lag_option_needs_value(name))
+        raise CommandError(wording.lag_option_needs_value(name))
     args.options[name] = tokens[i + 1].text
     return i + 2
 
@@ -251,7 +251,7 @@ def _cluster_option(args: _Args) -> str | None:
 
 def _need(args: _Args, count: int, what: Sequence[str]) -> None:
     if len(args.positionals) < count:
-        raise CommandError(messages.lag_missing(what[len(args.positionals)]))
+        raise CommandError(wording.lag_missing(what[len(args.positionals)]))
 
 
 def _parse_show(tokens: list[_Token], text: str) -> ShowGroup:
@@ -260,7 +260,7 @@ def _parse_show(tokens: list[_Token], text: str) -> ShowGroup:
     positional = _name(args.positionals[1]) if len(args.positionals) > 1 else None
     option = _cluster_option(args)
     if positional is not None and option is not None and positional != option:
-        raise CommandError(messages.lag_cluster_twice(positional, option))
+        raise CommandError(wording.lag_cluster_twice(positional, option))
     return ShowGroup(_name(args.positionals[0]), positional or option, public=bool(args.options.get("--here")))
 
 
@@ -271,10 +271,10 @@ def _parse_top(tokens: list[_Token], text: str) -> Top:
         return Top(public=public)
     value = args.positionals[0]
     if not re.fullmatch(r"[0-9]+", value):
-        raise CommandError(messages.lag_top_not_a_number(value))
+        raise CommandError(wording.lag_top_not_a_number(value))
     n = int(value)
     if not 1 <= n <= MAX_TOP:
-        raise CommandError(messages.lag_top_out_of_range(n, 1, MAX_TOP))
+        raise CommandError(wording.lag_top_out_of_range(n, 1, MAX_TOP))
     return Top(n, public=public)
 
 
@@ -285,7 +285,7 @@ def silence_seconds(value: str) -> float:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     if not MIN_SILENCE <= seconds <= MAX_SILENCE:
-        raise CommandError(messages.lag_duration_out_of_range(value, seconds, MIN_SILENCE, MAX_SILENCE))
+        raise CommandError(wording.lag_duration_out_of_range(value, seconds, MIN_SILENCE, MAX_SILENCE))
     return seconds
 
 
@@ -294,7 +294,7 @@ def _parse_silence(tokens: list[_Token], text: str) -> Silence:
     _need(args, 2, ["<group>", "<duration>"])
     seconds = silence_seconds(args.positionals[1])
     if len(args.free_text) > MAX_REASON:
-        raise CommandError(messages.lag_reason_too_long(len(args.free_text), MAX_REASON))
+        raise CommandError(wording.lag_reason_too_long(len(args.free_text), MAX_REASON))
     return Silence(_name(args.positionals[0]), seconds, args.free_text, _cluster_option(args))
 
 
@@ -328,32 +328,32 @@ def _parse_remediate(tokens: list[_Token], text: str) -> Remediate:
 SUBCOMMANDS: dict[str, Subcommand] = {
     s.name: s
     for s in (
-        Subcommand("show", messages.lag_usage_show, messages.lag_summary_show, _parse_show),
-        Subcommand("top", messages.lag_usage_top, lambda: messages.lag_summary_top(DEFAULT_TOP, MAX_TOP), _parse_top),
+        Subcommand("show", wording.lag_usage_show, wording.lag_summary_show, _parse_show),
+        Subcommand("top", wording.lag_usage_top, lambda: wording.lag_summary_top(DEFAULT_TOP, MAX_TOP), _parse_top),
         Subcommand(
             "silence",
-            messages.lag_usage_silence,
-            lambda: messages.lag_summary_silence(MIN_SILENCE, MAX_SILENCE),
+            wording.lag_usage_silence,
+            lambda: wording.lag_summary_silence(MIN_SILENCE, MAX_SILENCE),
             _parse_silence,
         ),
-        Subcommand("unsilence", messages.lag_usage_unsilence, messages.lag_summary_unsilence, _parse_unsilence),
-        Subcommand("digest", messages.lag_usage_digest, messages.lag_summary_digest, _parse_no_args(Digest)),
-        Subcommand("audit", messages.lag_usage_audit, messages.lag_summary_audit, _parse_audit),
-        Subcommand("remediate", messages.lag_usage_remediate, messages.lag_summary_remediate, _parse_remediate),
-        Subcommand("help", messages.lag_usage_help, messages.lag_summary_help, _parse_no_args(Help)),
+        Subcommand("unsilence", wording.lag_usage_unsilence, wording.lag_summary_unsilence, _parse_unsilence),
+        Subcommand("digest", wording.lag_usage_digest, wording.lag_summary_digest, _parse_no_args(Digest)),
+        Subcommand("audit", wording.lag_usage_audit, wording.lag_summary_audit, _parse_audit),
+        Subcommand("remediate", wording.lag_usage_remediate, wording.lag_summary_remediate, _parse_remediate),
+        Subcommand("help", wording.lag_usage_help, wording.lag_summary_help, _parse_no_args(Help)),
     )
 }
 """The subcommands, in the order `/lag help` lists them. `show` is also what any other first word means."""
 
 USAGE_OF: dict[type, Callable[[], str]] = {
-    ShowGroup: messages.lag_usage_show,
-    Top: messages.lag_usage_top,
-    Silence: messages.lag_usage_silence,
-    Unsilence: messages.lag_usage_unsilence,
-    Digest: messages.lag_usage_digest,
-    Help: messages.lag_usage_help,
-    Audit: messages.lag_usage_audit,
-    Remediate: messages.lag_usage_remediate,
+    ShowGroup: wording.lag_usage_show,
+    Top: wording.lag_usage_top,
+    Silence: wording.lag_usage_silence,
+    Unsilence: wording.lag_usage_unsilence,
+    Digest: wording.lag_usage_digest,
+    Help: wording.lag_usage_help,
+    Audit: wording.lag_usage_audit,
+    Remediate: wording.lag_usage_remediate,
 }
 
 
@@ -391,7 +391,7 @@ def _hinted(error: CommandError, word: str) -> CommandError:
     meant = command_like(word)
     if meant is None:
         return error
-    return CommandError(error.problem + messages.lag_command_hint(meant), usage=error.usage)
+    return CommandError(error.problem + wording.lag_command_hint(meant), usage=error.usage)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -421,28 +421,28 @@ def resolve_group(name: str, cluster: str | None, known: Mapping[str, Sequence[s
             (with the clusters it is on), or a group on several clusters when none is named.
     """
     if not any(known.values()) and (cluster is None or cluster in known):
-        raise CommandError(messages.lag_no_groups_known())
+        raise CommandError(wording.lag_no_groups_known())
     if cluster is not None:
         return _on_cluster(name, cluster, known)
     on = sorted(c for c, groups in known.items() if name in groups)
     if len(on) == 1:
         return on[0], name
     if on:
-        raise CommandError(messages.lag_group_ambiguous(name, on))
+        raise CommandError(wording.lag_group_ambiguous(name, on))
     every = sorted({g for groups in known.values() for g in groups})
-    raise CommandError(messages.lag_unknown_group(name, None, closest(name, every)))
+    raise CommandError(wording.lag_unknown_group(name, None, closest(name, every)))
 
 
 def _on_cluster(name: str, cluster: str, known: Mapping[str, Sequence[str]]) -> tuple[str, str]:
     if cluster not in known:
         clusters = sorted(known)
-        raise CommandError(messages.lag_unknown_cluster(cluster, clusters, closest(cluster, clusters)))
+        raise CommandError(wording.lag_unknown_cluster(cluster, clusters, closest(cluster, clusters)))
     if name in known[cluster]:
         return cluster, name
     elsewhere = sorted(c for c, groups in known.items() if name in groups)
     if elsewhere:
-        raise CommandError(messages.lag_group_elsewhere(name, cluster, elsewhere))
-    raise CommandError(messages.lag_unknown_group(name, cluster, closest(name, list(known[cluster]))))
+        raise CommandError(wording.lag_group_elsewhere(name, cluster, elsewhere))
+    raise CommandError(wording.lag_unknown_group(name, cluster, closest(name, list(known[cluster]))))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -512,9 +512,9 @@ def group_reply(verdict: GroupVerdict, silence: ActiveSilence | None, *, now: fl
     _, thread_blocks = render.thread_reply(verdict)
     extra: list[dict[str, Any]] = []
     if silence is not None:
-        line = messages.lag_silenced_context(silence.by, silence.until, silence.reason, now)
+        line = wording.lag_silenced_context(silence.by, silence.until, silence.reason, now)
         extra.append(ContextBlock(elements=[MarkdownTextObject(text=render.clip(line, MAX_FALLBACK))]).to_dict())
-    text = messages.lag_group_fallback(root_text, render.table_fallback(verdict))
+    text = wording.lag_group_fallback(root_text, render.table_fallback(verdict))
     return Reply(text=text, blocks=[*root_blocks, *extra, *thread_blocks], public=public)
 
 
@@ -542,12 +542,12 @@ def top_reply(verdicts: Sequence[GroupVerdict], silenced: Mapping[tuple[str, str
               public: bool) -> Reply:  # fmt: skip
     """The `n` worst groups as a table; `silenced` maps (cluster, group) to the seconds of silence left."""
     if not verdicts:
-        return text_reply(messages.lag_top_empty(), public=public)
+        return text_reply(wording.lag_top_empty(), public=public)
     shown = worst_first(verdicts)[:n]
-    rows = [messages.lag_top_columns(), *(_top_row(v, silenced.get((v.cluster, v.group))) for v in shown)]
+    rows = [wording.lag_top_columns(), *(_top_row(v, silenced.get((v.cluster, v.group))) for v in shown)]
     cells = [[{"type": "raw_text", "text": render.clip(cell, MAX_CELL)} for cell in row] for row in rows]
-    title = SectionBlock(text=MarkdownTextObject(text=messages.lag_top_title(len(shown), len(verdicts))))
-    fallback = "\n".join(messages.lag_top_line(i, v) for i, v in enumerate(shown, start=1))
+    title = SectionBlock(text=MarkdownTextObject(text=wording.lag_top_title(len(shown), len(verdicts))))
+    fallback = "\n".join(wording.lag_top_line(i, v) for i, v in enumerate(shown, start=1))
     blocks: list[Block] = [title, TableBlock(rows=cells)]
     return Reply(text=render.clip(fallback, MAX_FALLBACK), blocks=[b.to_dict() for b in blocks], public=public)
 
@@ -561,13 +561,13 @@ def _top_row(v: GroupVerdict, silence_left: float | None) -> list[str]:
         messages.count(v.total_lag),
         messages.behind(v.max_lag_seconds),
         v.trend,
-        "" if silence_left is None else messages.lag_top_silenced_cell(silence_left),
+        "" if silence_left is None else wording.lag_top_silenced_cell(silence_left),
     ]
 
 
 def help_reply() -> Reply:
-    lines = [messages.lag_help_title()]
-    lines += [messages.lag_help_line(s.usage(), s.summary()) for s in SUBCOMMANDS.values()]
+    lines = [wording.lag_help_title()]
+    lines += [wording.lag_help_line(s.usage(), s.summary()) for s in SUBCOMMANDS.values()]
     return text_reply("\n".join(lines))
 
 
@@ -631,7 +631,7 @@ def _silence(command: Silence, deps: CommandDeps, *, user: str, now: float) -> R
     cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
     until = now + command.duration_seconds
     deps.silences.silence(cluster, group, until=until, reason=command.reason, by=user, now=now)
-    text = messages.lag_silenced(group, cluster, user, until, command.duration_seconds, command.reason)
+    text = wording.lag_silenced(group, cluster, user, until, command.duration_seconds, command.reason)
     return text_reply(text, public=True)
 
 
@@ -643,20 +643,20 @@ def _unsilence(command: Unsilence, deps: CommandDeps, *, user: str, now: float) 
             known[s.cluster].append(s.group)
     cluster, group = resolve_group(command.group, command.cluster, known)
     if deps.silences.unsilence(cluster, group, now=now):
-        return text_reply(messages.lag_unsilenced(group, cluster, user), public=True)
-    return text_reply(messages.lag_not_silenced(group, cluster))
+        return text_reply(wording.lag_unsilenced(group, cluster, user), public=True)
+    return text_reply(wording.lag_not_silenced(group, cluster))
 
 
 def _digest(deps: CommandDeps, channel: str) -> Reply:
     deps.post_digest(channel)
-    return text_reply(messages.lag_digest_posting(channel))
+    return text_reply(wording.lag_digest_posting(channel))
 
 
 def _supplied(name: str, work: Callable[[], Reply]) -> Reply:
     try:
         return work()
     except NotImplementedError:
-        return text_reply(messages.lag_not_available(name))
+        return text_reply(wording.lag_not_available(name))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -675,8 +675,8 @@ def respond_safely(work: Callable[[], Reply], **context: object) -> Reply:
         return error_reply(exc)
     except Exception:
         error_id = uuid.uuid4().hex[:12]
-        log.exception(messages.lag_failed_log(), extra={"error_id": error_id, **context})
-        return text_reply(messages.lag_failed(error_id))
+        log.exception(wording.lag_failed_log(), extra={"error_id": error_id, **context})
+        return text_reply(wording.lag_failed(error_id))
 
 
 def run_command(text: str, deps: CommandDeps, *, user: str, channel: str, now: float) -> Reply:

@@ -4,7 +4,7 @@ remediations, and a chart of the worst groups' lag over the last 24 h in the dig
 Pure functions build it (`build_digest`, `lag_chart`, `now` and the zone passed in); `compose_digest` reads
 the history store for the few groups it shows; lagbot.service.digest posts it. The message stays
 within Slack's limits for any number of groups, incidents and remediations: ten blocks at most, each
-section under 3,000 characters, long lists cut with "and N more". Wording lives in lagbot.core.messages.
+section under 3,000 characters, long lists cut with "and N more". Wording lives in lagbot.slack.wording.
 
 Inputs the caller fills from its stores: the latest verdicts of the groups routed to the channel,
 `IncidentSummary` (from the incident store) and `RemediationSummary` (from the audit log).
@@ -27,6 +27,7 @@ from lagbot.core.digest_config import DAY, DigestConfig
 from lagbot.core.model import GroupVerdict, Status
 from lagbot.service.digest import ComposedDigest, IncidentSummary, RemediationSummary
 from lagbot.service.history import HistoryStore, LagPoint
+from lagbot.slack import wording
 from lagbot.slack.render import MAX_BLOCKS, MAX_SECTION_TEXT, Rendered, clip
 
 WORST_SHOWN = 5
@@ -101,7 +102,7 @@ def point_near(points: Iterable[LagPoint], at: float, tolerance: float = COMPARE
 
 def status_counts(verdicts: Iterable[GroupVerdict]) -> list[tuple[str, int]]:
     """(status, groups) for every status, worst first."""
-    counted = {name: 0 for name in messages.DIGEST_STATUS_ORDER}
+    counted = {name: 0 for name in wording.DIGEST_STATUS_ORDER}
     for v in verdicts:
         counted[v.status.name] += 1
     return list(counted.items())
@@ -134,9 +135,9 @@ def fit_lines(title: str, lines: Sequence[str], *, limit: int = MAX_SECTION_TEXT
     for shown, line in enumerate(lines):
         rest = len(lines) - shown
         candidate = f"{text}\n{clip(line, MAX_LINE)}"
-        room_for_more = len(candidate) + 1 + len(messages.digest_more(rest)) <= limit
+        room_for_more = len(candidate) + 1 + len(wording.digest_more(rest)) <= limit
         if shown == most or not (room_for_more or (rest == 1 and len(candidate) <= limit)):
-            return f"{text}\n{messages.digest_more(rest)}"
+            return f"{text}\n{wording.digest_more(rest)}"
         text = candidate
     return text
 
@@ -171,53 +172,51 @@ def build_digest(
     shown_runs = remediations_shown(remediations, since, now)
     charted = bool(comparisons) if chart is None else chart
     blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=clip(messages.digest_header(now, tz, period), MAX_HEADER))),
-        section(messages.digest_status_counts(counts, len(verdicts))),
+        HeaderBlock(text=PlainTextObject(text=clip(wording.digest_header(now, tz, period), MAX_HEADER))),
+        section(wording.digest_status_counts(counts, len(verdicts))),
         section(worst_text(comparisons)),
         DividerBlock(),
         section(incidents_text(shown_incidents, since, now, tz, period)),
         DividerBlock(),
         section(remediations_text(shown_runs, tz, period)),
-        ContextBlock(elements=[MarkdownTextObject(text=messages.digest_context(now, tz, charted))]),
+        ContextBlock(elements=[MarkdownTextObject(text=wording.digest_context(now, tz, charted))]),
     ]
     assert len(blocks) <= MAX_BLOCKS
-    fallback = messages.digest_fallback(period, len(verdicts), counts, len(shown_incidents), len(shown_runs))
+    fallback = wording.digest_fallback(period, len(verdicts), counts, len(shown_incidents), len(shown_runs))
     return fallback, [b.to_dict() for b in blocks]
 
 
 def worst_text(comparisons: Sequence[Comparison]) -> str:
     if not comparisons:
-        return messages.digest_no_lag()
+        return wording.digest_no_lag()
     lines = []
     for rank, c in enumerate(comparisons, start=1):
         before_s = c.before.max_lag_seconds if c.before else None
         before_n = c.before.total_lag if c.before else None
-        lines.append(clip(messages.digest_worst_line(rank, c.verdict, before_s, before_n, c.trend), MAX_LINE))
-    return fit_lines(messages.digest_worst_title(len(comparisons)), lines)
+        lines.append(clip(wording.digest_worst_line(rank, c.verdict, before_s, before_n, c.trend), MAX_LINE))
+    return fit_lines(wording.digest_worst_title(len(comparisons)), lines)
 
 
 def incidents_text(shown: Sequence[IncidentSummary], since: float, now: float, tz: tzinfo, period: float) -> str:
     opened = sum(1 for i in shown if i.opened_at >= since)
     resolved = sum(1 for i in shown if i.resolved_at is not None and since <= i.resolved_at <= now)
     still_open = sum(1 for i in shown if i.resolved_at is None)
-    title = messages.digest_incidents_title(period, opened, resolved, still_open)
+    title = wording.digest_incidents_title(period, opened, resolved, still_open)
     if not shown:
-        return f"{title}\n{messages.digest_no_incidents()}"
+        return f"{title}\n{wording.digest_no_incidents()}"
     lines = [
-        messages.digest_incident_line(i.cluster, i.group, i.severity, i.opened_at, i.resolved_at, i.peak_lag, now, tz)
+        wording.digest_incident_line(i.cluster, i.group, i.severity, i.opened_at, i.resolved_at, i.peak_lag, now, tz)
         for i in shown
     ]
     return fit_lines(title, lines)
 
 
 def remediations_text(shown: Sequence[RemediationSummary], tz: tzinfo, period: float) -> str:
-    title = messages.digest_remediations_title(period, len(shown))
+    title = wording.digest_remediations_title(period, len(shown))
     if not shown:
-        return f"{title}\n{messages.digest_no_remediations()}"
+        return f"{title}\n{wording.digest_no_remediations()}"
     lines = [
-        messages.digest_remediation_line(
-            r.cluster, r.group, r.action, r.requested_by, r.approved_by, r.at, r.result, tz
-        )
+        wording.digest_remediation_line(r.cluster, r.group, r.action, r.requested_by, r.approved_by, r.at, r.result, tz)
         for r in shown
     ]
     return fit_lines(title, lines)
@@ -285,7 +284,7 @@ def lag_chart(series: Mapping[str, Sequence[tuple[float, int | None]]], *, now: 
     if lines:
         axes.legend(lines, labels, loc="upper left", fontsize="small")  # explicit: names starting with _ are kept
     else:
-        axes.text(0.5, 0.5, messages.digest_chart_empty(), transform=axes.transAxes, ha="center", va="center")
+        axes.text(0.5, 0.5, wording.digest_chart_empty(), transform=axes.transAxes, ha="center", va="center")
     start: Any = datetime.fromtimestamp(now - CHART_SPAN, tz)
     end: Any = datetime.fromtimestamp(now, tz)
     axes.set_xlim(start, end)
@@ -295,7 +294,7 @@ def lag_chart(series: Mapping[str, Sequence[tuple[float, int | None]]], *, now: 
     axes.xaxis.set_major_locator(untyped.HourLocator(byhour=range(0, 24, 3), tz=tz))
     axes.xaxis.set_major_formatter(untyped.DateFormatter("%H:%M", tz=tz))
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: messages.count(value)))
-    x_label, y_label = messages.digest_chart_axes(tz)
+    x_label, y_label = wording.digest_chart_axes(tz)
     axes.set(title=messages.digest_chart_title(), xlabel=x_label, ylabel=y_label)
     axes.grid(alpha=0.3)
     out = io.BytesIO()
@@ -326,4 +325,4 @@ def compose_digest(
     )  # fmt: skip
     drawn = chart_series(shown, series, now=now)
     png = lag_chart(drawn, now=now, tz=config.zone) if shown else None
-    return ComposedDigest(text, blocks, png, messages.digest_chart_alt(list(drawn)))
+    return ComposedDigest(text, blocks, png, wording.digest_chart_alt(list(drawn)))

@@ -23,6 +23,7 @@ from lagbot.core.ids import CHANNEL_ID, valid_user
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Policy
 from lagbot.service.audit import AuditEntry, AuditLog
+from lagbot.slack import wording
 from lagbot.slack.commands import (
     Command,
     CommandDeps,
@@ -121,7 +122,7 @@ class CommandGuard:
     def _limit(self, scope: str, ident: str, most: int, every: float, now: float) -> None:
         wait = self.limiter.hit(scope, ident, most=most, every=every, now=now)
         if wait > 0:
-            raise Refusal(text_reply(messages.command_rate_limited(scope, wait)))
+            raise Refusal(text_reply(wording.command_rate_limited(scope, wait)))
 
     def _authorise(self, command: Command, deps: CommandDeps, *, user: str, now: float) -> None:
         """Refuse (and audit) a change by someone the policy does not list; reads pass."""
@@ -136,11 +137,11 @@ class CommandGuard:
             try:
                 allowed = self.directory.is_listed(rule.may_silence() if silencing else rule.approvers, user, now)
             except ApproversUnavailable as exc:
-                raise Refusal(text_reply(messages.command_cannot_check(what, str(exc)))) from None
+                raise Refusal(text_reply(wording.command_cannot_check(what, str(exc)))) from None
             if not allowed:
                 reason = f"not listed by policy rule {rule.name}"
                 self.audit.record(AuditEntry(now, "refused", cluster, group, user, what, None, {"reason": reason}))
-                raise Refusal(text_reply(messages.command_not_allowed(what, rule.name, group)))
+                raise Refusal(text_reply(wording.command_not_allowed(what, rule.name, group)))
 
     def _targets(self, command: Silence | Unsilence | Remediate, deps: CommandDeps, *, now: float) -> list[
             tuple[str, str]]:  # fmt: skip

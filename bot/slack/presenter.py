@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lagbot.core import messages
 from lagbot.core.config import IncidentConfig
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupVerdict
@@ -14,7 +13,7 @@ from lagbot.service.approvals import Proposal
 from lagbot.service.digest import ComposedDigest, IncidentSummary, Message, RemediationSummary
 from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import Change, Incident
-from lagbot.slack import digest, render
+from lagbot.slack import digest, render, wording
 
 
 class SlackPresenter:
@@ -35,7 +34,7 @@ class SlackPresenter:
         return render.with_blocks(message, extra)
 
     def state_lost(self) -> Message:
-        text = messages.state_lost()
+        text = wording.state_lost()
         return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
 
     def digest(

@@ -3,7 +3,7 @@
 Pure functions from the engine's `GroupVerdict` to (fallback text, blocks), built with slack_sdk's
 models. Every message stays within Slack's limits for any number of partitions and causes: at most
 50 blocks, 3,000 characters of section text, 150 of header text, one table of at most 100 rows and
-20 cells. Wording lives in lagbot.core.messages.
+20 cells. Wording lives in lagbot.slack.wording.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from lagbot.core.config import IncidentConfig
 from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
 from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Change, Incident
+from lagbot.slack import wording
 
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3_000
@@ -56,13 +57,13 @@ def lagging_first(verdict: GroupVerdict) -> list[PartitionVerdict]:
 def root_message(verdict: GroupVerdict) -> Rendered:
     """The incident's root message: one headline and one line of context."""
     worst = lagging_first(verdict)[0] if verdict.partitions else None
-    headline = clip(messages.slack_headline(verdict), MAX_SECTION_TEXT)
-    context = clip(messages.slack_root_context(verdict, worst), MAX_SECTION_TEXT)
+    headline = clip(wording.slack_headline(verdict), MAX_SECTION_TEXT)
+    context = clip(wording.slack_root_context(verdict, worst), MAX_SECTION_TEXT)
     blocks: list[Block] = [
         SectionBlock(text=MarkdownTextObject(text=headline)),
         ContextBlock(elements=[MarkdownTextObject(text=context)]),
     ]
-    return messages.slack_root_fallback(verdict), [b.to_dict() for b in blocks]
+    return wording.slack_root_fallback(verdict), [b.to_dict() for b in blocks]
 
 
 def table_rows(verdict: GroupVerdict) -> list[list[str]]:
@@ -73,7 +74,7 @@ def table_rows(verdict: GroupVerdict) -> list[list[str]]:
         return [_row(p) for p in ordered]
     shown, rest = ordered[: limit - 1], ordered[limit - 1 :]
     rest_lag = sum(p.lag or 0 for p in rest)
-    return [_row(p) for p in shown] + [messages.slack_table_summary_row(len(rest), rest_lag, len(TABLE_COLUMNS))]
+    return [_row(p) for p in shown] + [wording.slack_table_summary_row(len(rest), rest_lag, len(TABLE_COLUMNS))]
 
 
 def _row(p: PartitionVerdict) -> list[str]:
@@ -109,11 +110,11 @@ def table_fallback(verdict: GroupVerdict, limit: int = 3_900) -> str:
 def cause_blocks(causes: tuple[Cause, ...]) -> list[Block]:
     shown = causes[:MAX_CAUSES_SHOWN]
     blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(messages.slack_cause(c), MAX_SECTION_TEXT))) for c in shown
+        SectionBlock(text=MarkdownTextObject(text=clip(wording.slack_cause(c), MAX_SECTION_TEXT))) for c in shown
     ]
     if len(causes) > len(shown):
         blocks.append(
-            ContextBlock(elements=[MarkdownTextObject(text=messages.slack_more_causes(len(causes) - len(shown)))])
+            ContextBlock(elements=[MarkdownTextObject(text=wording.slack_more_causes(len(causes) - len(shown)))])
         )
     return blocks
 
@@ -121,15 +122,15 @@ def cause_blocks(causes: tuple[Cause, ...]) -> list[Block]:
 def thread_reply(verdict: GroupVerdict) -> Rendered:
     """The first reply of an incident's thread: the per-partition table, then the likely causes."""
     blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(messages.slack_table_title(verdict), MAX_SECTION_TEXT))),
+        SectionBlock(text=MarkdownTextObject(text=clip(wording.slack_table_title(verdict), MAX_SECTION_TEXT))),
         partition_table(verdict),
     ]
     if verdict.causes:
         blocks += [DividerBlock(), *cause_blocks(verdict.causes)]
     else:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=messages.slack_no_causes())]))
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=wording.slack_no_causes())]))
     assert len(blocks) <= MAX_BLOCKS
-    return messages.slack_thread_fallback(verdict, table_fallback(verdict)), [b.to_dict() for b in blocks]
+    return wording.slack_thread_fallback(verdict, table_fallback(verdict)), [b.to_dict() for b in blocks]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentCon
     """The root message of an incident: the verdict's headline while open, green once resolved."""
     remediation = incident.remediation
     extra = (
-        messages.incident_remediation_line(
+        wording.incident_remediation_line(
             str(remediation.get("action", "")), str(remediation.get("state", "")), str(remediation.get("detail", ""))
         )
         if remediation
@@ -153,7 +154,7 @@ def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentCon
     )
     if not incident.is_open:
         lasted = incident.duration(now)
-        headline = messages.incident_resolved_headline(
+        headline = wording.incident_resolved_headline(
             incident.group, incident.cluster, lasted, incident.peak_lag, incident.peak_severity.label
         )
         blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(headline, MAX_SECTION_TEXT)))]
@@ -162,9 +163,9 @@ def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentCon
         fallback = messages.incident_resolved_fallback(incident.group, incident.cluster, lasted, incident.peak_lag)
         return fallback, [b.to_dict() for b in blocks]
     fallback, root = root_message(verdict)
-    status = messages.incident_open_context(incident.duration(now), incident.peak_lag, incident.reopened)
+    status = wording.incident_open_context(incident.duration(now), incident.peak_lag, incident.reopened)
     recovering = (
-        messages.incident_recovering(now - incident.below_since, config.resolve_after)
+        wording.incident_recovering(now - incident.below_since, config.resolve_after)
         if incident.below_since is not None
         else ""
     )
@@ -177,15 +178,15 @@ def change_reply(change: Change, detail: str, incident: Incident, verdict: Group
         return thread_reply(verdict)
     if change is Change.REOPENED:
         _, blocks = thread_reply(verdict)
-        line = clip(messages.incident_reopened_reply(verdict), MAX_SECTION_TEXT)
+        line = clip(wording.incident_reopened_reply(verdict), MAX_SECTION_TEXT)
         head = SectionBlock(text=MarkdownTextObject(text=line))
         return line, [head.to_dict(), *blocks[: MAX_BLOCKS - 1]]
     if change in (Change.SEVERITY_UP, Change.SEVERITY_DOWN):
-        line = messages.incident_severity_reply(detail, verdict)
+        line = wording.incident_severity_reply(detail, verdict)
     elif change is Change.NEW_CAUSE and verdict.causes:
-        line = messages.incident_new_cause_reply(detail, verdict.causes[0])
+        line = wording.incident_new_cause_reply(detail, verdict.causes[0])
     elif change is Change.RESOLVED:
-        line = messages.incident_resolved_reply(incident.duration(now), incident.peak_lag, verdict.total_lag)
+        line = wording.incident_resolved_reply(incident.duration(now), incident.peak_lag, verdict.total_lag)
     else:
         line = detail
     block = SectionBlock(text=MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT)))
@@ -207,12 +208,12 @@ def proposal_blocks(proposals: list[Proposal], *, now: float) -> list[dict[str, 
         return []
     shown = proposals[: MAX_ACTIONS // 2]
     expires_in = min(p.expires_at for p in shown) - now
-    lines = [messages.proposal_line(p.plan.summary, p.plan.steps, p.approvals_required, p.plan.risk) for p in shown]
-    text = clip("\n".join([messages.proposals_title(expires_in), *lines]), MAX_SECTION_TEXT)
+    lines = [wording.proposal_line(p.plan.summary, p.plan.steps, p.approvals_required, p.plan.risk) for p in shown]
+    text = clip("\n".join([wording.proposals_title(expires_in), *lines]), MAX_SECTION_TEXT)
     elements = []
     for p in shown:
         elements.append(_approve_button(p))
-        elements.append(ButtonElement(text=messages.deny_button(), action_id=f"deny:{p.id}", value=p.id))
+        elements.append(ButtonElement(text=wording.deny_button(), action_id=f"deny:{p.id}", value=p.id))
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text)), ActionsBlock(elements=elements)]
     return [b.to_dict() for b in blocks]
 
@@ -221,8 +222,8 @@ def _approve_button(p: Proposal) -> ButtonElement:
     risky = p.plan.risk != "low" or p.plan.confirm is not None
     confirm = (
         ConfirmObject(
-            title=messages.proposal_confirm_title(),
-            text=clip(messages.proposal_confirm_text(p.plan.summary, p.plan.confirm), 300),
+            title=wording.proposal_confirm_title(),
+            text=clip(wording.proposal_confirm_text(p.plan.summary, p.plan.confirm), 300),
             confirm="Approve",
             deny="Cancel",
             style="danger" if p.plan.risk == "high" else None,
@@ -259,14 +260,14 @@ def deny_modal(proposal: Proposal) -> dict[str, Any]:
     """The modal asking for a reason to deny; its private_metadata is the proposal id."""
     reason = InputBlock(
         block_id="reason",
-        label=PlainTextObject(text=clip(messages.deny_modal_label(proposal.plan.summary), 2_000)),
+        label=PlainTextObject(text=clip(wording.deny_modal_label(proposal.plan.summary), 2_000)),
         element=PlainTextInputElement(action_id="text", multiline=True, max_length=500),
     )
     return {
         "type": "modal",
         "callback_id": DENY_CALLBACK,
         "private_metadata": proposal.id,
-        "title": {"type": "plain_text", "text": messages.deny_modal_title()},
+        "title": {"type": "plain_text", "text": wording.deny_modal_title()},
         "submit": {"type": "plain_text", "text": "Deny"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "blocks": [reason.to_dict()],

@@ -21,7 +21,7 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
-from lagbot.core import messages
+from lagbot.slack import wording
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +54,10 @@ def refuse_replays(app: App, guard: ReplayGuard) -> None:
             first = guard.first_time(signature)
         except redis.RedisError as exc:
             log.warning("replay check unavailable", extra={"error": str(exc)})
-            return BoltResponse(status=503, body=messages.replay_check_failed())
+            return BoltResponse(status=503, body=wording.replay_check_failed())
         if not first:
             log.warning("replayed request refused", extra={"signature": signature[:16]})
-            return BoltResponse(status=409, body=messages.replay_refused())
+            return BoltResponse(status=409, body=wording.replay_refused())
         return next()
 
     app.middleware(no_replays)

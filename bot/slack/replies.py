@@ -11,7 +11,7 @@ from lagbot.core.model import GroupVerdict
 from lagbot.engine.diagnose import DRAIN
 from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
-from lagbot.slack import render
+from lagbot.slack import render, wording
 from lagbot.slack.commands import Reply, text_reply
 
 
@@ -43,11 +43,11 @@ def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
         if not args:
             return {}
         if len(args) != 1 or not args[0].isdigit():
-            raise ValueError(messages.remediate_usage(action))
+            raise ValueError(wording.remediate_usage(action))
         return {"replicas": int(args[0])}
     if action == DRAIN:
         if len(args) > 1:
-            raise ValueError(messages.remediate_usage(action))
+            raise ValueError(wording.remediate_usage(action))
         return {"sink": args[0]} if args else {}
     if action == "reset_offsets":
         mode = args[0] if args else ""
@@ -57,16 +57,16 @@ def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
             return {"mode": mode, "shift": int(args[1])}
         if mode == "datetime" and len(args) == 2:
             return {"mode": mode, "to_datetime": args[1]}
-        raise ValueError(messages.remediate_usage(action))
+        raise ValueError(wording.remediate_usage(action))
     if args:
-        raise ValueError(messages.remediate_usage(action))
+        raise ValueError(wording.remediate_usage(action))
     return {}
 
 
 def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:
     entries = bot.audit.latest(cluster, group, n)
     if not entries:
-        return text_reply(messages.audit_empty(group))
+        return text_reply(wording.audit_empty(group))
     lines = [
         messages.audit_line(
             datetime.fromtimestamp(e.at, UTC).strftime("%Y-%m-%d %H:%M:%SZ"),

@@ -20,9 +20,9 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lagbot.core import messages
 from lagbot.core.model import Member
 from lagbot.remediations.base import Outcome
+from lagbot.remediations.executors import wording
 
 
 class ExecutorError(Exception):
@@ -46,7 +46,7 @@ class Workload(BaseModel):
 
     def label(self) -> str:
         """How plans name it: "deployment shop/orders", or "local fleet orders-workers" (no namespace there)."""
-        return messages.workload_label(self.executor, self.kind, self.namespace, self.name)
+        return wording.workload_label(self.executor, self.kind, self.namespace, self.name)
 
 
 class Executor(ABC):

@@ -18,9 +18,9 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from lagbot.core import messages
 from lagbot.core.model import Member
 from lagbot.remediations.base import Outcome
+from lagbot.remediations.executors import wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.config import CommandConfig
 
@@ -46,7 +46,7 @@ def check_value(name: str, value: str) -> str:
     """
     pattern = VALUE_PATTERNS[name]
     if not pattern.fullmatch(value):
-        raise ExecutorError(messages.command_bad_value(name, value, pattern.pattern))
+        raise ExecutorError(wording.command_bad_value(name, value, pattern.pattern))
     return value
 
 
@@ -90,17 +90,17 @@ class CommandExecutor(Executor):
     def replicas(self, workload: Workload) -> int:
         """The count the `replicas` command prints as the last line of its output."""
         code, output, argv = self._run("replicas", workload, {})
-        what = messages.command_doing("replicas", workload.name)
+        what = wording.command_doing("replicas", workload.name)
         if code != 0:
-            raise ExecutorError(messages.executor_failed(what, messages.command_exit(argv, code, self._trim(output))))
+            raise ExecutorError(wording.executor_failed(what, wording.command_exit(argv, code, self._trim(output))))
         last = (output.strip().splitlines() or [""])[-1].strip()
         if not re.fullmatch(r"\d{1,6}", last):
-            raise ExecutorError(messages.executor_failed(what, messages.command_not_a_count(last)))
+            raise ExecutorError(wording.executor_failed(what, wording.command_not_a_count(last)))
         return int(last)
 
     def scale(self, workload: Workload, replicas: int) -> Outcome:
         if replicas < 0:
-            raise ExecutorError(messages.executor_bad_replicas(replicas))
+            raise ExecutorError(wording.executor_bad_replicas(replicas))
         self._template("scale")
         before: int | None = None
         if self.config.replicas is not None:
@@ -111,7 +111,7 @@ class CommandExecutor(Executor):
         outcome = self._outcome("scale", workload, {"replicas": str(replicas)})
         if not outcome.ok:
             return outcome
-        detail = f"{messages.executor_scaled(workload.name, before, replicas)}\n{outcome.detail}".rstrip()
+        detail = f"{wording.executor_scaled(workload.name, before, replicas)}\n{outcome.detail}".rstrip()
         return Outcome(ok=True, detail=detail, data={**outcome.data, "before": before, "after": replicas})
 
     def restart(self, workload: Workload) -> Outcome:
@@ -125,7 +125,7 @@ class CommandExecutor(Executor):
     def _template(self, operation: str) -> list[str]:
         template = self.config.template(operation)
         if template is None:
-            raise ExecutorError(messages.command_no_template(operation))
+            raise ExecutorError(wording.command_no_template(operation))
         return template
 
     def _outcome(self, operation: str, workload: Workload, extra: dict[str, str]) -> Outcome:
@@ -137,10 +137,10 @@ class CommandExecutor(Executor):
         trimmed = self._trim(output)
         data: dict[str, Any] = {"argv": argv, "exit_code": code}
         if code != 0:
-            what = messages.command_doing(operation, workload.name)
-            detail = messages.executor_failed(what, messages.command_exit(argv, code, trimmed))
+            what = wording.command_doing(operation, workload.name)
+            detail = wording.executor_failed(what, wording.command_exit(argv, code, trimmed))
             return Outcome(ok=False, detail=detail, data=data)
-        return Outcome(ok=True, detail=messages.command_done(argv, trimmed), data=data)
+        return Outcome(ok=True, detail=wording.command_done(argv, trimmed), data=data)
 
     def _run(self, operation: str, workload: Workload, extra: dict[str, str]) -> tuple[int, str, list[str]]:
         """Render and run; returns (exit code, output, argv).
@@ -149,19 +149,19 @@ class CommandExecutor(Executor):
             ExecutorError: a bad value, no template, a program that cannot start, or the timeout.
         """
         if workload.executor != "command":
-            raise ExecutorError(messages.executor_wrong_workload("command", workload.executor, workload.name))
+            raise ExecutorError(wording.executor_wrong_workload("command", workload.executor, workload.name))
         argv = render(self._template(operation), {**workload_values(workload), **extra})
-        what = messages.command_doing(operation, workload.name)
+        what = wording.command_doing(operation, workload.name)
         try:
             code, output = run_bounded(argv, timeout=self.config.timeout, cwd=self.config.cwd)
         except FileNotFoundError as exc:
-            raise ExecutorError(messages.executor_failed(what, messages.command_not_found(argv[0]))) from exc
+            raise ExecutorError(wording.executor_failed(what, wording.command_not_found(argv[0]))) from exc
         except PermissionError as exc:
-            raise ExecutorError(messages.executor_failed(what, f"{argv[0]}: {exc.strerror}")) from exc
+            raise ExecutorError(wording.executor_failed(what, f"{argv[0]}: {exc.strerror}")) from exc
         except subprocess.TimeoutExpired as exc:
             output = _text(exc.output)
-            problem = messages.command_timed_out(argv, self.config.timeout, self._trim(output))
-            raise ExecutorError(messages.executor_failed(what, problem)) from exc
+            problem = wording.command_timed_out(argv, self.config.timeout, self._trim(output))
+            raise ExecutorError(wording.executor_failed(what, problem)) from exc
         return code, output, argv
 
     def _trim(self, output: str) -> str:

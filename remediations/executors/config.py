@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from lagbot.core import messages
+from lagbot.remediations.executors import wording
 
 if TYPE_CHECKING:
     from lagbot.remediations.executors.base import Executor
@@ -57,13 +57,13 @@ class KubernetesConfig(_Strict):
         if self.in_cluster:
             sources.append("in_cluster")
         if len(sources) != 1:
-            raise ValueError(messages.k8s_config_sources(sources))
+            raise ValueError(wording.k8s_config_sources(sources))
         if (self.token or self.token_file) and not self.api_url:
-            raise ValueError(messages.k8s_config_only_with("token and token_file", "api_url"))
+            raise ValueError(wording.k8s_config_only_with("token and token_file", "api_url"))
         if self.token and self.token_file:
-            raise ValueError(messages.k8s_config_exclusive("token", "token_file"))
+            raise ValueError(wording.k8s_config_exclusive("token", "token_file"))
         if self.context and not self.kubeconfig:
-            raise ValueError(messages.k8s_config_only_with("context", "kubeconfig"))
+            raise ValueError(wording.k8s_config_only_with("context", "kubeconfig"))
         return self
 
 
@@ -89,13 +89,13 @@ def template_fields(element: str) -> list[str]:
     try:
         parsed = list(string.Formatter().parse(element))
     except ValueError as exc:
-        raise ValueError(messages.command_bad_element(element, str(exc))) from None
+        raise ValueError(wording.command_bad_element(element, str(exc))) from None
     names = []
     for _text, name, spec, conversion in parsed:
         if name is None:
             continue
         if not re.fullmatch(r"[a-z_]+", name) or spec or conversion:
-            raise ValueError(messages.command_bad_element(element, "use plain {name} placeholders"))
+            raise ValueError(wording.command_bad_element(element, "use plain {name} placeholders"))
         names.append(name)
     return names
 
@@ -121,7 +121,7 @@ class CommandConfig(_Strict):
     def _templates_valid(self) -> Self:
         given = {op: argv for op in COMMAND_OPERATIONS if (argv := getattr(self, op)) is not None}
         if not given:
-            raise ValueError(messages.command_no_templates(COMMAND_OPERATIONS))
+            raise ValueError(wording.command_no_templates(COMMAND_OPERATIONS))
         for operation, argv in given.items():
             _check_template(operation, argv)
         return self
@@ -133,14 +133,14 @@ class CommandConfig(_Strict):
 
 def _check_template(operation: str, argv: list[str]) -> None:
     if not argv or not argv[0]:
-        raise ValueError(messages.command_no_program(operation))
+        raise ValueError(wording.command_no_program(operation))
     if template_fields(argv[0]):
-        raise ValueError(messages.command_program_placeholder(operation, argv[0]))
+        raise ValueError(wording.command_program_placeholder(operation, argv[0]))
     allowed = COMMAND_FIELDS[operation]
     for element in argv[1:]:
         unknown = [name for name in template_fields(element) if name not in allowed]
         if unknown:
-            raise ValueError(messages.command_unknown_placeholder(operation, unknown[0], sorted(allowed)))
+            raise ValueError(wording.command_unknown_placeholder(operation, unknown[0], sorted(allowed)))
 
 
 class LocalConfig(_Strict):
@@ -179,10 +179,10 @@ def build_executor(name: str, config: ExecutorsConfig) -> Executor:
     from lagbot.remediations.executors.base import ExecutorError
 
     if name not in ("kubernetes", "command", "local"):
-        raise ExecutorError(messages.executor_unknown(name))
+        raise ExecutorError(wording.executor_unknown(name))
     section = getattr(config, name)
     if section is None:
-        raise ExecutorError(messages.executor_not_configured(name))
+        raise ExecutorError(wording.executor_not_configured(name))
     if name == "kubernetes":
         from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 

@@ -36,9 +36,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from lagbot.core import messages
 from lagbot.core.model import Member
 from lagbot.remediations.base import Outcome
+from lagbot.remediations.executors import wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.config import KubernetesConfig
 
@@ -76,7 +76,7 @@ def build_api_client(config: KubernetesConfig) -> Any:
         else:
             _configure_url(configuration, config)
     except (OSError, kube_config.ConfigException) as exc:
-        raise ExecutorError(messages.k8s_client_unbuildable(str(exc))) from exc
+        raise ExecutorError(wording.k8s_client_unbuildable(str(exc))) from exc
     configuration.retries = 1
     return client.ApiClient(configuration)
 
@@ -120,9 +120,9 @@ def member_pod_ref(workload: Workload, member: Member) -> str:
     try:
         ref = workload.member_pod.format_map(values).strip()
     except (KeyError, ValueError, IndexError) as exc:
-        raise ExecutorError(messages.k8s_bad_member_pod(workload.member_pod, str(exc))) from None
+        raise ExecutorError(wording.k8s_bad_member_pod(workload.member_pod, str(exc))) from None
     if not ref:
-        raise ExecutorError(messages.k8s_no_pod_name(member.client_id, member.host))
+        raise ExecutorError(wording.k8s_no_pod_name(member.client_id, member.host))
     return ref
 
 
@@ -141,9 +141,9 @@ def check_pod_name(workload: Workload, pod: str) -> None:
         ExecutorError: naming the pod and the rule it breaks.
     """
     if len(pod) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(pod):
-        raise ExecutorError(messages.k8s_bad_pod_name(pod))
+        raise ExecutorError(wording.k8s_bad_pod_name(pod))
     if not pod.startswith(f"{workload.name}-"):
-        raise ExecutorError(messages.k8s_pod_not_of_workload(pod, workload.name))
+        raise ExecutorError(wording.k8s_pod_not_of_workload(pod, workload.name))
 
 
 def check_workload(workload: Workload) -> None:
@@ -153,12 +153,12 @@ def check_workload(workload: Workload) -> None:
         ExecutorError: the workload is not for this executor or its name is not a Kubernetes name.
     """
     if workload.executor != "kubernetes":
-        raise ExecutorError(messages.executor_wrong_workload("kubernetes", workload.executor, workload.name))
+        raise ExecutorError(wording.executor_wrong_workload("kubernetes", workload.executor, workload.name))
     for name in filter(None, (workload.name, workload.keda_scaled_object)):
         if len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
-            raise ExecutorError(messages.k8s_bad_name(name))
+            raise ExecutorError(wording.k8s_bad_name(name))
     if not _DNS1123_LABEL.fullmatch(workload.namespace) or len(workload.namespace) > 63:
-        raise ExecutorError(messages.k8s_bad_name(workload.namespace))
+        raise ExecutorError(wording.k8s_bad_name(workload.namespace))
 
 
 def describe(workload: Workload) -> str:
@@ -171,7 +171,7 @@ def api_problem(exc: Exception) -> str:
     from kubernetes.client.exceptions import ApiException
 
     if isinstance(exc, ApiException):
-        return messages.k8s_api_problem(exc.status, exc.reason, _status_message(exc.body))
+        return wording.k8s_api_problem(exc.status, exc.reason, _status_message(exc.body))
     cause = getattr(exc, "reason", None)  # urllib3's MaxRetryError wraps the connection error
     return f"{type(cause or exc).__name__}: {cause or exc}"
 
@@ -241,13 +241,13 @@ class KubernetesExecutor(Executor):
         except ExecutorError:
             raise
         except Exception as exc:
-            raise ExecutorError(messages.executor_failed(doing, api_problem(exc))) from exc
+            raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
 
     # --- the contract ---------------------------------------------------------------------------
 
     def replicas(self, workload: Workload) -> int:
         check_workload(workload)
-        doing = messages.k8s_doing("read the replicas of", describe(workload))
+        doing = wording.k8s_doing("read the replicas of", describe(workload))
         read = getattr(self._apps(), f"read_namespaced_{_API_KIND[workload.kind]}_scale")
         scale = self._call(doing, read, workload.name, workload.namespace)
         return int(scale.spec.replicas or 0)
@@ -255,7 +255,7 @@ class KubernetesExecutor(Executor):
     def scale(self, workload: Workload, replicas: int) -> Outcome:
         check_workload(workload)
         if replicas < 0:
-            raise ExecutorError(messages.executor_bad_replicas(replicas))
+            raise ExecutorError(wording.executor_bad_replicas(replicas))
         try:
             previous = self._keda_previous(workload)
             before = self.replicas(workload)
@@ -267,11 +267,11 @@ class KubernetesExecutor(Executor):
         data: dict[str, Any] = {"before": before, "after": replicas}
         if workload.keda_scaled_object:
             data.update(keda_paused=True, keda_previous=previous)
-        return Outcome(ok=True, detail=messages.executor_scaled(describe(workload), before, replicas), data=data)
+        return Outcome(ok=True, detail=wording.executor_scaled(describe(workload), before, replicas), data=data)
 
     def restart(self, workload: Workload) -> Outcome:
         check_workload(workload)
-        doing = messages.k8s_doing("restart", describe(workload))
+        doing = wording.k8s_doing("restart", describe(workload))
         patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}")
         body = restart_patch(self._clock())
         try:
@@ -279,17 +279,17 @@ class KubernetesExecutor(Executor):
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         at = body["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT]
-        return Outcome(ok=True, detail=messages.executor_restarted(describe(workload)), data={"restarted_at": at})
+        return Outcome(ok=True, detail=wording.executor_restarted(describe(workload)), data={"restarted_at": at})
 
     def restart_member(self, workload: Workload, member: Member) -> Outcome:
         check_workload(workload)
         try:
             pod = self._member_pod(workload, member)
-            doing = messages.k8s_doing("delete pod", f"{workload.namespace}/{pod} of {describe(workload)}")
+            doing = wording.k8s_doing("delete pod", f"{workload.namespace}/{pod} of {describe(workload)}")
             self._call(doing, self._core().delete_namespaced_pod, pod, workload.namespace)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
-        detail = messages.executor_member_restarted(member.client_id, f"pod {pod}", describe(workload))
+        detail = wording.executor_member_restarted(member.client_id, f"pod {pod}", describe(workload))
         return Outcome(ok=True, detail=detail, data={"pod": pod})
 
     # --- KEDA -----------------------------------------------------------------------------------
@@ -302,12 +302,12 @@ class KubernetesExecutor(Executor):
         """
         check_workload(workload)
         if not workload.keda_scaled_object:
-            return Outcome(ok=True, detail=messages.k8s_no_keda(describe(workload)))
+            return Outcome(ok=True, detail=wording.k8s_no_keda(describe(workload)))
         try:
             self._set_keda(workload, previous)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
-        return Outcome(ok=True, detail=messages.k8s_keda_restored(workload.keda_scaled_object, previous))
+        return Outcome(ok=True, detail=wording.k8s_keda_restored(workload.keda_scaled_object, previous))
 
     def set_paused_replicas(self, workload: Workload, replicas: int | None) -> Outcome:
         """lagbot.remediations.scale.PausableAutoscaling: set (None: remove) the ScaledObject's paused-replicas.
@@ -316,21 +316,21 @@ class KubernetesExecutor(Executor):
         """
         check_workload(workload)
         if not workload.keda_scaled_object:
-            return Outcome(ok=True, detail=messages.k8s_no_keda(describe(workload)))
+            return Outcome(ok=True, detail=wording.k8s_no_keda(describe(workload)))
         try:
             before = self._keda_previous(workload)
             self._set_keda(workload, None if replicas is None else str(replicas))
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         previous = int(before) if before is not None and before.isdigit() else None
-        detail = messages.k8s_keda_restored(workload.keda_scaled_object, None if replicas is None else str(replicas))
+        detail = wording.k8s_keda_restored(workload.keda_scaled_object, None if replicas is None else str(replicas))
         return Outcome(ok=True, detail=detail, data={"before": previous, "after": replicas})
 
     def _keda_previous(self, workload: Workload) -> str | None:
         """The ScaledObject's current paused-replicas (None: not paused); it must exist."""
         if not workload.keda_scaled_object:
             return None
-        doing = messages.k8s_doing("read ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
+        doing = wording.k8s_doing("read ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
         scaled_object = self._call(
             doing,
             self._custom().get_namespaced_custom_object,
@@ -347,7 +347,7 @@ class KubernetesExecutor(Executor):
     def _set_keda(self, workload: Workload, value: str | None) -> None:
         assert workload.keda_scaled_object is not None
         what = "pause" if value is not None else "unpause"
-        doing = messages.k8s_doing(f"{what} ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
+        doing = wording.k8s_doing(f"{what} ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
         self._call(
             doing,
             self._custom().patch_namespaced_custom_object,
@@ -362,7 +362,7 @@ class KubernetesExecutor(Executor):
     # --- helpers --------------------------------------------------------------------------------
 
     def _patch_scale(self, workload: Workload, replicas: int, *, keda_previous: str | None) -> None:
-        doing = messages.k8s_doing("scale", f"{describe(workload)} to {replicas}")
+        doing = wording.k8s_doing("scale", f"{describe(workload)} to {replicas}")
         patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}_scale")
         try:
             self._call(doing, patch, workload.name, workload.namespace, {"spec": {"replicas": replicas}})
@@ -377,7 +377,7 @@ class KubernetesExecutor(Executor):
         except ExecutorError as exc:
             return str(exc)
         assert workload.keda_scaled_object is not None
-        return messages.k8s_keda_restored(workload.keda_scaled_object, previous)
+        return wording.k8s_keda_restored(workload.keda_scaled_object, previous)
 
     def _member_pod(self, workload: Workload, member: Member) -> str:
         ref = member_pod_ref(workload, member)
@@ -387,7 +387,7 @@ class KubernetesExecutor(Executor):
         return pod
 
     def _pod_by_ip(self, workload: Workload, ip: str) -> str:
-        doing = messages.k8s_doing("find the pod with IP", f"{ip} in namespace {workload.namespace}")
+        doing = wording.k8s_doing("find the pod with IP", f"{ip} in namespace {workload.namespace}")
         listed = self._call(
             doing,
             self._core().list_namespaced_pod,
@@ -396,5 +396,5 @@ class KubernetesExecutor(Executor):
         )
         names = sorted(str(p.metadata.name) for p in listed.items if p.metadata and p.metadata.name)
         if len(names) != 1:
-            raise ExecutorError(messages.k8s_pods_for_ip(ip, workload.namespace, names))
+            raise ExecutorError(wording.k8s_pods_for_ip(ip, workload.namespace, names))
         return names[0]

@@ -16,10 +16,12 @@ import pytest
 from confluent_kafka.admin import NewPartitions
 from rich.console import Console
 
+from lagbot.cli import wording as cli_wording
 from lagbot.cli.terminal import print_report
 from lagbot.core import messages
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupState, GroupVerdict, Status
+from lagbot.engine import wording as engine_wording
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.slack.render import table_rows
@@ -109,7 +111,7 @@ def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, n
     ]
     assert stalled.lag_seconds_lower_bound and not fine.lag_seconds_lower_bound
     printed = terminal(report)
-    assert messages.cli_cause_line(stuck) in printed
+    assert cli_wording.cli_cause_line(stuck) in printed
     assert [line.split()[:9] for line in printed if line.split()[:2] == [group, topic]] == [
         [group, topic, "0", "10", "30", "20", a, HOST, sc],
         [group, topic, "1", "30", "30", "0", b, HOST, fc],
@@ -219,7 +221,7 @@ def test_partition_ceiling_with_one_member_per_partition(kafka: Kafka, names: Na
     assert verdict.produce_rate is not None and verdict.consume_rate is not None
     assert 0 < verdict.consume_rate < verdict.produce_rate
     found = cause(verdict, "partition_ceiling")
-    assert found.explanation == messages.cause_ceiling(verdict.produce_rate, verdict.consume_rate, 2)
+    assert found.explanation == engine_wording.cause_ceiling(verdict.produce_rate, verdict.consume_rate, 2)
     assert found.evidence == {
         "produce_rate": round(verdict.produce_rate, 2),
         "consume_rate": round(verdict.consume_rate, 2),
@@ -266,5 +268,5 @@ def test_members_joining_and_leaving_is_rebalance_churn(kafka: Kafka, names: Nam
         "changed_at": [seen[1][0], seen[2][0]],  # the samples that saw churn-b join, then leave
         "rebalancing_at": [],
     }
-    assert found.explanation == messages.cause_churn(2, 0, 3, seen[-1][0] - seen[0][0])
+    assert found.explanation == engine_wording.cause_churn(2, 0, 3, seen[-1][0] - seen[0][0])
     assert found.remediation is None

@@ -15,7 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lagbot.cli import wording as cli_wording
 from lagbot.core import messages
+from lagbot.devkit import wording as devkit_wording
 
 
 def run_demo(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -84,7 +86,7 @@ def test_the_demo_runs_the_bot_end_to_end_and_leaves_nothing_behind() -> None:
     assert written is not None
     total = sum(int(r[1].replace(",", "")) for r in rows)
     assert f"{total:,}" == written.group(1)
-    assert messages.demo_broker_total(total, total) in out
+    assert devkit_wording.demo_broker_total(total, total) in out
     assert re.search(r'kafka_consumergroup_group_sum_lag\{cluster_name="embedded",group="orders-consumer"\} 0\.0', out)
     assert re.search(r"bot HTTP +http://127\.0\.0\.1:\d+/healthz +http://127\.0\.0\.1:\d+/metrics", out)
     assert out.rstrip().splitlines()[-1].startswith("demo done in ")
@@ -104,5 +106,5 @@ def test_check_only_options_without_check_only_are_bad_usage_and_start_nothing()
     result = run_demo("--json", timeout=60)
 
     assert result.returncode == 4
-    assert result.stderr.strip() == "lagbot: " + messages.demo_option_needs_check_only("--json")
+    assert result.stderr.strip() == "lagbot: " + cli_wording.demo_option_needs_check_only("--json")
     assert result.stdout == ""

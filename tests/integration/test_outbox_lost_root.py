@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from lagbot.core import messages
 from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service import wording as service_wording
 from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
 
@@ -45,7 +45,7 @@ def test_a_reply_to_a_deleted_root_goes_to_a_replacement_root(redis_client: redi
 
     assert (report.sent, report.dead, report.pending) == (3, 0, 0)
     [new_root] = slack.channel("C1")
-    note = messages.root_replaced("prod", "orders")
+    note = service_wording.root_replaced("prod", "orders")
     assert new_root.text == f"{note}\nroot v2"  # the newest root text, under the note
     assert new_root.blocks[0] == {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}
     assert new_root.blocks[1:] == op(UPDATE_ROOT, "root v2").blocks
@@ -71,7 +71,7 @@ def test_an_edit_of_a_deleted_root_is_the_replacement_root_and_later_edits_go_to
     assert outbox.deliver(client).sent == 3
 
     [new_root] = slack.channel("C1")
-    note = messages.root_replaced("prod", "orders")
+    note = service_wording.root_replaced("prod", "orders")
     assert (new_root.text, new_root.edits) == (f"{note}\nroot v3", 1)  # replaced with v2, then edited: still says so
     assert [m.text for m in slack.thread("C1", new_root.ts)] == ["reply"]
     assert [(c.method, c.args["text"]) for c in slack.calls[1:]] == [

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from lagbot.core import messages
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.slack import wording as slack_wording
 from tests.conftest import Kafka, Names
 from tests.cut_proxy import CutProxy
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
@@ -123,7 +123,7 @@ def test_redis_restarted_empty_reopens_each_incident_once_without_a_crash_loop(
         back_at = time.monotonic()
         wait_for("a leader and healthy replicas again", lambda: leading(bots), timeout=60)
         recovered = time.monotonic() - back_at
-        notice = messages.state_lost()
+        notice = slack_wording.state_lost()
 
         def reopened() -> list[Message] | None:
             later = [m for m in slack.channel(CHANNEL)[1:] if m.text != notice]

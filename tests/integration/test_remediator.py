@@ -12,7 +12,6 @@ from dataclasses import replace
 import pytest
 import redis
 
-from lagbot.core import messages
 from lagbot.core.config import Settings
 from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.apache_kafka import ApacheKafka
@@ -20,6 +19,7 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.diagnose import RESTART, SCALE
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
+from lagbot.remediations import drain_wording as remediations_drain_wording
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
 from lagbot.service.approvals import ProposalStore, State
@@ -336,7 +336,7 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
     r.verify_step(incident, behind, now=NOW + 30)  # type: ignore[arg-type]
     state = slot.read()[0]
     assert (state["state"], state["progress"]) == ("no_change", "no_change")
-    assert state["detail"] == messages.drain_verify_behind(6)
+    assert state["detail"] == remediations_drain_wording.drain_verify_behind(6)
 
     drained = replace(
         verdict([partition(p, committed=10_000, log_end=10_000) for p in range(6)], produce=0.0, consume=0.0),
@@ -346,4 +346,4 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
     slot.write({"action": "drain", "state": "verifying", "id": proposal.id, "checks": [baseline]})
     r.verify_step(incident, drained, now=NOW + 60)
     state = slot.read()[0]
-    assert (state["state"], state["detail"]) == ("resolved", messages.drain_verify_resolved(0))
+    assert (state["state"], state["detail"]) == ("resolved", remediations_drain_wording.drain_verify_resolved(0))

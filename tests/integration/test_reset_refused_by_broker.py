@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 
-from lagbot.core import messages
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
+from lagbot.service import wording as service_wording
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -109,7 +109,7 @@ def test_a_consumer_joining_after_the_check_makes_the_broker_refuse_and_nothing_
     )
     assert outcome.detail == refusal
     # The line the incident thread gets (Remediator._finish).
-    assert messages.remediation_result(outcome.ok, plan.summary, outcome.detail) == (
+    assert service_wording.remediation_result(outcome.ok, plan.summary, outcome.detail) == (
         f":x: *{plan.summary}* failed: {refusal}"
     )
     assert lines == [f"resetting 2 partition(s) of {group} ..."]

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from lagbot.core import messages
 from lagbot.core.config import Evaluation, Thresholds
 from lagbot.core.model import (
     GroupSample,
@@ -27,6 +26,7 @@ from lagbot.core.model import (
     PartitionSample,
     Status,
 )
+from lagbot.engine import wording as engine_wording
 from lagbot.engine.agreement import own_rebalance
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
@@ -94,7 +94,7 @@ SIBLING_CASES = [
             window({0: STILL, 1: MOVING}, (member(1, 0), member(2, 1))),
             (Status.STALL, Status.OK),
             (3, 0),
-            messages.reason_stall_siblings(280, 9.0, 100, 3),
+            engine_wording.reason_stall_siblings(280, 9.0, 100, 3),
         ),
         id="S01-short-window-sibling-commits",
     ),

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from lagbot.core import messages
 from lagbot.core.config import Evaluation
 from lagbot.core.model import GroupVerdict
+from lagbot.engine import wording as engine_wording
 from lagbot.engine.burst import producer_burst_by_index
 from lagbot.engine.diagnose import SCALE, diagnose
 from tests.unit.verdicts import partition, verdict
@@ -35,7 +35,7 @@ CASES = [
     pytest.param(
         ISSUE,
         1900.0,
-        messages.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0),
+        engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0),
         SCALE,
         0.85,
         id="B01-burst-ongoing",
@@ -45,7 +45,7 @@ CASES = [
     pytest.param(
         ISSUE,
         50.0,
-        messages.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, False, 50.0),
+        engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, False, 50.0),
         None,
         0.6,
         id="B02-burst-just-ended",
@@ -54,7 +54,7 @@ CASES = [
     pytest.param(
         ISSUE,
         None,
-        messages.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, None),
+        engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, None),
         SCALE,
         0.85,
         id="B03-one-sample-judged-by-the-recent-rate",
@@ -95,6 +95,6 @@ def test_burst_against_the_broker_history(
 
 
 def test_the_issue_burst_reads_like_the_issue() -> None:
-    assert messages.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0) == (
+    assert engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0) == (
         "producers wrote 2,000 msg/s over the last 60 s vs 50.0 msg/s over the 14 min before (40.0x); still going"
     )

@@ -115,3 +115,13 @@ def test_pyproject_lists_every_package() -> None:
         "lagbot.remediations": "remediations",
         "lagbot.policies": "policies",
     }
+
+
+def test_the_readme_layout_names_every_package_folder_and_nothing_else() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    named = {line.split()[0].rstrip("/") for line in block.splitlines() if line and not line.startswith(" ")}
+    named.discard("bench")  # the last line lists the other folders together
+    folders = {"bot/" + p.name for p in (ROOT / "bot").iterdir() if (p / "__init__.py").exists()}
+    assert named == folders | {"remediations", "policies", "tests"}
+    assert [p for p in ("bench", "docs", "deploy", "tools") if not (ROOT / p).is_dir()] == []

@@ -3,11 +3,13 @@ were a Kubernetes Deployment in namespace default."""
 
 from __future__ import annotations
 
+from lagbot.cli import wording as cli_wording
 from lagbot.core import messages
 from lagbot.core.model import Severity, Status
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.restart import Restart, RestartParams
 from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.slack import wording as slack_wording
 from tests.unit.verdicts import member, partition, verdict
 
 NOW = 1_800_000_000.0
@@ -16,9 +18,9 @@ FLEET = Workload(executor="local", name="orders-workers")
 
 def test_a_warning_about_moving_consumers_says_they_are_consuming() -> None:
     v = verdict([partition(0, committed=0, log_end=5_000)], severity=Severity.WARN, status=Status.OK)
-    headline = messages.cli_group_headline(v)
+    headline = cli_wording.cli_group_headline(v)
     assert "severity WARN · consuming · state Stable" in headline and "status" not in headline
-    assert messages.slack_root_fallback(v).startswith(f"WARN {v.group} on {v.cluster}: consuming, lag 5,000")
+    assert slack_wording.slack_root_fallback(v).startswith(f"WARN {v.group} on {v.cluster}: consuming, lag 5,000")
 
 
 def test_every_status_has_its_words() -> None:

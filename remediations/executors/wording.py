@@ -1,0 +1,218 @@
+"""The wording of the executors (Kubernetes, command, local fleet): what they did or why they could not.
+
+Tiny functions, one per message (see lagbot.core.messages for the shared ones and the number formats).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def workload_label(executor: str, kind: str, namespace: str, name: str) -> str:
+    """A workload as people know it: a Kubernetes kind and namespace/name, or a local fleet by its name."""
+    return f"local fleet {name}" if executor == "local" else f"{kind} {namespace}/{name}"
+
+
+def executor_unknown(name: str) -> str:
+    return f"no executor called {name!r}: use kubernetes, command or local"
+
+
+def executor_not_configured(name: str) -> str:
+    return f"the {name} executor is not configured: add an `executors.{name}` section"
+
+
+def executor_wrong_workload(executor: str, wanted: str, workload: str) -> str:
+    return f"workload {workload} is for the {wanted} executor, not {executor}"
+
+
+def executor_bad_replicas(replicas: int) -> str:
+    return f"replicas must be 0 or more, not {replicas}"
+
+
+def executor_failed(doing: str, problem: str) -> str:
+    return f"could not {doing}: {problem}"
+
+
+def executor_scaled(target: str, before: int | None, after: int) -> str:
+    return f"scaled {target} from {'?' if before is None else before} to {after} replicas"
+
+
+def executor_restarted(target: str) -> str:
+    return f"rolling restart of {target} started"
+
+
+def executor_member_restarted(client_id: str, what: str, target: str) -> str:
+    return f"restarted {client_id} ({what}) of {target}"
+
+
+def k8s_config_sources(given: Sequence[str]) -> str:
+    named = ", ".join(given) if given else "none"
+    return f"set exactly one of api_url, kubeconfig, in_cluster (given: {named})"
+
+
+def k8s_config_only_with(what: str, field: str) -> str:
+    return f"{what} can only be set together with {field}"
+
+
+def k8s_config_exclusive(a: str, b: str) -> str:
+    return f"{a} and {b} cannot be set together"
+
+
+def k8s_client_unbuildable(problem: str) -> str:
+    return f"cannot build the Kubernetes client: {problem}"
+
+
+def k8s_doing(verb: str, target: str) -> str:
+    return f"{verb} {target}"
+
+
+def k8s_api_problem(status: int | None, reason: str | None, message: str | None) -> str:
+    head = " ".join(str(part) for part in (status, reason) if part)
+    return f"{head}: {message}" if message else head or "no answer"
+
+
+def k8s_bad_name(name: str) -> str:
+    return f"{name!r} is not a Kubernetes name (lower-case letters, digits, '-' and '.')"
+
+
+def k8s_bad_member_pod(template: str, problem: str) -> str:
+    return f"member_pod {template!r} is not a valid template ({problem}): use {{host}} or {{client_id}}"
+
+
+def k8s_no_pod_name(client_id: str, host: str) -> str:
+    return f"no pod name can be derived from member {client_id!r} on host {host!r}"
+
+
+def k8s_bad_pod_name(pod: str) -> str:
+    return f"{pod!r} is not a pod name (a DNS-1123 subdomain): check the workload's member_pod"
+
+
+def k8s_pod_not_of_workload(pod: str, workload: str) -> str:
+    return f"pod {pod} does not belong to {workload} (its name does not start with '{workload}-'); nothing deleted"
+
+
+def k8s_pods_for_ip(ip: str, namespace: str, names: Sequence[str]) -> str:
+    found = ", ".join(names) if names else "none"
+    return f"expected one running pod with IP {ip} in namespace {namespace}, found {found}; nothing deleted"
+
+
+def k8s_no_keda(target: str) -> str:
+    return f"{target} has no KEDA ScaledObject: nothing to restore"
+
+
+def k8s_keda_restored(scaled_object: str, previous: str | None) -> str:
+    if previous is None:
+        return f"ScaledObject {scaled_object} unpaused: KEDA scales it again"
+    return f"ScaledObject {scaled_object} paused-replicas set back to {previous}"
+
+
+def _argv(argv: Sequence[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)
+
+
+def command_bad_element(element: str, problem: str) -> str:
+    return f"argv element {element!r} is not a valid template: {problem}"
+
+
+def command_no_templates(operations: Sequence[str]) -> str:
+    return f"give an argv template for at least one of {', '.join(operations)}"
+
+
+def command_no_program(operation: str) -> str:
+    return f"{operation}: the argv template needs a program as its first element"
+
+
+def command_program_placeholder(operation: str, program: str) -> str:
+    return f"{operation}: the program {program!r} must be fixed, not a placeholder"
+
+
+def command_unknown_placeholder(operation: str, name: str, allowed: Sequence[str]) -> str:
+    return f"{operation}: unknown placeholder {{{name}}}; allowed: {', '.join('{' + a + '}' for a in allowed)}"
+
+
+def command_bad_value(name: str, value: str, pattern: str) -> str:
+    return f"refused {{{name}}} = {value!r}: it must match {pattern}; nothing was run"
+
+
+def command_no_template(operation: str) -> str:
+    return f"the command executor has no `{operation}` template: add `executors.command.{operation}`"
+
+
+def command_doing(operation: str, workload: str) -> str:
+    return f"run the {operation} command for {workload}"
+
+
+def command_done(argv: Sequence[str], output: str) -> str:
+    return f"$ {_argv(argv)}\n{output}".rstrip()
+
+
+def command_exit(argv: Sequence[str], code: int, output: str) -> str:
+    how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    return f"`{_argv(argv)}` failed with {how}\n{output}".rstrip()
+
+
+def command_not_found(program: str) -> str:
+    return f"program {program!r} not found"
+
+
+def command_timed_out(argv: Sequence[str], seconds: float, output: str) -> str:
+    return f"`{_argv(argv)}` timed out after {seconds:g} s and was killed\n{output}".rstrip()
+
+
+def command_not_a_count(line: str) -> str:
+    return f"expected a replica count as the last line of the output, got {line!r}"
+
+
+def fleet_bad_version(what: str, version: object, expected: int) -> str:
+    return f"stored {what} has version {version!r}; this lagbot reads {expected}"
+
+
+def fleet_bad_name(name: str) -> str:
+    return f"{name!r} is not a fleet name (letters, digits, '_', '.', '-', not starting with '.')"
+
+
+def fleet_unknown(fleet: str) -> str:
+    return f"no fleet called {fleet}: start it first"
+
+
+def fleet_unreadable(path: str, problem: str) -> str:
+    return f"cannot read {path}: {problem}"
+
+
+def fleet_already_running(fleet: str, members: int) -> str:
+    return f"fleet {fleet} already runs {members} member(s): scale it, or stop it first"
+
+
+def fleet_started(fleet: str, group: str, members: int) -> str:
+    return f"fleet {fleet} started: {members} member(s) consuming as group {group}"
+
+
+def fleet_stopped(fleet: str, members: int) -> str:
+    return f"fleet {fleet} stopped ({members} member(s))"
+
+
+def fleet_restarted(fleet: str, members: int) -> str:
+    return f"rolling restart of fleet {fleet} done: {members} member(s) restarted one at a time"
+
+
+def fleet_no_member(fleet: str, client_id: str, client_ids: Sequence[str]) -> str:
+    known = ", ".join(client_ids) if client_ids else "none"
+    return f"fleet {fleet} has no live member with client id {client_id!r} (live: {known}); nothing restarted"
+
+
+def fleet_member_not_started(client_id: str, seconds: float, log_tail: str) -> str:
+    return f"member {client_id} did not report running within {seconds:g} s; its log ends:\n{log_tail}".rstrip()
+
+
+def fleet_locked(fleet: str, seconds: float) -> str:
+    return f"fleet {fleet} is being changed by another process; gave up waiting after {seconds:g} s"
+
+
+def fleet_not_settled(fleet: str, seconds: float, members: Sequence[str]) -> str:
+    return f"fleet {fleet} did not settle within {seconds:g} s: {'; '.join(members) or 'no live members'}"
+
+
+def fleet_member_not_joined(client_id: str, seconds: float) -> str:
+    return f"member {client_id} did not join its group within {seconds:g} s; the rolling restart stops here"
