@@ -1,8 +1,13 @@
-"""The contract every remediation keeps: a name, a risk, a parameter model, `plan`, `execute`, `verify`.
+"""The contract every remediation keeps: a name, a risk, a parameter model, `plan`, `execute`, `verify`,
+and the hooks the coordinator (lagbot.service.remediate) calls without knowing which remediation it runs:
+`parse_args` (its `/lag remediate` arguments), `prepare` (parameters at proposal time), `longest_run`,
+`hand_back` and `restore` (something to undo later, e.g. a paused autoscaler).
 
 Data flows one way: a verdict (from the lag engine) and validated parameters -> `plan` (pure: what will
 change, before and after, the pre-flight checks) -> approvers see the plan -> `execute(plan, context)`
 runs it once -> `verify(plan, later verdicts)` judges whether lag drains.
+
+A new remediation is one module (a subclass of `Remediation`) and one line in lagbot.remediations.registry.
 
 A `Plan` is plain data and round-trips through versioned JSON, because it is stored in Redis between
 the proposal and the click that approves it.
@@ -12,14 +17,15 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from lagbot.core.model import GroupVerdict
+from lagbot.remediations import wording
 
 if TYPE_CHECKING:
     from lagbot.remediations.verify import VerifyRules
@@ -132,12 +138,79 @@ class ExecutionContext:
     """Seconds any one broker request (describe, list offsets, alter) may take."""
 
 
+DEFAULT_LONGEST_RUN = 3_600.0
+"""How long a run may hold its group before it counts as interrupted, unless the remediation says otherwise."""
+
+
+class ParamsError(ValueError):
+    """Parameters do not fit a remediation's Params model; the message names the remediation and fields."""
+
+
+class ArgsError(ValueError):
+    """The arguments after the action in `/lag remediate` do not parse (the Slack layer answers the usage)."""
+
+
+def validate_params(name: str, model: type[BaseModel], raw: Mapping[str, Any]) -> BaseModel:
+    """`raw` validated by `model`. Raises ParamsError, one line per bad field: "<name>: <field>: <problem>"."""
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        lines = [
+            wording.params_error(name, ".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
+            for e in exc.errors(include_url=False)
+        ]
+        raise ParamsError("\n".join(lines)) from None
+
+
+@dataclass
+class ProposalContext:
+    """What `prepare` may use: the live system, read when a proposal is made.
+
+    `executor()` gives the executor acting on the policy rule's `workload` (both None without one); `admin()` an
+    AdminClient of the group's cluster (both made only when called); `settings` are lagbot's settings (the
+    `drain:` section); `sink_refusal(sink, named_by_user)` says why the policy forbids writing to a sink (None:
+    allowed).
+    """
+
+    executor: Callable[[], Any] | None = None
+    workload: Any = None
+    admin: Callable[[], Any] | None = None
+    settings: Any = None
+    sink_refusal: Callable[[str, bool], str | None] = lambda _sink, _named: None
+    timeout: float = 10.0
+
+
 class Remediation(ABC):
     """One action lagbot can take. Subclasses live one per module in `remediations/`."""
 
     name: ClassVar[str]
     risk: ClassVar[Risk]
     Params: ClassVar[type[BaseModel]]
+    args_usage: ClassVar[str] = ""
+    """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
+
+    def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
+        """The parameters a user gave after the action in `/lag remediate`. Raises ArgsError."""
+        if args:
+            raise ArgsError(self.name)
+        return {}
+
+    def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
+        """The parameters of a proposal: `raw` (the policy's limits and what the user gave) validated, completed
+        with what only the live system knows. Raises ParamsError (or ValueError naming the problem)."""
+        return validate_params(self.name, self.Params, raw)
+
+    def longest_run(self, plan: Plan) -> float:
+        """How long a run of `plan` may hold its group before it counts as interrupted."""
+        return DEFAULT_LONGEST_RUN
+
+    def hand_back(self, plan: Plan, outcome: Outcome, *, finished: float) -> tuple[float, Any] | None:
+        """Something the run must undo later: (when, what `restore` needs), or None (the default)."""
+        return None
+
+    def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
+        """Undo what `hand_back` left to undo (only called when `hand_back` returned something)."""
+        raise NotImplementedError(self.name)
 
     @abstractmethod
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -44,7 +44,17 @@ from lagbot.core import messages
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Status
 from lagbot.engine.collector import _state as group_state_of
 from lagbot.remediations import drain_wording
-from lagbot.remediations.base import ExecutionContext, Outcome, Plan, Progress, Remediation, Risk, Verification
+from lagbot.remediations.base import (
+    ArgsError,
+    ExecutionContext,
+    Outcome,
+    Plan,
+    Progress,
+    ProposalContext,
+    Remediation,
+    Risk,
+    Verification,
+)
 from lagbot.remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
 from lagbot.remediations.drain_plan import (
     DrainLayout,
@@ -467,6 +477,27 @@ class DrainRemediation(Remediation):
     name: ClassVar[str] = "drain"
     risk: ClassVar[Risk] = Risk.MEDIUM
     Params: ClassVar[type[BaseModel]] = DrainParams
+    args_usage: ClassVar[str] = "[sink: a Parquet path or URL, or kafka:TOPIC]"
+
+    def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
+        if len(args) > 1:
+            raise ArgsError(self.name)
+        return {"sink": args[0]} if args else {}
+
+    def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
+        """The `drain:` settings of lagbot's configuration, the policy's limits and what the user gave; a sink the
+        policy does not allow is refused here, before anything is proposed."""
+        overrides = {k: v for k, v in raw.items() if k != "sink"}
+        sink = raw.get("sink")
+        params = DrainParams.from_settings(context.settings.drain, sink=sink, workload=context.workload, **overrides)
+        refused = context.sink_refusal(params.sink, sink is not None)
+        if refused is not None:
+            raise ValueError(refused)
+        return params
+
+    def longest_run(self, plan: Plan) -> float:
+        """The job's own timeout, and ten minutes to commit and report."""
+        return float(plan.params.get("job_timeout", 6 * 3600.0)) + 600.0
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         return build_plan(verdict, DrainParams.model_validate(params.model_dump()), now=now)

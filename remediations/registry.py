@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
 from lagbot.remediations import wording
-from lagbot.remediations.base import Remediation, Risk
+from lagbot.remediations.base import ParamsError as ParamsError  # raised by params(); tests and callers catch it here
+from lagbot.remediations.base import Remediation, Risk, validate_params
 from lagbot.remediations.drain import DrainRemediation
 from lagbot.remediations.reset_offsets import ResetOffsets
 from lagbot.remediations.restart import Restart
@@ -27,10 +28,6 @@ KNOWN_NAMES = (RESTART, SCALE, DRAIN, RESET_OFFSETS)
 
 class RegistryError(Exception):
     """A remediation is malformed, registered twice, or unknown."""
-
-
-class ParamsError(ValueError):
-    """Parameters do not fit a remediation's Params model; the message names the remediation and fields."""
 
 
 _registry: dict[str, Remediation] = {}
@@ -88,14 +85,7 @@ def params(name: str, raw: Mapping[str, Any]) -> BaseModel:
         ParamsError: one line per bad field, "<name>: <field>: <problem>".
     """
     remediation = get(name)
-    try:
-        return remediation.Params.model_validate(dict(raw))
-    except ValidationError as exc:
-        lines = [
-            wording.params_error(name, ".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
-            for e in exc.errors(include_url=False)
-        ]
-        raise ParamsError("\n".join(lines)) from None
+    return validate_params(name, remediation.Params, raw)
 
 
 for _remediation in (Restart(), Scale(), ResetOffsets(), DrainRemediation()):

@@ -17,7 +17,7 @@ HIGH risk: two approvals and a confirm dialog whose wording states the data loss
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Self
 
@@ -26,7 +26,17 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, model_validator
 from lagbot.core.model import GroupState, GroupVerdict, TopicPartition
 from lagbot.engine.diagnose import RESET_OFFSETS
 from lagbot.remediations import kafka, wording
-from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
+from lagbot.remediations.base import (
+    ArgsError,
+    ExecutionContext,
+    Outcome,
+    Plan,
+    PlanError,
+    ProposalContext,
+    Remediation,
+    Risk,
+    validate_params,
+)
 
 Mode = Literal["latest", "earliest", "shift", "datetime"]
 INACTIVE = (GroupState.EMPTY, GroupState.DEAD)
@@ -145,6 +155,25 @@ class ResetOffsets(Remediation):
     name = RESET_OFFSETS
     risk = Risk.HIGH
     Params = ResetParams
+    args_usage = "latest | shift <n> | datetime <ISO 8601 with zone>"
+
+    def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
+        mode = args[0] if args else ""
+        if mode == "latest" and len(args) == 1:
+            return {"mode": mode}
+        if mode == "shift" and len(args) == 2 and args[1].lstrip("-").isdigit():
+            return {"mode": mode, "shift": int(args[1])}
+        if mode == "datetime" and len(args) == 2:
+            return {"mode": mode, "to_datetime": args[1]}
+        raise ArgsError(self.name)
+
+    def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
+        """A reset to a datetime is turned into offsets now (the broker's time index), so `plan` stays pure."""
+        params = validate_params(self.name, self.Params, raw)
+        if isinstance(params, ResetParams) and params.mode == "datetime" and context.admin is not None:
+            partitions = [p.tp for p in verdict.partitions]
+            params = resolve_times(params, partitions, context.admin(), timeout=context.timeout)
+        return params
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         """The dry run: the table of before/after offsets and the messages skipped, and the confirm wording."""

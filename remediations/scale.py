@@ -15,7 +15,8 @@ can pause the ScaledObject.
 
 from __future__ import annotations
 
-from typing import Protocol, Self, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -24,7 +25,17 @@ from lagbot.core.config import Duration
 from lagbot.core.model import GroupVerdict
 from lagbot.engine.diagnose import SCALE, replicas_needed
 from lagbot.remediations import wording
-from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Remediation, Risk
+from lagbot.remediations.base import (
+    ArgsError,
+    ExecutionContext,
+    Outcome,
+    Plan,
+    PlanError,
+    ProposalContext,
+    Remediation,
+    Risk,
+    validate_params,
+)
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
@@ -80,6 +91,27 @@ class Scale(Remediation):
     name = SCALE
     risk = Risk.MEDIUM
     Params = ScaleParams
+    args_usage = "[replicas]"
+
+    def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
+        if not args:
+            return {}
+        if len(args) != 1 or not args[0].isdigit():
+            raise ArgsError(self.name)
+        return {"replicas": int(args[0])}
+
+    def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
+        """The workload's current replicas are read from the executor now, so that `plan` stays pure."""
+        if context.workload is not None and context.executor is not None and "current_replicas" not in raw:
+            raw = {**raw, "current_replicas": context.executor().replicas(context.workload)}
+        return validate_params(self.name, self.Params, raw)
+
+    def hand_back(self, plan: Plan, outcome: Outcome, *, finished: float) -> tuple[float, Any] | None:
+        """KEDA was paused: hand it back after the hold (at once when the scale failed)."""
+        if "keda_previous" not in outcome.data:
+            return None
+        hold = float(plan.params.get("hold_for", 0)) if outcome.ok else 0.0
+        return finished + hold, outcome.data.get("keda_previous")
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         """Scale from `current_replicas` to the target; on KEDA, pause then restore after `hold_for`."""
@@ -145,7 +177,7 @@ class Scale(Remediation):
             return Outcome(False, str(exc))
         return Outcome(scaled.ok, scaled.detail, {**scaled.data, **data})
 
-    def restore(self, plan: Plan, context: ExecutionContext, *, previous: int | None) -> Outcome:
+    def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
         """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before."""
         params = ScaleParams.model_validate(plan.params)
         executor = context.executor

@@ -18,21 +18,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel
-
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.core.stored import text
-from lagbot.engine.diagnose import DRAIN
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
 from lagbot.remediations import registry
-from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PlanError, Progress, Verification
-from lagbot.remediations.drain import DrainParams
+from lagbot.remediations.base import (
+    DEFAULT_LONGEST_RUN,
+    ExecutionContext,
+    Outcome,
+    PlanError,
+    Progress,
+    ProposalContext,
+    Verification,
+)
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
-from lagbot.remediations.reset_offsets import ResetParams, resolve_times
-from lagbot.remediations.scale import Scale
 from lagbot.remediations.verify import Check, VerifyRules, assess
 from lagbot.service import wording
 from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
@@ -46,7 +48,6 @@ log = logging.getLogger(__name__)
 BOT_USER = "lagbot"
 STATE_VERSION = 1
 STATE_KEEP = 8 * 86_400
-DEFAULT_LONGEST_RUN = 3_600.0
 """A run holds its group at most this long (the drain: its job timeout and ten minutes)."""
 RESTORES = "lagbot:restores"
 """Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
@@ -194,13 +195,10 @@ class Remediator:
         left = self.proposals.in_cooldown(verdict.cluster, verdict.group, action)
         if left > 0:
             raise ValueError(wording.remediation_cooling_down(action, left))
-        if action == "scale" and rule.workload is not None and "current_replicas" not in given:
-            given = {**given, "current_replicas": self.executor_for(rule.workload).replicas(rule.workload)}
-        params = self._params(rule, action, given)
-        if isinstance(params, ResetParams) and params.mode == "datetime":
-            partitions = [p.tp for p in verdict.partitions]
-            params = resolve_times(params, partitions, self.bot.checker.admin(verdict.cluster), timeout=10.0)
-        plan = registry.get(action).plan(verdict, params, now=now)
+        remediation = registry.get(action)
+        raw = remediation_params(rule, action, **given)
+        params = remediation.prepare(raw, verdict, self._proposal_context(rule, verdict.cluster))
+        plan = remediation.plan(verdict, params, now=now)
         proposal = self.proposals.create(
             plan,
             requested_by=requested_by,
@@ -218,19 +216,16 @@ class Remediator:
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
 
-    def _params(self, rule: Rule, action: str, given: dict[str, Any]) -> BaseModel:
-        """Validated parameters: the rule's limits and workload, what the user gave, and for the drain the
-        `drain:` settings (sink, master, chunk) of lagbot's configuration."""
-        raw = remediation_params(rule, action, **given)
-        if action == DRAIN:
-            overrides = {k: v for k, v in raw.items() if k != "sink"}
-            sink = raw.get("sink")
-            params = DrainParams.from_settings(self.bot.settings.drain, sink=sink, workload=rule.workload, **overrides)
-            refused = drain_sink_refusal(rule, params.sink, named_by_user=sink is not None)
-            if refused is not None:
-                raise ValueError(refused)
-            return params
-        return registry.params(action, raw)
+    def _proposal_context(self, rule: Rule, cluster: str) -> ProposalContext:
+        """The live system as a remediation's `prepare` may read it: made only when it asks."""
+        workload = rule.workload
+        return ProposalContext(
+            executor=(lambda: self.executor_for(workload)) if workload is not None else None,
+            workload=workload,
+            admin=lambda: self.bot.checker.admin(cluster),
+            settings=self.bot.settings,
+            sink_refusal=lambda sink, named: drain_sink_refusal(rule, sink, named_by_user=named),
+        )
 
     def _offered_key(self, incident_id: str) -> str:
         return f"lagbot:offered:{incident_id}"
@@ -265,7 +260,7 @@ class Remediator:
 
     def approve_and_run(self, proposal_id: str, user: str, *, now: float, auto: bool = False) -> ClickAnswer:
         current = self.proposals.get(proposal_id)
-        longest = longest_run(current.plan) if current is not None else DEFAULT_LONGEST_RUN
+        longest = registry.get(current.action).longest_run(current.plan) if current is not None else DEFAULT_LONGEST_RUN
         approval = self.proposals.approve(proposal_id, user, now=now, longest_run=longest)
         proposal = approval.proposal
         if approval.verdict is Verdict.RUN and proposal is not None:
@@ -363,9 +358,9 @@ class Remediator:
         if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
             return
         forget(self.bot.redis, proposal.id)
-        if "keda_previous" in outcome.data:  # KEDA was paused: hand it back after the hold (at once if it failed)
-            hold = float(proposal.plan.params.get("hold_for", 0)) if outcome.ok else 0.0
-            self._schedule_restore(proposal.id, finished + hold, outcome.data.get("keda_previous"))
+        later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
+        if later is not None:  # e.g. a paused autoscaler, handed back after its hold
+            self._schedule_restore(proposal.id, *later)
         try:
             self._audit(
                 "succeeded" if outcome.ok else "failed",
@@ -446,7 +441,8 @@ class Remediator:
         try:
             rule = self.rule(proposal.cluster, proposal.group)
             executor = self.executor_for(rule.workload) if rule.workload is not None else None
-            outcome = Scale().restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
+            remediation = registry.get(proposal.action)
+            outcome = remediation.restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
         except Exception as exc:  # never let one restore stop the others
             log.exception("restore failed", extra={"proposal": proposal.id})
             outcome = Outcome(False, wording.remediation_crashed("restore", exc))
@@ -602,13 +598,6 @@ class Remediator:
         proposal = str(state.get("id") or "") or None
         entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
         self.bot.audit.record(entry)
-
-
-def longest_run(plan: Plan) -> float:
-    """How long a run of `plan` may hold its group before it counts as interrupted."""
-    if plan.action == DRAIN:
-        return float(plan.params.get("job_timeout", 6 * 3600.0)) + 600.0
-    return DEFAULT_LONGEST_RUN
 
 
 def _point(verdict: GroupVerdict, now: float) -> list[Any]:

@@ -8,7 +8,8 @@ from typing import Any
 
 from lagbot.core import messages
 from lagbot.core.model import GroupVerdict
-from lagbot.engine.diagnose import DRAIN
+from lagbot.remediations import registry
+from lagbot.remediations.base import ArgsError
 from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
 from lagbot.slack import render, wording
@@ -35,32 +36,19 @@ def remediate_reply(
 
 
 def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
-    """The parameters a user gave after the action: `scale [n]`, `reset_offsets latest|shift N|datetime ISO`.
+    """The parameters a user gave after the action, as the remediation's own grammar reads them.
 
     Raises ValueError with the usage when they do not parse.
     """
-    if action == "scale":
-        if not args:
-            return {}
-        if len(args) != 1 or not args[0].isdigit():
-            raise ValueError(wording.remediate_usage(action))
-        return {"replicas": int(args[0])}
-    if action == DRAIN:
-        if len(args) > 1:
-            raise ValueError(wording.remediate_usage(action))
-        return {"sink": args[0]} if args else {}
-    if action == "reset_offsets":
-        mode = args[0] if args else ""
-        if mode == "latest" and len(args) == 1:
-            return {"mode": mode}
-        if mode == "shift" and len(args) == 2 and args[1].lstrip("-").isdigit():
-            return {"mode": mode, "shift": int(args[1])}
-        if mode == "datetime" and len(args) == 2:
-            return {"mode": mode, "to_datetime": args[1]}
-        raise ValueError(wording.remediate_usage(action))
-    if args:
-        raise ValueError(wording.remediate_usage(action))
-    return {}
+    if action not in registry.names():  # refused when proposed, by name; only its arguments are judged here
+        if args:
+            raise ValueError(wording.remediate_usage(action, ""))
+        return {}
+    remediation = registry.get(action)
+    try:
+        return remediation.parse_args(args)
+    except ArgsError:
+        raise ValueError(wording.remediate_usage(action, remediation.args_usage)) from None
 
 
 def audit_reply(bot: Bot, cluster: str, group: str, *, n: int = 15) -> Reply:

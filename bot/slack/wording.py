@@ -519,13 +519,9 @@ def click_failed(reference: str) -> str:
     return f":warning: Something went wrong with this click; nothing more was done. It is logged as `{reference}`."
 
 
-def remediate_usage(action: str) -> str:
-    usage = {
-        "scale": "/lag remediate <group> scale [replicas]",
-        "reset_offsets": "/lag remediate <group> reset_offsets latest | shift <n> | datetime <ISO 8601 with zone>",
-        "drain": "/lag remediate <group> drain [sink: a Parquet path or URL, or kafka:TOPIC]",
-    }.get(action, f"/lag remediate <group> {slack_escape(action)}")
-    return f"Usage: `{usage}`"
+def remediate_usage(action: str, args_usage: str) -> str:
+    """`args_usage`: what the remediation takes after its name (its `args_usage`; empty: nothing)."""
+    return f"Usage: `/lag remediate <group> {slack_escape(action)}{' ' + args_usage if args_usage else ''}`"
 
 
 def state_lost() -> str:
