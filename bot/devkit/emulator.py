@@ -19,44 +19,20 @@ so that a renderer bug is caught here rather than agreed with.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import itertools
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import urlencode
 
+from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, MAX_VIEW_BLOCKS, block_errors
+from lagbot.devkit.emulator_http import Handler, Server
 from lagbot.devkit.emulator_ws import SocketConnection, accept_key
-
-# Slack's published limits (docs.slack.dev, Block Kit reference), per surface and element.
-MAX_MESSAGE_BLOCKS = 50
-MAX_VIEW_BLOCKS = 100
-MAX_TEXT = 40_000
-MAX_SECTION_TEXT = 3_000
-MAX_SECTION_FIELDS = 10
-MAX_FIELD_TEXT = 2_000
-MAX_HEADER_TEXT = 150
-MAX_BUTTON_TEXT = 75
-MAX_BUTTON_VALUE = 2_000
-MAX_ACTION_ID = 255
-MAX_BLOCK_ID = 255
-MAX_ACTIONS_ELEMENTS = 25
-MAX_CONTEXT_ELEMENTS = 10
-MAX_TABLE_ROWS = 100
-MAX_TABLE_CELLS = 20
-MAX_CONFIRM_TITLE = 100
-MAX_CONFIRM_TEXT = 300
-MAX_CONFIRM_BUTTON = 30
-MAX_PLAIN_INPUT_LABEL = 2_000
-BLOCK_TYPES = {"section", "header", "divider", "actions", "context", "image", "rich_text", "table", "input"}
-
+from lagbot.devkit.signed import post_signed
 
 Answer = tuple[int, dict[str, Any], dict[str, str]]
 """(HTTP status, JSON body, extra headers)."""
@@ -125,13 +101,13 @@ class SlackEmulator:
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._clock = itertools.count(1)
-        self._server: _Server | None = None
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- life cycle ----------------------------------------------------------------------------------
 
     def start(self) -> Self:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._server.emulator = self
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="slack-emulator", daemon=True)
@@ -545,118 +521,6 @@ class SlackEmulator:
             return 200
 
 
-# ---------------------------------------------------------------------------------------------------
-# HTTP
-# ---------------------------------------------------------------------------------------------------
-
-
-class _Server(ThreadingHTTPServer):
-    emulator: SlackEmulator
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    @property
-    def owner(self) -> SlackEmulator:
-        return self.server.emulator
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return  # quiet: the calls are recorded instead
-
-    def do_GET(self) -> None:
-        if urlparse(self.path).path == "/link/":
-            self.owner._websocket(self)
-            return
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def _dispatch(self) -> None:
-        url = urlparse(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        if url.path.startswith("/api/"):
-            args = _args(url.query, body, self.headers.get("Content-Type") or "")
-            token = _token(self.headers.get("Authorization"), args)
-            status, answer, headers = self.owner.handle(url.path.removeprefix("/api/"), args, token)
-            self._send(status, json.dumps(answer).encode(), "application/json; charset=utf-8", headers)
-        elif url.path.startswith("/upload/"):
-            status = self.owner.upload(url.path.removeprefix("/upload/"), body)
-            self._send(status, f"OK - {len(body)}".encode() if status == 200 else b"not found", "text/plain")
-        elif url.path.startswith("/response/"):
-            try:
-                payload = json.loads(body or b"{}")
-            except json.JSONDecodeError:
-                self._send(400, b"invalid_payload", "text/plain")
-                return
-            status = self.owner.respond(url.path.removeprefix("/response/"), payload)
-            self._send(status, b"ok" if status == 200 else b"invalid_blocks", "text/plain")
-        else:
-            self._send(404, b"not found", "text/plain")
-
-    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-
-def signature(secret: str, timestamp: int, body: str) -> str:
-    """Slack's request signature: v0=HMAC-SHA256(secret, "v0:<timestamp>:<body>"), hex."""
-    digest = hmac.new(secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
-    return f"v0={digest}"
-
-
-def post_signed(
-    url: str,
-    body: str,
-    secret: str | None,
-    *,
-    timestamp: int | None = None,
-    content_type: str = "application/x-www-form-urlencoded",
-) -> tuple[int, str]:
-    """POST `body` to `url` with Slack's signature headers (none when `secret` is None). (status, body)."""
-    ts = int(time.time()) if timestamp is None else timestamp
-    headers = {"Content-Type": content_type}
-    if secret is not None:
-        headers |= {"X-Slack-Request-Timestamp": str(ts), "X-Slack-Signature": signature(secret, ts, body)}
-    request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
-def _args(query: str, body: bytes, content_type: str) -> dict[str, Any]:
-    """Arguments from the query string and a form or JSON body; JSON-encoded form fields are decoded."""
-    args: dict[str, Any] = {k: v[-1] for k, v in parse_qs(query).items()}
-    if body and content_type.startswith("application/json"):
-        args.update(json.loads(body))
-    elif body:
-        args.update({k: v[-1] for k, v in parse_qs(body.decode()).items()})
-    for key in ("blocks", "attachments"):
-        if isinstance(args.get(key), str):
-            try:
-                args[key] = json.loads(args[key])
-            except json.JSONDecodeError:
-                args[key] = [{"type": "unparseable"}]
-    return args
-
-
-def _token(authorization: str | None, args: dict[str, Any]) -> str | None:
-    if authorization and authorization.startswith("Bearer "):
-        return authorization.removeprefix("Bearer ").strip()
-    token = args.pop("token", None)
-    return str(token) if token else None
-
-
 def _error(code: str) -> dict[str, Any]:
     return {"ok": False, "error": code}
 
@@ -672,110 +536,3 @@ def _invalid_blocks(errors: list[str]) -> dict[str, Any]:
 
 def _message_json(message: Message, user: str) -> dict[str, Any]:
     return {"type": "message", "user": user, "text": message.text, "blocks": message.blocks, "ts": message.ts}
-
-
-# ---------------------------------------------------------------------------------------------------
-# Block Kit limits
-# ---------------------------------------------------------------------------------------------------
-
-
-def block_errors(blocks: Any, *, max_blocks: int) -> list[str]:
-    """Slack-style errors for a list of blocks (empty when valid): `<problem> [json-pointer:/blocks/i/...]`."""
-    if not isinstance(blocks, list):
-        return ["must be an array [json-pointer:/blocks]"]
-    errors = []
-    if len(blocks) > max_blocks:
-        errors.append(f"must contain at most {max_blocks} items [json-pointer:/blocks]")
-    if sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "table") > 1:
-        errors.append("only one table block is allowed per message [json-pointer:/blocks]")
-    for i, block in enumerate(blocks):
-        errors.extend(_block_errors(block, f"/blocks/{i}"))
-    return errors
-
-
-def _too_long(value: Any, limit: int, where: str) -> list[str]:
-    if isinstance(value, str) and len(value) > limit:
-        return [f"must be less than {limit + 1} characters [json-pointer:{where}]"]
-    return []
-
-
-def _text_errors(text: Any, limit: int, where: str, *, plain_only: bool = False) -> list[str]:
-    if not isinstance(text, dict) or text.get("type") not in ("plain_text", "mrkdwn"):
-        return [f"must be a text object [json-pointer:{where}]"]
-    if plain_only and text["type"] != "plain_text":
-        return [f"must be plain_text [json-pointer:{where}/type]"]
-    if not isinstance(text.get("text"), str):
-        return [f"must provide a string [json-pointer:{where}/text]"]
-    return _too_long(text["text"], limit, f"{where}/text")
-
-
-def _block_errors(block: Any, where: str) -> list[str]:
-    if not isinstance(block, dict) or block.get("type") not in BLOCK_TYPES:
-        kind = block.get("type") if isinstance(block, dict) else type(block).__name__
-        return [f"unsupported type: {kind} [json-pointer:{where}/type]"]
-    errors = _too_long(block.get("block_id"), MAX_BLOCK_ID, f"{where}/block_id")
-    kind = block["type"]
-    if kind == "section":
-        if "text" not in block and "fields" not in block:
-            errors.append(f"must provide text or fields [json-pointer:{where}]")
-        if "text" in block:
-            errors += _text_errors(block["text"], MAX_SECTION_TEXT, f"{where}/text")
-        fields = block.get("fields") or []
-        if len(fields) > MAX_SECTION_FIELDS:
-            errors.append(f"must contain at most {MAX_SECTION_FIELDS} items [json-pointer:{where}/fields]")
-        for j, f in enumerate(fields):
-            errors += _text_errors(f, MAX_FIELD_TEXT, f"{where}/fields/{j}")
-        if "accessory" in block:
-            errors += _element_errors(block["accessory"], f"{where}/accessory")
-    elif kind == "header":
-        errors += _text_errors(block.get("text"), MAX_HEADER_TEXT, f"{where}/text", plain_only=True)
-    elif kind == "actions":
-        elements = block.get("elements") or []
-        if not elements or len(elements) > MAX_ACTIONS_ELEMENTS:
-            errors.append(f"must contain 1 to {MAX_ACTIONS_ELEMENTS} items [json-pointer:{where}/elements]")
-        for j, element in enumerate(elements):
-            errors += _element_errors(element, f"{where}/elements/{j}")
-    elif kind == "context":
-        elements = block.get("elements") or []
-        if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
-            errors.append(f"must contain 1 to {MAX_CONTEXT_ELEMENTS} items [json-pointer:{where}/elements]")
-    elif kind == "table":
-        errors += _table_errors(block, where)
-    return errors
-
-
-def _element_errors(element: Any, where: str) -> list[str]:
-    if not isinstance(element, dict):
-        return [f"must be an object [json-pointer:{where}]"]
-    errors = _too_long(element.get("action_id"), MAX_ACTION_ID, f"{where}/action_id")
-    if element.get("type") == "button":
-        errors += _text_errors(element.get("text"), MAX_BUTTON_TEXT, f"{where}/text", plain_only=True)
-        errors += _too_long(element.get("value"), MAX_BUTTON_VALUE, f"{where}/value")
-        if element.get("style") not in (None, "primary", "danger"):
-            errors.append(f"must be primary or danger [json-pointer:{where}/style]")
-        confirm = element.get("confirm")
-        if confirm is not None:
-            errors += _text_errors(confirm.get("title"), MAX_CONFIRM_TITLE, f"{where}/confirm/title", plain_only=True)
-            errors += _text_errors(confirm.get("text"), MAX_CONFIRM_TEXT, f"{where}/confirm/text")
-            errors += _text_errors(
-                confirm.get("confirm"), MAX_CONFIRM_BUTTON, f"{where}/confirm/confirm", plain_only=True
-            )
-            errors += _text_errors(confirm.get("deny"), MAX_CONFIRM_BUTTON, f"{where}/confirm/deny", plain_only=True)
-    return errors
-
-
-def _table_errors(block: dict[str, Any], where: str) -> list[str]:
-    rows = block.get("rows")
-    if not isinstance(rows, list) or not rows:
-        return [f"must provide rows [json-pointer:{where}/rows]"]
-    errors = []
-    if len(rows) > MAX_TABLE_ROWS:
-        errors.append(f"must contain at most {MAX_TABLE_ROWS} items [json-pointer:{where}/rows]")
-    for r, row in enumerate(rows):
-        if not isinstance(row, list) or len(row) > MAX_TABLE_CELLS:
-            errors.append(f"must contain at most {MAX_TABLE_CELLS} items [json-pointer:{where}/rows/{r}]")
-            continue
-        for c, cell in enumerate(row):
-            if not isinstance(cell, dict) or cell.get("type") not in ("raw_text", "raw_number", "rich_text"):
-                errors.append(f"must be raw_text, raw_number or rich_text [json-pointer:{where}/rows/{r}/{c}/type]")
-    return errors

@@ -20,7 +20,8 @@ import yaml
 
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
-from lagbot.devkit.emulator import Message, SlackEmulator, post_signed
+from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.devkit.signed import post_signed
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 

@@ -23,7 +23,8 @@ from confluent_kafka import TopicPartition
 
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
-from lagbot.devkit.emulator import SlackEmulator, post_signed
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.devkit.signed import post_signed
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for

@@ -16,7 +16,8 @@ from urllib.parse import urlencode
 import pytest
 
 from lagbot.app.server import BotHTTPServer
-from lagbot.devkit.emulator import SlackEmulator, signature
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.devkit.signed import signature
 from lagbot.service.bot import slack_client
 from lagbot.slack.app import build_app
 from lagbot.slack.commands import Reply

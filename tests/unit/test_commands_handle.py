@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
-from lagbot.devkit.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
+from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
 from lagbot.service.silences import MemorySilenceStore, SilenceStore
 from lagbot.slack.commands import (
     MAX_TOP,

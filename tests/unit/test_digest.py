@@ -2,7 +2,7 @@
 
 Each numbered case says what it proves and why the expected text is right. `now` is Tuesday 12 March
 2024, 09:00 UTC, so "24 h before" is Monday 09:00. Slack's limits are checked by the emulator's own
-Block Kit validator (lagbot.devkit.emulator.block_errors), written independently of the digest.
+Block Kit validator (lagbot.devkit.block_kit.block_errors), written independently of the digest.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from lagbot.core.model import GroupVerdict, Severity, Status
-from lagbot.devkit.emulator import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
+from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
 from lagbot.service.digest import IncidentSummary, RemediationSummary
 from lagbot.service.history import LagPoint
 from lagbot.slack.digest import build_digest, chart_series, lag_chart, point_near, worst
