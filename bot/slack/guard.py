@@ -24,21 +24,17 @@ from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Policy
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.slack import wording
-from lagbot.slack.commands import (
+from lagbot.slack.command_parse import (
     Command,
-    CommandDeps,
     CommandError,
     Digest,
     Remediate,
-    Reply,
     Silence,
     Unsilence,
     parse,
     resolve_group,
-    respond_safely,
-    run_command,
-    text_reply,
 )
+from lagbot.slack.commands import CommandDeps, Reply, respond_safely, run_command, text_reply
 
 RATE_PREFIX = "lagbot:rate"
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.slack.commands import CommandError, Digest, Remediate, Silence, Unsilence, parse
+from lagbot.slack.command_parse import CommandError, Digest, Remediate, Silence, Unsilence, parse
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 from tests.integration.test_bot_e2e import bot_config

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from lagbot.slack.commands import (
+from lagbot.slack.command_parse import (
     Audit,
     Command,
     CommandError,
