@@ -18,7 +18,7 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from lagbot.engine.window import StoredVersionError
+from lagbot.core.stored import StoredFormatError
 from lagbot.policies import wording
 from lagbot.policies.model import Approvers, Rule
 
@@ -78,7 +78,7 @@ class RedisUsergroupCache:
             return None
         document = json.loads(raw)
         if document.get("v") != CACHE_VERSION:
-            raise StoredVersionError(wording.usergroup_cache_version(document.get("v"), CACHE_VERSION))
+            raise StoredFormatError(wording.usergroup_cache_version(document.get("v"), CACHE_VERSION))
         if now >= float(document["expires_at"]):
             return None
         return frozenset(document["users"])

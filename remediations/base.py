@@ -15,7 +15,6 @@ the proposal and the click that approves it.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from lagbot.core.model import GroupVerdict
+from lagbot.core.stored import decode, encode
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
@@ -39,10 +39,6 @@ class Risk(StrEnum):
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"
-
-
-class PlanVersionError(ValueError):
-    """A stored plan was written by a version of lagbot this one does not understand."""
 
 
 class PlanError(ValueError):
@@ -78,14 +74,11 @@ class Plan:
     def to_json(self) -> str:
         data = asdict(self)
         data["risk"] = self.risk.value
-        return json.dumps({"v": PLAN_VERSION, **data}, sort_keys=True, separators=(",", ":"))
+        return encode(PLAN_VERSION, data)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Plan:
-        data = json.loads(raw)
-        version = data.pop("v", None)
-        if version != PLAN_VERSION:
-            raise PlanVersionError(f"stored plan has version {version!r}; this lagbot reads {PLAN_VERSION}")
+        data = decode("stored plan", PLAN_VERSION, raw)
         data["risk"] = Risk(data["risk"])
         data["steps"] = tuple(data.get("steps", ()))
         data["preflight"] = tuple(data.get("preflight", ()))

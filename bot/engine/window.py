@@ -13,12 +13,11 @@ partition) simply has fewer samples; one that is gone from the newest entry is g
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is loaded by the first entry with arrays; the Redis client is given to the store
     import numpy as np
@@ -36,15 +35,12 @@ from lagbot.core.model import (
     TopicPartition,
     WindowColumns,
 )
+from lagbot.core.stored import decode, encode
 
 FORMAT_VERSION = 1
 _EXACT_LIMIT = 2**48
 """Offsets at or above this (or negative) keep a window off the array route, whose int64 sums of up to
 2**14 partitions' lags must be exact (Python's ints never overflow)."""
-
-
-class StoredVersionError(Exception):
-    """Stored state was written in a format version this code does not know; it is never guessed at."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +75,7 @@ class WindowStore(ABC):
     - `window` returns the group's window, oldest first, or None for a group never seen (or expired).
       Its `partitions` holds exactly the partitions of the newest entry.
     - A group not appended for `ttl` seconds (measured in snapshot time) expires.
-    - Reading an entry written in an unknown format version raises StoredVersionError.
+    - Reading an entry written in an unknown format version raises StoredFormatError.
     """
 
     def __init__(self, *, samples: int, ttl: float) -> None:
@@ -359,21 +355,17 @@ def encode_entry(entry: _Entry) -> str:
     for (topic, partition), sample in sorted(entry.partitions.items()):
         topics.setdefault(topic, []).append([partition, sample.committed, sample.log_end, sample.log_start])
     document = {
-        "v": FORMAT_VERSION,
         "at": entry.at,
         "state": entry.state.value,
         "generation": entry.generation,
         "members": [[m.member_id, m.client_id, m.host, [[t, p] for t, p in m.assignment]] for m in entry.members],
         "topics": topics,
     }
-    return json.dumps(document, separators=(",", ":"))
+    return encode(FORMAT_VERSION, document, sort_keys=False)
 
 
 def decode_entry(raw: bytes | str, *, like: _Entry | None = None) -> _Entry:
-    document: dict[str, Any] = json.loads(raw)
-    version = document.get("v")
-    if version != FORMAT_VERSION:
-        raise StoredVersionError(f"window entry has format version {version!r}; this lagbot reads {FORMAT_VERSION}")
+    document = decode("window entry", FORMAT_VERSION, raw)
     members = tuple(
         Member(member_id=m[0], client_id=m[1], host=m[2], assignment=tuple((t, p) for t, p in m[3]))
         for m in document["members"]

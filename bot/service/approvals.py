@@ -23,16 +23,14 @@ from typing import Any
 
 import redis
 
-from lagbot.core.stored import text
+from lagbot.core.stored import StoredFormatError, check_version, text
 from lagbot.remediations.base import Plan
 
-PROPOSAL_VERSION = "1"
+PROPOSAL_VERSION = 1
+"""A proposal is a Redis hash (its fields change one by one, atomically): the version is its field "v", which the
+approve script (_APPROVE) checks too."""
 KEEP_AFTER_EXPIRY = 7 * 86_400
 """Proposals stay readable this long after they expire (the audit stream keeps them for good)."""
-
-
-class StoredProposalError(ValueError):
-    """A stored proposal was written by a version of lagbot this one does not read."""
 
 
 class State(StrEnum):
@@ -213,7 +211,7 @@ class ProposalStore:
         pipe.hset(
             key,
             mapping={
-                "v": PROPOSAL_VERSION,
+                "v": str(PROPOSAL_VERSION),
                 "state": State.PROPOSED.value,
                 "expires_at": repr(proposal.expires_at),
                 "approvals_required": str(approvals_required),
@@ -229,10 +227,7 @@ class ProposalStore:
         data = {text(k): text(v) for k, v in self._redis.hgetall(self._key(proposal_id)).items()}
         if not data:
             return None
-        if data.get("v") != PROPOSAL_VERSION:
-            raise StoredProposalError(
-                f"stored proposal {proposal_id} has version {data.get('v')!r}; this lagbot reads {PROPOSAL_VERSION}"
-            )
+        check_version(f"stored proposal {proposal_id}", PROPOSAL_VERSION, data.get("v"))
         document = json.loads(data["doc"])
         approvals = tuple(text(u) for u in self._redis.lrange(self._key(proposal_id) + ":approvals:order", 0, -1))
         return Proposal(
@@ -284,7 +279,7 @@ class ProposalStore:
         )
         outcome, detail = (text(x) for x in result)
         if outcome == "version":
-            raise StoredProposalError(f"stored proposal {proposal_id} has an unknown version")
+            raise StoredFormatError(f"stored proposal {proposal_id} has an unknown format version")
         return Approval(Verdict(outcome), self.get(proposal_id), detail)
 
     def finish(self, proposal_id: str, *, ok: bool, detail: str, now: float) -> bool:

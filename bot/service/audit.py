@@ -8,14 +8,13 @@ and to one stream of everything (what `lagbot audit export` writes as JSON lines
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import redis
 
-from lagbot.core.stored import text
+from lagbot.core.stored import decode, encode, text
 
 AUDIT_VERSION = 1
 MAX_ALL = 100_000
@@ -23,10 +22,6 @@ MAX_PER_GROUP = 1_000
 GROUP_KEEP = 90 * 86_400
 """A group's own stream (what `/lag audit` shows) expires this long after its last entry; the stream of
 everything keeps the entry (capped at MAX_ALL) for `lagbot audit export`."""
-
-
-class StoredAuditError(ValueError):
-    """An audit entry was written by a version of lagbot this one does not read."""
 
 
 @dataclass(frozen=True)
@@ -43,15 +38,11 @@ class AuditEntry:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({"v": AUDIT_VERSION, **asdict(self)}, sort_keys=True, separators=(",", ":"))
+        return encode(AUDIT_VERSION, asdict(self))
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> AuditEntry:
-        data = json.loads(raw)
-        version = data.pop("v", None)
-        if version != AUDIT_VERSION:
-            raise StoredAuditError(f"audit entry has version {version!r}; this lagbot reads {AUDIT_VERSION}")
-        return cls(**data)
+        return cls(**decode("audit entry", AUDIT_VERSION, raw))
 
 
 class AuditLog:

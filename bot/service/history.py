@@ -22,15 +22,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 
 from lagbot.core.digest_config import HistoryConfig
 from lagbot.core.model import GroupVerdict, Severity, Status
-from lagbot.core.stored import text
+from lagbot.core.stored import decode_row, text
 from lagbot.engine.check import CheckReport
-from lagbot.engine.window import StoredVersionError
 
 FORMAT_VERSION = 1
 DEFAULT_RETENTION = 48 * 3600.0
@@ -74,7 +72,7 @@ class HistoryStore(ABC):
       that is never checked again does not leave its keys behind.
     - `series` returns the points with `since <= at <= until`, oldest first; an unknown group gives [].
     - `groups(cluster)` lists the groups of `cluster` that have points, sorted.
-    - Reading a point written in an unknown format version raises StoredVersionError.
+    - Reading a point written in an unknown format version raises StoredFormatError.
     """
 
     def __init__(self, *, retention: float = DEFAULT_RETENTION, resolution: int = DEFAULT_RESOLUTION) -> None:
@@ -295,12 +293,8 @@ def encode_point(point: LagPoint) -> str:
 
 
 def decode_point(raw: bytes | str) -> LagPoint:
-    """The point of `encode_point`; raises StoredVersionError for any other format version."""
-    row: Any = json.loads(raw)
-    version = row[0] if isinstance(row, list) and row else None
-    if version != FORMAT_VERSION:
-        raise StoredVersionError(f"history point has format version {version!r}; this lagbot reads {FORMAT_VERSION}")
-    _, at, lag, seconds, status, severity = row
+    """The point of `encode_point`; raises StoredFormatError for any other format version."""
+    at, lag, seconds, status, severity = decode_row("history point", FORMAT_VERSION, raw)
     return LagPoint(
         at=float(at),
         total_lag=lag,

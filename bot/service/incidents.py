@@ -20,7 +20,6 @@ the effects to deliver out. The rules, in the order they are checked:
 
 from __future__ import annotations
 
-import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -32,15 +31,11 @@ import redis
 
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupVerdict, Severity, Status
-from lagbot.core.stored import text
+from lagbot.core.stored import decode, encode, text
 
 INCIDENT_VERSION = 1
 HISTORY_KEEP = 8 * 86_400.0
 """Incidents (resolved or not) stay listed this long after their last change: digests look back a day."""
-
-
-class StoredIncidentError(ValueError):
-    """A stored incident was written by a version of lagbot this one does not read."""
 
 
 class Change(StrEnum):
@@ -235,14 +230,11 @@ def encode_incident(incident: Incident) -> str:
     data = asdict(incident)
     data["severity"] = incident.severity.label
     data["peak_severity"] = incident.peak_severity.label
-    return json.dumps({"v": INCIDENT_VERSION, **data}, sort_keys=True, separators=(",", ":"))
+    return encode(INCIDENT_VERSION, data)
 
 
 def decode_incident(raw: str | bytes) -> Incident:
-    data = json.loads(raw)
-    version = data.pop("v", None)
-    if version != INCIDENT_VERSION:
-        raise StoredIncidentError(f"stored incident has version {version!r}; this lagbot reads {INCIDENT_VERSION}")
+    data = decode("stored incident", INCIDENT_VERSION, raw)
     data["severity"] = Severity[data["severity"].upper()]
     data["peak_severity"] = Severity[data["peak_severity"].upper()]
     data["causes_stated"] = tuple(data.get("causes_stated", ()))

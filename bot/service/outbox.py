@@ -28,7 +28,7 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from lagbot.core.stored import text
+from lagbot.core.stored import decode, encode, text
 from lagbot.service import wording
 
 log = logging.getLogger(__name__)
@@ -99,10 +99,6 @@ return 1
 """
 
 
-class StoredOperationError(ValueError):
-    """A queued operation was written by a version of lagbot this one does not read."""
-
-
 @dataclass(frozen=True)
 class Operation:
     """One Slack call for one incident's thread."""
@@ -116,16 +112,11 @@ class Operation:
     blocks: list[dict[str, Any]]
 
     def encode(self) -> str:
-        data = {"v": OUTBOX_VERSION, **self.__dict__}
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return encode(OUTBOX_VERSION, self.__dict__)
 
     @classmethod
     def decode(cls, raw: str | bytes) -> Operation:
-        data = json.loads(raw)
-        version = data.pop("v", None)
-        if version != OUTBOX_VERSION:
-            raise StoredOperationError(f"queued operation has version {version!r}; this lagbot reads {OUTBOX_VERSION}")
-        return cls(**data)
+        return cls(**decode("queued operation", OUTBOX_VERSION, raw))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ failure inside a remediation becomes a failed outcome in the thread: it never st
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -21,7 +20,7 @@ from typing import Any
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
-from lagbot.core.stored import text
+from lagbot.core.stored import StoredFormatError, decode, encode, text
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
 from lagbot.remediations import registry
@@ -91,10 +90,7 @@ class StateSlot:
         raw = self.client.get(self.key)
         if raw is None:
             return {}, ""
-        data = json.loads(raw)
-        if data.pop("v", None) != STATE_VERSION:
-            raise ValueError(f"stored remediation state {self.key} has an unknown version")
-        return dict(data), text(raw)
+        return decode(f"stored remediation state {self.key}", STATE_VERSION, raw), text(raw)
 
     def write(self, state: dict[str, Any]) -> None:
         self.client.set(self.key, self._dump(state), ex=STATE_KEEP)
@@ -106,7 +102,7 @@ class StateSlot:
 
     @staticmethod
     def _dump(state: dict[str, Any]) -> str:
-        return json.dumps({"v": STATE_VERSION, **state}, sort_keys=True)
+        return encode(STATE_VERSION, state)
 
 
 class Remediator:
@@ -405,7 +401,7 @@ class Remediator:
     def _schedule_restore(self, proposal_id: str, at: float, previous: Any) -> None:
         pipe = self.bot.redis.pipeline(transaction=True)
         pipe.zadd(RESTORES, {proposal_id: at})
-        pipe.hset(RESTORES + ":previous", proposal_id, json.dumps({"v": STATE_VERSION, "previous": previous}))
+        pipe.hset(RESTORES + ":previous", proposal_id, encode(STATE_VERSION, {"previous": previous}))
         pipe.execute()
 
     def restore_due(self, *, now: float) -> list[Outcome]:
@@ -423,9 +419,12 @@ class Remediator:
                 continue  # another replica claimed it
             stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)
             proposal = self.proposals.get(proposal_id)
-            document = json.loads(stored) if stored is not None else {}
-            if proposal is None or document.get("v") != STATE_VERSION:
-                log.error("autoscaler restore lost", extra={"proposal": proposal_id, "stored": document})
+            try:
+                document = decode("autoscaler restore", STATE_VERSION, stored) if stored is not None else None
+            except StoredFormatError:
+                document = None
+            if proposal is None or document is None:
+                log.error("autoscaler restore lost", extra={"proposal": proposal_id, "stored": text(stored or b"")})
             else:
                 outcomes.append(self._restore(proposal, document.get("previous"), now))
             self._forget_restore(proposal_id)

@@ -14,7 +14,7 @@ Contract (both stores):
 Redis layout: one key per silence, `<prefix>:silence:<cluster>:<group>`, holding versioned JSON with a
 Redis TTL equal to the time left (`until - now`), so Redis itself forgets expired silences; and one sorted
 set `<prefix>:silences` (member: JSON [cluster, group], score: until) to list them. Reading a document of
-an unknown format version raises `StoredVersionError`.
+an unknown format version raises `StoredFormatError`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ import json
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 
-from lagbot.engine.window import StoredVersionError
+from lagbot.core.stored import decode, encode
 from lagbot.service import wording
 
 FORMAT_VERSION = 1
@@ -172,7 +171,6 @@ def _pair(member: bytes | str) -> tuple[str, str]:
 def encode_silence(silence: Silence) -> str:
     """Versioned JSON of one silence."""
     document = {
-        "v": FORMAT_VERSION,
         "cluster": silence.cluster,
         "group": silence.group,
         "until": silence.until,
@@ -180,15 +178,12 @@ def encode_silence(silence: Silence) -> str:
         "by": silence.by,
         "created_at": silence.created_at,
     }
-    return json.dumps(document, separators=(",", ":"))
+    return encode(FORMAT_VERSION, document, sort_keys=False)
 
 
 def decode_silence(raw: bytes | str) -> Silence:
-    """A stored silence; refuses (StoredVersionError) any format version but FORMAT_VERSION."""
-    document: Any = json.loads(raw)
-    version = document.get("v") if isinstance(document, dict) else None
-    if version != FORMAT_VERSION:
-        raise StoredVersionError(wording.silence_version(version, FORMAT_VERSION))
+    """A stored silence; refuses (StoredFormatError) any format version but FORMAT_VERSION."""
+    document = decode("silence", FORMAT_VERSION, raw)
     return Silence(
         cluster=document["cluster"],
         group=document["group"],

@@ -14,10 +14,6 @@ def silence_not_in_future(until: float, now: float) -> str:
     return f"a silence must end after now: until {until:.0f} is not after {now:.0f}"
 
 
-def silence_version(version: object, known: int) -> str:
-    return f"silence has format version {version!r}; this lagbot reads {known}"
-
-
 def digest_upload_failed(channel: str, ts: str, problem: str) -> str:
     return f"digest posted to {channel} (ts {ts}) but its chart could not be uploaded: {problem}"
 

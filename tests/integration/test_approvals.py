@@ -7,9 +7,10 @@ import threading
 import pytest
 import redis
 
+from lagbot.core.stored import StoredFormatError
 from lagbot.remediations.base import Plan, Risk
-from lagbot.service.approvals import ProposalStore, State, StoredProposalError, Verdict
-from lagbot.service.audit import AuditEntry, AuditLog, StoredAuditError
+from lagbot.service.approvals import ProposalStore, State, Verdict
+from lagbot.service.audit import AuditEntry, AuditLog
 
 T0 = 1_700_000_000.0
 
@@ -149,7 +150,7 @@ def test_unknown_stored_version_is_refused(redis_client: redis.Redis) -> None:
     store = ProposalStore(redis_client)
     proposal = make(store)
     redis_client.hset(f"lagbot:proposal:{proposal.id}", "v", "2")
-    with pytest.raises(StoredProposalError, match="version '2'"):
+    with pytest.raises(StoredFormatError, match="version '2'"):
         store.get(proposal.id)
 
 
@@ -161,7 +162,7 @@ def test_audit_per_group_newest_first_and_export_oldest_first(redis_client: redi
     assert [e.group for e in log.export()] == ["orders", "billing", "orders"]
     assert [e.at for e in log.export(since=T0 + 1)] == [T0 + 1, T0 + 2]
     assert [e.at for e in log.export(batch=1)] == [T0, T0 + 1, T0 + 2]
-    with pytest.raises(StoredAuditError):
+    with pytest.raises(StoredFormatError):
         AuditEntry.from_json('{"v": 9}')
 
 

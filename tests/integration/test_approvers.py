@@ -10,8 +10,8 @@ import pytest
 import redis
 from slack_sdk import WebClient
 
+from lagbot.core.stored import StoredFormatError
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.engine.window import StoredVersionError
 from lagbot.policies.approvers import (
     ApproverDirectory,
     ApproversUnavailable,
@@ -83,7 +83,7 @@ def test_redis_cache_is_shared_and_versioned(slack: SlackEmulator, redis_client:
     assert stored == {"v": 1, "expires_at": T0 + 60, "users": ["U1", "U2"]}
     assert 0 < redis_client.ttl("lagbot:usergroup:S0ONCALL") <= 61
     redis_client.set("lagbot:usergroup:S0ONCALL", json.dumps({"v": 99, "expires_at": T0 + 60, "users": []}))
-    with pytest.raises(StoredVersionError, match="format version 99; this lagbot reads 1"):
+    with pytest.raises(StoredFormatError, match="format version 99; this lagbot reads 1"):
         second.members("S0ONCALL", now=T0 + 2)
 
 

@@ -188,6 +188,9 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
         wait_for("the verification: back to normal", verified, timeout=60)
         assert "back to normal" in replies_text(slack, root)
         assert "Traceback" not in bot.log()
+        # Every key the running bot wrote (windows, history, incidents, outbox, proposals, audit, run state,
+        # leases) carries the one prefix.
+        assert sorted({k.split(b":")[0] for k in redis_client.keys("*")}) == [b"lagbot"]
     finally:
         bot.stop(signal.SIGKILL)
 

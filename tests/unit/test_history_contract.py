@@ -12,8 +12,8 @@ import redis
 
 from lagbot.core.digest_config import HistoryConfig
 from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.core.stored import StoredFormatError
 from lagbot.engine.check import CheckReport
-from lagbot.engine.window import StoredVersionError
 from lagbot.service.history import (
     FORMAT_VERSION,
     HistoryStore,
@@ -249,16 +249,16 @@ def test_redis_refuses_an_unknown_version(redis_store: RedisHistoryStore, redis_
     redis_store.record(report(T0, lagging("orders", 1)))
     newer = json.dumps([2, T0 + 60, 1, 0.1, 0, 0])
     redis_client.zadd(f"lagbot:history:prod:{int(T0 // HOUR)}:orders", {newer: T0 + 60})
-    with pytest.raises(StoredVersionError) as caught:
+    with pytest.raises(StoredFormatError) as caught:
         redis_store.series("prod", "orders", 0, 2 * T0)
     assert str(caught.value) == "history point has format version 2; this lagbot reads 1"
     assert [p.total_lag for p in redis_store.series("prod", "orders", 0, T0)] == [1]
 
 
 def test_a_point_without_a_version_is_refused() -> None:
-    with pytest.raises(StoredVersionError, match="format version None"):
+    with pytest.raises(StoredFormatError, match="format version None"):
         decode_point(json.dumps({"at": T0}))
-    with pytest.raises(StoredVersionError, match="format version None"):
+    with pytest.raises(StoredFormatError, match="format version None"):
         decode_point(json.dumps([]))
 
 

@@ -14,6 +14,7 @@ import redis
 
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status
+from lagbot.core.stored import StoredFormatError
 from lagbot.service.incidents import (
     POST_ROOT,
     REPLY,
@@ -23,7 +24,6 @@ from lagbot.service.incidents import (
     IncidentStore,
     MemoryIncidentStore,
     RedisIncidentStore,
-    StoredIncidentError,
     decode_incident,
     encode_incident,
     step,
@@ -298,7 +298,7 @@ def test_stored_json_is_versioned_and_unknown_versions_are_refused() -> None:
     raw = encode_incident(opened())
     assert raw.startswith('{"below_since"') and '"v":1' in raw
     assert decode_incident(raw) == opened()
-    with pytest.raises(StoredIncidentError, match="version 2"):
+    with pytest.raises(StoredFormatError, match="version 2"):
         decode_incident(raw.replace('"v":1', '"v":2'))
 
 

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from lagbot.engine.window import StoredVersionError
+from lagbot.core.stored import StoredFormatError
 from lagbot.service.silences import (
     FORMAT_VERSION,
     MemorySilenceStore,
@@ -223,12 +223,12 @@ def test_redis_refuses_an_unknown_format_version(
     redis_client.set("lagbot:silence:prod:billing", json.dumps(document))
 
     expected = f"silence has format version {shown}; this lagbot reads 1"
-    with pytest.raises(StoredVersionError) as caught:
+    with pytest.raises(StoredFormatError) as caught:
         redis_store.active("prod", "billing", T0)
     assert str(caught.value) == expected
-    with pytest.raises(StoredVersionError):
+    with pytest.raises(StoredFormatError):
         redis_store.all_active(T0)
-    with pytest.raises(StoredVersionError):
+    with pytest.raises(StoredFormatError):
         redis_store.unsilence("prod", "billing", now=T0)
     assert redis_client.get("lagbot:silence:prod:billing") == json.dumps(document).encode()  # refused: kept
     assert redis_client.zcard("lagbot:silences") == 1

@@ -20,11 +20,11 @@ from lagbot.core.model import (
     PartitionSample,
     TopicPartition,
 )
+from lagbot.core.stored import StoredFormatError
 from lagbot.engine.window import (
     FORMAT_VERSION,
     MemoryWindowStore,
     RedisWindowStore,
-    StoredVersionError,
     WindowStore,
 )
 
@@ -413,10 +413,10 @@ def test_redis_entry_of_another_format_version_is_refused(
     redis_client.lset(list_key("billing"), 0, json.dumps(document))
     # Entries are append-only, so a store reading this list afresh (a restarted bot) must refuse it.
     restarted = RedisWindowStore(redis_client, samples=SAMPLES, ttl=TTL)
-    with pytest.raises(StoredVersionError) as caught:
+    with pytest.raises(StoredFormatError) as caught:
         restarted.window(CLUSTER, "billing")
     assert str(caught.value) == "window entry has format version 99; this lagbot reads 1"
-    with pytest.raises(StoredVersionError):
+    with pytest.raises(StoredFormatError):
         restarted.windows(CLUSTER, ["billing"])
 
 
@@ -432,13 +432,13 @@ def test_redis_store_notices_an_entry_appended_by_another_writer(
     # Another writer follows the append protocol of every lagbot: RPUSH and INCR of the list's sequence.
     redis_client.rpush(list_key("billing"), json.dumps(document))
     redis_client.incr(list_key("billing") + ":seq")
-    with pytest.raises(StoredVersionError):
+    with pytest.raises(StoredFormatError):
         redis_store.window(CLUSTER, "billing")
 
 
 def test_redis_entry_without_a_version_is_refused(redis_store: RedisWindowStore, redis_client: redis.Redis) -> None:
     redis_client.rpush(list_key("billing"), json.dumps({"at": at(0), "state": "Stable"}))
-    with pytest.raises(StoredVersionError) as caught:
+    with pytest.raises(StoredFormatError) as caught:
         redis_store.window(CLUSTER, "billing")
     assert str(caught.value) == "window entry has format version None; this lagbot reads 1"
 
