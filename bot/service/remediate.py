@@ -14,13 +14,12 @@ import logging
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
-from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
-from lagbot.core.stored import StoredFormatError, decode, encode, text
+from lagbot.core.model import GroupVerdict
+from lagbot.core.stored import decode, encode, text
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
 from lagbot.remediations import registry
@@ -34,33 +33,22 @@ from lagbot.remediations.base import (
     Verification,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
-from lagbot.remediations.verify import Check, VerifyRules, assess
+from lagbot.remediations.verify import VerifyRules, assess
 from lagbot.service import wording
 from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from lagbot.service.audit import AuditEntry
 from lagbot.service.bot import Bot
+from lagbot.service.checkpoints import check_of, point_of, unknown_verdict
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
+from lagbot.service.restores import Restores
 
 log = logging.getLogger(__name__)
 
 BOT_USER = "lagbot"
 STATE_VERSION = 1
 STATE_KEEP = 8 * 86_400
-"""A run holds its group at most this long (the drain: its job timeout and ten minutes)."""
-RESTORES = "lagbot:restores"
-"""Sorted set: proposal id -> when its paused autoscaler (KEDA) is handed back."""
-RESTORE_LEASE = 120.0
-"""Seconds a claimed autoscaler restore is held by the replica running it; if that replica dies
-before finishing, the restore is due again after this and another replica runs it."""
-_CLAIM_RESTORE = """
-local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if due and tonumber(due) <= tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-  return 1
-end
-return 0
-"""
+"""An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
 
 
@@ -121,6 +109,7 @@ class Remediator:
         self.proposals = proposals
         self.directory = directory
         self.executor_for = executor_for
+        self.restores = Restores(bot.redis)
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
 
@@ -356,7 +345,7 @@ class Remediator:
         forget(self.bot.redis, proposal.id)
         later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
         if later is not None:  # e.g. a paused autoscaler, handed back after its hold
-            self._schedule_restore(proposal.id, *later)
+            self.restores.schedule(proposal.id, *later)
         try:
             self._audit(
                 "succeeded" if outcome.ok else "failed",
@@ -396,45 +385,18 @@ class Remediator:
             reaped.append(proposal_id)
         return reaped
 
-    # -- handing a paused autoscaler back (KEDA) -----------------------------------------------------------
-
-    def _schedule_restore(self, proposal_id: str, at: float, previous: Any) -> None:
-        pipe = self.bot.redis.pipeline(transaction=True)
-        pipe.zadd(RESTORES, {proposal_id: at})
-        pipe.hset(RESTORES + ":previous", proposal_id, encode(STATE_VERSION, {"previous": previous}))
-        pipe.execute()
+    # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
 
     def restore_due(self, *, now: float) -> list[Outcome]:
-        """Give paused autoscalers back once their hold is over, each once.
-
-        A restore is claimed atomically by pushing its due time a lease ahead (one script), and removed
-        only once it ran: two replicas never run it together, and one that dies mid-restore leaves it to
-        be claimed again when the lease is over (handing KEDA its annotations back twice is harmless).
-        """
+        """Run each restore whose time has come, once across replicas (lagbot.service.restores)."""
         outcomes = []
-        claim = self.bot.redis.register_script(_CLAIM_RESTORE)
-        for raw in self.bot.redis.zrangebyscore(RESTORES, "-inf", now):
-            proposal_id = text(raw)
-            if not claim(keys=[RESTORES], args=[proposal_id, now, now + RESTORE_LEASE]):
-                continue  # another replica claimed it
-            stored = self.bot.redis.hget(RESTORES + ":previous", proposal_id)
+        for proposal_id, previous in self.restores.claim_due(now=now):
             proposal = self.proposals.get(proposal_id)
-            try:
-                document = decode("autoscaler restore", STATE_VERSION, stored) if stored is not None else None
-            except StoredFormatError:
-                document = None
-            if proposal is None or document is None:
-                log.error("autoscaler restore lost", extra={"proposal": proposal_id, "stored": text(stored or b"")})
-            else:
-                outcomes.append(self._restore(proposal, document.get("previous"), now))
-            self._forget_restore(proposal_id)
+            if proposal is None:
+                log.error("restore lost: its proposal is gone", extra={"proposal": proposal_id})
+                continue
+            outcomes.append(self._restore(proposal, previous, now))
         return outcomes
-
-    def _forget_restore(self, proposal_id: str) -> None:
-        pipe = self.bot.redis.pipeline(transaction=True)
-        pipe.zrem(RESTORES, proposal_id)
-        pipe.hdel(RESTORES + ":previous", proposal_id)
-        pipe.execute()
 
     def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
         try:
@@ -474,7 +436,7 @@ class Remediator:
         if state.get("state") != "verifying":
             return
         rule = self.rule(incident.cluster, incident.group)
-        checks = [*state.get("checks", []), _point(verdict, now)]
+        checks = [*state.get("checks", []), point_of(verdict, now)]
         verification = self._verify(state, checks, verdict, rule.verification)
         keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
         changed = verification.progress.value != state.get("progress")
@@ -499,8 +461,8 @@ class Remediator:
         Redis) there is no plan to judge against: the generic rules of lagbot.remediations.verify apply."""
         proposal = self.proposals.get(str(state.get("id") or ""))
         if proposal is None or proposal.action not in registry.names():
-            return assess([_check(c) for c in checks], rules)
-        verdicts = [*(_check(c).verdict for c in checks[:-1]), verdict]
+            return assess([check_of(c) for c in checks], rules)
+        verdicts = [*(check_of(c).verdict for c in checks[:-1]), verdict]
         times = [float(c[0]) for c in checks]
         return registry.get(proposal.action).verify(proposal.plan, verdicts, times=times, rules=rules)
 
@@ -556,7 +518,7 @@ class Remediator:
         remediation: dict[str, Any] = {"action": proposal.action, "state": state, "detail": detail, "id": proposal.id}
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
-            remediation["checks"] = [_point(verdict, now)]
+            remediation["checks"] = [point_of(verdict, now)]
             # The rebalance a restart or scale causes is expected until its settle checks have passed
             # (bot/engine/agreement.py own_rebalance).
             settle = self.rule(proposal.cluster, proposal.group).verification.settle_checks + 1
@@ -576,7 +538,7 @@ class Remediator:
         verdicts = self.bot.checker.judge_stored(cluster, [group])
         if verdicts:
             return verdicts[0]
-        return _unknown_verdict(cluster, group)
+        return unknown_verdict(cluster, group)
 
     def _audit(self, event: str, proposal: Proposal, user: str, now: float, **detail: Any) -> None:
         entry = AuditEntry(
@@ -597,48 +559,3 @@ class Remediator:
         proposal = str(state.get("id") or "") or None
         entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
         self.bot.audit.record(entry)
-
-
-def _point(verdict: GroupVerdict, now: float) -> list[Any]:
-    """What verification keeps of a check: [at, lag, status, severity, produce, consume, error]."""
-    return [
-        now,
-        verdict.total_lag,
-        verdict.status.name,
-        verdict.severity.label,
-        verdict.produce_rate,
-        verdict.consume_rate,
-        verdict.error,
-    ]
-
-
-def _check(point: list[Any]) -> Check:
-    at, lag, status, severity, produce, consume, error = point
-    verdict = replace(
-        _unknown_verdict("", ""),
-        status=Status[status],
-        severity=Severity[severity.upper()],
-        total_lag=lag,
-        produce_rate=produce,
-        consume_rate=consume,
-        error=error,
-    )
-    return Check(verdict, at)
-
-
-def _unknown_verdict(cluster: str, group: str) -> GroupVerdict:
-    return GroupVerdict(
-        cluster=cluster,
-        group=group,
-        state=GroupState.UNKNOWN,
-        status=Status.OK,
-        severity=Severity.OK,
-        severity_reason="",
-        partitions=(),
-        total_lag=None,
-        max_lag_seconds=None,
-        produce_rate=None,
-        consume_rate=None,
-        eta_seconds=None,
-        trend="unknown",
-    )

@@ -25,7 +25,8 @@ from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExec
 from lagbot.service.approvals import ProposalStore, State
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.incidents import Incident
-from lagbot.service.remediate import RESTORE_LEASE, Remediator, StateSlot
+from lagbot.service.remediate import Remediator, StateSlot
+from lagbot.service.restores import RESTORE_LEASE
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replies import remediate_args
 from tests.integration.bot_process import wait_for

@@ -1,0 +1,71 @@
+"""What a run left to undo later (a paused autoscaler handed back after its hold), due at a time, run once.
+
+A sorted set `lagbot:restores` (proposal id -> when) and a hash of what each restore needs. A due restore is
+claimed atomically by pushing its due time a lease ahead (one script), and removed only once it ran: two replicas
+never run it together, and one that dies mid-restore leaves it to be claimed again when the lease is over
+(handing KEDA its annotations back twice is harmless).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import redis
+
+from lagbot.core.stored import StoredFormatError, decode, encode, key, text
+
+log = logging.getLogger(__name__)
+
+RESTORES = key("restores")
+"""Sorted set: proposal id -> when what its run left to undo is due."""
+RESTORE_VERSION = 1
+RESTORE_LEASE = 120.0
+"""Seconds a claimed restore is held by the replica running it; if that replica dies before finishing, the
+restore is due again after this and another replica runs it."""
+_CLAIM = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
+class Restores:
+    def __init__(self, client: redis.Redis) -> None:
+        self._redis = client
+
+    def schedule(self, proposal_id: str, at: float, previous: Any) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.zadd(RESTORES, {proposal_id: at})
+        pipe.hset(RESTORES + ":previous", proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
+        pipe.execute()
+
+    def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
+        """(proposal id, what the restore needs) of each restore due and claimed by this replica, removed once
+        the caller has run it (after the next item is asked for). A restore whose record is unreadable is
+        logged and removed: it cannot be run."""
+        claim = self._redis.register_script(_CLAIM)
+        for raw in self._redis.zrangebyscore(RESTORES, "-inf", now):
+            proposal_id = text(raw)
+            if not claim(keys=[RESTORES], args=[proposal_id, now, now + RESTORE_LEASE]):
+                continue  # another replica claimed it
+            stored = self._redis.hget(RESTORES + ":previous", proposal_id)
+            try:
+                document = decode("autoscaler restore", RESTORE_VERSION, stored) if stored is not None else None
+            except StoredFormatError:
+                document = None
+            if document is None:
+                log.error("restore lost", extra={"proposal": proposal_id, "stored": text(stored or b"")})
+            else:
+                yield proposal_id, document.get("previous")
+            self.forget(proposal_id)
+
+    def forget(self, proposal_id: str) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.zrem(RESTORES, proposal_id)
+        pipe.hdel(RESTORES + ":previous", proposal_id)
+        pipe.execute()
