@@ -60,6 +60,8 @@ class Verdict(StrEnum):
     COOLDOWN = "cooldown"
     BUSY = "busy"
     """Another remediation of the same group is running (detail: its proposal id)."""
+    NOT_APPROVER = "not_approver"
+    """The policy rule does not name this person as an approver (decided before the store is asked)."""
 
 
 @dataclass(frozen=True)

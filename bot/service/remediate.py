@@ -236,7 +236,7 @@ class Remediator:
             return ClickAnswer(wording.approvers_unavailable(str(exc)))
         if not allowed:
             self._audit("refused", proposal, user, now, reason="not an approver")
-            return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary), Verdict.MISSING)
+            return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary), Verdict.NOT_APPROVER)
         if rule.dry_run:
             self._audit("dry_run", proposal, user, now)
             self._reply(proposal, wording.approval_dry_run(user, proposal.plan.summary), now)
@@ -261,7 +261,7 @@ class Remediator:
         if proposal is not None and approval.verdict is not Verdict.NOT_PROPOSED:
             self._audit("refused", proposal, user, now, reason=approval.verdict.value)
         state = proposal.state_at(now).value if proposal is not None else ""
-        return ClickAnswer(wording.approval_refused(approval.verdict.value, state, approval.detail), approval.verdict)
+        return ClickAnswer(wording.approval_refused(approval.verdict, state, approval.detail), approval.verdict)
 
     def settled(self, proposal_id: str, *, now: float) -> str | None:
         """The line that replaces a proposal's buttons once no click can change it; None while it awaits."""
@@ -290,7 +290,7 @@ class Remediator:
             self._audit("refused", proposal, user, now, reason="not an approver (deny)")
             return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary))
         if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
-            return ClickAnswer(wording.approval_refused("not_proposed", proposal.state_at(now).value, ""))
+            return ClickAnswer(wording.approval_refused(Verdict.NOT_PROPOSED, proposal.state_at(now).value, ""))
         self._audit("denied", proposal, user, now, reason=reason)
         self._reply(proposal, wording.approval_denied(user, proposal.plan.summary, reason), now)
         return ClickAnswer(None)
@@ -449,7 +449,7 @@ class Remediator:
         if changed and verification.progress is not Progress.PENDING:
             line = verification.detail
             if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
-                line = wording.verify_escalation(verification.detail, rule)
+                line = wording.verify_escalation(verification.detail, rule.approvers.mentions())
             self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
             self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
 

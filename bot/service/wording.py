@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lagbot.core.messages import duration, slack_escape, slack_user
+from lagbot.service.approvals import Verdict
 
 
 def silence_not_in_future(until: float, now: float) -> str:
@@ -40,25 +41,28 @@ def approval_recorded(user: str, have: int, need: int) -> str:
     return f":ballot_box_with_check: {slack_user(user)} approved ({have} of {need}): waiting for another approver."
 
 
-def approval_refused(reason: str, state: str, detail: str) -> str:
-    """Why an approval click ran nothing. `detail` is the cooldown left in ms for 'cooldown'."""
-    if reason == "expired":
-        why = "this proposal has expired: ask for a new one with `/lag remediate <group> <action>`"
-    elif reason == "not_proposed":
-        why = f"this proposal is already {state or 'closed'}"
-    elif reason == "again":
-        why = "you already approved it: it needs a different second approver"
-    elif reason == "requester":
-        why = "you asked for it: two other people must approve"
-    elif reason == "cooldown":
-        left = int(detail) / 1000 if detail.isdigit() else None
-        why = f"it ran for this group recently: cooldown for another {duration(left)}"
-    elif reason == "missing":
-        why = "this proposal is unknown or too old"
-    elif reason == "busy":
-        why = "another remediation of this group is running; try again when it has finished"
-    else:
-        why = reason
+def approval_refused(verdict: Verdict, state: str, detail: str) -> str:
+    """Why an approval click ran nothing. `detail` is the cooldown left in ms for COOLDOWN."""
+    match verdict:
+        case Verdict.EXPIRED:
+            why = "this proposal has expired: ask for a new one with `/lag remediate <group> <action>`"
+        case Verdict.NOT_PROPOSED:
+            why = f"this proposal is already {state or 'closed'}"
+        case Verdict.AGAIN:
+            why = "you already approved it: it needs a different second approver"
+        case Verdict.REQUESTER:
+            why = "you asked for it: two other people must approve"
+        case Verdict.COOLDOWN:
+            left = int(detail) / 1000 if detail.isdigit() else None
+            why = f"it ran for this group recently: cooldown for another {duration(left)}"
+        case Verdict.MISSING:
+            why = "this proposal is unknown or too old"
+        case Verdict.BUSY:
+            why = "another remediation of this group is running; try again when it has finished"
+        case Verdict.NOT_APPROVER:
+            why = "you are not an approver of it"
+        case Verdict.RUN | Verdict.RECORDED:
+            why = verdict.value  # not a refusal: never asked for
     return f"Not run: {why}."
 
 
@@ -85,8 +89,8 @@ def remediation_cooling_down(action: str, left: float) -> str:
     return f"{action} ran for this group recently; it can be proposed again in {duration(left)}"
 
 
-def verify_escalation(detail: str, rule: object) -> str:
-    mentions = getattr(getattr(rule, "approvers", None), "mentions", lambda: "")()
+def verify_escalation(detail: str, mentions: str) -> str:
+    """`mentions`: the approvers of the group's policy rule, as Slack mentions (may be empty)."""
     return f":rotating_light: {detail} {mentions}".rstrip()
 
 

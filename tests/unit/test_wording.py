@@ -9,6 +9,8 @@ from lagbot.core.model import Severity, Status
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.restart import Restart, RestartParams
 from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.service import wording as service_wording
+from lagbot.service.approvals import Verdict
 from lagbot.slack import wording as slack_wording
 from tests.unit.verdicts import member, partition, verdict
 
@@ -36,3 +38,19 @@ def test_a_local_fleet_is_named_as_a_fleet_in_plans() -> None:
     assert restart.steps[0].startswith("rolling restart of local fleet orders-workers: ")
     kubernetes = Workload(executor="kubernetes", name="orders", namespace="shop", kind="statefulset")
     assert kubernetes.label() == "statefulset shop/orders"
+
+
+def test_every_refusal_of_an_approval_click_has_its_own_words() -> None:
+    refusals = [v for v in Verdict if v not in (Verdict.RUN, Verdict.RECORDED)]
+    lines = {v: service_wording.approval_refused(v, "succeeded", "90000") for v in refusals}
+    assert len(set(lines.values())) == len(refusals)  # no two refusals read the same
+    assert lines[Verdict.COOLDOWN] == "Not run: it ran for this group recently: cooldown for another 90 s."
+    assert lines[Verdict.NOT_PROPOSED] == "Not run: this proposal is already succeeded."
+    assert lines[Verdict.NOT_APPROVER] == "Not run: you are not an approver of it."
+
+
+def test_an_escalation_mentions_the_approvers_it_is_given() -> None:
+    assert service_wording.verify_escalation("no change after 3 checks", "<@U1> <!subteam^S1>") == (
+        ":rotating_light: no change after 3 checks <@U1> <!subteam^S1>"
+    )
+    assert service_wording.verify_escalation("no change", "") == ":rotating_light: no change"
