@@ -16,8 +16,6 @@ from lagbot.policies.model import (
 from lagbot.remediations import registry
 from lagbot.remediations.executors.base import Workload
 
-ACTIONS = ("restart", "scale", "drain", "reset_offsets")
-
 
 def explain(policy: Policy, cluster: str, group: str, *, now: float) -> list[str]:
     """Every line of the explanation: the matched rule, then each thing it decides."""
@@ -36,7 +34,7 @@ def explain(policy: Policy, cluster: str, group: str, *, now: float) -> list[str
         wording.explain_field("silencers", silencers_text(rule)),
         wording.explain_field("workload", workload_text(rule.workload)),
         wording.explain_field("remediations", ""),
-        *[wording.explain_item(action, remediation_text(rule, action)) for action in ACTIONS],
+        *[wording.explain_item(action, remediation_text(rule, action)) for action in registry.KNOWN_NAMES],
         wording.explain_field("maintenance", maintenance_text(rule, now)),
         *[wording.explain_item(str(i), window_text(w)) for i, w in enumerate(rule.maintenance)],
         wording.explain_field("dry-run", wording.explain_dry_run(rule.dry_run)),
@@ -103,7 +101,7 @@ def remediation_text(rule: Rule, action: str) -> str:
         wording.explain_expiry(policy.proposal_expiry),
         *_limits(policy, rule.workload),
     ]
-    if action in ("restart", "scale") and rule.workload is None:
+    if registry.get(action).needs_workload and rule.workload is None:
         parts.append(wording.explain_needs_workload())
     return ", ".join(parts)
 

@@ -181,6 +181,8 @@ class Remediation(ABC):
     Params: ClassVar[type[BaseModel]]
     args_usage: ClassVar[str] = ""
     """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
+    needs_workload: ClassVar[bool] = False
+    """Whether it acts on the workload the policy rule names (an executor), so cannot run without one."""
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         """The parameters a user gave after the action in `/lag remediate`. Raises ArgsError."""

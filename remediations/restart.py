@@ -74,6 +74,7 @@ class Restart(Remediation):
     name = RESTART
     risk = Risk.LOW
     Params = RestartParams
+    needs_workload = True
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         """Restart the owners of the stalled partitions, or (owners unknown, or asked) the whole workload."""

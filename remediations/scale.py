@@ -92,6 +92,7 @@ class Scale(Remediation):
     risk = Risk.MEDIUM
     Params = ScaleParams
     args_usage = "[replicas]"
+    needs_workload = True
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         if not args:
