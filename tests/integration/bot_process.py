@@ -14,7 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from confluent_kafka import TopicPartition
+
 from lagbot.devkit import embedded
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
+from tests.conftest import Kafka
 
 T = TypeVar("T")
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -43,3 +49,41 @@ class BotProcess(embedded.BotProcess):
         if sys.exc_info()[0] is not None and not self._log.closed:  # a failing test: show what the bot said
             print(f"--- the last lines of {self.log_path.name} ---\n" + self.log_tail(40))
         return super().stop(sig, timeout)
+
+
+CHANNEL = "C0ALERTS"
+
+
+def bot_config(broker: ApacheKafka, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str) -> dict[str, Any]:
+    return {
+        "clusters": [
+            {
+                "name": "embedded",
+                "bootstrap_servers": broker.bootstrap,
+                "groups": {"include": [group]},
+                "check_interval": "1s",
+                "request_timeout": "5s",
+            }
+        ],
+        "window": {"samples": 30},
+        "thresholds": {
+            "warn": {"messages": 100},
+            "critical": {"messages": 100_000},
+            "page": {"messages": 1_000_000},
+        },
+        "evaluation": {"min_samples": 2, "min_span": "1s", "diagnose_min_lag": 50},
+        "redis_url": redis_server.url,
+        "slack": {"api_url": slack.api_url, "default_channel": CHANNEL},
+        "incidents": {"resolve_after": "3s", "reopen_within": "1h"},
+        "leader": {"lease_ttl": "3s"},
+    }
+
+
+def empty_group(kafka: Kafka, group: str, topic: str, committed: int) -> None:
+    """A group that has had a member (then none) and committed `committed` on partition 0 of `topic`: the
+    broker lists it (a group made only by AlterConsumerGroupOffsets is not listed by Apache Kafka 4.1 here)."""
+    consumer = kafka.consumer(group)
+    consumer.subscribe([topic])
+    kafka.wait_assigned(consumer)
+    consumer.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
+    consumer.close()

@@ -28,7 +28,7 @@ from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.integration.apache_groups import describe_members, describe_rows
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_remediation_e2e import (
+from tests.integration.remediation_rig import (
     APPROVER,
     TOKEN,
     committed,

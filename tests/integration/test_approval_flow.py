@@ -25,21 +25,14 @@ from lagbot.slack.app import build_app
 from lagbot.slack.commands import text_reply
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import SIGNING_SECRET, wait_for
-from tests.integration.test_remediator import BOOTSTRAP, NOW, TOKEN, remediator
+from tests.integration.remediator_rig import BOOTSTRAP, NOW, TOKEN, k8s, remediator
 from tests.k8s_fake import FakeKubernetes
 from tests.unit.verdicts import GROUP, partition, verdict
 
 pytestmark = pytest.mark.integration
+__all__ = ["k8s"]  # the fixture from tests.integration.remediator_rig
 
 APPROVER = "U0ONCALL1"
-
-
-@pytest.fixture
-def k8s() -> Iterator[FakeKubernetes]:
-    with FakeKubernetes().start() as fake:
-        fake.add_workload("deployment", "shop", "orders", replicas=2)
-        fake.add_scaled_object("shop", "orders-so", annotations={"owner": "shop"})
-        yield fake
 
 
 @pytest.fixture

@@ -23,41 +23,15 @@ from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.devkit.signed import post_signed
 from tests.conftest import Kafka, Names
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
+from tests.integration.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, bot_config, wait_for
 
 TOKEN = "xoxb-e2e"
-CHANNEL = "C0ALERTS"
 
 
 @pytest.fixture
 def slack() -> Iterator[SlackEmulator]:
     with SlackEmulator(token=TOKEN).start() as running:
         yield running
-
-
-def bot_config(broker: ApacheKafka, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str) -> dict[str, Any]:
-    return {
-        "clusters": [
-            {
-                "name": "embedded",
-                "bootstrap_servers": broker.bootstrap,
-                "groups": {"include": [group]},
-                "check_interval": "1s",
-                "request_timeout": "5s",
-            }
-        ],
-        "window": {"samples": 30},
-        "thresholds": {
-            "warn": {"messages": 100},
-            "critical": {"messages": 100_000},
-            "page": {"messages": 1_000_000},
-        },
-        "evaluation": {"min_samples": 2, "min_span": "1s", "diagnose_min_lag": 50},
-        "redis_url": redis_server.url,
-        "slack": {"api_url": slack.api_url, "default_channel": CHANNEL},
-        "incidents": {"resolve_after": "3s", "reopen_within": "1h"},
-        "leader": {"lease_ttl": "3s"},
-    }
 
 
 def roots(slack: SlackEmulator) -> list[Message]:

@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 import pytest
 import redis
 import yaml
-from confluent_kafka import TopicPartition
 
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
@@ -27,8 +26,7 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.devkit.signed import post_signed
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_bot_e2e import CHANNEL, bot_config
+from tests.integration.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, bot_config, empty_group, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -84,16 +82,6 @@ class Asker:
         assert status == 200
         [reply] = wait_for(f"the reply to /lag {text}", lambda: self.slack.responses[key])
         return reply
-
-
-def empty_group(kafka: Kafka, group: str, topic: str, committed: int) -> None:
-    """A group that has had a member (then none) and committed `committed` on partition 0 of `topic`: the
-    broker lists it (a group made only by AlterConsumerGroupOffsets is not listed by Apache Kafka 4.1 here)."""
-    consumer = kafka.consumer(group)
-    consumer.subscribe([topic])
-    kafka.wait_assigned(consumer)
-    consumer.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
-    consumer.close()
 
 
 def audit(redis_client: redis.Redis, group: str) -> list[tuple[str, str, str | None]]:

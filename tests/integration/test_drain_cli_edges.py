@@ -17,7 +17,7 @@ import pytest
 from lagbot.remediations.drain_job import spark_session, write_text
 from lagbot.remediations.drain_sinks import first_line
 from tests.conftest import Kafka, Names
-from tests.integration.test_drain import committed, fill, parquet_rows
+from tests.integration.drain_rig import committed, fill, parquet_rows
 
 pytestmark = pytest.mark.integration
 

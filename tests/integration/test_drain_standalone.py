@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import Kafka, Names
-from tests.integration.test_drain import committed, exactly_once, fill, parquet_rows
+from tests.integration.drain_rig import committed, exactly_once, fill, parquet_rows
 from tests.spark_cluster import StandaloneCluster, loopback_env
 
 pytestmark = pytest.mark.integration

@@ -19,15 +19,7 @@ from confluent_kafka import Producer, TopicPartition
 from lagbot.remediations.drain_job import spark_session
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import wait_for
-from tests.integration.test_drain import (
-    DRAIN,
-    committed,
-    context,
-    make_plan,
-    manifest_at,
-    parquet_rows,
-    verdict_of,
-)
+from tests.integration.drain_rig import DRAIN, committed, context, make_plan, manifest_at, parquet_rows, verdict_of
 
 pytestmark = pytest.mark.integration
 

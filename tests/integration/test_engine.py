@@ -24,31 +24,12 @@ from lagbot.engine.check import Checker
 from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore
 from tests.conftest import Kafka, Names
+from tests.integration.engine_rig import settings_for
 
 pytestmark = pytest.mark.integration
 
+
 # Fast behaviour judgement for tests: 3 samples over >= 2 s (production default: 10 s).
-FAST_RULES = {"min_samples": 3, "min_span": 2}
-
-
-def settings_for(kafka: Kafka, group: str, **extra: Any) -> Any:
-    return build_settings(
-        {
-            "clusters": [
-                {
-                    "name": "embedded",
-                    "bootstrap_servers": kafka.bootstrap,
-                    "groups": {"include": [group]},
-                    "request_timeout": 5,
-                }
-            ],
-            "evaluation": FAST_RULES,
-            **extra,
-        },
-        source="test",
-    )
-
-
 def lagbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess, as a user would."""
     return subprocess.run(

@@ -321,7 +321,7 @@ def test_the_scale_remediation_pauses_keda_through_this_executor_and_restores_it
     """The remediation (not only the executor) on a KEDA workload: exact requests, then the restore."""
     from lagbot.remediations.base import ExecutionContext
     from lagbot.remediations.scale import Scale
-    from tests.integration.test_restart_scale_execute import scale_plan
+    from tests.integration.remediation_rig import scale_plan
 
     k8s.add_scaled_object("shop", "orders-so", annotations={"team": "shop"})
     plan = scale_plan(orders(keda_scaled_object="orders-so"), current=2)

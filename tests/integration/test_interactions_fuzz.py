@@ -28,8 +28,7 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.slack.render import DENY_CALLBACK
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_bot_e2e import bot_config
+from tests.integration.bot_process import SIGNING_SECRET, BotProcess, bot_config, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.service.metrics import Metrics
 from tests.conftest import Kafka, Names
-from tests.integration.test_engine import settings_for
-from tests.unit.test_metrics import labels, samples
+from tests.integration.engine_rig import settings_for
+from tests.unit.metrics_parse import labels, samples
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,8 @@ from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.slack import wording as slack_wording
 from tests.conftest import Kafka, Names
 from tests.cut_proxy import CutProxy
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_bot_e2e import CHANNEL
-from tests.integration.test_leader_kill_fault import (
+from tests.integration.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
+from tests.integration.faults import (
     APPROVER,
     RSS_LIMIT_MB,
     TOKEN,
@@ -34,7 +33,7 @@ from tests.integration.test_leader_kill_fault import (
 )
 
 pytestmark = pytest.mark.integration
-__all__ = ["gated", "slack"]  # fixtures shared with test_leader_kill_fault
+__all__ = ["gated", "slack"]  # fixtures from tests.integration.faults
 DOWN_FOR = 10.0
 
 

@@ -22,22 +22,30 @@ from typing import Any
 
 import pytest
 import redis
-import yaml
 
 from lagbot.devkit.apache_kafka import ApacheKafka
-from lagbot.devkit.embedded import EmbeddedRedis, committed_offsets, exact_producer, log_end_offsets
+from lagbot.devkit.embedded import EmbeddedRedis, exact_producer
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
+from lagbot.remediations.executors.local import LocalExecutor
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_bot_e2e import CHANNEL, bot_config
+from tests.integration.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
+from tests.integration.remediation_rig import (
+    APPROVER,
+    REQUESTER,
+    SECOND,
+    TOKEN,
+    committed,
+    config,
+    log_end,
+    replies_text,
+    start_fleet,
+    thread_with_button,
+    write_policy,
+)
 
-TOKEN = "xoxb-remediation"
-APPROVER, SECOND, OUTSIDER = "U0APPROVER", "U0SECOND", "U0OUTSIDER"
-REQUESTER = "U0REQUESTER"
-"""An approver who asks for a remediation with `/lag remediate` (only approvers may ask)."""
+OUTSIDER = "U0OUTSIDER"
 
 
 @pytest.fixture
@@ -54,87 +62,8 @@ def fleet_dir(tmp_path: Path) -> Iterator[Path]:
     executor.stop_all()
 
 
-def write_policy(tmp: Path, fleet: str, **rule: Any) -> Path:
-    remediations = rule.pop(
-        "remediations",
-        {
-            "restart": {"proposal_expiry": "10m", "cooldown": "1m"},
-            "scale": {"min_replicas": 1, "max_replicas": 4, "proposal_expiry": "10m", "cooldown": "1m"},
-            "reset_offsets": {"approvals_required": 2, "proposal_expiry": "10m", "cooldown": "1m"},
-        },
-    )
-    policy = {
-        "version": 1,
-        "default": {
-            "name": "team-orders",
-            "approvers": {"users": [APPROVER, SECOND, REQUESTER]},
-            "workload": {"executor": "local", "name": fleet},
-            "remediations": remediations,
-            "verification": {"no_change_after": 5},
-            **rule,
-        },
-    }
-    path = tmp / "policy.yaml"
-    path.write_text(yaml.safe_dump(policy))
-    return path
-
-
-def config(
-    broker: ApacheKafka, redis_server: EmbeddedRedis, slack: SlackEmulator, group: str, policy: Path, fleets: Path
-) -> dict[str, Any]:
-    """The end-to-end bot configuration, with this file's policy, a local fleet and a 2 s span for STALL."""
-    base = bot_config(broker, redis_server, slack, group)
-    return {
-        **base,
-        "thresholds": {**base["thresholds"], "critical": {"messages": 10**8}, "page": {"messages": 10**9}},
-        "evaluation": {**base["evaluation"], "min_span": "2s"},
-        "policy_file": str(policy),
-        "executors": {"local": {"state_dir": str(fleets)}},
-    }
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> list[int]:
-    return committed_offsets(kafka.admin, group, topic, partitions)
-
-
-def log_end(kafka: Kafka, topic: str, partitions: int) -> list[int]:
-    return log_end_offsets(kafka.admin, topic, partitions)
-
-
-def thread_with_button(slack: SlackEmulator, prefix: str, label: str = "") -> tuple[Message, Message]:
-    """The incident's root and the first reply with a button whose action id starts with `prefix` and
-    whose text contains `label`."""
-
-    def labels(message: Message) -> list[str]:
-        return [
-            e["text"]["text"]
-            for b in message.blocks
-            if b["type"] == "actions"
-            for e in b["elements"]
-            if e["action_id"].startswith(prefix)
-        ]
-
-    def find() -> tuple[Message, Message] | None:
-        for root in slack.channel(CHANNEL):
-            for reply in slack.thread(CHANNEL, root.ts):
-                if any(label in text for text in labels(reply)):
-                    return root, reply
-        return None
-
-    return wait_for(f"a thread reply with a {prefix} button labelled {label!r}", find, timeout=90)
-
-
-def replies_text(slack: SlackEmulator, root: Message) -> str:
-    return "\n".join(m.text for m in slack.thread(CHANNEL, root.ts))
-
-
 def audit_events(redis_client: redis.Redis, group: str) -> list[tuple[str, str]]:
     return [(e.event, e.user) for e in reversed(AuditLog(redis_client).latest("embedded", group, 100))]
-
-
-def start_fleet(executor: LocalExecutor, broker: ApacheKafka, name: str, group: str, topic: str, **kw: Any) -> None:
-    outcome = executor.start(FleetSpec(name=name, bootstrap=broker.bootstrap, group=group, topics=[topic], **kw))
-    assert outcome.ok, outcome.detail
 
 
 def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(

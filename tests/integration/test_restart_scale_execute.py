@@ -15,8 +15,9 @@ from lagbot.core.model import GroupState, Member, Status
 from lagbot.remediations.base import ExecutionContext, Outcome, Plan
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.restart import Restart, RestartParams, preflight_problem, restart_members
-from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.remediations.scale import Scale
 from tests.conftest import Kafka, Names
+from tests.integration.remediation_rig import scale_plan
 from tests.unit.verdicts import member, partition, verdict
 
 NOW = 1_800_000_000.0
@@ -176,17 +177,6 @@ def test_member_restarts_go_one_by_one_and_stop_at_the_first_failure() -> None:
 
 
 # -- scale -----------------------------------------------------------------------------------------
-
-
-def scale_plan(workload: Workload, current: int = 2, **extra: Any) -> Any:
-    v = verdict(
-        [partition(p, committed=0, log_end=1000) for p in range(6)],
-        produce=1_600.0,
-        consume=1_000.0,
-        members=[member(1, 0, 1, 2), member(2, 3, 4, 5)],
-    )
-    params = ScaleParams(workload=workload, current_replicas=current, max_replicas=10, **extra)
-    return Scale().plan(v, params, now=NOW)
 
 
 def test_scale_sets_the_target() -> None:

@@ -13,12 +13,12 @@ from lagbot.service.approvals import State
 from lagbot.service.heartbeat import HEARTBEATS, STALE_BEATS, RunHeartbeat, beating
 from lagbot.service.remediate import Remediator
 from tests.integration.bot_process import wait_for
-from tests.integration.test_remediator import NOW, _broker, deficit, events, k8s, remediator, slack
+from tests.integration.remediator_rig import NOW, _broker, deficit, events, k8s, remediator, slack
 from tests.k8s_fake import FakeKubernetes
 from tests.unit.verdicts import CLUSTER, GROUP
 
 pytestmark = pytest.mark.integration
-__all__ = ["_broker", "k8s", "slack"]  # fixtures shared with test_remediator
+__all__ = ["_broker", "k8s", "slack"]  # fixtures from tests.integration.remediator_rig
 
 
 def incident_bot(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes) -> Remediator:

@@ -15,9 +15,8 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from tests.conftest import Kafka, Names
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_bot_e2e import CHANNEL
-from tests.integration.test_leader_kill_fault import (
+from tests.integration.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
+from tests.integration.faults import (
     APPROVER,
     RSS_LIMIT_MB,
     TOKEN,
@@ -31,7 +30,7 @@ from tests.integration.test_leader_kill_fault import (
 )
 
 pytestmark = pytest.mark.integration
-__all__ = ["gated", "slack"]  # fixtures shared with test_leader_kill_fault
+__all__ = ["gated", "slack"]  # fixtures from tests.integration.faults
 
 
 def test_a_slack_outage_then_a_429_burst_lose_and_duplicate_nothing(

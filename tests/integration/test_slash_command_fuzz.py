@@ -27,9 +27,7 @@ from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.slack.command_parse import CommandError, Digest, Remediate, Silence, Unsilence, parse
 from tests.conftest import Kafka, Names
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
-from tests.integration.test_bot_e2e import bot_config
-from tests.integration.test_command_security import empty_group
+from tests.integration.bot_process import SIGNING_SECRET, BotProcess, bot_config, empty_group, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -30,7 +30,7 @@ from lagbot.engine import wording as engine_wording
 from lagbot.engine.agreement import own_rebalance
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
-from tests.unit.test_evaluate_cases import stored_window
+from tests.unit.windows import stored_window
 
 RULES = Evaluation()
 TOPIC = "orders"

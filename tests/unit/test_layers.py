@@ -125,3 +125,13 @@ def test_the_readme_layout_names_every_package_folder_and_nothing_else() -> None
     folders = {"bot/" + p.name for p in (ROOT / "bot").iterdir() if (p / "__init__.py").exists()}
     assert named == folders | {"remediations", "policies", "tests"}
     assert [p for p in ("bench", "docs", "deploy", "tools") if not (ROOT / p).is_dir()] == []
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    """Shared helpers live in helper modules (tests/integration/bot_process.py, faults.py, *_rig.py, ...)."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[-1].startswith("test_"):
+                offenders.append(f"{path.relative_to(ROOT)} imports {node.module}")
+    assert offenders == []

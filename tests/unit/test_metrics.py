@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from lagbot.core.model import Severity, Status
 from lagbot.engine.check import CheckReport
 from lagbot.service.metrics import CONTENT_TYPE, Metrics
+from tests.unit.metrics_parse import labels, samples
 from tests.unit.verdict_factory import partition, unreadable, verdict
 
 T0 = 1_700_000_000.0
-
-Samples = dict[tuple[tuple[str, str], ...], float]
-
-
-def samples(metrics: Metrics, name: str) -> Samples:
-    """{sorted label pairs: value} of every sample called `name` in the rendered text."""
-    found: Samples = {}
-    for family in text_string_to_metric_families(metrics.render().decode()):
-        for sample in family.samples:
-            if sample.name == name:
-                found[tuple(sorted(sample.labels.items()))] = sample.value
-    return found
-
-
-def labels(**pairs: str) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(pairs.items()))
 
 
 def orders_and_billing() -> CheckReport:
