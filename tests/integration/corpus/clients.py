@@ -24,20 +24,20 @@ def create(bootstrap: str, topic: str, partitions: int, config: dict[str, str] |
 
 
 def producer(bootstrap: str) -> Producer:
-    """Batches of at most 100 messages: a fetch returns whole batches, so with the default (10,000) a consumer
+    """Batches of at most 20 messages: a fetch returns whole batches, so with the default (10,000) a consumer
     that reads at a set rate would spend minutes in one partition's first batch before it reads the next."""
     return Producer(
         {
             "bootstrap.servers": bootstrap,
             "linger.ms": 5,
-            "batch.num.messages": 100,
+            "batch.num.messages": 20,
             "queue.buffering.max.messages": 500_000,
         }
     )
 
 
 def consumer(bootstrap: str, group: str) -> Consumer:
-    """A group member that commits only when told. It prefetches little (20 messages per partition), so a member
+    """A group member that commits only when told. It prefetches little (1 kB per partition), so a member
     that reads at a set rate reads all its partitions in turn rather than one partition's whole backlog first."""
     return Consumer(
         {
@@ -52,7 +52,7 @@ def consumer(bootstrap: str, group: str) -> Consumer:
             "auto.offset.reset": "earliest",
             "partition.assignment.strategy": "range",
             "queued.min.messages": 20,
-            "max.partition.fetch.bytes": 4096,
+            "max.partition.fetch.bytes": 1024,
         }
     )
 
@@ -150,6 +150,14 @@ def round_robin(topic: str, partitions: int, value: bytes = b"m") -> Send:
             turn[0] += 1
 
     return send
+
+
+def backlog(bootstrap: str, topic: str, partitions: int, per_partition: int) -> None:
+    """`per_partition` messages waiting on every partition before the scenario starts."""
+    out = producer(bootstrap)
+    round_robin(topic, partitions)(out, per_partition * partitions)
+    if out.flush(30) != 0:
+        raise RuntimeError("the backlog was not all written")
 
 
 def writer(bootstrap: str, topic: str, partitions: int, per_partition: float) -> Callable[[threading.Event], None]:

@@ -19,6 +19,7 @@ from bot.model import Status
 from tests.integration.corpus.clients import (
     Reader,
     at_rate,
+    backlog,
     commit_empty,
     consumer,
     create,
@@ -186,19 +187,22 @@ def no_members(bootstrap: str, topic: str, group: str) -> Iterator[None]:
 
 @contextmanager
 def throughput_deficit(bootstrap: str, topic: str, group: str) -> Iterator[None]:
-    """4 partitions at 30 msg/s each (120 msg/s); 2 members (2 partitions each) read 40 msg/s each: 80 of 120."""
+    """4 partitions at 60 msg/s each (240 msg/s), 300 waiting on each; 2 members (2 partitions each) read 60 msg/s
+    each: 120 of 240."""
     create(bootstrap, topic, 4)
+    backlog(bootstrap, topic, 4, 300)
     with (
         _members(bootstrap, group, topic, 2) as members,
-        running(writer(bootstrap, topic, 4, 30), *(Reader(c, 40) for c in members)),
+        running(writer(bootstrap, topic, 4, 60), *(Reader(c, 60) for c in members)),
     ):
         yield
 
 
 @contextmanager
 def partition_ceiling(bootstrap: str, topic: str, group: str) -> Iterator[None]:
-    """2 partitions at 60 msg/s each; 2 members, one partition each, each reading 30 msg/s."""
+    """2 partitions at 60 msg/s each, 500 waiting on each; 2 members, one partition each, each reading 30 msg/s."""
     create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 500)
     with (
         _members(bootstrap, group, topic, 2) as members,
         running(writer(bootstrap, topic, 2, 60), *(Reader(c, 30) for c in members)),
@@ -384,7 +388,7 @@ SCENARIOS = (
             Status.WARN,
             "throughput_deficit",
             "scale",
-            "2 members read 80 of the 120 msg/s written, every partition alike: more replicas (up to 4) keep up",
+            "2 members read 120 of the 240 msg/s written, every partition alike: more replicas (up to 4) keep up",
         ),
     ),
     Scenario(
