@@ -136,4 +136,4 @@ def table(rows: list[Graded]) -> str:
 
 
 def _said(e: Expected) -> str:
-    return f"{e.status.name if e.status else 'any status'} {e.cause or '-'} {e.remediation or '-'}"
+    return f"{'any status' if e.status is None else e.status.name} {e.cause or '-'} {e.remediation or '-'}"

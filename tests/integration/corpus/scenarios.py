@@ -115,26 +115,28 @@ def idle_topic(bootstrap: str, topic: str, group: str) -> Iterator[None]:
 
 @contextmanager
 def key_skew(bootstrap: str, topic: str, group: str) -> Iterator[None]:
-    """3 partitions; 600 msg/s carry the key 'hot' (the partitioner puts them all on one partition), 15 msg/s go to
-    each partition under many keys. One member reads 200 msg/s in all: the cold partitions keep up, the hot one
-    falls behind."""
+    """3 partitions; 300 msg/s carry the key 'hot' (the partitioner puts them all on one partition), 10 msg/s go to
+    each partition round robin. One member reads 100 msg/s in all: the cold partitions keep up, the hot one falls
+    behind."""
     create(bootstrap, topic, 3)
     spread = round_robin(topic, 3)
 
     def send(out: Producer, count: int) -> None:
-        cold = count * 45 // 645
+        cold = count * 30 // 330
         for _ in range(count - cold):
             out.produce(topic, b"m", key=b"hot")
         spread(out, cold)
 
-    with _members(bootstrap, group, topic, 1) as [c], running(at_rate(bootstrap, 645, send), Reader(c, 200)):
+    with _members(bootstrap, group, topic, 1) as [c], running(at_rate(bootstrap, 330, send), Reader(c, 100)):
         yield
 
 
 @contextmanager
 def slow_owner(bootstrap: str, topic: str, group: str) -> Iterator[None]:
-    """3 partitions at 60 msg/s each, 3 members (one partition each); one member reads only 10 msg/s."""
+    """3 partitions at 60 msg/s each, 1,000 waiting on each; 3 members (one partition each). Two read as fast as
+    messages come (their backlog is gone in a moment); one reads only 10 msg/s."""
     create(bootstrap, topic, 3)
+    backlog(bootstrap, topic, 3, 1000)
     with _members(bootstrap, group, topic, 3) as members:
         readers = [Reader(members[0], 10), *(Reader(c) for c in members[1:])]
         with running(writer(bootstrap, topic, 3, 60), *readers):
@@ -225,29 +227,29 @@ def never_committed(bootstrap: str, topic: str, group: str) -> Iterator[None]:
         yield
 
 
-BASELINE, BURST = 10, 400
+BASELINE, BURST = 5, 200
 """msg/s per partition before the burst (for 1,000 s: the 15 min horizon holds it) and during it."""
 
 
 @contextmanager
 def burst_ongoing(bootstrap: str, topic: str, group: str) -> Iterator[None]:
-    """2 partitions, each written 10 msg/s for the 1,000 s before the last minute and 400 msg/s since (create
-    timestamps); 400 msg/s each go on. The group's one member read up to 16 min ago and reads 100 msg/s."""
+    """2 partitions, each written 5 msg/s for the 1,000 s before the last minute and 200 msg/s since (create
+    timestamps); 200 msg/s each go on. The group's one member read up to 16 min ago and reads 50 msg/s."""
     create(bootstrap, topic, 2)
     now = time.time()
     for partition in range(2):
         history(bootstrap, topic, partition, now, [(1060, 60, BASELINE), (60, 0, BURST)])
-    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 2, BURST), Reader(c, 100)):
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 2, BURST), Reader(c, 50)):
         yield
 
 
 @contextmanager
 def burst_ended(bootstrap: str, topic: str, group: str) -> Iterator[None]:
-    """1 partition written 10 msg/s for 1,000 s, then 400 msg/s from 120 s to 20 s ago, then 10 msg/s again, which
-    goes on. The group's one member reads 150 msg/s from the start: it drains the burst's backlog."""
+    """1 partition written 5 msg/s for 1,000 s, then 200 msg/s from 120 s to 20 s ago, then 5 msg/s again, which
+    goes on. The group's one member reads 100 msg/s from the start: it drains the burst's backlog."""
     create(bootstrap, topic, 1)
     history(bootstrap, topic, 0, time.time(), [(1120, 120, BASELINE), (120, 20, BURST), (20, 0, BASELINE)])
-    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 1, BASELINE), Reader(c, 150)):
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 1, BASELINE), Reader(c, 100)):
         yield
 
 
@@ -320,7 +322,7 @@ SCENARIOS = (
             Status.WARN,
             "hot_partition",
             "drain",
-            "one partition holds nearly all the lag, growing at every sample; it is written 40x faster than the "
+            "one partition holds nearly all the lag, growing at every sample; it is written 30x faster than the "
             "others (one key): one partition cannot be split between consumers, so drain it",
         ),
     ),
@@ -418,7 +420,7 @@ SCENARIOS = (
             Status.WARN,
             "producer_burst",
             "scale",
-            "800 msg/s now against 20 msg/s over the 15 min before (the time index), still going, and 1 member for "
+            "400 msg/s now against 10 msg/s over the 15 min before (the time index), still going, and 1 member for "
             "2 partitions: scale",
         ),
     ),
@@ -429,8 +431,8 @@ SCENARIOS = (
             Status.OK,
             "producer_burst",
             None,
-            "the time index shows 400 msg/s against 10 before; writes are back at 10 msg/s and the backlog drains "
-            "at 140 msg/s: nothing to do",
+            "the time index shows 200 msg/s against 5 before; writes are back at 5 msg/s and the backlog drains "
+            "at 95 msg/s: nothing to do",
         ),
     ),
     Scenario(
