@@ -114,7 +114,7 @@ def run_all(bootstrap: str, scenarios: tuple[Scenario, ...] = SCENARIOS) -> list
 
 def table(rows: list[Graded]) -> str:
     """The corpus' table: one line per scenario and sampling, then the score and the reasons for what is not graded."""
-    head = f"{'scenario':30} {'sampling':22} {'status':6} {'primary cause':18} {'remediation':11} graded"
+    head = f"{'scenario':30} {'sampling':22} {'lag':>7} {'status':6} {'primary cause':18} {'remediation':11} graded"
     lines = [head, "-" * len(head)]
     notes: list[str] = []
     for r in rows:
@@ -127,12 +127,18 @@ def table(rows: list[Graded]) -> str:
             notes.append(f"  {r.scenario}, {r.sampling}: not decidable: {r.expected.why}")
             verdict = f"not decidable [{len(notes)}]"
         lines.append(
-            f"{r.scenario:30} {r.sampling:22} {r.status:6} {r.cause or '-':18} {r.remediation or '-':11} {verdict}"
+            f"{r.scenario:30} {r.sampling:22} {_lag(r):>7} {r.status:6} {r.cause or '-':18} {r.remediation or '-':11} "
+            f"{verdict}"
         )
     for sampling in SAMPLINGS:
         mine = [r for r in rows if r.sampling == sampling.name and r.graded]
         lines.append(f"{sampling.name}: {sum(r.right for r in mine)} of {len(mine)} right")
     return "\n".join([*lines, *(f"[{i + 1}]{note[1:]}" for i, note in enumerate(notes))])
+
+
+def _lag(row: Graded) -> str:
+    lag = row.group.get("total_lag")
+    return "-" if lag is None else f"{lag:,}"
 
 
 def _said(e: Expected) -> str:

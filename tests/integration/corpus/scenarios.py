@@ -127,6 +127,10 @@ def key_skew(bootstrap: str, topic: str, group: str) -> Iterator[None]:
             out.produce(topic, b"m", key=b"hot")
         spread(out, cold)
 
+    out = producer(bootstrap)
+    for _ in range(1000):  # the skew was there before the check: 1,000 'hot' messages waiting
+        out.produce(topic, b"m", key=b"hot")
+    out.flush(15)
     with _members(bootstrap, group, topic, 1) as [c], running(at_rate(bootstrap, 330, send), Reader(c, 100)):
         yield
 
