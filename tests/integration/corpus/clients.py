@@ -159,7 +159,7 @@ def backlog(bootstrap: str, topic: str, partitions: int, per_partition: int) -> 
     """`per_partition` messages waiting on every partition before the scenario starts."""
     out = producer(bootstrap)
     round_robin(topic, partitions)(out, per_partition * partitions)
-    if out.flush(30) != 0:
+    if out.flush(60) != 0:
         raise RuntimeError("the backlog was not all written")
 
 
