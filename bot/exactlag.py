@@ -93,18 +93,22 @@ def first_timestamps(
         return {}
     wanted = dict(positions)
     found: dict[Position, float] = {}
-    consumer = Consumer(
-        {
-            **client_config,
-            "group.id": READER_GROUP,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "error",  # a committed offset retention already deleted: no figure, not another's
-            "max.partition.fetch.bytes": FETCH_BYTES,
-            "logger": logging.getLogger("librdkafka"),
-        }
-    )
+    try:
+        consumer = Consumer(
+            {
+                **client_config,
+                "group.id": READER_GROUP,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "error",  # a committed offset retention already deleted: no figure, not another's
+                "max.partition.fetch.bytes": FETCH_BYTES,
+                "logger": logging.getLogger("librdkafka"),
+            }
+        )
+    except (KafkaException, ValueError, TypeError) as exc:
+        log.warning("exact lag seconds: no reader for this cluster: %s", exc)
+        return found
     try:
         consumer.assign([KafkaTopicPartition(t, p, offset) for (t, p), offset in positions])
         deadline = time.monotonic() + timeout
