@@ -191,6 +191,12 @@ class Evaluation(_Strict):
     """Horizons before now over which the broker's time index gives each partition's baseline produce rate (and
     lag in seconds from the first check); one batched ListOffsets request each, asked again only when a horizon
     moved on. Empty: the index is not asked."""
+    exact_lag_seconds: int = Field(default=0, ge=0, le=100)
+    """Per cycle and cluster, the N partitions furthest behind get an exact lag in seconds: the timestamp of their
+    first unconsumed record, read by one short-lived consumer (assign at the committed offsets, no group join, no
+    commit). Needs READ on those topics. 0: off (lag in seconds comes from the time index and the window)."""
+    exact_lag_timeout: Duration = Field(default=2.0, gt=0, le=30)
+    """Seconds the exact read may take per cycle; partitions not read by then keep their estimate."""
 
     @field_validator("history_horizons")
     @classmethod

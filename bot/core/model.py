@@ -229,7 +229,8 @@ class PartitionVerdict:
     them (bot/engine/rules.py `stuck_vs_siblings`); 0 otherwise."""
     lag_seconds_method: str | None = None
     """Which method gave `lag_seconds`: 'window' (interpolated in the window's samples), 'time_index' (in the
-    broker's time index, bot/engine/timeindex.py), None when unknown."""
+    broker's time index, bot/engine/timeindex.py), 'exact' (the first unconsumed record's timestamp,
+    bot/engine/exactlag.py), None when unknown."""
 
     @property
     def tp(self) -> TopicPartition:

@@ -19,6 +19,7 @@ from lagbot.core.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWi
 from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
+from lagbot.engine.exactlag import first_timestamps, pick, with_exact
 from lagbot.engine.timeindex import BaselineCache, IndexPoint, offsets_at, with_index
 from lagbot.engine.window import WindowStore
 
@@ -158,7 +159,8 @@ class Checker:
                 continue
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
             history = self.history(snapshot)
-            verdicts.extend(judge(snapshot, windows, self.settings, now, self.thresholds_for, history))
+            judged = judge(snapshot, windows, self.settings, now, self.thresholds_for, history)
+            verdicts.extend(self.exact(name, judged, now))
         return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
 
     def history(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, tuple[IndexPoint, ...]]:
@@ -174,6 +176,17 @@ class Checker:
             )
         tps = sorted(snapshot.log_end)
         return cache.history(tps, snapshot.taken_at, snapshot.log_end, snapshot.log_start)
+
+    def exact(self, cluster: str, verdicts: list[GroupVerdict], now: float) -> list[GroupVerdict]:
+        """The verdicts with exact lag in seconds for the worst partitions, when `exact_lag_seconds` allows it."""
+        rules = self.settings.evaluation
+        positions = pick(verdicts, rules.exact_lag_seconds)
+        if not positions:
+            return verdicts
+        written_at = first_timestamps(
+            self.settings.cluster(cluster).client_config(), positions, rules.exact_lag_timeout
+        )
+        return [with_exact(v, written_at, now) for v in verdicts]
 
     def judge_stored(self, cluster: str, groups: list[str] | None = None) -> list[GroupVerdict]:
         """Verdicts from the stored windows alone, without asking the cluster: what any replica can answer.
