@@ -21,6 +21,7 @@ afterwards; the manifest is written after the outputs and before any offset move
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -43,21 +44,46 @@ from remediations.drain_sinks import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+"""What PySpark sets in the environment once a Spark Connect session was made in the process."""
+
 
 def connect_session(url: str) -> SparkSession:
-    """A Spark Connect session on the server at `url` (sc://HOST:PORT): a gRPC channel, no JVM in this process."""
+    """A new Spark Connect session on the server at `url` (sc://HOST:PORT): a gRPC channel, no JVM in this process.
+
+    Always a new one (`create`, not `getOrCreate`): two drains at once each stop only their own session.
+    """
     from pyspark.sql import SparkSession
 
-    return SparkSession.builder.remote(url).getOrCreate()
+    return SparkSession.builder.remote(url).create()
 
 
 def run_connect(config: JobConfig, url: str, *, on_progress: ProgressFn | None = None) -> Manifest:
     """The job on the Connect server at `url`; the session is released afterwards (the server keeps running)."""
-    spark = connect_session(url)
+    with connect_mode():
+        spark = connect_session(url)
+        try:
+            return run_connect_job(spark, config, on_progress=on_progress)
+        finally:
+            spark.stop()
+
+
+@contextlib.contextmanager
+def connect_mode() -> Iterator[None]:
+    """While inside, PySpark may mark this process as a Spark Connect client; afterwards it is what it was.
+
+    Creating a remote session sets SPARK_CONNECT_MODE_ENABLED in the environment for good, after which
+    PySpark refuses to make a classic session (`[CONNECT_URL_NOT_SET]`): one drain through sc:// would
+    break every later local[N] drain of the same process.
+    """
+    before = os.environ.get(CONNECT_MODE)
     try:
-        return run_connect_job(spark, config, on_progress=on_progress)
+        yield
     finally:
-        spark.stop()
+        if before is None:
+            os.environ.pop(CONNECT_MODE, None)
+        else:
+            os.environ[CONNECT_MODE] = before
 
 
 def run_connect_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn | None = None) -> Manifest:

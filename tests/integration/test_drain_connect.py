@@ -14,11 +14,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from pyspark.sql.utils import is_remote
 
 from remediations.base import ExecutionContext
 from remediations.drain import DrainParams, DrainRemediation
@@ -138,3 +140,32 @@ def test_a_failed_range_commits_nothing_and_a_replanned_rerun_is_exactly_once(
     ]
     assert committed(kafka, group, topic, 1) == {0: 6_000}
     assert json.loads(Path(rerun.after["manifest"]).read_text())["messages"] == 6_000
+    # PySpark marks a process that made a Connect session as Connect-only; the drain puts that back, so a
+    # local[N] drain of the same process still gets a classic session.
+    assert not is_remote()
+
+
+def test_two_drains_at_once_each_have_their_own_session(kafka: Kafka, names: Names, server: ConnectServer,
+                                                        tmp_path: Path) -> None:  # fmt: skip
+    """The bot may drain two groups at the same time: the first to finish stops only its own session."""
+    topic = names("topic")
+    kafka.create_topic(topic, 2)
+    fill(kafka.bootstrap, topic, {0: 3_000, 1: 9_000})
+    groups = [names("group"), names("group")]
+    for group in groups:
+        kafka.commit(group, {(topic, 0): 0, (topic, 1): 0})
+    context = ExecutionContext(admin=kafka.admin, progress=[].append,
+                               extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}})  # fmt: skip
+    plans = [
+        DrainRemediation().plan(verdict_of(kafka, group), DrainParams(sink=str(tmp_path / group), master=server.url,
+                                                                      chunk=3_000), now=time.time())
+        for group in groups
+    ]  # fmt: skip
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(lambda plan: DrainRemediation().execute(plan, context), plans))
+
+    assert [(o.ok, o.data["messages"]) for o in outcomes] == [(True, 12_000), (True, 12_000)], outcomes
+    for group in groups:
+        exactly_once(parquet_rows(tmp_path / group), {0: range(3_000), 1: range(9_000)})
+        assert committed(kafka, group, topic, 2) == {0: 3_000, 1: 9_000}
