@@ -12,7 +12,9 @@ and the sink emptied before:
 
 Both use the same 2 task slots. Prints, per run and as medians: the whole drain (plan excluded), the part before
 its first progress report, messages/s, and the CPU seconds and memory (RSS) of the bot's side: this process and
-every process it started (the classic path's JVM and its Python workers) against the Connect server's.
+every process it started (the classic path's JVM and its Python workers) against the Connect server's. The
+memory of a Connect run leaves out processes that were there before it (the classic runs' JVM, which PySpark
+keeps for the life of the process); its CPU does not.
 Results are recorded in bench/README.md.
 
     .venv/bin/python bench/drain_connect.py [--messages 200000] [--chunk 25000] [--repeat 3]
@@ -60,8 +62,11 @@ def family(root: int) -> list[int]:
     return found
 
 
-def cpu_and_rss(root: int, exclude: set[int]) -> tuple[float, int]:
-    """CPU seconds (user + system) and resident bytes of `root` and its descendants, but not `exclude`'s trees."""
+def cpu_and_rss(
+    root: int, exclude: set[int], *, rss_skips: frozenset[int] | set[int] = frozenset()
+) -> tuple[float, int]:
+    """CPU seconds (user + system) and resident bytes of `root` and its descendants, but not `exclude`'s trees;
+    `rss_skips` are left out of the memory only (processes a run found already there)."""
     skip = {pid for other in exclude for pid in family(other)}
     cpu, rss = 0.0, 0
     for pid in family(root):
@@ -70,7 +75,8 @@ def cpu_and_rss(root: int, exclude: set[int]) -> tuple[float, int]:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu += (int(fields[11]) + int(fields[12])) / TICK
-            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+            if pid not in rss_skips:
+                rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
         except (OSError, IndexError, ValueError):
             continue
     return cpu, rss
@@ -96,9 +102,11 @@ def main() -> None:
             for _ in range(args.repeat):
                 for label, master in (("local[2]", "local[2]"), ("connect", server.url)):
                     bot_before, _ = cpu_and_rss(os.getpid(), others)
+                    # The classic path's JVM outlives its session: a Connect run is charged only what it starts.
+                    found = set(family(os.getpid())) - {os.getpid()} if label == "connect" else set()
                     server_before, _ = cpu_and_rss(server.process.pid, set())
                     seconds, startup, drained = drain_once(kafka.bootstrap, admin, master, work / "sink", args.chunk)
-                    bot_after, bot_rss = cpu_and_rss(os.getpid(), others)
+                    bot_after, bot_rss = cpu_and_rss(os.getpid(), others, rss_skips=found)
                     server_after, _ = cpu_and_rss(server.process.pid, set())
                     assert drained == args.messages, f"{label} drained {drained}"
                     bot_cpu, server_cpu = bot_after - bot_before, server_after - server_before

@@ -604,7 +604,7 @@ class DrainRemediation(Remediation):
         if is_connect(params.master):  # the driver is the Connect server's: no JVM in this process
             from remediations.drain_connect import run_connect
 
-            return run_connect(config, params.master, on_progress=report)
+            return run_connect(config, params.master, on_progress=report, timeout=params.job_timeout)
         settings = context.extra.get("drain_settings")
         settings = settings if isinstance(settings, DrainSettings) else DrainSettings()
         return submit(config, settings.model_copy(update={"master": params.master}), on_progress=report,

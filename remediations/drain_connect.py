@@ -22,7 +22,9 @@ afterwards; the manifest is written after the outputs and before any offset move
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, fields, replace
@@ -44,6 +46,8 @@ from remediations.drain_sinks import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+log = logging.getLogger(__name__)
+
 CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 """What PySpark sets in the environment once a Spark Connect session was made in the process."""
 
@@ -58,14 +62,51 @@ def connect_session(url: str) -> SparkSession:
     return SparkSession.builder.remote(url).create()
 
 
-def run_connect(config: JobConfig, url: str, *, on_progress: ProgressFn | None = None) -> Manifest:
-    """The job on the Connect server at `url`; the session is released afterwards (the server keeps running)."""
+def run_connect(
+    config: JobConfig, url: str, *, on_progress: ProgressFn | None = None, timeout: float | None = None
+) -> Manifest:
+    """The job on the Connect server at `url`; the session is released afterwards (the server keeps running).
+
+    After `timeout` seconds the ranges still running are interrupted on the server (see `watchdog`).
+    """
     with connect_mode():
         spark = connect_session(url)
         try:
-            return run_connect_job(spark, config, on_progress=on_progress)
+            return run_connect_job(spark, config, on_progress=on_progress, timeout=timeout)
         finally:
             spark.stop()
+
+
+@contextlib.contextmanager
+def watchdog(spark: SparkSession, timeout: float | None, what: str) -> Iterator[list[float]]:
+    """Past `timeout` seconds, interrupt the session's operations on the server, every second until the block ends.
+
+    Repeated because an interrupt reaches only operations already running: one sent while the next is being
+    submitted would be lost. The yielded list gets the timeout once it fired.
+    """
+    fired: list[float] = []
+    if timeout is None:
+        yield fired
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        if done.wait(timeout):
+            return
+        fired.append(timeout)
+        log.warning("%s still running after %g s: interrupting it on the Spark Connect server", what, timeout)
+        while not done.is_set():
+            with contextlib.suppress(Exception):  # the session may be closing: the block ends anyway
+                spark.interruptAll()
+            done.wait(1.0)
+
+    thread = threading.Thread(target=watch, name="lagbot-drain-watchdog", daemon=True)
+    thread.start()
+    try:
+        yield fired
+    finally:
+        done.set()
+        thread.join(5)
 
 
 @contextlib.contextmanager
@@ -86,21 +127,25 @@ def connect_mode() -> Iterator[None]:
             os.environ[CONNECT_MODE] = before
 
 
-def run_connect_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn | None = None) -> Manifest:
+def run_connect_job(
+    spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn | None = None, timeout: float | None = None
+) -> Manifest:
     """Drain every range of `config` into its sink through `spark` (a Connect session), write the manifest.
 
-    Never raises for a failed drain: the manifest's `error` and range statuses say what happened.
+    Never raises for a failed drain: the manifest's `error` and range statuses say what happened. Ranges
+    still running after `timeout` seconds are interrupted: those received before stay written.
     """
     started = time.time()
     sink = parse_sink(config.sink)
     try:
         root = task_root(sink.url) if isinstance(sink, ParquetSink) else ""
-        receipts = drain_ranges(spark, config, root, on_progress)
+        receipts, error = drain_ranges(spark, config, root, on_progress, timeout=timeout)
         written = [r.range for r in receipts if r.status == "written"]
         if root and written:  # what completed replaces older cuts now, even if other ranges failed
             on_executor(spark, lambda: _clear(root, written))
         failed = [r for r in receipts if r.status != "written"]
-        error = f"{len(failed)} of {len(receipts)} ranges failed: {failed[0].error}" if failed else None
+        if error is None and failed:
+            error = f"{len(failed)} of {len(receipts)} ranges failed: {failed[0].error}"
     except Exception as exc:  # the job could not run: every range not written
         receipts = tuple(_not_written(r) for r in config.ranges)
         error = f"{type(exc).__name__}: {first_line(exc)}"
@@ -158,9 +203,12 @@ def _receipt_batch(receipt: RangeReceipt) -> Any:
 
 
 def drain_ranges(
-    spark: SparkSession, config: JobConfig, root: str, on_progress: ProgressFn | None
-) -> tuple[RangeReceipt, ...]:
-    """One task per range writes it (pyarrow Parquet under `root`, or replay) and returns its receipt."""
+    spark: SparkSession, config: JobConfig, root: str, on_progress: ProgressFn | None, *, timeout: float | None = None
+) -> tuple[tuple[RangeReceipt, ...], str | None]:
+    """One task per range writes it (pyarrow Parquet under `root`, or replay) and returns its receipt.
+
+    The receipts of every range (not written when none came back), and the error that stopped the job, if any.
+    """
     ranges = [r.to_list() for r in config.ranges]
     sink = parse_sink(config.sink)
     topic = sink.topic if isinstance(sink, ReplaySink) else ""
@@ -179,14 +227,20 @@ def drain_ranges(
     count = max(1, len(ranges))
     frame = spark.range(0, len(ranges), 1, count).mapInArrow(task, receipt_schema())
     received: dict[OffsetRange, RangeReceipt] = {}
-    started = time.monotonic()
-    for row in frame.toLocalIterator():
-        receipt = RangeReceipt(**row.asDict())
-        received[receipt.range] = receipt
-        if on_progress is not None:
-            done = sum(r.count for r in received.values())
-            on_progress(JobProgress(len(received), len(ranges), done, time.monotonic() - started))
-    return tuple(received.get(r, _not_written(r)) for r in config.ranges)
+    started, error = time.monotonic(), None
+    with watchdog(spark, timeout, f"drain of {config.group}") as fired:
+        try:
+            for row in frame.toLocalIterator():
+                receipt = RangeReceipt(**row.asDict())
+                received[receipt.range] = receipt
+                if on_progress is not None:
+                    done = sum(r.count for r in received.values())
+                    on_progress(JobProgress(len(received), len(ranges), done, time.monotonic() - started))
+        except Exception as exc:  # the job failed or was interrupted: what came back before stays written
+            error = f"{type(exc).__name__}: {first_line(exc)}"
+    if fired:
+        error = f"interrupted after {fired[0]:g} s (drain.job_timeout)"
+    return tuple(received.get(r, _not_written(r)) for r in config.ranges), error
 
 
 def _not_written(rng: OffsetRange) -> RangeReceipt:

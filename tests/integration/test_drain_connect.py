@@ -169,3 +169,31 @@ def test_two_drains_at_once_each_have_their_own_session(kafka: Kafka, names: Nam
     for group in groups:
         exactly_once(parquet_rows(tmp_path / group), {0: range(3_000), 1: range(9_000)})
         assert committed(kafka, group, topic, 2) == {0: 3_000, 1: 9_000}
+
+
+def test_a_drain_past_its_job_timeout_is_interrupted_on_the_server_and_commits_nothing(
+    kafka: Kafka, names: Names, server: ConnectServer, tmp_path: Path
+) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    fill(kafka.bootstrap, topic, {0: 20_000})
+    kafka.commit(group, {(topic, 0): 0})
+    sink = tmp_path / "drained"
+    params = DrainParams(sink=str(sink), master=server.url, chunk=5_000, job_timeout=0.5)
+    plan = DrainRemediation().plan(verdict_of(kafka, group), params, now=time.time())
+    context = ExecutionContext(admin=kafka.admin, progress=[].append,
+                               extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}})  # fmt: skip
+
+    started = time.monotonic()
+    outcome = DrainRemediation().execute(plan, context)
+
+    assert not outcome.ok
+    assert outcome.detail.endswith("ranges written: interrupted after 0.5 s (drain.job_timeout); nothing was committed")
+    assert committed(kafka, group, topic, 1) == {0: 0}
+    stored = Manifest.from_json(Path(plan.after["manifest"]).read_text())
+    assert stored.error == "interrupted after 0.5 s (drain.job_timeout)"
+    # Interrupted before it finished: what the manifest calls written is on disk, and some range is not.
+    assert "not_written" in [r.status for r in stored.ranges]
+    for r in stored.written():
+        assert (sink / f"topic={topic}" / "partition=0" / f"offset_range={r.range.label}").is_dir()
+    assert time.monotonic() - started < 60
