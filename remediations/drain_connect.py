@@ -109,22 +109,37 @@ def watchdog(spark: SparkSession, timeout: float | None, what: str) -> Iterator[
         thread.join(5)
 
 
+class _ConnectMode:
+    """How many drains of this process are inside `connect_mode`, and the variable as the first one found it."""
+
+    lock = threading.Lock()
+    users = 0
+    before: str | None = None
+
+
 @contextlib.contextmanager
 def connect_mode() -> Iterator[None]:
     """While inside, PySpark may mark this process as a Spark Connect client; afterwards it is what it was.
 
     Creating a remote session sets SPARK_CONNECT_MODE_ENABLED in the environment for good, after which
-    PySpark refuses to make a classic session (`[CONNECT_URL_NOT_SET]`): one drain through sc:// would
-    break every later local[N] drain of the same process.
+    PySpark refuses to make a classic session (`[CONNECT_URL_NOT_SET]`), and every process started later
+    (spark-submit's driver) inherits it: one drain through sc:// would break every later local[N] or
+    spark-submit drain. Counted, so that two drains at once restore it only when the last one leaves.
     """
-    before = os.environ.get(CONNECT_MODE)
+    with _ConnectMode.lock:
+        if _ConnectMode.users == 0:
+            _ConnectMode.before = os.environ.get(CONNECT_MODE)
+        _ConnectMode.users += 1
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(CONNECT_MODE, None)
-        else:
-            os.environ[CONNECT_MODE] = before
+        with _ConnectMode.lock:
+            _ConnectMode.users -= 1
+            if _ConnectMode.users == 0:
+                if _ConnectMode.before is None:
+                    os.environ.pop(CONNECT_MODE, None)
+                else:
+                    os.environ[CONNECT_MODE] = _ConnectMode.before
 
 
 def run_connect_job(

@@ -169,6 +169,7 @@ def test_two_drains_at_once_each_have_their_own_session(kafka: Kafka, names: Nam
     for group in groups:
         exactly_once(parquet_rows(tmp_path / group), {0: range(3_000), 1: range(9_000)})
         assert committed(kafka, group, topic, 2) == {0: 3_000, 1: 9_000}
+    assert not is_remote()  # whichever finished last, the process is not left in Connect-only mode
 
 
 def test_a_drain_past_its_job_timeout_is_interrupted_on_the_server_and_commits_nothing(
