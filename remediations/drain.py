@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lagbot.core import messages
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Status
@@ -68,7 +68,15 @@ from lagbot.remediations.drain_plan import (
     plan_id,
 )
 from lagbot.remediations.drain_preflight import java_problem, sink_problem
-from lagbot.remediations.drain_settings import DEFAULT_TASK_RATE, DrainSettings, ParquetWriter, check_master, is_local
+from lagbot.remediations.drain_settings import (
+    DEFAULT_TASK_RATE,
+    DrainSettings,
+    ParquetWriter,
+    check_connect_writer,
+    check_master,
+    is_connect,
+    is_local,
+)
 from lagbot.remediations.drain_sinks import SinkError, manifest_url, parse_sink
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.verify import VerifyRules
@@ -127,6 +135,11 @@ class DrainParams(BaseModel):
     @classmethod
     def _master_known(cls, master: str) -> str:
         return check_master(master)
+
+    @model_validator(mode="after")
+    def _writer_fits_master(self) -> DrainParams:
+        check_connect_writer(self.master, self.writer)
+        return self
 
     @classmethod
     def from_settings(cls, settings: DrainSettings, *, sink: str | None, **overrides: Any) -> DrainParams:
@@ -510,7 +523,7 @@ class DrainRemediation(Remediation):
         paused: _Paused | None = None
         try:
             kafka, admin = self._clients(context)
-            problem = java_problem() or sink_problem(plan.after["sink"], params.master)
+            problem = java_problem(params.master) or sink_problem(plan.after["sink"], params.master)
             if problem is not None:  # before anything is paused or read
                 raise DrainError(problem)
             self._preflight(plan, admin)
@@ -624,6 +637,10 @@ class DrainRemediation(Remediation):
         context.progress(drain_wording.drain_started(plan.group, len(ranges), plan.after["offsets"], params.master))
         if is_local(params.master):
             return run_local(config, params, context, report)
+        if is_connect(params.master):  # the driver is the Connect server's: no JVM in this process
+            from lagbot.remediations.drain_connect import run_connect
+
+            return run_connect(config, params.master, on_progress=report, timeout=params.job_timeout)
         settings = context.extra.get("drain_settings")
         settings = settings if isinstance(settings, DrainSettings) else DrainSettings()
         return submit(config, settings.model_copy(update={"master": params.master}), on_progress=report,

@@ -1,7 +1,8 @@
 """What the drain needs from this machine, checked before anything is planned on screen or run.
 
 - Java 17 or newer: PySpark 4 starts a JVM (in-process for local masters, spark-submit's driver otherwise);
-  without it PySpark fails with a Java gateway error deep in its start-up.
+  without it PySpark fails with a Java gateway error deep in its start-up. Not through Spark Connect (sc://):
+  the driver is the server's, this process is only its client.
 - A Parquet sink on the local filesystem, when the job runs on this machine (a local master), must be
   writable by this user: else Hadoop fails with a bare "error occurred while calling oNN.create".
 
@@ -17,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from lagbot.remediations import drain_wording
-from lagbot.remediations.drain_settings import is_local
+from lagbot.remediations.drain_settings import is_connect, is_local
 from lagbot.remediations.drain_sinks import ParquetSink, parse_sink
 
 MIN_JAVA = 17
@@ -44,8 +45,10 @@ def java_major(java: str) -> int | None:
     return int(found.group(2) or 0) if major == 1 else major
 
 
-def java_problem() -> str | None:
-    """None when Java 17+ is there, else the one line that says what to install."""
+def java_problem(master: str | None = None) -> str | None:
+    """None when Java 17+ is there (or not needed: a Spark Connect `master` runs the driver), else what to install."""
+    if master is not None and is_connect(master):
+        return None
     java = find_java()
     if java is None:
         return drain_wording.drain_needs_java(MIN_JAVA, None, None)

@@ -9,10 +9,12 @@ import os
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MASTER = re.compile(r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|spark://\S+|yarn|k8s://\S+)$")
 """The Spark masters lagbot submits to: local[...] runs in-process; the others go through spark-submit."""
+CONNECT = re.compile(r"^sc://[A-Za-z0-9.-]+(:[1-9]\d{0,4})?(/;\S*)?$")
+"""A Spark Connect server (sc://HOST[:PORT][/;param=value...]): lagbot is only its client, the driver runs there."""
 
 ParquetWriter = Literal["auto", "arrow", "spark"]
 """Who writes a Parquet sink: the tasks with pyarrow ("arrow"), Spark's own writer ("spark"), or "auto":
@@ -27,12 +29,31 @@ local[2] with the broker on the same 2 cores, 129,000-148,000 per task with Spar
 
 def check_master(master: str) -> str:
     """`master` if it is one lagbot can use, else ValueError naming the accepted forms."""
-    if not MASTER.match(master):
+    if not MASTER.match(master) and not CONNECT.match(master):
         raise ValueError(
             f"{master!r} is not a Spark master lagbot can use: local, local[N], local[*], local[N,F], "
-            "spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
+            "spark://HOST:PORT, yarn, k8s://https://HOST:PORT, or a Spark Connect server sc://HOST:PORT"
         )
     return master
+
+
+def is_connect(master: str) -> bool:
+    """True when the drain runs through a Spark Connect server: this process starts no JVM."""
+    return master.startswith("sc://")
+
+
+def check_connect_writer(master: str, writer: ParquetWriter) -> None:
+    """ValueError when `writer` cannot be used with `master`: through Spark Connect the tasks write Parquet.
+
+    Spark's writer needs the driver to list and delete through Hadoop's filesystem API (older cuts of a
+    range) and to count what was written (accumulators): neither is reachable from a Spark Connect client.
+    """
+    if is_connect(master) and writer == "spark":
+        raise ValueError(
+            f"drain.writer spark cannot be used with the Spark Connect master {master}: the tasks write Parquet "
+            "there (writer arrow or auto, on a path the executors mount or s3://, gs://, abfs://, hdfs://); "
+            "use a spark-submit master (spark://, k8s://, yarn) for Spark's writer"
+        )
 
 
 def is_local(master: str) -> bool:
@@ -58,7 +79,8 @@ class DrainSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     master: str = "local[*]"
-    """local[*] (the default: in-process), local[N], spark://HOST:PORT, yarn, k8s://https://HOST:PORT."""
+    """local[*] (the default: in-process), local[N], spark://HOST:PORT, yarn, k8s://https://HOST:PORT (spark-submit),
+    or sc://HOST:PORT: a Spark Connect server runs the driver, lagbot only sends it the job (no JVM here)."""
     chunk: int = Field(default=50_000, ge=1, le=100_000_000)
     """Offsets per range: one Spark task reads one range, so a hot partition is read by many tasks."""
     sink: str | None = None
@@ -87,6 +109,11 @@ class DrainSettings(BaseModel):
     @classmethod
     def _known_master(cls, master: str) -> str:
         return check_master(master)
+
+    @model_validator(mode="after")
+    def _writer_fits_master(self) -> DrainSettings:
+        check_connect_writer(self.master, self.writer)
+        return self
 
     def slots(self, cpus: int | None = None) -> int:
         """Task slots the ETA assumes: configured, else those of a local master, else 2."""

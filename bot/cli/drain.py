@@ -57,7 +57,7 @@ def run_drain(
     err = Console(stderr=True, soft_wrap=True)  # one line per error, never cut at 80 columns
     target = pick_cluster(settings, cluster)
     params = drain_params(settings, sink, overrides)
-    problem = None if dry_run else java_problem() or sink_problem(params.sink, params.master)
+    problem = None if dry_run else java_problem(params.master) or sink_problem(params.sink, params.master)
     if problem is not None:
         err.print(f"lagbot: {problem}", style="bold red", highlight=False)
         return EXIT_FAILED

@@ -7,7 +7,10 @@
 - Probes: the paths are those the real HTTP server serves; with Redis down, liveness still answers 200 and
   readiness 503.
 - The ConfigMap's configuration and policy are valid and wired: in-cluster executor, the policy file mounted where
-  the configuration says, the drain submitted to the Spark master Service of the manifests (never local).
+  the configuration says, the drain sent to the Spark Connect server of the manifests (never run in the bot pod).
+- The Spark Connect server: master k8s://, its own service account whose only Role (in the executors' namespace)
+  grants exactly what Spark's driver does with executor pods; executors on the image built from
+  deploy/spark/Dockerfile, mounting the sink's volume; a NetworkPolicy that admits only the bot to its gRPC port.
 - A PodDisruptionBudget, Redis with an append-only file on a volume, a numeric non-root user that is the image's.
 """
 
@@ -28,16 +31,18 @@ from lagbot.core.config import Settings, build_settings
 from lagbot.core.model import Member
 from lagbot.policies.loader import parse_policy
 from lagbot.policies.model import Policy
-from lagbot.remediations.drain_settings import is_local
+from lagbot.remediations.drain_settings import is_connect, is_local
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from tests.k8s_fake import FakeKubernetes
-from tests.spark_cluster import MASTER_CLASS, WORKER_CLASS
+from tests.spark_connect import SERVER_CLASS
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "deploy" / "kubernetes" / "lagbot.yaml"
 NAMESPACE = "lagbot"
+CONNECT = "lagbot-spark-connect"
+EXECUTOR_NAMESPACE = "lagbot-drain"
 
 Permission = tuple[str, str, str, str]
 """(API group, resource, resource name or "*", verb)."""
@@ -142,7 +147,12 @@ def test_roles_exist_only_in_the_namespaces_the_policy_targets(
 ) -> None:
     assert set(needed) == {"payments", "analytics"}
     roles = [d for d in documents if d["kind"] in ("Role", "ClusterRole")]
-    assert {(r["kind"], r["metadata"].get("namespace")) for r in roles} == {("Role", ns) for ns in needed}
+    remediations = [r for r in roles if r["metadata"]["name"] == "lagbot-remediations"]
+    assert {(r["kind"], r["metadata"].get("namespace")) for r in remediations} == {("Role", ns) for ns in needed}
+    # The one other Role is the Spark Connect server's, in the executors' namespace (checked below).
+    assert [(r["kind"], r["metadata"]["name"], r["metadata"]["namespace"]) for r in roles if r not in remediations] == [
+        ("Role", CONNECT, EXECUTOR_NAMESPACE)
+    ]
 
 
 def test_each_role_grants_exactly_what_the_executor_uses_there(
@@ -187,44 +197,120 @@ def test_the_configmap_ships_an_executor_and_a_policy_where_the_configuration_re
     assert set(policy.rules[0].remediations.allowed()) == {"restart", "scale", "drain", "reset_offsets"}
 
 
-def test_the_drain_is_submitted_to_the_spark_cluster_of_the_manifests(documents: list[dict[str, Any]]) -> None:
+def connect_server(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    [container] = one(documents, "Deployment", CONNECT)["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def spark_conf(container: dict[str, Any]) -> dict[str, str]:
+    """The `--conf key=value` arguments of a spark-submit command line."""
+    args = container["args"]
+    pairs = [args[i + 1].split("=", 1) for i, arg in enumerate(args) if arg == "--conf"]
+    return {key: value for key, value in pairs}
+
+
+def test_the_drain_goes_to_the_spark_connect_server_of_the_manifests(documents: list[dict[str, Any]]) -> None:
     settings = settings_of(documents)
-    assert not is_local(settings.drain.master)
-    found = re.fullmatch(r"spark://([a-z0-9-]+):(\d+)", settings.drain.master)
+    assert is_connect(settings.drain.master) and not is_local(settings.drain.master)
+    found = re.fullmatch(r"sc://([a-z0-9-]+):(\d+)", settings.drain.master)
     assert found is not None
-    service_name, port = found.group(1), int(found.group(2))
-    service = one(documents, "Service", service_name)
-    [service_port] = [p for p in service["spec"]["ports"] if p["port"] == port]
-    master = one(documents, "Deployment", service_name)
-    assert master["spec"]["template"]["metadata"]["labels"] == service["spec"]["selector"]
-    [container] = master["spec"]["template"]["spec"]["containers"]
-    assert container["args"][0] == MASTER_CLASS
-    assert container["args"][container["args"].index("--port") + 1] == str(port)
+    service = one(documents, "Service", found.group(1))
+    [service_port] = [p for p in service["spec"]["ports"] if p["port"] == int(found.group(2))]
+    server = one(documents, "Deployment", found.group(1))
+    assert server["spec"]["template"]["metadata"]["labels"] == service["spec"]["selector"]
+    container = connect_server(documents)
+    assert container["command"] == ["spark-submit"]
+    args = container["args"]
+    assert args[args.index("--class") + 1] == SERVER_CLASS
+    assert args[args.index("--master") + 1] == "k8s://https://kubernetes.default.svc"
+    port = int(spark_conf(container)["spark.connect.grpc.binding.port"])
     assert service_port["targetPort"] in {p["name"] for p in container["ports"] if p["containerPort"] == port}
-    worker = one(documents, "Deployment", "lagbot-spark-worker")
-    [worker_container] = worker["spec"]["template"]["spec"]["containers"]
-    assert worker_container["args"][0] == WORKER_CLASS and worker_container["args"][-1] == settings.drain.master
-    # The executors reach the driver in the bot pod on the ports it fixes, at the pod's address.
-    conf = settings.drain.spark_conf
-    ports = {p["containerPort"] for p in bot_container(documents)["ports"]}
-    assert {int(conf["spark.driver.port"]), int(conf["spark.driver.blockManager.port"])} <= ports
-    env = {e["name"]: e for e in bot_container(documents)["env"]}
-    assert env["SPARK_LOCAL_IP"]["value"] == "$(POD_IP)"
-    assert env["POD_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    assert server["spec"]["replicas"] == 1 and server["spec"]["strategy"] == {"type": "Recreate"}
+    # Nothing of Spark is left in the bot pod: no driver ports, no driver address, no sink volume.
+    bot = bot_container(documents)
+    assert [p["name"] for p in bot["ports"]] == ["http"]
+    assert not [e for e in bot.get("env", []) if e["name"].startswith("SPARK")]
+    assert [m["name"] for m in bot["volumeMounts"]] == ["config", "tmp"]
+    assert settings.drain.spark_conf == {}
 
 
-def test_the_sink_is_on_a_volume_the_bot_and_the_workers_share(documents: list[dict[str, Any]]) -> None:
+def test_the_connect_server_has_its_own_account_allowed_only_executor_pods_in_their_namespace(
+    documents: list[dict[str, Any]],
+) -> None:
+    spec = one(documents, "Deployment", CONNECT)["spec"]["template"]["spec"]
+    account = one(documents, "ServiceAccount", spec["serviceAccountName"])
+    assert account["metadata"]["name"] == CONNECT and account.get("automountServiceAccountToken", True)
+    conf = spark_conf(connect_server(documents))
+    assert conf["spark.kubernetes.namespace"] == EXECUTOR_NAMESPACE
+    bindings = [d for d in documents if d["kind"] in ("RoleBinding", "ClusterRoleBinding")
+                and {"kind": "ServiceAccount", "name": CONNECT, "namespace": NAMESPACE} in d["subjects"]]  # fmt: skip
+    assert [(b["kind"], b["metadata"]["namespace"], b["roleRef"]["name"]) for b in bindings] == [
+        ("RoleBinding", EXECUTOR_NAMESPACE, CONNECT)
+    ]
+    role = one(documents, "Role", CONNECT, EXECUTOR_NAMESPACE)
+    pod_verbs = {"create", "get", "list", "watch", "delete", "deletecollection"}
+    assert granted(role) == {("", "pods", "*", verb) for verb in pod_verbs} | {
+        ("", "configmaps", "*", verb) for verb in pod_verbs - {"watch"}
+    }
+    # The executors' namespace holds no other account a created pod could borrow; theirs mounts no token.
+    accounts = [
+        d for d in documents if d["kind"] == "ServiceAccount" and d["metadata"]["namespace"] == EXECUTOR_NAMESPACE
+    ]
+    assert [(a["metadata"]["name"], a["automountServiceAccountToken"]) for a in accounts] == [
+        (conf["spark.kubernetes.authenticate.executor.serviceAccountName"], False)
+    ]
+    namespace = one(documents, "Namespace", EXECUTOR_NAMESPACE, namespace=None)
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    token = "/var/run/secrets/kubernetes.io/serviceaccount"
+    assert (conf["spark.kubernetes.authenticate.oauthTokenFile"], conf["spark.kubernetes.authenticate.caCertFile"]) == (
+        f"{token}/token",
+        f"{token}/ca.crt",
+    )
+
+
+def test_the_executors_run_the_executor_image_of_deploy_spark(documents: list[dict[str, Any]]) -> None:
+    conf = spark_conf(connect_server(documents))
+    tag = bot_container(documents)["image"].split(":", 1)[1]
+    assert conf["spark.kubernetes.container.image"] == f"lagbot-spark-executor:{tag}"
+    dockerfile = (ROOT / "deploy" / "spark" / "Dockerfile").read_text()
+    assert f"ARG LAGBOT_IMAGE=lagbot:{tag}\nFROM ${{LAGBOT_IMAGE}}\n" in dockerfile
+    copied = re.search(r"^COPY --chmod=0755 (\S+) (\S+)$", dockerfile, re.M)
+    assert copied is not None and (ROOT / copied.group(1)).is_file()
+    assert f'ENTRYPOINT ["{copied.group(2)}"]' in dockerfile
+    assert "!" + copied.group(1) in (ROOT / ".dockerignore").read_text().splitlines()
+    assert conf["spark.pyspark.python"] == "/usr/local/bin/python"  # the lagbot image's Python (python:3.11-slim)
+
+
+def test_the_sink_is_on_a_volume_every_executor_pod_mounts(documents: list[dict[str, Any]]) -> None:
     settings = settings_of(documents)
-    assert settings.drain.sink is not None
-    claim = one(documents, "PersistentVolumeClaim", "lagbot-drains")
+    conf = spark_conf(connect_server(documents))
+    prefix = "spark.kubernetes.executor.volumes.persistentVolumeClaim."
+    [volume] = {key.removeprefix(prefix).split(".")[0] for key in conf if key.startswith(prefix)}
+    claim = one(documents, "PersistentVolumeClaim", conf[f"{prefix}{volume}.options.claimName"], EXECUTOR_NAMESPACE)
     assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
-    for name in ("lagbot", "lagbot-spark-worker"):
-        spec = one(documents, "Deployment", name)["spec"]["template"]["spec"]
-        claims = {v["name"]: v.get("persistentVolumeClaim", {}).get("claimName") for v in spec["volumes"]}
-        [volume] = [name for name, claim_name in claims.items() if claim_name == "lagbot-drains"]
-        [mount] = [m for m in spec["containers"][0]["volumeMounts"] if m["name"] == volume]
-        assert settings.drain.sink.startswith(mount["mountPath"] + "/")
-        assert settings.drain.manifest_dir.startswith(mount["mountPath"] + "/")
+    mount = conf[f"{prefix}{volume}.mount.path"]
+    assert settings.drain.sink is not None and settings.drain.sink.startswith(mount + "/")
+    assert settings.drain.manifest_dir.startswith(mount + "/")
+
+
+def test_only_the_bot_reaches_the_connect_server_and_only_executors_its_driver(documents: list[dict[str, Any]]) -> None:
+    policy = one(documents, "NetworkPolicy", CONNECT)["spec"]
+    server = one(documents, "Deployment", CONNECT)["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"]["matchLabels"] == server and policy["policyTypes"] == ["Ingress"]
+    container, conf = connect_server(documents), spark_conf(connect_server(documents))
+    bot_labels = one(documents, "Deployment", "lagbot")["spec"]["template"]["metadata"]["labels"]
+    grpc = int(conf["spark.connect.grpc.binding.port"])
+    driver = {int(conf["spark.driver.port"]), int(conf["spark.driver.blockManager.port"])}
+    assert driver <= {p["containerPort"] for p in container["ports"]}
+    assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "$(POD_IP)"
+    assert policy["ingress"] == [
+        {"from": [{"podSelector": {"matchLabels": bot_labels}}], "ports": [{"protocol": "TCP", "port": grpc}]},
+        {
+            "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": EXECUTOR_NAMESPACE}},
+                      "podSelector": {"matchLabels": {"spark-role": "executor"}}}],
+            "ports": [{"protocol": "TCP", "port": port} for port in sorted(driver)],
+        },
+    ]  # fmt: skip
 
 
 # --- probes, disruption budget, Redis, user --------------------------------------------------------------
