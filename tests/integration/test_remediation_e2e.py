@@ -298,13 +298,16 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
         assert reply["response_type"] == "in_channel", reply["text"]
         return Message(CHANNEL, f"{time.time():.6f}", reply["text"], reply["blocks"])
 
-    def approve(message: Message, user: str) -> list[dict[str, Any]]:
-        """Click, then wait until the bot handled it: a private answer, or a new entry in the audit trail."""
+    def approve(message: Message, user: str, *, answered: bool = False) -> list[dict[str, Any]]:
+        """Click, then wait until the bot handled it: a private answer, or a new entry in the audit trail.
+        `answered`: a private answer is expected (a refusal is audited before it is answered: wait for it)."""
         before = len(audit_events(redis_client, group))
         status, _, key = slack.click_button(
             bot.events_url, SIGNING_SECRET, user=user, message=message, action_prefix="approve:"
         )
         assert status == 200
+        if answered:
+            return wait_for("the private answer", lambda: slack.responses[key])
         wait_for("the click handled", lambda: slack.responses[key] or len(audit_events(redis_client, group)) > before)
         return slack.responses[key]
 
@@ -324,7 +327,7 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
             assert button["style"] == "danger" and confirm.startswith("Data loss") and "skips 270 messages" in confirm
             assert approve(first, APPROVER) == []
             assert (
-                approve(first, APPROVER)[0]["text"]
+                approve(first, APPROVER, answered=True)[0]["text"]
                 == "Not run: you already approved it: it needs a different second approver."
             )
             assert approve(first, SECOND) == []
@@ -351,7 +354,7 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
         )
         assert status == 200
         wait_for("the denial", lambda: ("denied", SECOND) in audit_events(redis_client, group), 30)
-        assert approve(third, APPROVER)[0]["text"].startswith("Not run: this proposal is already denied")
+        assert approve(third, APPROVER, answered=True)[0]["text"].startswith("Not run: this proposal is already denied")
         assert "Traceback" not in bot.log()
     finally:
         bot.stop(signal.SIGKILL)
