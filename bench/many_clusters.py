@@ -58,6 +58,7 @@ class Timeline:
     started: dict[str, list[float]] = field(default_factory=dict)
     ended: dict[str, list[float]] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    skip_times: dict[str, list[float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def listen(self, event: Any) -> None:
@@ -72,6 +73,7 @@ class Timeline:
                 self.ended.setdefault(name, []).append(now)
             else:
                 self.skipped[name] = self.skipped.get(name, 0) + 1
+                self.skip_times.setdefault(name, []).append(now)
 
 
 def run_phase(settings: Any, client: redis.Redis, slack: SlackEmulator, seconds: float) -> Timeline:
@@ -88,8 +90,9 @@ def run_phase(settings: Any, client: redis.Redis, slack: SlackEmulator, seconds:
     return timeline
 
 
-def rows(timeline: Timeline, clusters: list[str]) -> list[tuple[str, int, float, float, float, int]]:
-    """(cluster, cycles completed, median duration, median gap between starts, worst lateness, skipped)."""
+def rows(timeline: Timeline, clusters: list[str]) -> list[tuple[str, int, float, float, float, float, int]]:
+    """(cluster, cycles completed, median and longest duration, median gap between starts, worst lateness,
+    skipped)."""
     out = []
     for name in clusters:
         started, ended, due = timeline.started.get(name, []), timeline.ended.get(name, []), timeline.due.get(name, [])
@@ -98,7 +101,8 @@ def rows(timeline: Timeline, clusters: list[str]) -> list[tuple[str, int, float,
         late = max((s - d for s, d in zip(started, due, strict=True)), default=float("nan"))
         median = statistics.median(durations) if durations else float("nan")
         gap = statistics.median(gaps) if gaps else float("nan")
-        out.append((name, len(ended), median, gap, late, timeline.skipped.get(name, 0)))
+        longest = max(durations, default=float("nan"))
+        out.append((name, len(ended), median, longest, gap, late, timeline.skipped.get(name, 0)))
     return out
 
 
@@ -151,13 +155,17 @@ def main() -> None:
 def report(phases: dict[str, Timeline], args: argparse.Namespace) -> None:
     print(f"\n{args.groups} groups x {args.partitions} partitions per healthy cluster, every {args.interval:g} s")
     print(
-        f"{'phase':<22} {'cluster':<7} {'cycles':>6} {'duration s':>10} {'start gap s':>11} {'late s':>7} {'skip':>5}"
+        f"{'phase':<22} {'cluster':<7} {'cycles':>6} {'duration s':>10} {'longest':>8} {'start gap s':>11} "
+        f"{'late s':>7} {'skip':>5}  skipped at (s into the phase)"
     )
     medians: dict[str, list[tuple[float, float, int]]] = {}
     for label, timeline in phases.items():
         clusters = [*HEALTHY, SLOW] if SLOW in timeline.started else HEALTHY
-        for name, cycles, duration, gap, late, skipped in rows(timeline, clusters):
-            print(f"{label:<22} {name:<7} {cycles:6d} {duration:10.3f} {gap:11.3f} {late:7.3f} {skipped:5d}")
+        begun = min(t for times in timeline.due.values() for t in times)
+        for name, cycles, duration, longest, gap, late, skipped in rows(timeline, clusters):
+            at = [round(t - begun, 1) for t in timeline.skip_times.get(name, [])]
+            print(f"{label:<22} {name:<7} {cycles:6d} {duration:10.3f} {longest:8.3f} {gap:11.3f} {late:7.3f} "
+                  f"{skipped:5d}  {at}")  # fmt: skip
             if name != SLOW:
                 medians.setdefault(label, []).append((duration, gap, cycles))
     alone, mixed = (medians[k] for k in phases)
