@@ -166,6 +166,10 @@ def main() -> None:
     verdict = "below" if ceiling < args.total else "above"
     print(f"single-process ceiling: {ceiling:,.0f} group-partitions per {MINUTE:g} s cycle ({verdict} "
           f"{args.total:,}); one process would take {costs.cycle(args.total):.1f} s for {args.total:,}")  # fmt: skip
+    (n1, _, _, cw1, jw1), (n2, _, _, cw2, jw2) = measured[0], measured[-1]
+    wall = Costs(0.0, 0.0, 0.0, ((cw2 + jw2) - (cw1 + jw1)) / (n2 - n1))
+    print(f"by wall-clock time on this machine at this load: {wall.judge_per_gp * 1e6:.1f} us/gp, ceiling "
+          f"{wall.ceiling():,.0f} group-partitions per {MINUTE:g} s")  # fmt: skip
     sizes = estate(args.total, args.clusters)
     print(f"\nsimulated estate: {args.total:,} group-partitions in {args.clusters} clusters {sizes}, "
           f"groups of {args.partitions} partitions")  # fmt: skip
