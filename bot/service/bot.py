@@ -201,8 +201,12 @@ class Bot:
 
     # -- a check ---------------------------------------------------------------------------------------
 
-    def check(self, cluster: str) -> CycleResult | None:
-        """One check of one cluster, if this replica leads: collect, judge, record, update incidents, deliver."""
+    def check(self, cluster: str, *, deliver: bool = True) -> CycleResult | None:
+        """One check of one cluster, if this replica leads: collect, judge, record, update incidents, deliver.
+
+        With `deliver=False` the effects are only queued (the scheduler's check: the outbox job sends them on its
+        own thread, so a slow Slack never holds a cluster's next check back).
+        """
         if not self.leadership.is_leader():
             return None
         if self.epoch.lost():
@@ -214,10 +218,25 @@ class Bot:
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
+        if not deliver:
+            return CycleResult(report=report, delivery=DeliveryReport(pending=self.outbox.pending()), opened=opened)
         delivery = self.deliver()
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
         return CycleResult(report=report, delivery=delivery, opened=opened)
+
+    def current_verdicts(self, cluster: str) -> list[GroupVerdict]:
+        """The cluster's verdicts as of its last check, for `/lag top` and the digest.
+
+        This replica's own last report while it is fresh (the leader's: no Redis read, no judging; 100,000
+        group-partitions judged again cost seconds), else judged from the stored windows (a follower, a cluster
+        this replica has not checked within two intervals, or one its last check could not read).
+        """
+        report = self.latest.get(cluster)
+        fresh_after = self.clock() - 2 * self.settings.cluster(cluster).check_interval
+        if report is not None and report.taken_at >= fresh_after and cluster not in report.cluster_errors:
+            return list(report.verdicts)
+        return self.checker.judge_stored(cluster)
 
     def announce_state_lost(self, *, now: float) -> None:
         """Say, in every channel that had a group in trouble at the last check, that the stored state is gone."""
@@ -364,9 +383,14 @@ class Bot:
         return report
 
     def deliver_if_leader(self) -> None:
-        """The scheduled delivery: resumes what a dead deliverer left, without waiting for the next check."""
-        if self.leadership.is_leader() and self.outbox.pending():
+        """The scheduled delivery: what the checks queued (woken by each one) and what a dead deliverer left; then
+        the proposals the policy auto-approves (their root is delivered by now)."""
+        if not self.leadership.is_leader():
+            return
+        if self.outbox.pending():
             self.deliver()
+        if self.remediations is not None:
+            self.remediations.run_auto_approved(now=self.clock())
 
     def _slack_error(self, method: str, error: str) -> None:
         self.metrics.slack_error(method, error)
@@ -390,7 +414,7 @@ class Bot:
         """Post the digest of `config.channel` now: the groups routed there (every group when none is)."""
         now = self.clock()
         since = now - config.period
-        verdicts = [v for c in self.settings.clusters for v in self.checker.judge_stored(c.name)]
+        verdicts = [v for c in self.settings.clusters for v in self.current_verdicts(c.name)]
         routed = [v for v in verdicts if self.channel_for(v.cluster, v.group) == config.channel] or verdicts
         keys = {(v.cluster, v.group) for v in routed}
         incidents = [

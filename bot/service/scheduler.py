@@ -9,10 +9,12 @@ rescheduling.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -35,11 +37,55 @@ def guarded(name: str, work: Callable[..., Any]) -> Callable[..., None]:
 
 ExtraJobs = Callable[[BackgroundScheduler], None]
 
+OUTBOX_JOB = "outbox"
+
+
+class DeliverSoon:
+    """Runs the outbox's delivery on a thread of its own as soon as a check queued work, so that a check never
+    waits on Slack: at most one such thread at a time, and a wake-up while it runs makes it look once more
+    (nothing queued is left to the periodic outbox job). Never touches the scheduler, whose shutdown waits for
+    the check jobs while holding its locks."""
+
+    def __init__(self, bot: Bot) -> None:
+        self._deliver = guarded("outbox", bot.deliver_if_leader)
+        self._lock = threading.Lock()
+        self._running = False
+        self._again = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._running:
+                self._again = True
+                return
+            self._running = True
+        threading.Thread(target=self._run, name="lagbot-deliver", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._again = False
+            self._deliver()
+            with self._lock:
+                if not self._again:
+                    self._running = False
+                    return
+
+
+def scheduled_check(bot: Bot, deliver_soon: Callable[[], None], cluster: str) -> None:
+    """A cluster's scheduled check. Its Slack messages are only queued and sent on the delivery thread, so a slow or
+    failing Slack never delays this cluster's next check (nor any other's)."""
+    if bot.check(cluster, deliver=False) is not None:
+        deliver_soon()
+
 
 def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> BackgroundScheduler:
     """A scheduler with the leadership job and one check job per cluster (not started)."""
+    # A worker thread for every job that may run at once: a cluster whose broker hangs holds only its own.
+    workers = len(bot.settings.clusters) + len(bot.settings.digest.channels) + 4
     scheduler = BackgroundScheduler(
-        timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 30}
+        timezone=UTC,
+        executors={"default": ThreadPoolExecutor(max_workers=workers)},
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 30},
     )
     now = datetime.now(UTC)
     ttl = bot.settings.leader.lease_ttl
@@ -52,14 +98,15 @@ def build_scheduler(bot: Bot, *, extra_jobs: ExtraJobs | None = None) -> Backgro
     scheduler.add_job(
         guarded("outbox", bot.deliver_if_leader),
         IntervalTrigger(seconds=ttl / 3),
-        id="outbox",
+        id=OUTBOX_JOB,
         next_run_time=now + timedelta(seconds=1),
     )
+    deliver_soon = DeliverSoon(bot)
     for cluster in bot.settings.clusters:
         scheduler.add_job(
-            guarded(f"check {cluster.name}", bot.check),
+            guarded(f"check {cluster.name}", scheduled_check),
             IntervalTrigger(seconds=cluster.check_interval),
-            args=[cluster.name],
+            args=[bot, deliver_soon, cluster.name],
             id=f"check:{cluster.name}",
             next_run_time=now + timedelta(seconds=0.5),
         )

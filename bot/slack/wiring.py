@@ -38,7 +38,7 @@ class BotCommands:
         return {cluster.name: sorted(store.groups(cluster.name)) for cluster in self.bot.settings.clusters}
 
     def latest_verdicts(self) -> Sequence[GroupVerdict]:
-        return [v for c in self.bot.settings.clusters for v in self.bot.checker.judge_stored(c.name)]
+        return [v for c in self.bot.settings.clusters for v in self.bot.current_verdicts(c.name)]
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
         settings = self.bot.settings
