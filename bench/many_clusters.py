@@ -4,8 +4,8 @@ after 20 s, against the same four healthy clusters alone.
 Four healthy clusters on Apache Kafka 4.1 (one broker; each cluster its own --groups groups of --partitions
 partitions, its own AdminClient), each checked every --interval seconds; the fifth is the embedded broker
 advertising the port of bench/latency_proxy.py, which holds every chunk 10 s each way (every answer comes 20 s
-after its request; its request timeout is 120 s so the answers arrive). The real scheduler (bot.scheduler) runs the
-real checks (`Bot`, the Redis window store, the Slack emulator) for --seconds, twice: the four healthy clusters
+after its request; its request timeout is 120 s so the answers arrive). The real scheduler (lagbot.service.scheduler)
+runs the real checks (`Bot`, the Redis window store, the Slack emulator) for --seconds, twice: the four healthy clusters
 alone, then with the slow one. From APScheduler's job events it prints, per cluster: cycles completed, median
 duration, median time between cycle starts, the worst lateness of a start against its schedule, and runs skipped
 because the previous one was still running.
@@ -33,12 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import redis
 from apscheduler.events import EVENT_JOB_EXECUTED, EVENT_JOB_MAX_INSTANCES, EVENT_JOB_SUBMITTED
 
-from bot.apache_kafka import ApacheKafka, pinned_version
-from bot.config import build_settings
-from bot.embedded import EmbeddedRedis, free_port
-from bot.scheduler import build_scheduler
-from bot.service import Bot, slack_client
-from bot.slack.emulator import SlackEmulator
+from lagbot.core.config import build_settings
+from lagbot.devkit.apache_kafka import ApacheKafka, pinned_version
+from lagbot.devkit.embedded import EmbeddedRedis, free_port
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.scheduler import build_scheduler
+from lagbot.slack.presenter import SlackPresenter
 
 TOKEN = "xoxb-bench-clusters"
 HEALTHY = ["c1", "c2", "c3", "c4"]
@@ -78,7 +79,7 @@ class Timeline:
 
 def run_phase(settings: Any, client: redis.Redis, slack: SlackEmulator, seconds: float) -> Timeline:
     client.flushdb()
-    bot = Bot(settings, client, slack_client(TOKEN, slack.api_url))
+    bot = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     scheduler = build_scheduler(bot)
     timeline = Timeline()
     scheduler.add_listener(timeline.listen, EVENT_JOB_SUBMITTED | EVENT_JOB_EXECUTED | EVENT_JOB_MAX_INSTANCES)

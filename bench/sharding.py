@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redis
 
-from bot.apache_kafka import ApacheKafka, pinned_version
-from bot.check import Checker, tune_gc
-from bot.config import build_settings
-from bot.embedded import EmbeddedRedis
-from bot.window import RedisWindowStore
+from lagbot.core.config import build_settings
+from lagbot.devkit.apache_kafka import ApacheKafka, pinned_version
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.engine.check import Checker, tune_gc
+from lagbot.engine.window import RedisWindowStore
 
 WORKERS = (1, 2, 4, 8, 16, 32)
 MINUTE = 60.0

@@ -1,6 +1,6 @@
 """Benchmark: the Slack side of `lagbot run` at 100,000 group-partitions (2,000 groups x 50 partitions).
 
-On Apache Kafka 4.1, a redis-server and the Slack emulator (bot/slack/emulator.py), in one run:
+On Apache Kafka 4.1, a redis-server and the Slack emulator (bot/devkit/emulator.py), in one run:
 
 1. The estate (bench/estate.py: groups reading shared topics, known lag on every partition), then the state a
    running bot keeps in Redis, written by the product's own stores: every group's window filled (one collected
@@ -42,16 +42,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redis
 
-from bot.apache_kafka import ApacheKafka, pinned_version
-from bot.check import Checker
-from bot.config import Settings, build_settings
-from bot.embedded import EmbeddedRedis
-from bot.history import make_history
-from bot.runner import digest_config_for
-from bot.scheduler import build_scheduler
-from bot.service import Bot, slack_client
-from bot.slack.emulator import SlackEmulator
-from bot.window import RedisWindowStore
+from lagbot.app.runner import digest_config_for
+from lagbot.core.config import Settings, build_settings
+from lagbot.devkit.apache_kafka import ApacheKafka, pinned_version
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.check import Checker
+from lagbot.engine.window import RedisWindowStore
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.history import make_history
+from lagbot.service.scheduler import build_scheduler
+from lagbot.slack.presenter import SlackPresenter
 from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
 
 TOKEN = "xoxb-bench-slack"
@@ -161,13 +162,13 @@ def digest_builds(settings: Settings, client: redis.Redis, slack: SlackEmulator,
     timed: on the leader (verdicts from its last check) and on a fresh replica (judged from the stored windows,
     which is also what every replica did before)."""
     config = digest_config_for(settings, CHANNEL)
-    leader = Bot(settings, client, slack_client(TOKEN, slack.api_url))
+    leader = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     assert leader.leadership.tick()
     leader.check(CLUSTER, deliver=False)
     figures: dict[str, list[float]] = {"digest built, leader": [], "digest built, follower": []}
     for _ in range(repeat):
         figures["digest built, leader"].append(timed(partial(leader.digest, config)))
-        follower = Bot(settings, client, slack_client(TOKEN, slack.api_url))
+        follower = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
         figures["digest built, follower"].append(timed(partial(follower.digest, config)))
     leader.leadership.resign()
     return figures
@@ -181,7 +182,7 @@ def cycles_with_slow_slack(
 ) -> dict[str, list[float]]:
     """Checks that each open incidents (Slack work): the scheduler's check job with Slack answering and with Slack
     slow, and `Bot.check` delivering inline (what the job ran before) with Slack slow; round robin."""
-    bot = Bot(settings, client, slack_client(TOKEN, slack.api_url))
+    bot = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     assert bot.leadership.tick()
     scheduler = build_scheduler(bot)  # not started: its check job is called as the scheduler calls it
     figures: dict[str, list[float]] = {kind: [] for kind in CYCLE_KINDS}

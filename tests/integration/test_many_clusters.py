@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot.config import Settings
-from bot.scheduler import build_scheduler
-from bot.service import Bot, slack_client
-from bot.slack.emulator import SlackEmulator
+from lagbot.core.config import Settings
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.scheduler import build_scheduler
+from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names
 from tests.integration.bot_process import wait_for
 
@@ -80,7 +81,7 @@ def test_a_hung_cluster_does_not_delay_the_other_clusters_checks(
         hung = {"name": "hung", "bootstrap_servers": f"127.0.0.1:{port}", "check_interval": "1s"}
         clusters.append({**hung, "request_timeout": f"{SLOW_TIMEOUT:g}s"})
         settings = Settings(clusters=clusters, leader={"lease_ttl": "30s"})  # type: ignore[arg-type]
-        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url))
+        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
         scheduler = build_scheduler(bot)
         scheduler.start()
         try:
