@@ -42,6 +42,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from bot import messages
 from bot.apache_kafka import broker_version, demo_broker
 from bot.audit import AuditEntry, AuditLog
+from bot.collector import ClusterAdmin
 from bot.embedded import (
     BotProcess,
     EmbeddedError,
@@ -209,7 +210,7 @@ class Offsets:
     (before the broker stops, so librdkafka does not report the broker's departure)."""
 
     def __init__(self, bootstrap: str, partitions: int) -> None:
-        self._admin: AdminClient | None = AdminClient({"bootstrap.servers": bootstrap})
+        self._admin: AdminClient | None = ClusterAdmin({"bootstrap.servers": bootstrap})
         self.partitions = partitions
 
     @property
@@ -229,6 +230,8 @@ class Offsets:
         return log_end_offsets(self.admin, TOPIC, self.partitions)
 
     def close(self) -> None:
+        if isinstance(self._admin, ClusterAdmin):
+            self._admin.offsets.close()
         self._admin = None
         gc.collect()  # the client's futures may hold it in a reference cycle
 

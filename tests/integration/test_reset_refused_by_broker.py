@@ -14,11 +14,12 @@ from concurrent.futures import Future
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Consumer
 
 from bot import messages
 from bot.check import Checker
 from bot.config import build_settings
+from bot.embedded import committed_offsets
 from bot.model import GroupVerdict
 from bot.window import MemoryWindowStore
 from remediations.base import ExecutionContext
@@ -57,9 +58,7 @@ def check(kafka: Kafka, group: str) -> GroupVerdict:
 
 
 def committed(kafka: Kafka, group: str, topic: str) -> dict[int, int]:
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(2)])
-    result = kafka.admin.list_consumer_group_offsets([request])[group].result(15)
-    return {tp.partition: tp.offset for tp in result.topic_partitions}
+    return dict(enumerate(committed_offsets(kafka.admin, group, topic, 2)))
 
 
 def member(kafka: Kafka, group: str, protocol: str) -> Consumer:
