@@ -117,6 +117,11 @@ class OffsetReader:
                 answer = self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
             except ReaderFailed as exc:
                 return {g: str(exc) for g in requests}
+            if _all_failed(answer):
+                # Measured after a 60 s broker outage: a client that lived through it timed out every group
+                # request for minutes after the broker was back, while a new client was answered within 3 s.
+                self._stop_child()
+                self.failures += 1
         missing = messages.offset_reader_failed("no answer for the group")
         return {g: answer[g] if isinstance(answer.get(g), dict) else missing for g in requests}
 
@@ -206,6 +211,11 @@ class OffsetReader:
 
 class ReaderFailed(Exception):
     """The child died or did not answer; the message says which."""
+
+
+def _all_failed(answer: dict[str, Any]) -> bool:
+    """True when the child answered and every group failed (its offsets, and its description if asked for)."""
+    return bool(answer) and all(isinstance(a, dict) and "error" in a and "described" not in a for a in answer.values())
 
 
 def _group_answer(raw: dict[str, Any]) -> GroupAnswer:

@@ -19,6 +19,7 @@ import redis
 from bot import messages
 from bot.approvals import ProposalStore
 from bot.check import tune_gc
+from bot.cluster_health import clusters_health
 from bot.config import ConfigError, Settings
 from bot.digest_config import DigestConfig
 from bot.remediate import Remediator, audit_reply, remediate_reply
@@ -116,6 +117,7 @@ def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
         "replica": bot.replica_id,
         "leader": bot.leadership.is_leader(),
         "checks": latest,
+        "clusters": clusters_health(bot.latest, bot.away_since),
         "outbox": {"pending": pending, "stalled": stalled, "stalled_for": round(stalled_for, 1)},
     }
 

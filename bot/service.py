@@ -27,6 +27,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 from bot import agreement, messages
 from bot.audit import AuditLog
 from bot.check import Checker, CheckReport
+from bot.cluster_health import note_reachability
 from bot.config import Settings, Thresholds
 from bot.digest import IncidentSummary, PostedDigest, RemediationSummary, compose_digest, post_digest
 from bot.digest_config import DigestConfig
@@ -179,6 +180,8 @@ class Bot:
         self.epoch = StateEpoch(redis_client)
         self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
+        self.away_since: dict[str, float] = {}
+        """When each cluster became unreachable (bot.cluster_health), while it is."""
         self.remediations: RemediationHooks | None = None
 
     # -- what the policy says about a group --------------------------------------------------------------
@@ -205,6 +208,7 @@ class Bot:
         started = time.monotonic()
         report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
+        note_reachability(cluster, self.latest.get(cluster), report, self.away_since)
         self.latest[cluster] = report
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
