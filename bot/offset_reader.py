@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import selectors
 import signal
@@ -306,11 +307,14 @@ def main() -> int:
     """The child: properties on the first stdin line, then one request per line; exits when stdin closes."""
     from confluent_kafka.admin import AdminClient
 
+    from bot.logs import configure_logging
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    configure_logging()  # JSON lines on stderr like the bot's; librdkafka's connection noise stays out
     first = sys.stdin.buffer.readline()
     if not first:
         return 0
-    admin = AdminClient(json.loads(first))
+    admin = AdminClient({**json.loads(first), "logger": logging.getLogger("librdkafka")})
     for line in sys.stdin.buffer:
         answer = _answer(admin, json.loads(line))
         sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
