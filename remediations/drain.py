@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from lagbot.core import messages
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Status
 from lagbot.engine.collector import _state as group_state_of
+from lagbot.engine.collector import offset_reader
 from lagbot.remediations import drain_wording
 from lagbot.remediations.base import (
     ArgsError,
@@ -301,16 +302,19 @@ def group_state(admin: Any, group: str, *, timeout: float = 10.0) -> GroupState:
 def committed_offsets(
     admin: Any, group: str, partitions: Sequence[tuple[str, int]], *, timeout: float = 10.0
 ) -> dict[tuple[str, int], int | None]:
-    """The group's committed offset of each partition (None: nothing committed)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in partitions])
-    result = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout + 1)
+    """The group's committed offset of each partition (None: nothing committed), read through the client's
+    offset reader (lagbot.engine.offset_reader: never this process's AdminClient, which a coordinator error
+    crashes)."""
+    answer = offset_reader(admin).fetch({group: list(partitions)}, timeout)[group]
+    if isinstance(answer, str):
+        raise DrainError(
+            drain_wording.drain_offsets_unreadable(group, ", ".join(f"{t}/{p}" for t, p in partitions), answer)
+        )
     offsets: dict[tuple[str, int], int | None] = {}
-    for tp in result.topic_partitions:
-        if tp.error is not None:
-            raise DrainError(drain_wording.drain_offsets_unreadable(group, f"{tp.topic}/{tp.partition}", str(tp.error)))
-        offsets[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+    for c in answer:
+        if c.error is not None:
+            raise DrainError(drain_wording.drain_offsets_unreadable(group, f"{c.topic}/{c.partition}", c.error))
+        offsets[(c.topic, c.partition)] = c.offset
     return offsets
 
 

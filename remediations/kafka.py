@@ -17,7 +17,7 @@ from confluent_kafka.admin import OffsetSpec
 from lagbot.core import messages
 from lagbot.core.model import GroupState, Member, TopicPartition
 from lagbot.engine.collector import _member as member_of
-from lagbot.engine.collector import described_state
+from lagbot.engine.collector import described_state, offset_reader
 from lagbot.remediations import wording
 
 NO_OFFSET = -1
@@ -54,11 +54,15 @@ def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, 
 def committed_offsets(
     admin: Any, group: str, partitions: Iterable[TopicPartition], timeout: float
 ) -> dict[TopicPartition, int | None]:
-    """The group's committed offset of each partition; None where nothing is committed."""
-    request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p) for t, p in partitions])
-    future = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group]
-    result = _result(future, timeout, wording.doing_fetch_offsets(group))
-    return {(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None) for tp in result.topic_partitions}
+    """The group's committed offset of each partition; None where nothing is committed.
+
+    Read through the client's offset reader (a child process, `lagbot.engine.offset_reader`), never this process's
+    AdminClient: a coordinator error on that request crashes librdkafka.
+    """
+    answer = offset_reader(admin).fetch({group: list(partitions)}, timeout)[group]
+    if isinstance(answer, str):
+        raise KafkaActionError(wording.kafka_action_failed(wording.doing_fetch_offsets(group), answer))
+    return {(c.topic, c.partition): c.offset for c in answer}
 
 
 def list_offsets(

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import NewTopic
 
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, produce
+from lagbot.engine.collector import ClusterAdmin
 
 
 @pytest.fixture(scope="session")
@@ -76,13 +77,14 @@ class Kafka:
 
     def __init__(self, bootstrap: str) -> None:
         self.bootstrap = bootstrap
-        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        self.admin = ClusterAdmin({"bootstrap.servers": bootstrap})  # committed offsets through its reader
         self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
 
     def close(self) -> None:
         """Destroy the clients now, with nothing in flight and their broker still running, rather than during
         the interpreter's finalization after the broker has stopped."""
         self._producer.flush(10)
+        self.admin.offsets.close()
         del self._producer, self.admin
         gc.collect()
 

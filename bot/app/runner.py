@@ -27,6 +27,7 @@ from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.executors.config import build_executor
 from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
+from lagbot.service.cluster_health import clusters_health
 from lagbot.service.remediate import Remediator
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
@@ -118,6 +119,7 @@ def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
         "replica": bot.replica_id,
         "leader": bot.leadership.is_leader(),
         "checks": latest,
+        "clusters": clusters_health(bot.latest, bot.away_since),
         "outbox": {"pending": pending, "stalled": stalled, "stalled_for": round(stalled_for, 1)},
     }
 

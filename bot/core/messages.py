@@ -137,6 +137,10 @@ def timed_out(seconds: float) -> str:
     return f"no answer within {seconds:g} s"
 
 
+def offset_reader_failed(problem: str) -> str:
+    return f"the committed offsets could not be read: {problem}; they are read again at the next check"
+
+
 # ---------------------------------------------------------------------------------------------------
 # Partition status reasons (one line each, shown in --json and the tables' footnotes)
 # ---------------------------------------------------------------------------------------------------

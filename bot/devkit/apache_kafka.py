@@ -255,9 +255,27 @@ class ApacheKafka(_Service):
         properties.write_text(
             server_properties(self.workdir, self.port, self.sasl_port, self.controller_port, self.sasl_password)
         )
-        log4j = self.workdir / "log4j2.properties"
-        log4j.write_text(LOG4J2)
+        (self.workdir / "log4j2.properties").write_text(LOG4J2)
         self._format(java, classpath, properties)
+        return self._launch(java, classpath, timeout)
+
+    def halt(self) -> None:
+        """Stop the broker process (controlled shutdown) but keep its ports and data for `resume()`."""
+        _Service.stop(self)
+
+    def resume(self, timeout: float = 120.0, *, wait_ready: bool = True) -> Self:
+        """Start the broker again after `halt()`: the same ports, the same data directory, no re-format.
+
+        With `wait_ready=False` it returns as soon as the listeners accept connections, before the group
+        coordinators have loaded (what clients see right after a broker restart).
+        """
+        if self.running or not (self.workdir / "server.properties").is_file():
+            raise KafkaSetupError("resume() restarts a broker stopped with halt()")
+        return self._launch(java_binary(), f"{require_fetched()}/*", timeout, wait_ready=wait_ready)
+
+    def _launch(self, java: str, classpath: str, timeout: float, *, wait_ready: bool = True) -> Self:
+        properties = self.workdir / "server.properties"
+        log4j = self.workdir / "log4j2.properties"
         argv = [
             java,
             "-Xms256m",
@@ -274,6 +292,8 @@ class ApacheKafka(_Service):
         self._spawn(argv, timeout)
         if self._process is not None:
             _wait_for_port(self.sasl_port, self._process, self.name, max(1.0, timeout - (time.monotonic() - started)))
+        if not wait_ready:
+            return self
         self._wait_metadata(timeout - (time.monotonic() - started))
         self._wait_group_coordinators(timeout - (time.monotonic() - started))
         return self

@@ -53,6 +53,7 @@ from lagbot.devkit.embedded import (
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.devkit.interrupts import Interrupted, Interrupts
 from lagbot.devkit.transcript import ChannelEvent, ChannelWatcher, plain, table_lines
+from lagbot.engine.collector import ClusterAdmin
 from lagbot.remediations.executors.base import ExecutorError
 from lagbot.remediations.executors.config import LocalConfig
 from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
@@ -210,7 +211,7 @@ class Offsets:
     (before the broker stops, so librdkafka does not report the broker's departure)."""
 
     def __init__(self, bootstrap: str, partitions: int) -> None:
-        self._admin: AdminClient | None = AdminClient({"bootstrap.servers": bootstrap})
+        self._admin: AdminClient | None = ClusterAdmin({"bootstrap.servers": bootstrap})
         self.partitions = partitions
 
     @property
@@ -230,6 +231,8 @@ class Offsets:
         return log_end_offsets(self.admin, TOPIC, self.partitions)
 
     def close(self) -> None:
+        if isinstance(self._admin, ClusterAdmin):
+            self._admin.offsets.close()
         self._admin = None
         gc.collect()  # the client's futures may hold it in a reference cycle
 

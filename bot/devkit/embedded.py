@@ -226,12 +226,16 @@ def produce(producer: Any, topic: str, partition: int, count: int, value: bytes 
 
 
 def committed_offsets(admin: Any, group: str, topic: str, partitions: int) -> list[int]:
-    """The group's committed offset of each partition of `topic`, read from the broker (-1001: none)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    """The group's committed offset of each partition of `topic`, read from the broker (-1001: none).
 
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    [future] = admin.list_consumer_group_offsets([request]).values()
-    return [tp.offset for tp in sorted(future.result(15).topic_partitions, key=lambda tp: tp.partition)]
+    `admin` is a `lagbot.engine.collector.ClusterAdmin`: the offsets are read by its offset reader (a child process),
+    never by an AdminClient's OffsetFetch in this process, which a coordinator error crashes (librdkafka).
+    """
+    answer = admin.offsets.fetch({group: [(topic, p) for p in range(partitions)]}, 15.0)[group]
+    if isinstance(answer, str):
+        raise EmbeddedError(answer)
+    by_partition = {c.partition: -1001 if c.offset is None else c.offset for c in answer}
+    return [by_partition[p] for p in range(partitions)]
 
 
 def log_end_offsets(admin: Any, topic: str, partitions: int) -> list[int]:

@@ -2,7 +2,8 @@
 
 A cycle is four batched rounds, whatever the number of partitions:
 1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
-2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group);
+2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group), from a child
+   process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot;
 3. Metadata of every topic those groups consume (partition counts), in one request;
 4. ListOffsets latest and earliest of every partition of those topics, both issued at once
    (librdkafka batches them per partition leader).
@@ -16,11 +17,12 @@ from __future__ import annotations
 import logging
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
+from confluent_kafka import ConsumerGroupType, KafkaError, KafkaException, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -28,6 +30,7 @@ from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
 from lagbot.engine import wording
+from lagbot.engine.offset_reader import Committed, GroupRead, OffsetReader, plain_properties
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +42,8 @@ class CollectError(Exception):
 
 
 class ClusterAdmin(AdminClient):  # type: ignore[misc]  # confluent-kafka ships no types
-    """An AdminClient that remembers the last authentication failure librdkafka reported.
+    """An AdminClient that remembers the last authentication failure librdkafka reported, with an `offsets`
+    reader for committed offsets (never read through this client: see `lagbot.engine.offset_reader`).
 
     librdkafka reports a refused login (wrong SASL password, unknown user) only as an error event while the
     request itself times out; `authentication_error` serves those events so that a failed collection can say
@@ -49,6 +53,16 @@ class ClusterAdmin(AdminClient):  # type: ignore[misc]  # confluent-kafka ships 
     def __init__(self, config: dict[str, Any]) -> None:
         self._auth_error: str | None = None
         super().__init__({**config, "error_cb": self._on_error})
+        self._properties = plain_properties(config)
+        self._offsets: OffsetReader | None = None
+
+    @property
+    def offsets(self) -> OffsetReader:
+        """The reader of committed offsets for this cluster (its child process starts at the first read)."""
+        if self._offsets is None:
+            self._offsets = OffsetReader(self._properties)
+            weakref.finalize(self, self._offsets.close)
+        return self._offsets
 
     def _on_error(self, error: KafkaError) -> None:
         if error.code() == KafkaError._AUTHENTICATION:
@@ -179,47 +193,45 @@ def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> 
 def _describe_and_fetch(
     admin: AdminClient, cluster: str, group_ids: list[str], timeout: float
 ) -> dict[str, GroupSnapshot]:
-    """DescribeGroups and OffsetFetch for every group, all requests in flight together."""
+    """DescribeGroups and OffsetFetch for every group, all requests in flight together (from the offset reader's
+    child process: both requests go to the group coordinators, whose errors crash an admin client)."""
     if not group_ids:
         return {}
-    described = admin.describe_consumer_groups(group_ids, request_timeout=timeout)
-    fetched = {
-        g: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)], request_timeout=timeout)[g]
-        for g in group_ids
-    }
-    _wait_all([*described.values(), *fetched.values()], timeout)
-    if all(_failed(f) for f in described.values()) and all(_failed(f) for f in fetched.values()):
-        sample = _error_text(next(iter(described.values())), timeout)
-        raise CollectError(wording.cluster_unreachable(cluster, "describing consumer groups", sample))
-    return {g: _group_snapshot(g, described[g], fetched[g], timeout) for g in group_ids}
+    reads = offset_reader(admin).read(group_ids, timeout)
+    if all(isinstance(r.described, str) and isinstance(r.committed, str) for r in reads.values()):
+        sample = next(iter(reads.values())).described
+        raise CollectError(wording.cluster_unreachable(cluster, "describing consumer groups", str(sample)))
+    return {g: _group_snapshot(g, reads[g]) for g in group_ids}
 
 
-def _group_snapshot(group: str, described: Future[Any], fetched: Future[Any], timeout: float) -> GroupSnapshot:
-    if _failed(fetched):
-        problem = wording.group_unreadable(group, "fetching committed offsets", _error_text(fetched, timeout))
+def offset_reader(admin: Any) -> OffsetReader:
+    """The committed-offsets reader of a client made by `make_admin` (or of an object standing for one)."""
+    reader = getattr(admin, "offsets", None)
+    if not isinstance(reader, OffsetReader):
+        raise TypeError("committed offsets are read through a ClusterAdmin (make_admin), never an AdminClient")
+    return reader
+
+
+def _group_snapshot(group: str, read: GroupRead) -> GroupSnapshot:
+    if isinstance(read.committed, str):
+        problem = wording.group_unreadable(group, "fetching committed offsets", read.committed)
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed={}, error=problem)
-    committed = _committed_offsets(fetched.result(0))
-    if _failed(described):
-        problem = wording.group_unreadable(group, "describing the group", _error_text(described, timeout))
+    committed = _committed_offsets(read.committed)
+    if isinstance(read.described, str):
+        problem = wording.group_unreadable(group, "describing the group", read.described)
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed=committed, error=problem)
-    description = described.result(0)
     return GroupSnapshot(
         group=group,
-        state=described_state(description),
-        members=tuple(_member(m) for m in description.members),
+        state=read.described.state,
+        members=read.described.members,
         committed=committed,
-        assignor=str(description.partition_assignor or ""),
+        assignor=read.described.assignor,
     )
 
 
-def _committed_offsets(result: Any) -> dict[TopicPartition, int | None]:
+def _committed_offsets(answer: list[Committed]) -> dict[TopicPartition, int | None]:
     """Committed offsets by partition; None where the group has nothing committed."""
-    offsets: dict[TopicPartition, int | None] = {}
-    for tp in result.topic_partitions or ():
-        if tp.error is not None:
-            continue
-        offsets[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
-    return offsets
+    return {(c.topic, c.partition): c.offset for c in answer if c.error is None}
 
 
 def _member(description: Any) -> Member:

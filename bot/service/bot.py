@@ -35,6 +35,7 @@ from lagbot.policies.model import Policy
 from lagbot.service import wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
+from lagbot.service.cluster_health import note_reachability
 from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
 from lagbot.service.history import HistoryStore, make_history
 from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
@@ -184,6 +185,8 @@ class Bot:
         self.epoch = StateEpoch(redis_client)
         self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
+        self.away_since: dict[str, float] = {}
+        """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
         self.remediations: RemediationHooks | None = None
 
     # -- what the policy says about a group --------------------------------------------------------------
@@ -214,6 +217,7 @@ class Bot:
         started = time.monotonic()
         report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
+        note_reachability(cluster, self.latest.get(cluster), report, self.away_since)
         self.latest[cluster] = report
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import TopicPartition
 
 from lagbot.core.model import Member
+from lagbot.devkit.embedded import committed_offsets
 from lagbot.remediations.executors.base import ExecutorError, Workload
 from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
 from lagbot.remediations.executors.local import (
@@ -78,9 +79,7 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) ->
 
 def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int]:
     """The group's committed offsets as the broker returns them (-1001: none)."""
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    result = kafka.admin.list_consumer_group_offsets([request], request_timeout=10)[group].result(15)
-    return {tp.partition: tp.offset for tp in result.topic_partitions}
+    return dict(enumerate(committed_offsets(kafka.admin, group, topic, partitions)))
 
 
 def log_ends(kafka: Kafka, topic: str, partitions: int) -> dict[int, int]:

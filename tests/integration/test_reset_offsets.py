@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
+from lagbot.devkit.embedded import committed_offsets
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext, Plan
@@ -36,9 +36,7 @@ def check(kafka: Kafka, group: str) -> GroupVerdict:
 
 
 def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int]:
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    result = kafka.admin.list_consumer_group_offsets([request])[group].result(15)
-    return {tp.partition: tp.offset for tp in result.topic_partitions}
+    return dict(enumerate(committed_offsets(kafka.admin, group, topic, partitions)))
 
 
 def rows(table: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

@@ -14,10 +14,11 @@ from concurrent.futures import Future
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Consumer
 
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
+from lagbot.devkit.embedded import committed_offsets
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
@@ -57,9 +58,7 @@ def check(kafka: Kafka, group: str) -> GroupVerdict:
 
 
 def committed(kafka: Kafka, group: str, topic: str) -> dict[int, int]:
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(2)])
-    result = kafka.admin.list_consumer_group_offsets([request])[group].result(15)
-    return {tp.partition: tp.offset for tp in result.topic_partitions}
+    return dict(enumerate(committed_offsets(kafka.admin, group, topic, 2)))
 
 
 def member(kafka: Kafka, group: str, protocol: str) -> Consumer:

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType, Node, TopicPartition
+from confluent_kafka import ConsumerGroupState, ConsumerGroupType, Node, TopicPartition
 from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, MemberDescription
 
 from lagbot.core.model import GroupSnapshot, GroupState, Member
 from lagbot.engine.collector import _committed_offsets, _complete, _member, _state, described_state
+from lagbot.engine.offset_reader import _group_answer
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:
-    result = ConsumerGroupTopicPartitions(
-        "g", [TopicPartition("t", 0, 5), TopicPartition("t", 1, -1001), TopicPartition("t", 2, 0)]
-    )
-    assert _committed_offsets(result) == {("t", 0): 5, ("t", 1): None, ("t", 2): 0}
+    # The offset reader's child answers with the client's own values (-1001: nothing committed).
+    answer = _group_answer({"offsets": [["t", 0, 5, None], ["t", 1, -1001, None], ["t", 2, 0, None]]})
+    assert _committed_offsets(answer) == {("t", 0): 5, ("t", 1): None, ("t", 2): 0}
+
+
+def test_partition_errors_are_left_out() -> None:
+    answer = _group_answer({"offsets": [["t", 0, 5, None], ["t", 1, 7, "Broker: Unstable offset commit"]]})
+    assert _committed_offsets(answer) == {("t", 0): 5}
 
 
 def test_member_keeps_ids_host_and_sorted_assignment() -> None:

@@ -1,0 +1,326 @@
+"""Committed offsets (OffsetFetch) and group descriptions (DescribeGroups) read by a child process, so that a
+crash of the Kafka client there cannot take the bot down with it.
+
+Why: librdkafka (measured with confluent-kafka 2.16.1 / librdkafka 2.16.0, the newest release) crashes the
+whole process when an AdminClient's ListConsumerGroupOffsets is answered with a coordinator error that asks
+for a coordinator refresh (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE): its OffsetFetch response handler
+hands the refresh to the client's consumer-group handle, which an admin client does not have (NULL). Measured
+on Apache Kafka 4.1 restarted under load: SIGSEGV in rd_kafka_cgrp_op, or SIGABRT on an assertion in the same
+path. Any broker restart or coordinator move can give those answers, and no check made beforehand closes the
+race (the coordinator can move between the check and the request), so the request is sent from a child.
+The same restart measured a second crash in the admin client's coordinator lookup, which DescribeGroups shares
+(SIGABRT: "rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0' failed"), so the collector's
+DescribeGroups is sent from the child as well.
+
+A reader is one long-lived child (`python -m <this module>`) per cluster client, sharing nothing with the bot
+but a pipe: the client's properties arrive on its stdin (never on its command line or in its environment),
+then one JSON line per request (every group of a check at once), one JSON line per answer. A child that dies
+or does not answer in time fails only that request: every group of it gets an error saying so, and the next
+request starts a new child. The child exits when its stdin closes (the bot stopped or was killed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from lagbot.core import messages
+from lagbot.core.model import GroupState, Member
+
+TopicPartition = tuple[str, int]
+ANSWER_GRACE = 5.0
+"""Seconds the child may take beyond the request timeout before it is given up (and killed)."""
+
+
+@dataclass(frozen=True)
+class Committed:
+    """One partition's committed offset as the broker answered: `offset` None when nothing is committed."""
+
+    topic: str
+    partition: int
+    offset: int | None
+    error: str | None = None
+
+
+GroupAnswer = list[Committed] | str
+"""A group's committed offsets, or the text of why they could not be read."""
+
+
+@dataclass(frozen=True)
+class Described:
+    """A group as DescribeGroups reported it."""
+
+    state: GroupState
+    members: tuple[Member, ...]
+    assignor: str
+
+
+@dataclass(frozen=True)
+class GroupRead:
+    """One group's committed offsets and description (each: the answer, or the text of why it failed)."""
+
+    committed: GroupAnswer
+    described: Described | str
+
+
+def plain_properties(config: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
+    """The client properties a child can be given: every plain value (callbacks and loggers stay here)."""
+    return {k: v for k, v in config.items() if isinstance(v, str | int | float | bool)}
+
+
+class OffsetReader:
+    """Reads committed offsets of many groups at once through a child process; thread-safe, one request at a time."""
+
+    def __init__(self, properties: Mapping[str, str | int | float | bool]) -> None:
+        self._properties = dict(properties)
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+        self._buffer = b""
+        self.failures = 0
+        """How many children died or were given up (each replaced at the next read)."""
+
+    def fetch(self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float) -> dict[str, GroupAnswer]:
+        """Committed offsets per group: the partitions asked for, or (None) every partition the group committed."""
+        answer = self._request(requests, timeout, describe=False)
+        return {g: a if isinstance(a, str) else _group_answer(a) for g, a in answer.items()}
+
+    def read(self, groups: Sequence[str], timeout: float) -> dict[str, GroupRead]:
+        """Every committed offset and the description of each group, all requests in flight together."""
+        answer = self._request(dict.fromkeys(groups), timeout, describe=True)
+        return {
+            g: GroupRead(a, a) if isinstance(a, str) else GroupRead(_group_answer(a), _described(a))
+            for g, a in answer.items()
+        }
+
+    def _request(
+        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
+    ) -> dict[str, Any]:
+        if not requests:
+            return {}
+        request = {
+            "timeout": timeout,
+            "describe": describe,
+            "groups": {g: None if tps is None else [[t, p] for t, p in tps] for g, tps in requests.items()},
+        }
+        with self._lock:
+            try:
+                answer = self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
+            except ReaderFailed as exc:
+                return {g: str(exc) for g in requests}
+            if _all_failed(answer):
+                # Measured after a 60 s broker outage: a client that lived through it timed out every group
+                # request for minutes after the broker was back, while a new client was answered within 3 s.
+                self._stop_child()
+                self.failures += 1
+        missing = messages.offset_reader_failed("no answer for the group")
+        return {g: answer[g] if isinstance(answer.get(g), dict) else missing for g in requests}
+
+    @property
+    def child_pid(self) -> int | None:
+        """The running child's process id (None before the first read and after a failure)."""
+        child = self._child
+        return child.pid if child is not None and child.poll() is None else None
+
+    def close(self) -> None:
+        """Stop the child (it exits on its own when its stdin closes)."""
+        with self._lock:
+            self._stop_child()
+
+    def _ask(self, line: bytes, within: float) -> dict[str, Any]:
+        child = self._ensure_child()
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            child.stdin.write(line)
+            child.stdin.flush()
+            answer = self._read_line(child.stdout, time.monotonic() + within)
+        except (OSError, ValueError):
+            answer = None
+        if answer is None:
+            problem = self._failure(child, within)
+            self._stop_child()
+            self.failures += 1
+            raise ReaderFailed(problem)
+        return dict(json.loads(answer))
+
+    def _ensure_child(self) -> subprocess.Popen[bytes]:
+        if self._child is not None and self._child.poll() is None:
+            return self._child
+        if self._child is not None:  # died between two requests
+            self._stop_child()
+            self.failures += 1
+        self._child = subprocess.Popen(
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C meant for the bot reaches the child only as its stdin closing
+        )
+        assert self._child.stdin is not None
+        self._child.stdin.write(json.dumps(self._properties).encode() + b"\n")
+        self._child.stdin.flush()
+        self._buffer = b""
+        return self._child
+
+    def _read_line(self, stream: IO[bytes], deadline: float) -> bytes | None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(stream, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    return None
+                chunk = os.read(stream.fileno(), 1 << 16)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _failure(self, child: subprocess.Popen[bytes], within: float) -> str:
+        try:
+            code = child.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return messages.offset_reader_failed(f"no answer within {within:g} s")
+        if code < 0:
+            try:
+                return messages.offset_reader_failed(f"the Kafka client crashed ({signal.Signals(-code).name})")
+            except ValueError:
+                pass
+        return messages.offset_reader_failed(f"the Kafka client exited with code {code}")
+
+    def _stop_child(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=5)
+
+
+class ReaderFailed(Exception):
+    """The child died or did not answer; the message says which."""
+
+
+def _all_failed(answer: dict[str, Any]) -> bool:
+    """True when the child answered and every group failed (its offsets, and its description if asked for)."""
+    return bool(answer) and all(isinstance(a, dict) and "error" in a and "described" not in a for a in answer.values())
+
+
+def _group_answer(raw: dict[str, Any]) -> GroupAnswer:
+    if "error" in raw:
+        return str(raw["error"])
+    return [Committed(str(t), int(p), None if o < 0 else int(o), e) for t, p, o, e in raw["offsets"]]
+
+
+def _described(raw: dict[str, Any]) -> Described | str:
+    described = raw.get("described")
+    if not isinstance(described, dict):
+        return str(raw.get("described_error") or messages.offset_reader_failed("no description of the group"))
+    members = tuple(
+        Member(str(m), str(c), str(h), tuple((str(t), int(p)) for t, p in a)) for m, c, h, a in described["members"]
+    )
+    return Described(GroupState(described["state"]), members, str(described["assignor"]))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The child
+# ---------------------------------------------------------------------------------------------------
+
+
+def _error_text(exc: BaseException) -> str:
+    error: Any = exc.args[0] if exc.args else None
+    if hasattr(error, "str") and hasattr(error, "name"):
+        return f"{error.str()} ({error.name()})"
+    return str(exc) or type(exc).__name__
+
+
+def _answer(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from concurrent.futures import wait
+
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    timeout = float(request["timeout"])
+    futures = {}
+    for group, partitions in request["groups"].items():
+        tps = None if partitions is None else [KafkaTopicPartition(t, p) for t, p in partitions]
+        futures[group] = admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=timeout
+        )[group]
+    described = admin.describe_consumer_groups(list(futures), request_timeout=timeout) if request["describe"] else {}
+    wait([*futures.values(), *described.values()], timeout=timeout + 1.0)
+    answer: dict[str, Any] = {}
+    for group, future in futures.items():
+        problem = _future_problem(future, timeout)
+        if problem is not None:
+            answer[group] = {"error": problem}
+        else:
+            answer[group] = {
+                "offsets": [
+                    [tp.topic, tp.partition, tp.offset, None if tp.error is None else tp.error.str()]
+                    for tp in future.result().topic_partitions or ()
+                ]
+            }
+        if group in described:
+            answer[group].update(_description(described[group], timeout))
+    return answer
+
+
+def _future_problem(future: Any, timeout: float) -> str | None:
+    if not future.done():
+        return messages.timed_out(timeout)
+    exc = future.exception()
+    return None if exc is None else _error_text(exc)
+
+
+def _description(future: Any, timeout: float) -> dict[str, Any]:
+    from lagbot.engine.collector import _member, described_state
+
+    problem = _future_problem(future, timeout)
+    if problem is not None:
+        return {"described_error": problem}
+    description = future.result()
+    members = [_member(m) for m in description.members]
+    return {
+        "described": {
+            "state": described_state(description).value,
+            "members": [[m.member_id, m.client_id, m.host, [list(tp) for tp in m.assignment]] for m in members],
+            "assignor": str(description.partition_assignor or ""),
+        }
+    }
+
+
+def main() -> int:
+    """The child: properties on the first stdin line, then one request per line; exits when stdin closes."""
+    from confluent_kafka.admin import AdminClient
+
+    from lagbot.core.logs import configure_logging
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    configure_logging()  # JSON lines on stderr like the bot's; librdkafka's connection noise stays out
+    first = sys.stdin.buffer.readline()
+    if not first:
+        return 0
+    admin = AdminClient({**json.loads(first), "logger": logging.getLogger("librdkafka")})
+    for line in sys.stdin.buffer:
+        answer = _answer(admin, json.loads(line))
+        sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
+        sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
