@@ -22,9 +22,8 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from tests.conftest import Kafka, Names
-from tests.integration.bot_process import BotProcess, wait_for
-from tests.integration.test_bot_e2e import CHANNEL
-from tests.integration.test_leader_kill_fault import (
+from tests.integration.bot_process import CHANNEL, BotProcess, wait_for
+from tests.integration.faults import (
     RSS_LIMIT_MB,
     TOKEN,
     approve_reply,
@@ -36,7 +35,7 @@ from tests.integration.test_leader_kill_fault import (
 )
 
 pytestmark = pytest.mark.integration
-__all__ = ["gated", "slack"]  # fixtures shared with test_leader_kill_fault
+__all__ = ["gated", "slack"]  # fixtures from tests.integration.faults
 DOWN_FOR = 60.0
 CLUSTER = "embedded"  # the cluster's name in the shared fault config
 
