@@ -26,24 +26,15 @@ consumers), `progress` (lines for the incident thread), and `extra`:
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lagbot.core import messages
-from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Status
-from lagbot.engine.collector import _state as group_state_of
-from lagbot.engine.collector import offset_reader
+from lagbot.core.model import GroupVerdict, PartitionVerdict, Status
 from lagbot.remediations import drain_wording
 from lagbot.remediations.base import (
     ArgsError,
@@ -56,7 +47,16 @@ from lagbot.remediations.base import (
     Risk,
     Verification,
 )
-from lagbot.remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain_job import JobConfig, JobProgress
+from lagbot.remediations.drain_offsets import (
+    _NOT_ACTIVE,
+    DrainError,
+    advance_offsets,
+    committed_offsets,
+    group_state,
+    moved_back,
+    wait_until_empty,
+)
 from lagbot.remediations.drain_plan import (
     DrainLayout,
     Manifest,
@@ -69,6 +69,7 @@ from lagbot.remediations.drain_plan import (
     plan_id,
 )
 from lagbot.remediations.drain_preflight import java_problem, sink_problem
+from lagbot.remediations.drain_run import run_local, submit
 from lagbot.remediations.drain_settings import (
     DEFAULT_TASK_RATE,
     DrainSettings,
@@ -83,13 +84,6 @@ from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.verify import VerifyRules
 
 log = logging.getLogger(__name__)
-
-_NOT_ACTIVE = (GroupState.EMPTY, GroupState.DEAD)
-"""States with no members: Empty (offsets kept) or Dead (no group metadata). Offsets may move only then."""
-
-
-class DrainError(Exception):
-    """A step of the drain refused or failed; the message is one line fit for the incident thread."""
 
 
 class DrainParams(BaseModel):
@@ -293,187 +287,9 @@ def plan_partitions(plan: Plan) -> tuple[PartitionDrain, ...]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def group_state(admin: Any, group: str, *, timeout: float = 10.0) -> GroupState:
-    """The group's state as its coordinator reports it (DescribeGroups)."""
-    future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
-    return group_state_of(future.result(timeout + 1).state)
-
-
-def committed_offsets(
-    admin: Any, group: str, partitions: Sequence[tuple[str, int]], *, timeout: float = 10.0
-) -> dict[tuple[str, int], int | None]:
-    """The group's committed offset of each partition (None: nothing committed), read through the client's
-    offset reader (lagbot.engine.offset_reader: never this process's AdminClient, which a coordinator error
-    crashes)."""
-    answer = offset_reader(admin).fetch({group: list(partitions)}, timeout)[group]
-    if isinstance(answer, str):
-        raise DrainError(
-            drain_wording.drain_offsets_unreadable(group, ", ".join(f"{t}/{p}" for t, p in partitions), answer)
-        )
-    offsets: dict[tuple[str, int], int | None] = {}
-    for c in answer:
-        if c.error is not None:
-            raise DrainError(drain_wording.drain_offsets_unreadable(group, f"{c.topic}/{c.partition}", c.error))
-        offsets[(c.topic, c.partition)] = c.offset
-    return offsets
-
-
-def moved_back(partitions: Sequence[PartitionDrain], current: dict[tuple[str, int], int | None]) -> list[str]:
-    """Partitions whose committed offset is now behind where the plan saw it: advancing would skip unread data."""
-    behind = []
-    for p in partitions:
-        now = current.get((p.topic, p.partition))
-        if p.committed is not None and (now is None or now < p.committed):
-            behind.append(f"{p.topic}/{p.partition} {p.committed} -> {now if now is not None else '-'}")
-    return behind
-
-
-def commits_for(
-    partitions: Sequence[PartitionDrain], current: dict[tuple[str, int], int | None]
-) -> dict[tuple[str, int], int]:
-    """Offsets to commit: each range end, except where the group is already at or past it (never backwards)."""
-    moves = {}
-    for p in partitions:
-        now = current.get((p.topic, p.partition))
-        if now is None or now < p.end:
-            moves[(p.topic, p.partition)] = p.end
-    return moves
-
-
-def advance_offsets(
-    admin: Any, group: str, partitions: Sequence[PartitionDrain], *, timeout: float = 10.0
-) -> dict[tuple[str, int], int]:
-    """Commit the drained ends for an Empty group, after checking; returns what was committed.
-
-    Apache Kafka refuses to alter an active group's offsets; some brokers do not, so the state is
-    checked here right before the request, and the result is read back.
-
-    Raises:
-        DrainError: the group is not Empty, its offsets moved back since the plan, or the broker
-            refused or did not store what was asked.
-    """
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-
-    state = group_state(admin, group, timeout=timeout)
-    if state not in _NOT_ACTIVE:
-        raise DrainError(drain_wording.drain_group_active(group, state.value))
-    tps = [(p.topic, p.partition) for p in partitions]
-    current = committed_offsets(admin, group, tps, timeout=timeout)
-    behind = moved_back(partitions, current)
-    if behind:
-        raise DrainError(drain_wording.drain_moved_back(group, behind))
-    moves = commits_for(partitions, current)
-    if not moves:
-        return {}
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in sorted(moves.items())])
-    try:
-        admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout + 1)
-    except Exception as exc:
-        raise DrainError(drain_wording.drain_commit_failed(group, str(exc))) from exc
-    stored = committed_offsets(admin, group, list(moves), timeout=timeout)
-    wrong = [f"{t}/{p}" for (t, p), o in moves.items() if stored.get((t, p)) != o]
-    if wrong:
-        raise DrainError(
-            drain_wording.drain_commit_failed(group, f"read back different offsets for {', '.join(wrong)}")
-        )
-    return moves
-
-
-def wait_until_empty(
-    admin: Any, group: str, *, timeout: float, sleep: Callable[[float], None] = time.sleep
-) -> GroupState:
-    """Poll the group's state until it has no members or `timeout` seconds passed; the last state seen."""
-    deadline = time.monotonic() + timeout
-    while True:
-        state = group_state(admin, group, timeout=min(10.0, timeout))
-        if state in _NOT_ACTIVE or time.monotonic() >= deadline:
-            return state
-        sleep(0.5)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Running the job: in-process (local masters) or through spark-submit
 # ---------------------------------------------------------------------------------------------------
-
-
-def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext, on_progress: Any) -> Manifest:
-    """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
-    from lagbot.remediations.drain_job import run_job, spark_session
-
-    given = context.extra.get("spark")
-    owned = given is None
-    spark = spark_session(params.master, app_name=f"lagbot-drain-{config.group}") if given is None else given
-    try:
-        return run_job(spark, config, on_progress=on_progress)
-    finally:
-        if owned:
-            spark.stop()
-
-
-def spark_submit_executable(configured: str) -> str:
-    """`configured` if found on PATH (or a path), else the spark-submit shipped inside the pyspark wheel."""
-    found = shutil.which(configured)
-    if found:
-        return found
-    import pyspark
-
-    bundled = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    if configured == "spark-submit" and bundled.exists():
-        return str(bundled)
-    raise DrainError(drain_wording.drain_no_spark_submit(configured))
-
-
-def submit(
-    config: JobConfig,
-    settings: DrainSettings,
-    *,
-    on_progress: Callable[[JobProgress], None] | None,
-    timeout: float,
-) -> Manifest:
-    """Run the job with spark-submit (client mode), following its progress lines; its manifest.
-
-    The job's configuration (with the cluster's credentials) goes into a file readable only by this user,
-    removed afterwards.
-
-    Raises:
-        DrainError: spark-submit could not start, timed out, or ended without a result line.
-    """
-    executable = spark_submit_executable(settings.spark_submit)
-    settings = settings.model_copy(update={"spark_submit": executable})
-    handle, path = tempfile.mkstemp(prefix="lagbot-drain-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(config.to_json())
-        argv = spark_submit_argv(settings, config_file=path, app_name=f"lagbot-drain-{config.group}")
-        return _follow(argv, on_progress=on_progress, timeout=timeout)
-    finally:
-        Path(path).unlink(missing_ok=True)
-
-
-def _follow(argv: list[str], *, on_progress: Callable[[JobProgress], None] | None, timeout: float) -> Manifest:
-    env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(  # argv from settings, no shell
-            argv, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL, text=True, env=env
-        )
-        timer = threading.Timer(timeout, process.kill)
-        timer.start()
-        result: Manifest | None = None
-        try:
-            assert process.stdout is not None
-            for line in process.stdout:
-                if line.startswith(PROGRESS_PREFIX) and on_progress is not None:
-                    on_progress(JobProgress.from_json(line.removeprefix(PROGRESS_PREFIX)))
-                elif line.startswith(RESULT_PREFIX):
-                    result = Manifest.from_json(line.removeprefix(RESULT_PREFIX))
-            code = process.wait()
-        finally:
-            timer.cancel()
-        if result is not None:
-            return result
-        errors.seek(0)
-        tail = errors.read().decode(errors="replace").strip().splitlines()[-3:]
-        raise DrainError(drain_wording.drain_submit_failed(code, " | ".join(tail)))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -18,17 +18,15 @@ from lagbot.core.config import ConfigError, load_settings
 from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
 from lagbot.remediations.base import Plan, Progress, Risk
 from lagbot.remediations.drain import (
-    DrainError,
     DrainParams,
     DrainRemediation,
     build_plan,
-    commits_for,
-    moved_back,
     plan_partitions,
     plan_ranges,
     verify_drain,
 )
 from lagbot.remediations.drain_job import JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain_offsets import DrainError, commits_for, moved_back
 from lagbot.remediations.drain_plan import (
     Manifest,
     ManifestVersionError,
