@@ -31,6 +31,17 @@ SLOW_FACTOR = 3.0
 """A member is a slow owner when its fastest partition is read this many times slower than the others' median."""
 
 
+def at_partition_ceiling(verdict: GroupVerdict) -> bool:
+    """Every partition is owned by a member of its own: one consumer per partition, the most Kafka allows.
+
+    Counting members is not enough: with an uneven assignment (a member owning two partitions) or an
+    unassigned partition, more parallelism is still possible, so that is a deficit, not a ceiling.
+    """
+    partitions = len(verdict.partitions)
+    owners = {p.owner.member_id for p in verdict.partitions if p.owner is not None}
+    return partitions > 0 and len(owners) == partitions
+
+
 def stalled(verdict: GroupVerdict) -> list[PartitionVerdict]:
     return [p for p in verdict.partitions if p.status is Status.STALL]
 

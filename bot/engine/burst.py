@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lagbot.core.model import Cause, GroupVerdict
-from lagbot.engine import wording
+from lagbot.engine import agreement, wording
 
 BURST_FACTOR = 3.0
 
@@ -66,7 +66,8 @@ def producer_burst_by_index(verdict: GroupVerdict) -> Cause | None:
             burst.recent, burst.recent_horizon, burst.before, burst.before_horizon, burst.ongoing, verdict.produce_rate
         ),
         confidence=0.85 if burst.ongoing else 0.6,
-        remediation="scale" if burst.ongoing else None,
+        # More replicas help only while more is coming and there is parallelism left to add.
+        remediation="scale" if burst.ongoing and not agreement.at_partition_ceiling(verdict) else None,
         evidence={
             "recent_rate": round(burst.recent, 2),
             "recent_horizon_seconds": burst.recent_horizon,

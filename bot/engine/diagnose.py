@@ -64,7 +64,10 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
             lambda: hot_partition(verdict),
             lambda: partition_ceiling(verdict),
             lambda: throughput_deficit(verdict),
-            lambda: producer_burst_by_index(verdict) or producer_burst(window),
+            lambda: (
+                producer_burst_by_index(verdict)
+                or producer_burst(window, scalable=not agreement.at_partition_ceiling(verdict))
+            ),
         ]
     found = [cause for check in checks if (cause := check()) is not None]
     found.sort(key=lambda c: -c.confidence)
@@ -276,17 +279,6 @@ def replicas_needed(produce: float, consume: float, members: int, partitions: in
     return max(1, min(wanted, partitions))
 
 
-def at_partition_ceiling(verdict: GroupVerdict) -> bool:
-    """Every partition is owned by a member of its own: one consumer per partition, the most Kafka allows.
-
-    Counting members is not enough: with an uneven assignment (a member owning two partitions) or an
-    unassigned partition, more parallelism is still possible, so that is a deficit, not a ceiling.
-    """
-    partitions = len(verdict.partitions)
-    owners = {p.owner.member_id for p in verdict.partitions if p.owner is not None}
-    return partitions > 0 and len(owners) == partitions
-
-
 def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
     """Consumers commit slower than producers write: how many replicas would keep up (at most one per partition)."""
     deficit = _deficit(verdict)
@@ -319,7 +311,11 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
     """A deficit while every partition already has its own member: more replicas would sit idle."""
     deficit = _deficit(verdict)
     partitions = len(verdict.partitions)
-    if deficit is None or not at_partition_ceiling(verdict) or agreement.deficit_explained(verdict) is not None:
+    if (
+        deficit is None
+        or not agreement.at_partition_ceiling(verdict)
+        or agreement.deficit_explained(verdict) is not None
+    ):
         return None
     produce, consume = deficit
     return Cause(
@@ -335,8 +331,9 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
     )
 
 
-def producer_burst(window: GroupWindow | None) -> Cause | None:
-    """The newest interval's produce rate is >= 3x the trailing average over the rest of the window."""
+def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Cause | None:
+    """The newest interval's produce rate is >= 3x the trailing average over the rest of the window. Scaling is
+    offered only when `scalable` (not one consumer per partition already)."""
     if window is None or len(window.samples) < 3:
         return None
     times = [g.at for g in window.samples]
@@ -358,7 +355,7 @@ def producer_burst(window: GroupWindow | None) -> Cause | None:
         kind="producer_burst",
         explanation=wording.cause_burst(recent, trailing),
         confidence=0.7,
-        remediation=SCALE,
+        remediation=SCALE if scalable else None,
         evidence={"recent_rate": round(recent, 2), "trailing_rate": round(trailing, 2)},
     )
 

@@ -15,7 +15,7 @@ from lagbot.core.model import GroupVerdict
 from lagbot.engine import wording as engine_wording
 from lagbot.engine.burst import producer_burst_by_index
 from lagbot.engine.diagnose import SCALE, diagnose
-from tests.unit.verdicts import partition, verdict
+from tests.unit.verdicts import member, partition, verdict
 
 
 def with_baselines(baselines: tuple[tuple[float, float | None], ...], produce: float | None) -> GroupVerdict:
@@ -98,3 +98,26 @@ def test_the_issue_burst_reads_like_the_issue() -> None:
     assert engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0) == (
         "producers wrote 2,000 msg/s over the last 60 s vs 50.0 msg/s over the 14 min before (40.0x); still going"
     )
+
+
+def test_b08_at_the_partition_ceiling_an_ongoing_burst_offers_no_scale() -> None:
+    """B08 The issue's burst, still going, on a group whose two partitions each have a member of their own: one
+    consumer per partition is the most Kafka allows, so more replicas would idle. The burst is named with the same
+    numbers, as sure, but offers no scale (the window's own burst rule agrees)."""
+    owned = [
+        partition(p, committed=0, log_end=20_000, owner=member(p + 1, p)) for p in range(2)
+    ]  # each partition its own member
+    v = replace(verdict(owned, produce=1900.0, consume=10.0), baseline_produce=ISSUE)
+    cause = producer_burst_by_index(v)
+    assert cause is not None
+    assert (cause.explanation, cause.remediation, cause.confidence) == (
+        engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0),
+        None,
+        0.85,
+    )
+    offered = {c.remediation for c in diagnose(v, None, Evaluation()) if c.kind == "producer_burst"}
+    assert offered == {None}
+    # One partition fewer owned (two members on three partitions): parallelism is left, scaling is offered.
+    spare = [*owned, partition(2, committed=0, log_end=20_000, owner=member(1, 0, 2))]
+    cause = producer_burst_by_index(replace(verdict(spare, produce=1900.0, consume=10.0), baseline_produce=ISSUE))
+    assert cause is not None and cause.remediation == SCALE

@@ -634,10 +634,15 @@ def test_replicas_needed(produce: float, consume: float, members: int, partition
 # ---------------------------------------------------------------------------------------------------
 
 
-def burst_window(newest_log_end: int, *, late_partition: bool = False) -> GroupWindow:
-    """Partition 0 written at 10/s for 120 s, then up to `newest_log_end` in the last 60 s."""
+def burst_window(newest_log_end: int, *, late_partition: bool = False, spare: bool = True) -> GroupWindow:
+    """Partition 0 written at 10/s for 120 s, then up to `newest_log_end` in the last 60 s. `spare`: the member also
+    owns an idle partition 2 (nothing written, nothing behind), so a second replica would have work: scaling can
+    help."""
     parts = {0: rows([9000, 9600, 10_200, 10_800], [10_000, 10_600, 11_200, newest_log_end])}
     assignment = [0]
+    if spare:
+        parts[2] = rows([500, 500, 500, 500], [500, 500, 500, 500])
+        assignment.append(2)
     if late_partition:
         parts[1] = rows([45_000], [50_000])  # appears at the newest sample only
         assignment.append(1)
@@ -659,6 +664,14 @@ def test_producer_burst_fires(newest_log_end: int, explanation: str) -> None:
     assert cause.confidence == 0.7
     recent = (newest_log_end - 11_200) / 60
     assert cause.evidence == {"recent_rate": round(recent, 2), "trailing_rate": 10.0}
+
+
+def test_a_burst_on_a_group_with_a_consumer_per_partition_offers_no_scale() -> None:
+    """One partition, one member of its own: more replicas would idle, so the burst is named without a remedy."""
+    _, causes = run(burst_window(17_200, spare=False))
+    cause = the(causes, "producer_burst")
+    assert cause.explanation == "producers write 100 msg/s now, 10.0x their trailing average of 10.0 msg/s"
+    assert (cause.remediation, cause.confidence) == (None, 0.7)
 
 
 def test_producer_burst_does_not_fire_below_three_times_the_trailing_rate() -> None:
