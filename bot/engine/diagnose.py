@@ -220,6 +220,8 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
     total = verdict.total_lag or 0
     if len(verdict.partitions) < 2 or not lagging or total <= 0:
         return None
+    if any(p.lag is None for p in verdict.partitions):
+        return None  # a partition of unknown lag (nothing committed) may hold more: no share can be claimed
     hot = max(lagging, key=lambda p: p.lag or 0)
     share = (hot.lag or 0) / total
     if share < HOT_SHARE:

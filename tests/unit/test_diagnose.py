@@ -466,6 +466,18 @@ def test_hot_partition_needs_sixty_percent_of_the_lag(hot_lag: int, fires: bool)
         assert "hot_partition" not in kinds(causes)
 
 
+def test_hot_partition_claims_no_share_beside_a_partition_of_unknown_lag() -> None:
+    """Partition 1 has no committed offset (its lag unknown, 10,100 messages written): partition 0's 5,000 are
+    100% of the known lag only, and partition 1 may hold more. No hot partition is claimed."""
+    window = make_window(
+        {0: rated(10, 10, 5000), 1: rows([None, None, None], [9000, 9500, 10_100])},
+        members=[member(1, 0), member(2, 1)],
+    )
+    verdict, causes = run(window)
+    assert (verdict.total_lag, verdict.partitions[1].lag) == (5000, None)
+    assert "hot_partition" not in kinds(causes)
+
+
 def test_hot_partition_does_not_fire_for_evenly_spread_lag() -> None:
     window = make_window(
         {p: rated(10, 10, 1000) for p in range(3)},
