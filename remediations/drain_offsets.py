@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lagbot.core.model import GroupState
-from lagbot.engine.collector import _state as group_state_of
 from lagbot.engine.collector import offset_reader
 from lagbot.remediations import drain_wording
 from lagbot.remediations.drain_plan import (
@@ -24,9 +23,12 @@ class DrainError(Exception):
 
 
 def group_state(admin: Any, group: str, *, timeout: float = 10.0) -> GroupState:
-    """The group's state as its coordinator reports it (DescribeGroups)."""
-    future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
-    return group_state_of(future.result(timeout + 1).state)
+    """The group's state as its coordinator reports it (DescribeGroups), through the client's offset reader (a
+    child process: never this process's AdminClient, which a coordinator error during a broker restart crashes)."""
+    described = offset_reader(admin).read([group], timeout)[group].described
+    if isinstance(described, str):
+        raise DrainError(drain_wording.drain_group_unreadable(group, described))
+    return described.state
 
 
 def committed_offsets(
@@ -112,10 +114,15 @@ def advance_offsets(
 def wait_until_empty(
     admin: Any, group: str, *, timeout: float, sleep: Callable[[float], None] = time.sleep
 ) -> GroupState:
-    """Poll the group's state until it has no members or `timeout` seconds passed; the last state seen."""
+    """Poll the group's state until it has no members or `timeout` seconds passed; the last state seen (UNKNOWN
+    when it could not be read then). A failed read is polled again: the caller paused the consumers and must be
+    the one to restore them, so this never raises for a read."""
     deadline = time.monotonic() + timeout
     while True:
-        state = group_state(admin, group, timeout=min(10.0, timeout))
+        try:
+            state = group_state(admin, group, timeout=min(10.0, timeout))
+        except DrainError:
+            state = GroupState.UNKNOWN
         if state in _NOT_ACTIVE or time.monotonic() >= deadline:
             return state
         sleep(0.5)

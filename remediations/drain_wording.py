@@ -90,6 +90,10 @@ def drain_offsets_unreadable(group: str, where: str, problem: str) -> str:
     return f"group {group!r}: cannot read the committed offset of {where}: {problem}"
 
 
+def drain_group_unreadable(group: str, problem: str) -> str:
+    return f"group {group!r}: cannot read its state: {problem}; nothing was committed"
+
+
 def drain_group_active(group: str, state: str) -> str:
     return (
         f"group {group!r} is {state}, not Empty: its offsets cannot be moved while consumers run "

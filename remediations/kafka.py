@@ -16,8 +16,7 @@ from confluent_kafka.admin import OffsetSpec
 
 from lagbot.core import messages
 from lagbot.core.model import GroupState, Member, TopicPartition
-from lagbot.engine.collector import _member as member_of
-from lagbot.engine.collector import described_state, offset_reader
+from lagbot.engine.collector import offset_reader
 from lagbot.remediations import wording
 
 NO_OFFSET = -1
@@ -45,10 +44,15 @@ Apache Kafka 4.1: UNKNOWN_MEMBER_ID, for groups on the classic and on the consum
 
 
 def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, tuple[Member, ...]]:
-    """The group's state and members as the coordinator reports them now."""
-    future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
-    description = _result(future, timeout, wording.doing_describe(group))
-    return described_state(description), tuple(member_of(m) for m in description.members or ())
+    """The group's state and members as the coordinator reports them now.
+
+    Read through the client's offset reader (a child process), never this process's AdminClient: librdkafka's
+    admin coordinator lookup can abort the process while a broker restarts (lagbot.engine.offset_reader).
+    """
+    described = offset_reader(admin).read([group], timeout)[group].described
+    if isinstance(described, str):
+        raise KafkaActionError(wording.kafka_action_failed(wording.doing_describe(group), described))
+    return described.state, described.members
 
 
 def committed_offsets(

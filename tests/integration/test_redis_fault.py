@@ -34,7 +34,7 @@ from tests.integration.faults import (
 
 pytestmark = pytest.mark.integration
 __all__ = ["gated", "slack"]  # fixtures from tests.integration.faults
-DOWN_FOR = 10.0
+DOWN_FOR = 30.0  # the issue: Redis down 30 s and back
 
 
 @pytest.fixture

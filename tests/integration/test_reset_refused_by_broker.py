@@ -2,16 +2,14 @@
 
 lagbot checks the group is inactive right before altering its offsets, but a consumer may join in between.
 Apache Kafka then refuses the commit (UNKNOWN_MEMBER_ID, on the classic and the consumer protocol alike).
-The race is made certain, not mocked: the real AdminClient describes the group (Empty), then a real consumer
-joins and is assigned, then lagbot asks the broker. The outcome, as the incident thread shows it, says the
+The race is made certain, not mocked: the client's real offset reader describes the group (Empty), then a real
+consumer joins and is assigned, then lagbot asks the broker. The outcome, as the incident thread shows it, says the
 broker refused because the group is active again and that nothing changed, and the offsets read back agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Future
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import pytest
 from confluent_kafka import Consumer
@@ -20,6 +18,7 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
 from lagbot.devkit.embedded import committed_offsets
 from lagbot.engine.check import Checker
+from lagbot.engine.offset_reader import GroupRead, OffsetReader
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
@@ -31,21 +30,18 @@ NOW = 1_800_000_000.0
 
 
 class JoinAfterDescribe:
-    """The real AdminClient, except that right after it describes the group a consumer joins (`join`)."""
+    """Wraps the client's real offset reader: right after it describes the group, a consumer joins (`join`)."""
 
-    def __init__(self, admin: Any, join: Callable[[], None]) -> None:
-        self._admin = admin
+    def __init__(self, reader: OffsetReader, join: Callable[[], None]) -> None:
+        self._read = reader.read
         self._join = join
         self.states_seen: list[str] = []
 
-    def describe_consumer_groups(self, *args: Any, **kwargs: Any) -> dict[str, Future[Any]]:
-        futures: dict[str, Future[Any]] = self._admin.describe_consumer_groups(*args, **kwargs)
-        self.states_seen += [future.result(15).state.name for future in futures.values()]
+    def read(self, groups: Sequence[str], timeout: float) -> dict[str, GroupRead]:
+        answer = self._read(groups, timeout)
+        self.states_seen += [a.described.state.name for a in answer.values() if not isinstance(a.described, str)]
         self._join()
-        return futures
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._admin, name)
+        return answer
 
 
 def check(kafka: Kafka, group: str) -> GroupVerdict:
@@ -76,7 +72,7 @@ def member(kafka: Kafka, group: str, protocol: str) -> Consumer:
 
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_a_consumer_joining_after_the_check_makes_the_broker_refuse_and_nothing_changes(
-    kafka: Kafka, names: Names, protocol: str
+    kafka: Kafka, names: Names, protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 2)
@@ -92,14 +88,15 @@ def test_a_consumer_joining_after_the_check_makes_the_broker_refuse_and_nothing_
         consumer.subscribe([topic])
         kafka.wait_assigned(consumer)
 
-    admin = JoinAfterDescribe(kafka.admin, join)
+    hook = JoinAfterDescribe(kafka.admin.offsets, join)
+    monkeypatch.setattr(kafka.admin.offsets, "read", hook.read)  # undone when the test ends
     lines: list[str] = []
     try:
-        outcome = ResetOffsets().execute(plan, ExecutionContext(admin=admin, progress=lines.append, timeout=10))
+        outcome = ResetOffsets().execute(plan, ExecutionContext(admin=kafka.admin, progress=lines.append, timeout=10))
     finally:
         consumer.close()
 
-    assert admin.states_seen == ["EMPTY"]  # lagbot's own check passed: the broker is what refused
+    assert hook.states_seen == ["EMPTY"]  # lagbot's own check passed: the broker is what refused
     assert not outcome.ok
     refusal = (
         f"the broker refused to alter the committed offsets of group '{group}': the group has live consumers now "

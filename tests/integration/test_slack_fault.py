@@ -31,6 +31,7 @@ from tests.integration.faults import (
 
 pytestmark = pytest.mark.integration
 __all__ = ["gated", "slack"]  # fixtures from tests.integration.faults
+OUTAGE = 60.0
 
 
 def test_a_slack_outage_then_a_429_burst_lose_and_duplicate_nothing(
@@ -46,11 +47,15 @@ def test_a_slack_outage_then_a_429_burst_lose_and_duplicate_nothing(
     group = lagging_group(kafka, names)
     cfg = config(broker, redis_server, slack, group, tmp_path)
     slack.fail("chat.postMessage", status=500, times=10**6)  # Slack is down
+    down_at = time.monotonic()
     bots = [BotProcess(tmp_path, cfg, token=TOKEN, name=f"replica-{i}") for i in range(2)]
     try:
         for bot in bots:
             bot.wait_ready()
         wait_for("the outage to be hit", lambda: len(slack.calls_to("chat.postMessage")) >= 6, timeout=60)
+        # The outage: Slack down for 60 s, checks and deliveries going on all the while.
+        wait_for(f"{OUTAGE:g} s of outage", lambda: time.monotonic() - down_at >= OUTAGE, timeout=OUTAGE + 5)
+        assert all(b.running for b in bots)
         assert slack.messages == []
         pending = wait_for(
             "queued messages", lambda: max((b.health() or {}).get("outbox", {}).get("pending", 0) for b in bots), 30
@@ -61,7 +66,7 @@ def test_a_slack_outage_then_a_429_burst_lose_and_duplicate_nothing(
         back_at = time.monotonic()
         root, reply = approve_reply(slack)
         recovered = time.monotonic() - back_at
-        print(f"\nfault slack outage: everything queued delivered {recovered:.1f} s after Slack came back")
+        print(f"\nfault slack outage {OUTAGE:g} s: everything queued delivered {recovered:.1f} s after Slack came back")
         assert [m.ts for m in slack.channel(CHANNEL)] == [root.ts]  # one root, posted once
 
         # A 429 burst while a remediation speaks in the thread: it runs once and its messages keep their order.
