@@ -222,8 +222,9 @@ class Remediator:
             return set()
         return {text(action) for action in self.bot.redis.hkeys(self._offered_key(incident.id))}
 
-    def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
-        """An approval click from `user`. The caller told RUN has executed the plan when this returns."""
+    def _approver(self, proposal_id: str, user: str, now: float, *, what: str) -> tuple[Proposal, Rule] | ClickAnswer:
+        """The proposal and its rule when `user` may approve or deny it, else the answer that refuses (audited
+        when the proposal is known). `what`: the click, as the audit names a refusal."""
         if not valid_user(user):  # never stored, never mentioned
             return ClickAnswer(messages.command_bad_user(user))
         proposal = self.proposals.get(proposal_id)
@@ -235,8 +236,16 @@ class Remediator:
         except ApproversUnavailable as exc:
             return ClickAnswer(wording.approvers_unavailable(str(exc)))
         if not allowed:
-            self._audit("refused", proposal, user, now, reason="not an approver")
+            self._audit("refused", proposal, user, now, reason=what)
             return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary), Verdict.NOT_APPROVER)
+        return proposal, rule
+
+    def click(self, proposal_id: str, user: str, *, now: float) -> ClickAnswer:
+        """An approval click from `user`. The caller told RUN has executed the plan when this returns."""
+        found = self._approver(proposal_id, user, now, what="not an approver")
+        if isinstance(found, ClickAnswer):
+            return found
+        proposal, rule = found
         if rule.dry_run:
             self._audit("dry_run", proposal, user, now)
             self._reply(proposal, wording.approval_dry_run(user, proposal.plan.summary), now)
@@ -276,19 +285,10 @@ class Remediator:
         return self.proposals.get(proposal_id)
 
     def deny(self, proposal_id: str, user: str, reason: str, *, now: float) -> ClickAnswer:
-        if not valid_user(user):  # never stored, never mentioned
-            return ClickAnswer(messages.command_bad_user(user))
-        proposal = self.proposals.get(proposal_id)
-        if proposal is None:
-            return ClickAnswer(messages.approval_unknown())
-        rule = self.rule(proposal.cluster, proposal.group)
-        try:
-            allowed = self.directory.is_approver(rule, user, now)
-        except ApproversUnavailable as exc:
-            return ClickAnswer(wording.approvers_unavailable(str(exc)))
-        if not allowed:
-            self._audit("refused", proposal, user, now, reason="not an approver (deny)")
-            return ClickAnswer(wording.approval_not_approver(rule.name, proposal.plan.summary))
+        found = self._approver(proposal_id, user, now, what="not an approver (deny)")
+        if isinstance(found, ClickAnswer):
+            return found
+        proposal, _ = found
         if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
             return ClickAnswer(wording.approval_refused(Verdict.NOT_PROPOSED, proposal.state_at(now).value, ""))
         self._audit("denied", proposal, user, now, reason=reason)

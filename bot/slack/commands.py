@@ -1,26 +1,12 @@
-"""The `/lag` slash command: parse its text, resolve the names in it, handle it into a reply.
+"""The `/lag` slash command handled into a reply (its text parsed and resolved by lagbot.slack.command_parse).
 
 Independent of slack_bolt: the app's `/lag` listener acks within 3 s and, in a lazy listener, calls
 `run_command(text, deps, user=..., channel=..., now=...)` and sends the `Reply` it returns
 (`reply.to_response()` is the response_url payload). `deps` is anything that keeps the `CommandDeps`
 protocol. All wording lives in lagbot.slack.wording; every reply stays within Slack's Block Kit limits.
 
-Grammar (the first word picks the command; any other first word is a group):
-
-    /lag <group> [cluster] [--here]            ShowGroup   a fresh check, ephemeral unless --here
-    /lag show <group> [cluster] [--here]       ShowGroup   for a group named like a command
-    /lag top [n] [--here]                      Top         n in 1..50, default 10
-    /lag silence <group> <duration> [--cluster NAME] [reason]
-    /lag unsilence <group> [--cluster NAME]
-    /lag digest | /lag help | /lag             Digest, Help
-    /lag audit <group> [--cluster NAME]        Audit       handled by deps.audit
-    /lag remediate <group> <action> [args] [--cluster NAME]   Remediate, handled by deps.remediate
-
-Options are `--name value` or `--name=value`, anywhere among the arguments; for `silence`, before the
-reason (everything after the duration is the reason, word for word). `--here` posts the reply in the
-channel (response_type in_channel) instead of only to the user; silences are always posted in the
-channel, so everyone sees who silenced what. Adding a command is one dataclass, one parse function, one
-`SUBCOMMANDS` entry, one `case` in `handle`, and its wording in lagbot.slack.wording.
+The grammar and its parser are in lagbot.slack.command_parse. Adding a command is one dataclass, one parse
+function and one `SUBCOMMANDS` entry there, one `case` in `handle` here, and its wording in lagbot.slack.wording.
 """
 
 from __future__ import annotations
