@@ -22,6 +22,7 @@ import pytest
 from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.drain import DrainParams, DrainRemediation
 from tests.conftest import Kafka, Names
+from tests.integration.bot_process import wait_for
 from tests.integration.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of
 from tests.spark_cluster import StandaloneCluster, free_ports, loopback_env
 from tests.spark_connect import ConnectServer
@@ -45,10 +46,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, driver_port: int) -> Iterat
         StandaloneCluster(work / "cluster", workers=0) as cluster,
         ConnectServer(work / "connect", cluster.url, conf={"spark.driver.port": str(driver_port)}) as running,
     ):
-        deadline = time.monotonic() + 60
-        while not (apps := (cluster.state() or {}).get("activeapps")):
-            assert time.monotonic() < deadline, "the Connect server's application did not register"
-            time.sleep(0.5)
+        apps = wait_for(
+            "the Connect server's application to register", lambda: (cluster.state() or {}).get("activeapps"), 60
+        )
         yield running, apps[0]["id"]
 
 

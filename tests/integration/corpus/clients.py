@@ -86,15 +86,6 @@ def commit_empty(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]
         time.sleep(0.2)
 
 
-def until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    """Wait (bounded) until `condition()` holds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-
-
 def watermarks(bootstrap: str, topic: str, partition: int) -> tuple[int, int]:
     """(log start, log end) of one partition (ListOffsets earliest and latest, bounded)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})

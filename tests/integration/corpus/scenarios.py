@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from lagbot.core.model import Status
+from tests.integration.bot_process import wait_for
 from tests.integration.corpus.clients import (
     Reader,
     at_rate,
@@ -28,7 +29,6 @@ from tests.integration.corpus.clients import (
     producer,
     round_robin,
     running,
-    until,
     watermarks,
     writer,
 )
@@ -298,7 +298,7 @@ def retention_risk(bootstrap: str, topic: str, group: str) -> Iterator[None]:
     for _ in range(3600):
         out.produce(topic, value, partition=0)
     out.flush(30)
-    until(lambda: watermarks(bootstrap, topic, 0)[0] > 0, 60, "retention to delete the oldest segment")
+    wait_for("retention to delete the oldest segment", lambda: watermarks(bootstrap, topic, 0)[0] > 0, timeout=60)
     start = watermarks(bootstrap, topic, 0)[0]
     commit_empty(bootstrap, group, {(topic, 0): start + 50})
     with _members(bootstrap, group, topic, 1) as [c]:
