@@ -4,14 +4,13 @@ cluster of tests/spark_cluster.py (or local[N]); its driver runs the drain's job
 Used by the Spark Connect drain test and by bench/drain_connect.py.
 
 It binds the loopback only (`spark.connect.grpc.binding.address`, SPARK_LOCAL_IP), on a free port; it is
-ready when the gRPC port accepts connections.
+ready when it says its gRPC service listens on that port (a failed bind is retried on another).
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -56,28 +55,46 @@ class ConnectServer:
             argv += ["--conf", f"{key}={self.conf[key]}"]
         return argv
 
-    def start(self, timeout: float = 180.0) -> Self:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(  # our own fixed argv, no shell
-                self.argv(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**loopback_env(), "PYSPARK_PYTHON": sys.executable}, start_new_session=True,
-            )  # fmt: skip
+    def start(self, timeout: float = 180.0, attempts: int = 3) -> Self:
+        """Start the server and wait until it says its gRPC service listens on our port.
+
+        The port is free when chosen but the server binds it seconds later, after its Spark driver took ports of
+        its own: one of those can be ours (then the gRPC bind fails and the server exits, while something else
+        answers on the port). So readiness is the server's own line, and a failed bind is retried on a new port.
+        """
+        for _ in range(attempts):
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            with self.log.open("wb") as log:
+                self.process = subprocess.Popen(  # our own fixed argv, no shell
+                    self.argv(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env={**loopback_env(), "PYSPARK_PYTHON": sys.executable}, start_new_session=True,
+                )  # fmt: skip
+            if self._started(timeout):
+                return self
+            self.stop()
+            self._new_port()
+        raise RuntimeError(f"the Spark Connect server could not bind a port in {attempts} attempts (log: {self.log})")
+
+    def _started(self, timeout: float) -> bool:
+        """True once the server says it listens on our port; False when its bind failed; raises on anything else."""
+        assert self.process is not None
+        ready = f"Spark Connect server started at: 127.0.0.1:{self.port}"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace")
+            if ready in text and self.process.poll() is None:
+                return True
+            if "BindException" in text or "Failed to bind" in text:
+                return False
             if self.process.poll() is not None:
                 raise RuntimeError(f"the Spark Connect server exited with {self.process.returncode} (log: {self.log})")
-            if self.accepts():
-                return self
             time.sleep(0.5)
         raise TimeoutError(f"the Spark Connect server did not listen in {timeout:.0f}s (log: {self.log})")
 
-    def accepts(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=2):
-                return True
-        except OSError:
-            return False
+    def _new_port(self) -> None:
+        [self.port] = free_ports(1)
+        self.url = f"sc://127.0.0.1:{self.port}"
+        self.conf["spark.connect.grpc.binding.port"] = str(self.port)
 
     def stop(self) -> None:
         process, self.process = self.process, None
