@@ -16,12 +16,13 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, Message, Producer
 from confluent_kafka.admin import NewTopic
 
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, produce
 from lagbot.engine.collector import ClusterAdmin
+from tests.group_commits import commit_to_empty_group
 
 
 @pytest.fixture(scope="session")
@@ -65,13 +66,6 @@ def names(request: pytest.FixtureRequest) -> Names:
     return Names(request.node.name)
 
 
-_COORDINATOR_NOT_READY = (
-    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-    KafkaError.COORDINATOR_NOT_AVAILABLE,
-    KafkaError.NOT_COORDINATOR,
-)
-
-
 class Kafka:
     """Small helpers to set the broker up as a test needs it, through the plain Kafka protocol."""
 
@@ -97,23 +91,8 @@ class Kafka:
         produce(self._producer, topic, partition, count, value)
 
     def commit(self, group: str, offsets: dict[tuple[str, int], int], timeout: float = 30.0) -> None:
-        """Commit offsets for a group that has no live members (AlterConsumerGroupOffsets).
-
-        Errors come per partition, not raised: a broker that has just started answers NOT_COORDINATOR until
-        its group coordinator is loaded (measured on Apache Kafka 4.1), so those are retried until `timeout`.
-        """
-        from confluent_kafka import ConsumerGroupTopicPartitions
-
-        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
-        deadline = time.monotonic() + timeout
-        while True:
-            [future] = self.admin.alter_consumer_group_offsets([request]).values()
-            errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
-            if not errors:
-                return
-            if any(e.code() not in _COORDINATOR_NOT_READY for e in errors) or time.monotonic() > deadline:
-                raise AssertionError(f"committing {offsets} for {group} failed: {errors}")
-            time.sleep(0.2)
+        """Commit offsets for a group that has no live members (tests/group_commits.py)."""
+        commit_to_empty_group(self.admin, group, offsets, timeout)
 
     def consumer(self, group: str, **overrides: object) -> Consumer:
         """A real consumer that joins fast (session.timeout.ms=6000) and commits only when told."""

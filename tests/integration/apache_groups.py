@@ -9,31 +9,19 @@ parse its tables, '-' read as None.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, TopicPartition
 
 from lagbot.devkit.apache_kafka import group_command
+from tests.integration.bot_process import wait_for
 
 T = TypeVar("T")
 
 DescribeRow = tuple[str, int, int | None, int, int | None, str | None, str | None, str | None]
 """(topic, partition, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID)."""
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) -> T:
-    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    last: T | None = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 def _tool(bootstrap: str, args: list[str]) -> list[list[str]]:

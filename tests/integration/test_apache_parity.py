@@ -24,8 +24,8 @@ from tests.integration.apache_groups import (
     describe_state,
     live_group,
     report_rows,
-    wait_for,
 )
+from tests.integration.bot_process import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -10,8 +10,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+
+from tests.group_commits import commit_to_empty_group
 
 TICK = 0.1
 """Seconds between the steps of the producer and consumer loops."""
@@ -73,17 +75,7 @@ def joined(consumers: Sequence[Consumer], timeout: float = 60.0) -> None:
 
 def commit_empty(bootstrap: str, group: str, offsets: dict[tuple[str, int], int], timeout: float = 30.0) -> None:
     """Commit offsets for a group with no members (AlterConsumerGroupOffsets), retrying while the coordinator loads."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
-    deadline = time.monotonic() + timeout
-    while True:
-        [future] = admin.alter_consumer_group_offsets([request]).values()
-        errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
-        if not errors:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"committing {offsets} for {group} failed: {errors}")
-        time.sleep(0.2)
+    commit_to_empty_group(AdminClient({"bootstrap.servers": bootstrap}), group, offsets, timeout)
 
 
 def watermarks(bootstrap: str, topic: str, partition: int) -> tuple[int, int]:

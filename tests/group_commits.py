@@ -1,0 +1,34 @@
+"""Committing offsets for a group with no live members (AlterConsumerGroupOffsets), as the tests and the corpus do."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, TopicPartition
+
+COORDINATOR_NOT_READY = (
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.NOT_COORDINATOR,
+)
+
+
+def commit_to_empty_group(
+    admin: Any, group: str, offsets: dict[tuple[str, int], int], timeout: float = 30.0, every: float = 0.2
+) -> None:
+    """Commit `offsets` for `group`; errors come per partition, not raised.
+
+    A broker that has just started answers NOT_COORDINATOR (or a load in progress) until its group coordinator is
+    loaded (measured on Apache Kafka 4.1): those are retried until `timeout`; any other error fails at once.
+    """
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
+    deadline = time.monotonic() + timeout
+    while True:
+        [future] = admin.alter_consumer_group_offsets([request]).values()
+        errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
+        if not errors:
+            return
+        if any(e.code() not in COORDINATOR_NOT_READY for e in errors) or time.monotonic() > deadline:
+            raise AssertionError(f"committing {offsets} for {group} failed: {errors}")
+        time.sleep(every)  # a retry after a refusal, bounded by the deadline
