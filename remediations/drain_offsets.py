@@ -9,7 +9,7 @@ from typing import Any
 
 from lagbot.core.model import GroupState
 from lagbot.engine.collector import offset_reader
-from lagbot.remediations import drain_wording
+from lagbot.remediations import drain_wording, kafka
 from lagbot.remediations.drain_plan import (
     PartitionDrain,
 )
@@ -84,8 +84,6 @@ def advance_offsets(
         DrainError: the group is not Empty, its offsets moved back since the plan, or the broker
             refused or did not store what was asked.
     """
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-
     state = group_state(admin, group, timeout=timeout)
     if state not in _NOT_ACTIVE:
         raise DrainError(drain_wording.drain_group_active(group, state.value))
@@ -97,16 +95,18 @@ def advance_offsets(
     moves = commits_for(partitions, current)
     if not moves:
         return {}
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in sorted(moves.items())])
+    unanswered = ""
     try:
-        admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout + 1)
-    except Exception as exc:
+        kafka.alter_offsets(admin, group, moves, timeout)
+    except kafka.AlterOutcomeUnknown as exc:
+        unanswered = f"{exc}; "  # the read back below tells whether the broker stored the offsets
+    except kafka.KafkaActionError as exc:
         raise DrainError(drain_wording.drain_commit_failed(group, str(exc))) from exc
     stored = committed_offsets(admin, group, list(moves), timeout=timeout)
     wrong = [f"{t}/{p}" for (t, p), o in moves.items() if stored.get((t, p)) != o]
     if wrong:
         raise DrainError(
-            drain_wording.drain_commit_failed(group, f"read back different offsets for {', '.join(wrong)}")
+            drain_wording.drain_commit_failed(group, f"{unanswered}read back different offsets for {', '.join(wrong)}")
         )
     return moves
 

@@ -10,13 +10,14 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import OffsetSpec
 
 from lagbot.core import messages
 from lagbot.core.model import GroupState, Member, TopicPartition
 from lagbot.engine.collector import offset_reader
+from lagbot.engine.offset_reader import AlterFailed
 from lagbot.remediations import wording
 
 NO_OFFSET = -1
@@ -36,6 +37,10 @@ class GroupActiveError(KafkaActionError):
     def __init__(self, message: str, refused: Iterable[TopicPartition]) -> None:
         super().__init__(message)
         self.refused = tuple(refused)
+
+
+class AlterOutcomeUnknown(KafkaActionError):
+    """An offset commit got no answer (the reader's child crashed or timed out): read the offsets back to know."""
 
 
 _MEMBER_ERRORS = (KafkaError.UNKNOWN_MEMBER_ID, KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS)
@@ -107,23 +112,29 @@ def offsets_for_time(
 def alter_offsets(admin: Any, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> None:
     """Commit `offsets` for the group (AlterConsumerGroupOffsets). The caller checks the group is inactive.
 
+    Sent through the client's offset reader (a child process, `lagbot.engine.offset_reader`), never this process's
+    AdminClient: the request goes to the group's coordinator through the admin coordinator lookup that a broker
+    restart can crash.
+
     Raises:
         GroupActiveError: the broker refused because the group has live members (one joined since the check).
+        AlterOutcomeUnknown: no answer came (the child crashed or timed out): the offsets may or may not be stored.
         KafkaActionError: any other failure.
     """
-    request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()])
-    future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
-    result = _result(future, timeout, wording.doing_alter_offsets(group))
-    failed = [tp for tp in result.topic_partitions if tp.error is not None]
-    if failed and all(tp.error.code() in _MEMBER_ERRORS for tp in failed):
-        raise GroupActiveError(wording.broker_refused_active_group(group), [(tp.topic, tp.partition) for tp in failed])
+    doing = wording.doing_alter_offsets(group)
+    answer = offset_reader(admin).alter(group, offsets, timeout)
+    if isinstance(answer, AlterFailed):
+        if answer.unknown:
+            raise AlterOutcomeUnknown(wording.kafka_action_unknown(doing, answer.problem))
+        if answer.error_code in _MEMBER_ERRORS:
+            raise GroupActiveError(wording.broker_refused_active_group(group), offsets)
+        raise KafkaActionError(wording.kafka_action_failed(doing, answer.problem))
+    failed = [a for a in answer if a.error_code is not None]
+    if failed and all(a.error_code in _MEMBER_ERRORS for a in failed):
+        raise GroupActiveError(wording.broker_refused_active_group(group), [(a.topic, a.partition) for a in failed])
     if failed:
         first = failed[0]
-        raise KafkaActionError(
-            wording.kafka_action_failed(
-                wording.doing_alter_offsets(group), f"{first.topic}-{first.partition}: {first.error}"
-            )
-        )
+        raise KafkaActionError(wording.kafka_action_failed(doing, f"{first.topic}-{first.partition}: {first.error}"))
 
 
 def _result(future: Future[Any], timeout: float, doing: str) -> Any:

@@ -238,12 +238,16 @@ class ResetOffsets(Remediation):
                 )
             except kafka.GroupActiveError as refused:
                 return refused_outcome(admin, plan.group, table, str(refused), context.timeout)
+            except kafka.AlterOutcomeUnknown as unanswered:
+                unknown: str | None = str(unanswered)  # the read back below tells whether it was stored
+            else:
+                unknown = None
             read_back = kafka.committed_offsets(admin, plan.group, partitions, context.timeout)
         except (kafka.KafkaActionError, PlanError) as exc:
             return Outcome(False, str(exc))
         wrong = [f"{r.topic}-{r.partition}" for r in table if read_back.get((r.topic, r.partition)) != r.after]
         if wrong:
-            return Outcome(False, wording.reset_read_back_differs(wrong))
+            return Outcome(False, wording.reset_read_back_differs(wrong, unknown))
         sums = totals(table)
         detail = wording.reset_done(plan.group, len(table), sums["skipped"], sums["reread"])
         return Outcome(True, detail, {"table": [asdict(r) for r in table], **sums})

@@ -126,6 +126,10 @@ def kafka_action_failed(doing: str, problem: str) -> str:
     return f"{doing} failed: {problem}"
 
 
+def kafka_action_unknown(doing: str, problem: str) -> str:
+    return f"{doing} got no answer ({problem}): the broker may or may not have stored the offsets"
+
+
 def restart_owners_unknown(group: str) -> str:
     return (
         f"cannot restart the owners of {group}'s stalled partitions: they are not known (no stalled partition, "
@@ -296,8 +300,9 @@ def reset_progress(group: str, partitions: int) -> str:
     return f"resetting {partitions} partition(s) of {group} ..."
 
 
-def reset_read_back_differs(partitions: Sequence[str]) -> str:
-    return f"the committed offsets read back differ from the targets on {', '.join(partitions)}"
+def reset_read_back_differs(partitions: Sequence[str], unanswered: str | None = None) -> str:
+    differs = f"the committed offsets read back differ from the targets on {', '.join(partitions)}"
+    return differs if unanswered is None else f"{unanswered}; {differs}"
 
 
 def reset_refused_by_broker(refusal: str, moved: Sequence[str]) -> str:

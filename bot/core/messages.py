@@ -141,6 +141,18 @@ def offset_reader_failed(problem: str) -> str:
     return f"the committed offsets could not be read: {problem}; they are read again at the next check"
 
 
+def reader_no_answer(within: float) -> str:
+    return f"no answer within {within:g} s"
+
+
+def reader_crashed(signal_name: str) -> str:
+    return f"the Kafka client crashed ({signal_name})"
+
+
+def reader_exited(code: int) -> str:
+    return f"the Kafka client exited with code {code}"
+
+
 # ---------------------------------------------------------------------------------------------------
 # Partition status reasons (one line each, shown in --json and the tables' footnotes)
 # ---------------------------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ path. Any broker restart or coordinator move can give those answers, and no chec
 race (the coordinator can move between the check and the request), so the request is sent from a child.
 The same restart measured a second crash in the admin client's coordinator lookup, which DescribeGroups shares
 (SIGABRT: "rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0' failed"), so the collector's
-DescribeGroups is sent from the child as well.
+DescribeGroups is sent from the child as well. AlterConsumerGroupOffsets (a remediation's commit) goes to the same
+coordinator through the same lookup, so it is sent from the child too: the whole AdminClient conversation with
+group coordinators lives there, and the bot's own AdminClient sends only cluster-wide requests (ListGroups,
+Metadata, ListOffsets).
 
 A reader is one long-lived child (`python -m <this module>`) per cluster client, sharing nothing with the bot
 but a pipe: the client's properties arrive on its stdin (never on its command line or in its environment),
@@ -67,6 +70,27 @@ class Described:
 
 
 @dataclass(frozen=True)
+class Altered:
+    """One partition of an AlterConsumerGroupOffsets answer: `error_code` (librdkafka's KafkaError code) and
+    `error` (its text) None when the offset was stored."""
+
+    topic: str
+    partition: int
+    error_code: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class AlterFailed:
+    """The whole AlterConsumerGroupOffsets request failed. `unknown`: the child died or did not answer, so whether
+    the broker stored the offsets is not known (read them back); otherwise the broker's answer says it did not."""
+
+    problem: str
+    unknown: bool
+    error_code: int | None = None
+
+
+@dataclass(frozen=True)
 class GroupRead:
     """One group's committed offsets and description (each: the answer, or the text of why it failed)."""
 
@@ -103,6 +127,25 @@ class OffsetReader:
             for g, a in answer.items()
         }
 
+    def alter(self, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> list[Altered] | AlterFailed:
+        """Commit `offsets` for the group (AlterConsumerGroupOffsets) from the child: per partition, stored or not."""
+        request = {
+            "timeout": timeout,
+            "alter": {"group": group, "offsets": [[t, p, o] for (t, p), o in sorted(offsets.items())]},
+        }
+        with self._lock:
+            try:
+                answer = self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
+            except ReaderFailed as exc:
+                return AlterFailed(str(exc), unknown=True)
+        if "error" in answer:
+            code = answer.get("code")
+            return AlterFailed(str(answer["error"]), unknown=False, error_code=None if code is None else int(code))
+        return [
+            Altered(str(t), int(p), None if c is None else int(c), None if e is None else str(e))
+            for t, p, c, e in answer["altered"]
+        ]
+
     def _request(
         self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
     ) -> dict[str, Any]:
@@ -117,7 +160,7 @@ class OffsetReader:
             try:
                 answer = self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
             except ReaderFailed as exc:
-                return {g: str(exc) for g in requests}
+                return {g: messages.offset_reader_failed(str(exc)) for g in requests}
             if _all_failed(answer):
                 # Measured after a 60 s broker outage: a client that lived through it timed out every group
                 # request for minutes after the broker was back, while a new client was answered within 3 s.
@@ -189,13 +232,13 @@ class OffsetReader:
         try:
             code = child.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
-            return messages.offset_reader_failed(f"no answer within {within:g} s")
+            return messages.reader_no_answer(within)
         if code < 0:
             try:
-                return messages.offset_reader_failed(f"the Kafka client crashed ({signal.Signals(-code).name})")
+                return messages.reader_crashed(signal.Signals(-code).name)
             except ValueError:
                 pass
-        return messages.offset_reader_failed(f"the Kafka client exited with code {code}")
+        return messages.reader_exited(code)
 
     def _stop_child(self) -> None:
         child, self._child = self._child, None
@@ -211,7 +254,7 @@ class OffsetReader:
 
 
 class ReaderFailed(Exception):
-    """The child died or did not answer; the message says which."""
+    """The child died or did not answer; the message says which (the request's outcome is not known)."""
 
 
 def _all_failed(answer: dict[str, Any]) -> bool:
@@ -248,6 +291,38 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _answer(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
+    if "alter" in request:
+        return _alter(admin, request["alter"], float(request["timeout"]))
+    return _read(admin, request)
+
+
+def _alter(admin: Any, alter: dict[str, Any], timeout: float) -> dict[str, Any]:
+    from concurrent.futures import TimeoutError as FuturesTimeout
+
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    group = str(alter["group"])
+    request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p, o) for t, p, o in alter["offsets"]])
+    future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
+    try:
+        result = future.result(timeout + 1.0)
+    except FuturesTimeout:
+        return {"error": messages.timed_out(timeout), "code": None}
+    except KafkaException as exc:
+        error: Any = exc.args[0] if exc.args else None
+        return {"error": _error_text(exc), "code": error.code() if hasattr(error, "code") else None}
+    return {
+        "altered": [
+            [tp.topic, tp.partition, None, None]
+            if tp.error is None
+            else [tp.topic, tp.partition, tp.error.code(), tp.error.str()]
+            for tp in result.topic_partitions or ()
+        ]
+    }
+
+
+def _read(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
     from concurrent.futures import wait
 
     from confluent_kafka import ConsumerGroupTopicPartitions
