@@ -35,7 +35,7 @@ browser:
 
 # The README's screenshot: the web demo's test, clicking Approve in headless Chromium, saves it.
 screenshot: $(STAMP) kafka-fetch browser
-	LAGBOT_SCREENSHOT=docs/demo-web.png $(BIN)/pytest -q tests/integration/test_demo_web.py
+	LAGBOT_SCREENSHOT=docs/demo-web.png $(BIN)/pytest -q tests/devkit/test_demo_web.py
 
 # Apache Kafka itself (version pinned in tools/kafka/pom.xml), fetched with Maven into .kafka/ once.
 kafka-fetch: $(STAMP)
@@ -59,12 +59,12 @@ lint: $(STAMP)
 test: lint kafka-fetch browser
 	$(BIN)/pytest -q
 
-# The pure suite alone (no broker, no Redis, no Spark): about 20 s.
+# The pure suite alone (no broker, no Redis, no Spark, no connection at all): about 40 s.
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m "not integration"
 
 corpus: $(STAMP) kafka-fetch  # the scenario corpus on Apache Kafka: one table of status, primary cause, remediation
-	$(BIN)/python -m tests.integration.corpus
+	$(BIN)/python -m tests.support.corpus
 
 bench: $(STAMP)
 	$(BIN)/python bench/check_cycle.py

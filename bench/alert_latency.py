@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from lagbot.devkit.embedded import EmbeddedBroker, EmbeddedRedis, exact_producer, produce
 from lagbot.devkit.emulator import SlackEmulator
-from tests.integration.bot_process import BotProcess, wait_for
+from tests.support.bot_process import BotProcess, wait_for
 
 TOKEN = "xoxb-bench"
 CHANNEL = "C0BENCH"

@@ -37,8 +37,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from drain_standalone import SHARE, TOPIC, drain_once, produce
 
 from lagbot.devkit.apache_kafka import ApacheKafka
-from tests.spark_cluster import loopback_env
-from tests.spark_connect import ConnectServer
+from tests.support.spark_cluster import loopback_env
+from tests.support.spark_connect import ConnectServer
 
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")

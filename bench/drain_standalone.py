@@ -37,7 +37,7 @@ from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.drain import DrainParams, DrainRemediation
 from lagbot.remediations.drain_settings import DrainSettings
-from tests.spark_cluster import StandaloneCluster, loopback_env
+from tests.support.spark_cluster import StandaloneCluster, loopback_env
 
 TOPIC = "user-events"
 GROUP = "bench-standalone"

@@ -53,7 +53,7 @@ from lagbot.service.bot import Bot, slack_client
 from lagbot.service.history import make_history
 from lagbot.service.scheduler import build_scheduler
 from lagbot.slack.presenter import SlackPresenter
-from tests.integration.bot_process import SIGNING_SECRET, BotProcess, wait_for
+from tests.support.bot_process import SIGNING_SECRET, BotProcess, wait_for
 
 TOKEN = "xoxb-bench-slack"
 CHANNEL = "C0BENCH"

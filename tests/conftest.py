@@ -3,13 +3,14 @@
 Nothing is mocked. Tests that need the broker or Redis take the `broker` / `redis_client` fixtures;
 each test gets fresh names (topics, groups) from `names`, and Redis is flushed between tests.
 `broker` is Apache Kafka itself (fetched by `make kafka-fetch`, started here on free loopback ports);
-the embedded broker (Tansu) is used only where a test says so (tests/integration/test_embedded_broker.py).
+the embedded broker (Tansu) is used only where a test says so (tests/devkit/test_embedded_broker.py).
 """
 
 from __future__ import annotations
 
 import gc
 import itertools
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from confluent_kafka.admin import NewTopic
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, produce
 from lagbot.engine.collector import ClusterAdmin
-from tests.group_commits import commit_to_empty_group
+from tests.support.group_commits import commit_to_empty_group
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +92,7 @@ class Kafka:
         produce(self._producer, topic, partition, count, value)
 
     def commit(self, group: str, offsets: dict[tuple[str, int], int], timeout: float = 30.0) -> None:
-        """Commit offsets for a group that has no live members (tests/group_commits.py)."""
+        """Commit offsets for a group that has no live members (tests/support/group_commits.py)."""
         commit_to_empty_group(self.admin, group, offsets, timeout)
 
     def consumer(self, group: str, **overrides: object) -> Consumer:
@@ -131,12 +132,26 @@ SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `integration` every test under tests/integration/ and every test that takes a running service.
+    """Mark `integration` every test that takes a running service; tests that start one themselves (lagbot
+    processes, Spark, a broker of their own) carry `pytestmark = pytest.mark.integration`.
 
-    So `pytest -m "not integration"` (`make test-unit`) runs the pure suite alone, and no test can forget its mark.
+    So `pytest -m "not integration"` (`make test-unit`) runs the pure suite alone; `no_network_unless_marked`
+    fails an unmarked test that opens a connection, so no test can forget its mark.
     """
     for item in items:
-        in_integration = "integration" in item.path.parts
         fixtures = set(getattr(item, "fixturenames", ()))
-        if in_integration or fixtures & SERVICE_FIXTURES:
+        if fixtures & SERVICE_FIXTURES:
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def no_network_unless_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked `integration` may not connect anywhere (a pure test needs no server)."""
+    if request.node.get_closest_marker("integration") is not None:
+        return
+
+    def refuse(self: socket.socket, address: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} connects to {address!r}: mark it integration")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)

@@ -3,7 +3,7 @@
 Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules (STOP, REWIND, STALL,
 WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module gathers each partition's Facts, by
 the per-partition route or the array route (same Facts, the same rule functions), and judges the group.
-The proof is tests/unit/test_evaluate_cases.py.
+The proof is tests/engine/test_evaluate_cases.py.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> t
     by a few array operations at once, instead of a Python loop over every sample; the rules that read them
     are the same functions. Any other partition (a sample without a commit, a rewind, a log end that went
     back) has its Facts gathered by `window_facts`. The proof that both give the same Facts, case by case, is
-    tests/unit/test_evaluate_cases.py; tests/unit/test_evaluate_columns.py compares random histories.
+    tests/engine/test_evaluate_cases.py; tests/engine/test_evaluate_columns.py compares random histories.
     """
     owners = Owners(window.latest)
     facts = window_facts_all(window)

@@ -21,7 +21,7 @@ Burrow's rule 1 as its guard: a lag of zero at any sample of the window means th
 burst on a quiet topic that the consumer has not committed yet is not a slow consumer.
 One rule reads the group's partitions together: `stuck_vs_siblings` makes an owned partition a STALL in a window
 shorter than `min_span` when other members' partitions committed while it did not (its proof is
-tests/unit/test_agreement_cases.py). The proof of the others is tests/unit/test_evaluate_cases.py, whose cases
+tests/engine/test_agreement_cases.py). The proof of the others is tests/engine/test_evaluate_cases.py, whose cases
 run through both routes.
 """
 
@@ -125,7 +125,7 @@ def plain_facts(
 
     Plain: every sample carries a committed offset and neither the committed offset nor the log end ever
     went back. So the committed samples are all the samples, there is no rewind and no restart: exactly what
-    `window_facts` gathers for such a window (tests/unit/test_evaluate_cases.py checks it case by case).
+    `window_facts` gathers for such a window (tests/engine/test_evaluate_cases.py checks it case by case).
     """
     return Facts(samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0)
 

@@ -12,7 +12,7 @@ covers every partition at once. From a few such points a single check knows what
   extrapolated beyond the oldest point (older than that is a lower bound).
 
 `BaselineCache` asks a horizon again only when it has moved on (by a tenth of itself), not every cycle.
-Nothing here reads a clock: `now` is an argument. The proof is tests/integration/test_time_index.py.
+Nothing here reads a clock: `now` is an argument. The proof is tests/engine/test_time_index.py.
 """
 
 from __future__ import annotations

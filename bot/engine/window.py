@@ -1,6 +1,6 @@
 """The window store: the last N observations of every watched group and of each of its partitions.
 
-One interface, two implementations that pass the same contract tests (tests/unit/test_window_contract.py):
+One interface, two implementations that pass the same contract tests (tests/engine/test_window_contract.py):
 `MemoryWindowStore` for one-shot CLI use, `RedisWindowStore` for the bot (shared by replicas, survives
 restarts).
 

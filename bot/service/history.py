@@ -5,7 +5,7 @@ far too short for "lag over the last 24 h" or "compared with 24 h before". This 
 (cluster, group), a time series of small points (at, total lag, lag in seconds, status, severity) at a
 bounded resolution for a bounded retention.
 
-One interface, two implementations that pass the same contract tests (tests/unit/test_history_contract.py):
+One interface, two implementations that pass the same contract tests (tests/service/test_history_contract.py):
 `MemoryHistoryStore` and `RedisHistoryStore` (per group, sorted sets of an hour each, scored by time, whose
 members are versioned compact JSON; an index of chunks per group and of groups per cluster).
 

@@ -1,6 +1,6 @@
 """The silence store: `/lag silence` keeps a group's incidents from opening until the silence expires.
 
-One interface, two implementations that pass the same contract tests (tests/unit/test_silences_contract.py):
+One interface, two implementations that pass the same contract tests (tests/service/test_silences_contract.py):
 `MemorySilenceStore` for one process, `RedisSilenceStore` for the bot (shared by replicas, survives restarts).
 
 Contract (both stores):

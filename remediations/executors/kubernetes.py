@@ -1,6 +1,6 @@
 """The Kubernetes executor: the official client against the API server.
 
-What it sends, exactly (tests/k8s_fake.py records and checks these requests):
+What it sends, exactly (tests/support/k8s_fake.py records and checks these requests):
 - `replicas`: GET  /apis/apps/v1/namespaces/{ns}/{deployments|statefulsets}/{name}/scale
 - `scale`:    GET of the scale subresource (the count before), then
               PATCH of it, body {"spec": {"replicas": N}} (strategic merge patch, as the client sends a dict).

@@ -1,0 +1,95 @@
+"""The terminal's partition table, laid out by lagbot, is the table rich's `Table` printed, character for character.
+
+The reference is rich's own Table with the layout the terminal has always used (box=None, numbers right-justified,
+bold header, coloured status), fed the same cells; compared as plain text and with colours, at several widths,
+for random partitions (wide characters, unknown offsets, owners, every status).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import random
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from lagbot.cli.terminal import _STATUS_STYLE, COLUMNS, NUMERIC, _cells, partition_text, print_group, print_partitions
+from lagbot.core.model import GroupVerdict, Member, Status
+from tests.support.verdict_factory import partition, verdict
+
+
+def rich_table(v: GroupVerdict) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for column in COLUMNS:
+        table.add_column(column, justify="right" if column in NUMERIC else "left", no_wrap=True)
+    for p in v.partitions:
+        cells: list[str | Text] = list(_cells(v.group, p))
+        cells[COLUMNS.index("STATUS")] = Text(p.status.name, style=_STATUS_STYLE.get(p.status, "red"))
+        table.add_row(*cells)
+    return table
+
+
+def random_verdict(rng: random.Random) -> GroupVerdict:
+    parts = []
+    for number in range(rng.randint(0, 12)):
+        committed = rng.choice([None, rng.randint(0, 10 ** rng.randint(0, 12))])
+        p = partition(
+            rng.choice(["t", "topic-é", "日本語", "x" * rng.randint(1, 30)]),
+            number,
+            committed=committed,
+            log_end=(committed or 0) + rng.randint(0, 10**6),
+            lag_seconds=rng.choice([None, rng.random() * 1e5]),
+            status=rng.choice(list(Status)),
+        )
+        if rng.random() < 0.5:
+            owner = Member(
+                member_id=f"m-{rng.randint(0, 10**9)}", client_id=rng.choice(["c", "客户"]), host="/10.0.0.1"
+            )
+            p = dataclasses.replace(p, owner=owner)
+        parts.append(p)
+    return verdict(rng.choice(["g", "group-" * rng.randint(1, 8), "ü"]), partitions=tuple(parts))
+
+
+def printed(renderable: object, *, width: int, colours: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=colours, color_system="truecolor" if colours else None)
+    if isinstance(renderable, Table):
+        console.print(renderable)
+    else:
+        assert isinstance(renderable, GroupVerdict)
+        print_partitions(renderable, console)
+    return out.getvalue()
+
+
+def test_the_table_is_rich_tables_layout_plain_and_coloured() -> None:
+    rng = random.Random(15)
+    compared = 0
+    for _ in range(150):
+        v = random_verdict(rng)
+        for width in (240, 120, 70):
+            if partition_text(v, width) is None:
+                continue
+            for colours in (False, True):
+                assert printed(v, width=width, colours=colours) == printed(rich_table(v), width=width, colours=colours)
+                compared += 1
+    assert compared > 300
+
+
+def test_a_table_wider_than_the_console_is_left_to_rich() -> None:
+    wide = verdict("g" * 200, partitions=(partition("t" * 60, 0, committed=1, log_end=2),))
+    assert partition_text(wide, 240) is None
+    out = io.StringIO()
+    print_group(wide, Console(file=out, width=240, no_color=True))
+    lines = out.getvalue().splitlines()
+    assert lines[1].startswith("GROUP")
+    assert all(len(line) <= 240 for line in lines[1:3])
+
+
+def test_names_are_printed_as_they_are_never_as_markup() -> None:
+    v = verdict("team[bold]x:smile:", partitions=(partition("orders", 0, committed=1, log_end=5),))
+    out = io.StringIO()
+    print_group(v, Console(file=out, width=240, no_color=True))
+    row = out.getvalue().splitlines()[2]
+    assert row.split()[:6] == ["team[bold]x:smile:", "orders", "0", "1", "5", "4"]

@@ -1,0 +1,284 @@
+"""The array route of the evaluator gives the same verdicts as the per-partition route, to the last bit.
+
+A window read from a window store carries `columns` (its offsets as arrays), and `evaluate_group` then
+judges all partitions of the group with a few array operations instead of a Python loop over every sample
+(bot/engine/evaluate.py `evaluate_partitions`, `group_points`). The per-partition route is the proven one
+(tests/engine/test_evaluate_cases.py, which builds its windows by hand, without columns). Here random
+histories (idle and moving consumers, lag of zero, missing commits, rewinds, recreated topics, partitions
+that come and go, owners, duplicate sample times, offsets too big for the arrays) are appended to both
+stores, and every group is judged both ways: the verdicts, causes included, must be equal, floats exactly.
+The windows themselves are checked against a transposition done here from the appended snapshots.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import redis
+
+from lagbot.core.config import Evaluation, Level, Thresholds
+from lagbot.core.model import (
+    ClusterSnapshot,
+    GroupSnapshot,
+    GroupState,
+    GroupVerdict,
+    GroupWindow,
+    Member,
+    PartitionSample,
+    TopicPartition,
+)
+from lagbot.engine.diagnose import diagnose
+from lagbot.engine.evaluate import evaluate_group, group_points
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
+
+CLUSTER = "prod"
+GROUPS = ("billing", "audit", "search")
+TOPICS = {"orders": 3, "payments": 2}
+THRESHOLDS = (
+    Thresholds(),
+    Thresholds(
+        warn=Level(messages=50, growing=True, sustained_for=20.0),
+        critical=Level(seconds=30.0, sustained_for=10.0),
+        page=Level(messages=5_000, doubling_within=60.0, doubling_min_lag=10),
+    ),
+)
+RULES = (Evaluation(), Evaluation(min_samples=2, min_span=0.0))
+
+
+class History:
+    """One cluster's random history: per group and partition a log end and a committed offset that evolve."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.at = 1_700_000_000.0 + rng.random()
+        self.ends: dict[TopicPartition, int] = {
+            (t, p): rng.choice([0, 5, 1_000]) for t, n in TOPICS.items() for p in range(n)
+        }
+        self.committed: dict[tuple[str, TopicPartition], int | None] = {}
+        self.big = rng.random() < 0.1  # offsets past what the arrays take: those windows go the Python way
+
+    def step(self) -> ClusterSnapshot:
+        rng = self.rng
+        self.at += rng.choice([10.0, 10.0, 30.0, 0.5, 0.0]) + rng.random() * (rng.random() < 0.5)
+        for tp in self.ends:
+            if rng.random() < 0.03:
+                self.ends[tp] = rng.randint(0, 10)  # the topic was recreated: its log end falls
+            self.ends[tp] += rng.choice([0, 0, 0, 1, 5, 40, 1_000])
+        groups = {name: self.group(name) for name in GROUPS}
+        offset = 2**50 if self.big else 0
+        return ClusterSnapshot(
+            cluster=CLUSTER,
+            taken_at=self.at,
+            groups=groups,
+            log_end={tp: end + offset for tp, end in self.ends.items()},
+            log_start={tp: max(0, end - rng.choice([end, 10, 2_000])) + offset for tp, end in self.ends.items()},
+        )
+
+    def group(self, name: str) -> GroupSnapshot:
+        rng = self.rng
+        committed: dict[TopicPartition, int | None] = {}
+        for tp, end in self.ends.items():
+            if rng.random() < 0.04:
+                continue  # this partition is not in the group this time (a partition that comes and goes)
+            current = self.committed.get((name, tp), rng.choice([None, 0, end]))
+            roll = rng.random()
+            if roll < 0.03:
+                current = None
+            elif roll < 0.06:
+                current = max(0, (current or 0) - rng.randint(1, 50))  # rewind
+            elif roll < 0.5:
+                current = min(end, (current or 0) + rng.choice([0, 2, 10, 1_000]))
+            self.committed[(name, tp)] = current
+            committed[tp] = current + 2**50 if self.big and current is not None else current
+        state = rng.choice([GroupState.STABLE, GroupState.STABLE, GroupState.EMPTY, GroupState.PREPARING_REBALANCE])
+        tps = sorted(self.ends)
+        members = tuple(
+            Member(
+                member_id=f"m-{i}",
+                client_id=f"client-{i}",
+                host=f"10.0.0.{i}",
+                assignment=tuple(sorted(rng.sample(tps, rng.randint(0, 3)))),
+            )
+            for i in range(rng.choice([0, 0, 1, 2, 3]) if state is not GroupState.EMPTY else 0)
+        )
+        return GroupSnapshot(
+            group=name, state=state, members=members, committed=committed, generation=rng.randint(1, 3)
+        )
+
+
+def judged(window: GroupWindow, thresholds: Thresholds, rules: Evaluation, now: float) -> GroupVerdict:
+    verdict = evaluate_group(window, thresholds=thresholds, rules=rules, now=now)
+    return replace(verdict, causes=diagnose(verdict, window, rules))
+
+
+def expected_partitions(
+    snapshots: list[ClusterSnapshot], group: str, samples: int
+) -> dict[TopicPartition, tuple[PartitionSample, ...]]:
+    """The window's partitions by the contract: the newest entry's partitions, each with its samples from
+    the last `samples` entries of the group, oldest first."""
+    kept = snapshots[-samples:]
+    newest = kept[-1]
+    return {
+        tp: tuple(
+            PartitionSample(s.taken_at, s.groups[group].committed[tp], s.log_end[tp], s.log_start[tp])
+            for s in kept
+            if tp in s.groups[group].committed
+        )
+        for tp in sorted(newest.groups[group].committed)
+    }
+
+
+def check_columns(window: GroupWindow) -> None:
+    """The arrays hold the numbers of the window's samples."""
+    columns = window.columns
+    assert columns is not None
+    assert columns.times == tuple(s.at for s in window.samples)
+    assert columns.tps == tuple(window.partitions)
+    for row, samples in enumerate(window.partitions.values()):
+        assert columns.known[row].tolist() == [s.committed is not None for s in samples]
+        assert columns.committed[row].tolist() == [s.committed or 0 for s in samples]
+        assert columns.log_end[row].tolist() == [s.log_end for s in samples]
+
+
+def run_histories(make_store: type[WindowStore] | object, seed: int, histories: int) -> tuple[int, int]:
+    """Append random histories and compare both routes on every window; returns (windows, with columns)."""
+    rng = random.Random(seed)
+    seen = with_columns = 0
+    for _ in range(histories):
+        samples = rng.randint(1, 10)
+        store = make_store(samples)  # type: ignore[operator]
+        history = History(rng)
+        snapshots: list[ClusterSnapshot] = []
+        for _ in range(rng.randint(1, 14)):
+            snapshots.append(history.step())
+            store.append(snapshots[-1])
+            windows = store.windows(CLUSTER, list(GROUPS))
+            now = snapshots[-1].taken_at + rng.choice([0.0, 5.0, 300.0])
+            for name, window in windows.items():
+                seen += 1
+                assert window.partitions == expected_partitions(snapshots, name, samples)
+                if window.columns is not None:
+                    with_columns += 1
+                    check_columns(window)
+                python_way = replace(window, columns=None)
+                for thresholds in THRESHOLDS:
+                    assert group_points(window, thresholds) == group_points(python_way, thresholds)
+                    for rules in RULES:
+                        assert judged(window, thresholds, rules, now) == judged(python_way, thresholds, rules, now)
+    return seen, with_columns
+
+
+def test_memory_store_windows_judge_the_same_both_ways() -> None:
+    seen, with_columns = run_histories(lambda samples: MemoryWindowStore(samples=samples), seed=11, histories=60)
+    # The comparison is only a proof if the array route ran: most windows have aligned partitions.
+    assert with_columns > seen // 3 > 60
+
+
+def test_a_store_without_arrays_keeps_the_same_windows_without_columns() -> None:
+    # `lagbot check` keeps no arrays: the same windows but for the columns, so judged by the Python route.
+    rng = random.Random(16)
+    with_arrays, without = MemoryWindowStore(samples=5), MemoryWindowStore(samples=5, arrays=False)
+    history = History(rng)
+    history.big = False
+    columns_seen = 0
+    for _ in range(8):
+        snapshot = history.step()
+        with_arrays.append(snapshot)
+        without.append(snapshot)
+        windows, plain = with_arrays.windows(CLUSTER, list(GROUPS)), without.windows(CLUSTER, list(GROUPS))
+        assert plain == {name: replace(window, columns=None) for name, window in windows.items()}
+        columns_seen += sum(window.columns is not None for window in windows.values())
+    assert columns_seen > 0
+
+
+def test_redis_store_windows_judge_the_same_both_ways(redis_client: redis.Redis) -> None:
+    def fresh(samples: int) -> RedisWindowStore:
+        redis_client.flushdb()
+        return RedisWindowStore(redis_client, samples=samples)
+
+    seen, with_columns = run_histories(fresh, seed=12, histories=30)
+    assert with_columns > seen // 3 > 30
+
+
+def test_redis_store_decoded_windows_have_the_same_columns(redis_client: redis.Redis) -> None:
+    # A replica that did not write the entries decodes them from Redis: same windows, same arrays.
+    rng = random.Random(13)
+    writer = RedisWindowStore(redis_client, samples=6)
+    history = History(rng)
+    history.big = False
+    for _ in range(9):
+        writer.append(history.step())
+    written = writer.windows(CLUSTER, list(GROUPS))
+    read = RedisWindowStore(redis_client, samples=6).windows(CLUSTER, list(GROUPS))
+    assert read == written
+    for name, window in read.items():
+        if written[name].columns is None:
+            assert window.columns is None
+            continue
+        check_columns(window)
+
+
+def test_offsets_too_big_for_the_arrays_leave_the_window_without_columns() -> None:
+    store = MemoryWindowStore(samples=3)
+    history = History(random.Random(14))
+    history.big = True
+    for _ in range(3):
+        store.append(history.step())
+    windows = store.windows(CLUSTER, list(GROUPS))
+    assert windows and all(w.columns is None for w in windows.values())
+
+
+@pytest.mark.parametrize(
+    ("committed", "log_end"),
+    [(10, 20.5), (10.0, 20), (2**63, 2**63 + 5), (-3, 20), (10, -1)],
+    ids=["float log end", "float committed", "beyond int64", "negative committed", "negative log end"],
+)
+def test_offsets_the_arrays_cannot_hold_exactly_leave_the_window_without_columns(
+    committed: float, log_end: float
+) -> None:
+    # Only integers in 0 .. 2**48 go into the arrays: anything else is judged the Python way, never rounded.
+    store = MemoryWindowStore(samples=2)
+    for i in range(2):
+        group = GroupSnapshot("billing", GroupState.EMPTY, (), {("orders", 0): committed})  # type: ignore[dict-item]
+        store.append(ClusterSnapshot(CLUSTER, 100.0 + i, {"billing": group}, {("orders", 0): log_end}))  # type: ignore[dict-item]
+    window = store.window(CLUSTER, "billing")
+    assert window is not None and window.partitions[("orders", 0)][-1].log_end == log_end
+    assert window.columns is None
+
+
+def test_a_plain_window_goes_the_array_way() -> None:
+    # Two partitions committed at every sample, nothing going back: the arrays hold exactly these offsets.
+    store = MemoryWindowStore(samples=4)
+    for i in range(4):
+        store.append(
+            ClusterSnapshot(
+                cluster=CLUSTER,
+                taken_at=100.0 + 10 * i,
+                groups={
+                    "billing": GroupSnapshot(
+                        group="billing",
+                        state=GroupState.EMPTY,
+                        members=(),
+                        committed={("orders", 0): 10, ("orders", 1): 5 * i},
+                    )
+                },
+                log_end={("orders", 0): 50 + i, ("orders", 1): 20 * i},
+                log_start={("orders", 0): 0, ("orders", 1): 0},
+            )
+        )
+    window = store.window(CLUSTER, "billing")
+    assert window is not None and window.columns is not None
+    assert window.columns.times == (100.0, 110.0, 120.0, 130.0)
+    assert window.columns.tps == (("orders", 0), ("orders", 1))
+    np.testing.assert_array_equal(window.columns.committed, [[10, 10, 10, 10], [0, 5, 10, 15]])
+    np.testing.assert_array_equal(window.columns.log_end, [[50, 51, 52, 53], [0, 20, 40, 60]])
+    assert window.columns.known.all()
+
+
+@pytest.mark.parametrize("seed", [21])
+def test_more_memory_histories(seed: int) -> None:
+    seen, with_columns = run_histories(lambda samples: MemoryWindowStore(samples=samples), seed=seed, histories=40)
+    assert with_columns > seen // 3

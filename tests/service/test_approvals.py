@@ -1,0 +1,192 @@
+"""Proposals on a real redis-server: single use, expiring, two people where needed, exactly one run."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import redis
+
+from lagbot.core.stored import StoredFormatError
+from lagbot.remediations.base import Plan, Risk
+from lagbot.service.approvals import ProposalStore, State, Verdict
+from lagbot.service.audit import AuditEntry, AuditLog
+
+pytestmark = pytest.mark.integration
+
+T0 = 1_700_000_000.0
+
+
+def plan(action: str = "scale", group: str = "orders") -> Plan:
+    return Plan(
+        action=action,
+        cluster="prod",
+        group=group,
+        summary="Scale orders 2 -> 4",
+        risk=Risk.MEDIUM,
+        params={"replicas": 4},
+        steps=("scale to 4",),
+        before={"replicas": 2},
+        after={"replicas": 4},
+    )
+
+
+def make(store: ProposalStore, *, approvals: int = 1, cooldown: float = 600, expires_in: float = 900, **kw: object):  # type: ignore[no-untyped-def]
+    return store.create(
+        kw.pop("the_plan", plan()),  # type: ignore[arg-type]
+        requested_by=str(kw.pop("by", "lagbot")),
+        now=T0,
+        expires_in=expires_in,
+        approvals_required=approvals,
+        cooldown=cooldown,
+        channel="C1",
+        incident_id="i1",
+    )
+
+
+def test_one_approval_runs_once_and_finishes(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    assert store.get(proposal.id) == proposal
+
+    first = store.approve(proposal.id, "U1", now=T0 + 1)
+    assert first.verdict is Verdict.RUN and first.proposal is not None
+    assert first.proposal.state is State.RUNNING and first.proposal.approvals == ("U1",)
+    assert store.approve(proposal.id, "U2", now=T0 + 2).verdict is Verdict.NOT_PROPOSED
+    assert store.approve(proposal.id, "U1", now=T0 + 2).verdict is Verdict.NOT_PROPOSED
+
+    assert store.finish(proposal.id, ok=True, detail="scaled 2 -> 4", now=T0 + 10)
+    assert not store.finish(proposal.id, ok=False, detail="again", now=T0 + 11)
+    done = store.get(proposal.id)
+    assert done is not None and (done.state, done.detail, done.finished_at) == (
+        State.SUCCEEDED,
+        "scaled 2 -> 4",
+        T0 + 10,
+    )
+
+
+def test_expired_proposal_is_refused(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store, expires_in=60)
+    assert store.approve(proposal.id, "U1", now=T0 + 61).verdict is Verdict.EXPIRED
+    assert store.get(proposal.id).state_at(T0 + 61) is State.EXPIRED  # type: ignore[union-attr]
+    assert store.approve("no-such-id", "U1", now=T0).verdict is Verdict.MISSING
+    # Redis forgets it a week after it expired.
+    assert 60 + 7 * 86_400 - 5 <= redis_client.ttl(f"lagbot:proposal:{proposal.id}") <= 60 + 7 * 86_400
+
+
+def test_two_approvals_need_two_people_neither_the_requester(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store, approvals=2, by="UREQ")
+    assert store.approve(proposal.id, "UREQ", now=T0).verdict is Verdict.REQUESTER
+    assert store.approve(proposal.id, "U1", now=T0).verdict is Verdict.RECORDED
+    assert store.approve(proposal.id, "U1", now=T0).verdict is Verdict.AGAIN
+    second = store.approve(proposal.id, "U2", now=T0)
+    assert second.verdict is Verdict.RUN and second.proposal.approvals == ("U1", "U2")  # type: ignore[union-attr]
+
+
+def test_cooldown_blocks_a_second_run_of_the_same_action(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    first, second = make(store), make(store)
+    assert store.approve(first.id, "U1", now=T0).verdict is Verdict.RUN
+    blocked = store.approve(second.id, "U1", now=T0)
+    assert blocked.verdict is Verdict.COOLDOWN and 599_000 <= int(blocked.detail) <= 600_000
+    assert blocked.proposal.state is State.PROPOSED and blocked.proposal.approvals == ()  # type: ignore[union-attr]
+    assert 599 <= store.in_cooldown("prod", "orders", "scale") <= 600
+    other_action = make(store, the_plan=plan(action="restart"))
+    busy = store.approve(other_action.id, "U1", now=T0)  # the scale still runs: one action at a time per group
+    assert busy.verdict is Verdict.BUSY and busy.detail == first.id
+    assert store.finish(first.id, ok=True, detail="scaled", now=T0 + 5)
+    assert store.approve(other_action.id, "U1", now=T0 + 6).verdict is Verdict.RUN  # another action, no cooldown
+
+
+def test_a_run_whose_process_died_is_overdue_after_its_longest_run(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    assert store.approve(proposal.id, "U1", now=T0, longest_run=60).verdict is Verdict.RUN
+    assert store.overdue(now=T0 + 59) == []
+    assert store.overdue(now=T0 + 61) == [proposal.id]
+    assert 59_000 <= redis_client.pttl("lagbot:busy:prod:orders") <= 60_000  # the group is held that long at most
+    assert store.finish(proposal.id, ok=False, detail="interrupted", now=T0 + 61)
+    assert store.overdue(now=T0 + 61) == [] and redis_client.exists("lagbot:busy:prod:orders") == 0
+    assert not store.finish(proposal.id, ok=True, detail="late result", now=T0 + 90)  # finished once
+
+
+def test_deny_only_a_live_proposal(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    assert store.deny(proposal.id, user="U9", reason="we are failing over", now=T0)
+    denied = store.get(proposal.id)
+    assert denied is not None and (denied.state, denied.denied_by, denied.detail) == (
+        State.DENIED,
+        "U9",
+        "we are failing over",
+    )
+    assert store.approve(proposal.id, "U1", now=T0).verdict is Verdict.NOT_PROPOSED
+    expired = make(store, expires_in=1)
+    assert not store.deny(expired.id, user="U9", reason="late", now=T0 + 2)
+
+
+def test_fifty_concurrent_clicks_run_exactly_once(redis_server: object, redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    url = redis_server.url  # type: ignore[attr-defined]
+    verdicts: list[Verdict] = []
+    barrier = threading.Barrier(50)
+
+    def click(user: str) -> None:
+        own = ProposalStore(redis.Redis.from_url(url))
+        barrier.wait()
+        verdicts.append(own.approve(proposal.id, user, now=T0).verdict)
+
+    threads = [threading.Thread(target=click, args=(f"U{i % 7}",)) for i in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert verdicts.count(Verdict.RUN) == 1
+    assert len(verdicts) == 50 and set(verdicts) == {Verdict.RUN, Verdict.NOT_PROPOSED}
+
+
+def test_unknown_stored_version_is_refused(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    redis_client.hset(f"lagbot:proposal:{proposal.id}", "v", "2")
+    with pytest.raises(StoredFormatError, match="version '2'"):
+        store.get(proposal.id)
+
+
+def test_audit_per_group_newest_first_and_export_oldest_first(redis_client: redis.Redis) -> None:
+    log = AuditLog(redis_client)
+    for i, group in enumerate(["orders", "billing", "orders"]):
+        log.record(AuditEntry(at=T0 + i, event="proposed", cluster="prod", group=group, user="lagbot", action="scale"))
+    assert [e.at for e in log.latest("prod", "orders")] == [T0 + 2, T0]
+    assert [e.group for e in log.export()] == ["orders", "billing", "orders"]
+    assert [e.at for e in log.export(since=T0 + 1)] == [T0 + 1, T0 + 2]
+    assert [e.at for e in log.export(batch=1)] == [T0, T0 + 1, T0 + 2]
+    with pytest.raises(StoredFormatError):
+        AuditEntry.from_json('{"v": 9}')
+
+
+def test_audit_export_writes_json_lines_and_filters(redis_server: object, redis_client: redis.Redis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+    import sys
+
+    log = AuditLog(redis_client)
+    log.record(AuditEntry(at=T0, event="proposed", cluster="prod", group="orders", user="lagbot", action="scale"))
+    log.record(AuditEntry(at=T0 + 1, event="approved", cluster="prod", group="billing", user="U1", action="scale"))
+    config = tmp_path / "lagbot.yaml"
+    config.write_text(f"clusters: [{{name: prod, bootstrap_servers: 'k:9092'}}]\nredis_url: {redis_server.url}\n")  # type: ignore[attr-defined]
+
+    def export(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "lagbot.cli.main", "audit", "export", "--config", str(config), *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    everything = export()
+    assert everything.returncode == 0, everything.stderr
+    lines = [json.loads(line) for line in everything.stdout.splitlines()]
+    assert [(e["event"], e["group"], e["v"]) for e in lines] == [("proposed", "orders", 1), ("approved", "billing", 1)]
+    assert [json.loads(x)["group"] for x in export("--group", "billing").stdout.splitlines()] == ["billing"]
+    bad = export("--since", "yesterday")
+    assert bad.returncode == 4 and "--since" in bad.stderr and "Traceback" not in bad.stderr

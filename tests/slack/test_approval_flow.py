@@ -1,0 +1,127 @@
+"""An approval through the app over signed HTTP: the action starts at once, its Slack messages follow; the
+proposal's message then shows who approved and the outcome, without its buttons.
+
+Real Redis, the Slack emulator (made slow with 429s), the Kubernetes fake, the bolt app behind the bot's HTTP
+server, the click signed as Slack signs it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import redis
+
+from lagbot.app.server import BotHTTPServer
+from lagbot.core.model import Cause, Status
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.engine.diagnose import RESTART
+from lagbot.remediations.executors.base import Executor, Workload
+from lagbot.slack.app import build_app
+from lagbot.slack.commands import text_reply
+from tests.conftest import Kafka, Names
+from tests.support.bot_process import SIGNING_SECRET, wait_for
+from tests.support.k8s_fake import FakeKubernetes
+from tests.support.remediator_rig import BOOTSTRAP, NOW, TOKEN, k8s, remediator
+from tests.support.verdicts import GROUP, partition, verdict
+
+pytestmark = pytest.mark.integration
+__all__ = ["k8s"]  # the fixture from tests.support.remediator_rig
+
+APPROVER = "U0ONCALL1"
+
+
+@pytest.fixture
+def slack(broker: ApacheKafka) -> Iterator[SlackEmulator]:
+    BOOTSTRAP["servers"] = broker.bootstrap  # the remediator's cluster is the real broker (pre-flight)
+    with SlackEmulator(token=TOKEN).start() as running:
+        yield running
+
+
+def buttons(message: Message) -> list[dict[str, Any]]:
+    return [e for b in message.blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_shows_the_outcome(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, kafka: Kafka, names: Names
+) -> None:
+    topic = names("topic")
+    kafka.create_topic(topic, 1)
+    member = kafka.consumer(GROUP)  # the group exists on the broker, Empty: the restart's pre-flight describes it
+    member.subscribe([topic])
+    kafka.wait_assigned(member)
+    member.close()
+    r = remediator(redis_client, slack, k8s, remediations={"restart": {}})
+    bot = r.bot
+    bot.settings = bot.settings.model_copy(
+        update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
+    )
+    bot.remediations = r
+    bot.leadership.tick()
+    stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    assert bot.apply([v], now=NOW) == 1
+    bot.deliver()
+    [root] = slack.channel("C1")
+    [proposal] = [m for m in slack.thread("C1", root.ts) if buttons(m)]
+    shown = [b["type"] for b in proposal.blocks]  # the emulator edits the message in place
+    assert shown[-1] == "actions"
+
+    started: list[float] = []
+    executor_for = r.executor_for
+
+    def observed(workload: Workload) -> Executor:  # the real executor; only the moment it is asked for is kept
+        started.append(time.monotonic())
+        return executor_for(workload)
+
+    r.executor_for = observed
+    app = build_app(
+        client=bot.slack,
+        signing_secret=SIGNING_SECRET,
+        run_command=lambda *_: text_reply("unused"),
+        clicks=r,
+        clock=lambda: NOW,
+    )
+    server = BotHTTPServer(
+        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=bytes, signing_secret=SIGNING_SECRET
+    )
+    with server.start() as server:
+        slack.fail("chat.postMessage", status=429, retry_after=3, times=2)  # Slack is slow: ~6 s per message
+        clicked = time.monotonic()
+        status, _, key = slack.click_button(
+            f"http://127.0.0.1:{server.port}/slack/events",
+            SIGNING_SECRET,
+            user=APPROVER,
+            message=proposal,
+            action_prefix="approve:",
+        )
+        assert status == 200
+        wait_for("the restart to start", lambda: started, timeout=30)
+        assert started[0] - clicked < 2.0, f"the action started {started[0] - clicked:.1f} s after the click"
+
+        def settled() -> Message | None:
+            [now] = [m for m in slack.thread("C1", root.ts) if m.ts == proposal.ts]
+            return now if now.edits and not buttons(now) else None
+
+        edited = wait_for("the proposal message to show the outcome", settled, timeout=60)
+        line = edited.blocks[-1]["elements"][0]["text"]
+        assert line.startswith(f":white_check_mark: *Rolling restart of orders*: approved by <@{APPROVER}>, done: ")
+        assert [b["type"] for b in edited.blocks] == [*(t for t in shown if t != "actions"), "context"]
+
+        running_text = f":gear: Approved by <@{APPROVER}>: running *Rolling restart of orders*"
+
+        def delivered() -> list[str] | None:
+            bot.deliver()  # what the leader's scheduled delivery does (no scheduler runs in this test)
+            texts = [m.text for m in slack.thread("C1", root.ts)]
+            return texts if running_text in texts else None
+
+        texts = wait_for("the running reply", delivered, timeout=30)
+        running = texts.index(running_text)
+        done = next(i for i, t in enumerate(texts) if t.startswith(":white_check_mark: *Rolling restart of orders*"))
+        assert running < done
+        assert slack.responses[key] == []  # the approver got no private refusal
+    assert bot.outbox.dead_letters() == []

@@ -1,0 +1,466 @@
+"""The scenarios of the corpus: each a context manager that builds one lag situation live on Apache Kafka and keeps
+it going while `lagbot check` runs, with what a right diagnosis says about it (see __init__.py for the grading).
+
+Rates are small (tens to hundreds of msg/s) so that fourteen scenarios run at once on two cores; the burst
+scenarios write their history with past create timestamps, so the broker's time index holds it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from lagbot.core.model import Status
+from tests.support.bot_process import wait_for
+from tests.support.corpus.clients import (
+    Reader,
+    at_rate,
+    backlog,
+    commit_empty,
+    consumer,
+    create,
+    history,
+    joined,
+    producer,
+    round_robin,
+    running,
+    watermarks,
+    writer,
+)
+
+Setup = Callable[[str, str, str], AbstractContextManager[None]]
+"""(bootstrap, topic, group) -> a context in which the situation holds."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a right diagnosis says: the group's status, the primary cause (rank 1, or none) and its remediation.
+
+    A status of None: this sampling cannot decide the status (`why` says why); the cause and remediation are graded.
+    """
+
+    status: Status | None
+    cause: str | None
+    remediation: str | None
+    why: str
+
+
+@dataclass(frozen=True)
+class Undecidable:
+    """Sampling that cannot decide the scenario, and why (what lagbot says then is shown, not graded)."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    setup: Setup
+    expected: Expected
+    """Graded with `lagbot check`'s default sampling (4 samples, 5 s apart: a 15 s window)."""
+    short: Expected | Undecidable | None = None
+    """With `--samples 4 --every 3` (a 9 s window): None means the same as `expected`."""
+
+
+@contextmanager
+def _members(bootstrap: str, group: str, topic: str, count: int) -> Iterator[list[Consumer]]:
+    members = [consumer(bootstrap, group) for _ in range(count)]
+    for m in members:
+        m.subscribe([topic])
+    try:
+        joined(members)
+        yield members
+    finally:
+        for m in members:
+            m.close()
+
+
+def _read_to_end(member: Consumer, topic: str, ends: dict[int, int], timeout: float = 30.0) -> None:
+    """Read until the member's position is the log end of every partition (bounded), then commit it."""
+    deadline = time.monotonic() + timeout
+    tps = [TopicPartition(topic, p) for p in ends]
+    while any(tp.offset != ends[tp.partition] for tp in member.position(tps)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the member did not read {topic} to its end")
+        member.consume(100, 0.2)
+    member.commit(asynchronous=False)
+
+
+@contextmanager
+def healthy(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions written at 5 msg/s each; one member reads and commits everything as it comes (most snapshots
+    see lag 0: Burrow's guard, the consumer kept up)."""
+    create(bootstrap, topic, 2)
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 2, 5), Reader(c)):
+        yield
+
+
+@contextmanager
+def idle_topic(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions, 50 messages each read and committed long ago; nothing is written any more. The member stays."""
+    create(bootstrap, topic, 2)
+    out = producer(bootstrap)
+    for i in range(100):
+        out.produce(topic, b"m", partition=i % 2)
+    out.flush(15)
+    with _members(bootstrap, group, topic, 1) as [c]:
+        _read_to_end(c, topic, {0: 50, 1: 50})
+        with running(Reader(c)):
+            yield
+
+
+@contextmanager
+def key_skew(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """3 partitions; 300 msg/s carry the key 'hot' (the partitioner puts them all on one partition), 10 msg/s go to
+    each partition round robin. One member reads 100 msg/s in all: the cold partitions keep up, the hot one falls
+    behind."""
+    create(bootstrap, topic, 3)
+    spread = round_robin(topic, 3)
+
+    def send(out: Producer, count: int) -> None:
+        cold = count * 30 // 330
+        for _ in range(count - cold):
+            out.produce(topic, b"m", key=b"hot")
+        spread(out, cold)
+
+    out = producer(bootstrap)
+    for _ in range(1000):  # the skew was there before the check: 1,000 'hot' messages waiting
+        out.produce(topic, b"m", key=b"hot")
+    out.flush(15)
+    with _members(bootstrap, group, topic, 1) as [c], running(at_rate(bootstrap, 330, send), Reader(c, 100)):
+        yield
+
+
+@contextmanager
+def slow_owner(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """3 partitions at 60 msg/s each, 1,000 waiting on each; 3 members (one partition each). Two read as fast as
+    messages come (their backlog is gone in a moment); one reads only 10 msg/s."""
+    create(bootstrap, topic, 3)
+    backlog(bootstrap, topic, 3, 1000)
+    with _members(bootstrap, group, topic, 3) as members:
+        readers = [Reader(members[0], 10), *(Reader(c) for c in members[1:])]
+        with running(writer(bootstrap, topic, 3, 60), *readers):
+            yield
+
+
+@contextmanager
+def stuck_short(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """4 partitions at 20 msg/s each, 100 waiting on each; member A (2 partitions) polls but never commits after
+    committing 0 once, member B (the other 2) reads and commits every batch."""
+    create(bootstrap, topic, 4)
+    writer_backlog = producer(bootstrap)
+    for i in range(400):
+        writer_backlog.produce(topic, b"m", partition=i % 4)
+    writer_backlog.flush(15)
+    with _members(bootstrap, group, topic, 2) as [a, b]:
+        a.commit(offsets=[TopicPartition(tp.topic, tp.partition, 0) for tp in a.assignment()], asynchronous=False)
+        with running(writer(bootstrap, topic, 4, 20), Reader(a, commits=False), Reader(b)):
+            yield
+
+
+@contextmanager
+def stuck_alone(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each, 100 waiting on each; the group's one member committed 0 once and then polls
+    without ever committing: nobody in the group commits."""
+    create(bootstrap, topic, 2)
+    out = producer(bootstrap)
+    for i in range(200):
+        out.produce(topic, b"m", partition=i % 2)
+    out.flush(15)
+    with _members(bootstrap, group, topic, 1) as [c]:
+        c.commit(offsets=[TopicPartition(topic, p, 0) for p in range(2)], asynchronous=False)
+        with running(writer(bootstrap, topic, 2, 20), Reader(c, commits=False)):
+            yield
+
+
+@contextmanager
+def no_members(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each; the group committed 50 of 200 on each, then its only member left (Empty)."""
+    create(bootstrap, topic, 2)
+    out = producer(bootstrap)
+    for i in range(400):
+        out.produce(topic, b"m", partition=i % 2)
+    out.flush(15)
+    with _members(bootstrap, group, topic, 1) as [c]:
+        c.commit(offsets=[TopicPartition(topic, p, 50) for p in range(2)], asynchronous=False)
+    with running(writer(bootstrap, topic, 2, 20)):
+        yield
+
+
+@contextmanager
+def throughput_deficit(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """4 partitions at 60 msg/s each (240 msg/s), 300 waiting on each; 2 members (2 partitions each) read 60 msg/s
+    each: 120 of 240."""
+    create(bootstrap, topic, 4)
+    backlog(bootstrap, topic, 4, 300)
+    with (
+        _members(bootstrap, group, topic, 2) as members,
+        running(writer(bootstrap, topic, 4, 60), *(Reader(c, 60) for c in members)),
+    ):
+        yield
+
+
+@contextmanager
+def partition_ceiling(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 60 msg/s each, 500 waiting on each; 2 members, one partition each, each reading 30 msg/s."""
+    create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 500)
+    with (
+        _members(bootstrap, group, topic, 2) as members,
+        running(writer(bootstrap, topic, 2, 60), *(Reader(c, 30) for c in members)),
+    ):
+        yield
+
+
+@contextmanager
+def never_committed(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each, 100 waiting on each; the member reads everything and never commits."""
+    create(bootstrap, topic, 2)
+    out = producer(bootstrap)
+    for i in range(200):
+        out.produce(topic, b"m", partition=i % 2)
+    out.flush(15)
+    with (
+        _members(bootstrap, group, topic, 1) as [c],
+        running(writer(bootstrap, topic, 2, 20), Reader(c, commits=False)),
+    ):
+        yield
+
+
+BASELINE, BURST = 5, 200
+"""msg/s per partition before the burst (for 1,000 s: the 15 min horizon holds it) and during it."""
+
+
+@contextmanager
+def burst_ongoing(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions, each written 5 msg/s for the 1,000 s before the last minute and 200 msg/s since (create
+    timestamps); 200 msg/s each go on. The group's one member read up to 16 min ago and reads 50 msg/s."""
+    create(bootstrap, topic, 2)
+    now = time.time()
+    for partition in range(2):
+        history(bootstrap, topic, partition, now, [(1060, 60, BASELINE), (60, 0, BURST)])
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 2, BURST), Reader(c, 50)):
+        yield
+
+
+@contextmanager
+def burst_ended(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """1 partition written 5 msg/s for 1,000 s, then 200 msg/s from 120 s to 20 s ago, then 5 msg/s again, which
+    goes on. The group's one member reads 100 msg/s from the start: it drains the burst's backlog."""
+    create(bootstrap, topic, 1)
+    history(bootstrap, topic, 0, time.time(), [(1120, 120, BASELINE), (120, 20, BURST), (20, 0, BASELINE)])
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 1, BASELINE), Reader(c, 100)):
+        yield
+
+
+@contextmanager
+def rebalance_churn(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions, 10 messages on each every 2 s; one member reads and commits all along while a second member
+    keeps joining, reading for half a second and leaving (a consumer that crashes and restarts)."""
+    create(bootstrap, topic, 2)
+
+    def churn(stop: threading.Event) -> None:
+        while not stop.is_set():
+            joiner = consumer(bootstrap, group)
+            joiner.subscribe([topic])
+            joining = time.monotonic() + 5.0  # a join (bounded), then half a second of work, then it leaves
+            while not joiner.assignment() and time.monotonic() < joining and not stop.is_set():
+                joiner.poll(0.1)
+            working = time.monotonic() + 0.5
+            while time.monotonic() < working and not stop.is_set():
+                if joiner.consume(100, 0.1):
+                    joiner.commit(asynchronous=False)
+            joiner.close()
+
+    def bursts(stop: threading.Event) -> None:
+        out = producer(bootstrap)
+        while not stop.wait(2.0):
+            round_robin(topic, 2)(out, 20)
+            out.flush(10)
+
+    with _members(bootstrap, group, topic, 1) as [c], running(bursts, Reader(c), churn):
+        yield
+
+
+@contextmanager
+def retention_risk(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """1 partition whose retention keeps 2 MB in 1 MB segments; 3,600 messages of 1 kB were written, so retention
+    deleted the oldest segment. The group committed 50 messages past the new log start and its member reads
+    2 msg/s while 5 msg/s are written: most retained messages are unread, and the next deletion nears."""
+    create(bootstrap, topic, 1, {"retention.bytes": str(2 << 20), "segment.bytes": str(1 << 20)})
+    value = b"x" * 1000
+    out = producer(bootstrap)
+    for _ in range(3600):
+        out.produce(topic, value, partition=0)
+    out.flush(30)
+    wait_for("retention to delete the oldest segment", lambda: watermarks(bootstrap, topic, 0)[0] > 0, timeout=60)
+    start = watermarks(bootstrap, topic, 0)[0]
+    commit_empty(bootstrap, group, {(topic, 0): start + 50})
+    with _members(bootstrap, group, topic, 1) as [c]:
+        send = at_rate(bootstrap, 5, lambda out, n: [out.produce(topic, value, partition=0) for _ in range(n)])
+        with running(send, Reader(c, 2)):
+            yield
+
+
+NINE_SECONDS_NO_SIBLING = (
+    "nobody in the group commits, so there is no sibling to judge against, and Kafka keeps no history of commits: "
+    "an offset unmoved for 9 s is also what a consumer committing every 10 s shows; STALL needs min_span (10 s)"
+)
+
+SCENARIOS = (
+    Scenario(
+        "healthy",
+        healthy,
+        Expected(Status.OK, None, None, "every message is read and committed as it comes: nothing to explain"),
+    ),
+    Scenario(
+        "idle topic",
+        idle_topic,
+        Expected(Status.OK, None, None, "nothing written, everything committed: a quiet topic, not a stuck consumer"),
+    ),
+    Scenario(
+        "hot partition, key skew",
+        key_skew,
+        Expected(
+            Status.WARN,
+            "hot_partition",
+            "drain",
+            "one partition holds nearly all the lag, growing at every sample; it is written 30x faster than the "
+            "others (one key): one partition cannot be split between consumers, so drain it",
+        ),
+    ),
+    Scenario(
+        "hot partition, slow owner",
+        slow_owner,
+        Expected(
+            Status.WARN,
+            "hot_partition",
+            "restart",
+            "one partition holds the lag; its owner reads 10 msg/s while the others read their 60 msg/s: restart "
+            "that owner (no scale: the other partitions keep up)",
+        ),
+    ),
+    Scenario(
+        "stuck consumer, short window",
+        stuck_short,
+        Expected(
+            Status.STALL,
+            "stuck_consumer",
+            "restart",
+            "member A's partitions never commit while lag grows (15 s >= min_span): STALL, restart A",
+        ),
+        Expected(
+            Status.STALL,
+            "stuck_consumer",
+            "restart",
+            "9 s < min_span, but B's partitions committed while A's did not: stuck judged against its sibling",
+        ),
+    ),
+    Scenario(
+        "stuck consumer, long window",
+        stuck_alone,
+        Expected(
+            Status.STALL,
+            "stuck_consumer",
+            "restart",
+            "the only member's offsets did not move for 15 s (>= min_span) while lag grew: STALL, restart it",
+        ),
+        Undecidable(NINE_SECONDS_NO_SIBLING),
+    ),
+    Scenario(
+        "no active members",
+        no_members,
+        Expected(
+            Status.STOP,
+            "no_active_members",
+            "scale",
+            "the group is Empty while lag grows; its offsets did not move for 15 s: STOP, start consumers",
+        ),
+        Expected(
+            None,
+            "no_active_members",
+            "scale",
+            "the group is Empty with lag (the broker says so): cause and remedy are decided. The status is not: STOP "
+            "needs the offsets unmoved over min_span (10 s, case 11 of tests/engine/test_evaluate_cases.py), and "
+            "--every 3 spaces snapshots 3 s after each one is taken, so the span is 9 s plus three collection times: "
+            "WARN (growing lag) under 10 s, STOP at 10 s or more",
+        ),
+    ),
+    Scenario(
+        "throughput deficit",
+        throughput_deficit,
+        Expected(
+            Status.WARN,
+            "throughput_deficit",
+            "scale",
+            "2 members read 120 of the 240 msg/s written, every partition alike: more replicas (up to 4) keep up",
+        ),
+    ),
+    Scenario(
+        "partition ceiling",
+        partition_ceiling,
+        Expected(
+            Status.WARN,
+            "partition_ceiling",
+            "drain",
+            "each partition has its own member and both fall behind alike: more replicas would sit idle, drain",
+        ),
+    ),
+    Scenario(
+        "never committed",
+        never_committed,
+        Expected(
+            Status.OK,
+            None,
+            None,
+            "no committed offset: lag and lag in seconds are unknown ('-', null), never a made-up number",
+        ),
+    ),
+    Scenario(
+        "producer burst, ongoing",
+        burst_ongoing,
+        Expected(
+            Status.WARN,
+            "producer_burst",
+            "scale",
+            "400 msg/s now against 10 msg/s over the 15 min before (the time index), still going, and 1 member for "
+            "2 partitions: scale",
+        ),
+    ),
+    Scenario(
+        "producer burst, just ended",
+        burst_ended,
+        Expected(
+            Status.OK,
+            "producer_burst",
+            None,
+            "the time index shows 200 msg/s against 5 before; writes are back at 5 msg/s and the backlog drains "
+            "at 95 msg/s: nothing to do",
+        ),
+    ),
+    Scenario(
+        "rebalance churn",
+        rebalance_churn,
+        Expected(
+            Status.OK,
+            "rebalance_churn",
+            None,
+            "a member keeps joining and leaving, so membership changes between snapshots; lag stays small",
+        ),
+    ),
+    Scenario(
+        "retention risk",
+        retention_risk,
+        Expected(
+            Status.WARN,
+            "retention_risk",
+            "drain",
+            "retention truncates the log and ~98% of what it keeps is unread, growing: drain before it is deleted",
+        ),
+    ),
+)

@@ -1,0 +1,89 @@
+"""The remediation coordinator in one process for tests: a Bot on real Redis, the Slack emulator and the
+Kubernetes fake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+import redis
+
+from lagbot.core.config import Settings
+from lagbot.core.model import Cause, Severity
+from lagbot.devkit.apache_kafka import ApacheKafka
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.diagnose import SCALE
+from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
+from lagbot.policies.model import Policy
+from lagbot.remediations.executors.config import KubernetesConfig
+from lagbot.remediations.executors.kubernetes import KubernetesExecutor
+from lagbot.service.approvals import ProposalStore
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.remediate import Remediator
+from lagbot.slack.presenter import SlackPresenter
+from tests.support.k8s_fake import FakeKubernetes
+from tests.support.verdicts import CLUSTER, GROUP, member, partition, verdict
+
+NOW = 1_790_000_000.0  # a Monday, 14:13 UTC
+
+
+TOKEN = "xoxb-remediator"
+
+
+@pytest.fixture
+def k8s() -> Iterator[FakeKubernetes]:
+    with FakeKubernetes().start() as fake:
+        fake.add_workload("deployment", "shop", "orders", replicas=2)
+        fake.add_scaled_object("shop", "orders-so", annotations={"owner": "shop"})
+        yield fake
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackEmulator]:
+    with SlackEmulator(token=TOKEN).start() as running:
+        yield running
+
+
+BOOTSTRAP = {"servers": "127.0.0.1:9"}
+
+
+@pytest.fixture(autouse=True)
+def _broker(broker: ApacheKafka) -> None:
+    BOOTSTRAP["servers"] = broker.bootstrap  # the group is described on the real broker (pre-flight)
+
+
+def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, **rule: object) -> Remediator:
+    policy = Policy.model_validate(
+        {
+            "default": {
+                "approvers": {"users": ["U0ONCALL1"]},
+                "workload": {
+                    "executor": "kubernetes",
+                    "name": "orders",
+                    "namespace": "shop",
+                    "keda_scaled_object": "orders-so",
+                },
+                **rule,
+            }
+        }
+    )
+    settings = Settings(clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}])  # type: ignore[list-item]
+    bot = Bot(
+        settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy, clock=lambda: NOW
+    )
+    executor = KubernetesExecutor(KubernetesConfig(api_url=k8s.url, token="t", timeout=5))
+    directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+    return Remediator(bot, proposals=ProposalStore(redis_client), directory=directory, executor_for=lambda w: executor)
+
+
+def deficit() -> object:
+    """Two members on 6 partitions, consuming 1,000 msg/s of 1,600 produced: scaling to 4 keeps up."""
+    parts = [partition(p, committed=0, log_end=10_000) for p in range(6)]
+    v = verdict(parts, produce=1_600.0, consume=1_000.0, members=[member(1, 0, 1, 2), member(2, 3, 4, 5)])
+    cause = Cause("throughput_deficit", "consumers are slower", 0.75, SCALE, rank=1)
+    return replace(v, causes=(cause,), severity=Severity.WARN)
+
+
+def events(r: Remediator) -> list[tuple[str, str]]:
+    return [(e.event, e.user) for e in reversed(r.bot.audit.latest(CLUSTER, GROUP, 50))]
