@@ -23,7 +23,7 @@ from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.devkit.signed import post_signed
 from tests.conftest import Kafka, Names
-from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, bot_config, wait_for
+from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, bot_config, wait_checks, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +66,7 @@ def test_one_thread_per_incident_from_lag_to_resolution(
     bot = BotProcess(tmp_path, bot_config(broker, redis_server, slack, group), token=TOKEN)
     try:
         wait_for("the bot to lead and check", lambda: (h := bot.wait_ready()) and h["leader"] and h["checks"])
-        time.sleep(2.5)  # a few more caught-up checks: a healthy group never posts
+        wait_checks(bot, 3)  # a few more caught-up checks: a healthy group never posts
         assert roots(slack) == []
 
         kafka.produce(topic, 1, 300)
@@ -206,7 +206,7 @@ def test_slash_commands_through_the_running_bot(
         silenced = ask(f"silence {group} 1h deploying the fix")
         assert silenced["response_type"] == "in_channel" and "deploying the fix" in silenced["text"]
         kafka.produce(topic, 0, 300)
-        time.sleep(4)  # several checks at 1 s see warn-level lag
+        wait_checks(bot, 4)  # several checks see warn-level lag (the first may have started before the produce)
         assert roots(slack) == []
         top = ask("top")
         assert group in str(top["blocks"])

@@ -86,7 +86,7 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
     wait_for("the fleet to catch up", lambda: committed(kafka, group, topic, 1) == [50], timeout=60)
     [member] = fleets.members(fleet)
     fleets.make_stuck(fleet, member.client_id)
-    time.sleep(1.0)  # the member sees its flag and stops polling and committing
+    wait_for("the member to see its flag and stop", lambda: [m.state for m in fleets.status(fleet)] == ["stuck"])
     kafka.produce(topic, 0, 300)
 
     bot = BotProcess(

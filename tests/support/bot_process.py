@@ -37,6 +37,20 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, ev
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
+def wait_checks(bot: embedded.BotProcess, count: int, timeout: float = 60.0) -> None:
+    """Wait until the bot finished `count` more checks: each a new `taken_at` in its /healthz `checks`."""
+    seen: list[tuple[tuple[str, Any], ...]] = []
+
+    def more() -> bool | None:
+        health = bot.health()
+        stamp = tuple(sorted(health["checks"].items())) if health else ()
+        if stamp and (not seen or seen[-1] != stamp):
+            seen.append(stamp)
+        return len(seen) > count or None
+
+    wait_for(f"{count} more checks", more, timeout, every=0.1)
+
+
 class BotProcess(embedded.BotProcess):
     """One `lagbot run` replica signed with SIGNING_SECRET; a failing test shows the end of its log."""
 
