@@ -49,13 +49,14 @@ class _Entry:
 
     `tps` (the sorted partitions), `samples` (in `tps` order), `group_sample` and `columns` are derived
     from the others when the entry is made (`_new_entry`), once, rather than at every read of the window.
+    The partitions are not kept as a dict as well: a bot holds 30 entries of every group, and a dict per
+    entry was about a third of the windows' memory (bench/README.md, `scale.py`).
     """
 
     at: float
     state: GroupState
     members: tuple[Member, ...]
     generation: int | None
-    partitions: dict[TopicPartition, PartitionSample]
     tps: tuple[TopicPartition, ...]
     samples: tuple[PartitionSample, ...]
     group_sample: GroupSample
@@ -320,7 +321,6 @@ def _new_entry(
         state=state,
         members=members,
         generation=generation,
-        partitions=partitions,
         tps=tps,
         samples=samples,
         group_sample=GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation),
@@ -352,7 +352,7 @@ def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | 
 def encode_entry(entry: _Entry) -> str:
     """Versioned JSON of one entry: members with their assignments, partitions grouped by topic."""
     topics: dict[str, list[list[int | None]]] = {}
-    for (topic, partition), sample in sorted(entry.partitions.items()):
+    for (topic, partition), sample in zip(entry.tps, entry.samples, strict=True):  # tps are sorted
         topics.setdefault(topic, []).append([partition, sample.committed, sample.log_end, sample.log_start])
     document = {
         "at": entry.at,
@@ -385,7 +385,7 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         group=group,
         state=newest.state,
         members=newest.members,
-        committed={tp: sample.committed for tp, sample in newest.partitions.items()},
+        committed={tp: sample.committed for tp, sample in zip(newest.tps, newest.samples, strict=True)},
         generation=newest.generation,
     )
     tps = newest.tps
@@ -410,7 +410,7 @@ def _series(entries: list[_Entry]) -> dict[TopicPartition, tuple[PartitionSample
     """Each partition of the newest entry with its samples from every entry that has it, oldest first."""
     series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in entries[-1].tps}
     for entry in entries:
-        for tp, sample in entry.partitions.items():
+        for tp, sample in zip(entry.tps, entry.samples, strict=True):
             found = series.get(tp)
             if found is not None:
                 found.append(sample)
