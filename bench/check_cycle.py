@@ -52,6 +52,7 @@ from lagbot.devkit.embedded import (
     tansu_binary,
 )
 from lagbot.engine.check import Checker, tune_gc
+from lagbot.engine.collector import ClusterAdmin
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
 
 GROUPS_PER_TOPIC = 20
@@ -169,7 +170,7 @@ def time_cycles(settings: Settings, store: WindowStore, cycles: int) -> Cycles:
     admins: list[AdminClient] = []
 
     def factory(cluster: ClusterConfig) -> AdminClient:
-        admin = AdminClient({**cluster.client_config(), "statistics.interval.ms": 100, "stats_cb": counter})
+        admin = ClusterAdmin({**cluster.client_config(), "statistics.interval.ms": 100, "stats_cb": counter})
         admins.append(admin)
         return admin
 

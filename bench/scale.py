@@ -44,6 +44,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
 
     from lagbot.core.config import ClusterConfig, build_settings
     from lagbot.engine.check import Checker, tune_gc
+    from lagbot.engine.collector import ClusterAdmin
     from lagbot.engine.window import RedisWindowStore
 
     tune_gc()
@@ -55,7 +56,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
     admins: list[AdminClient] = []
 
     def factory(config: ClusterConfig) -> AdminClient:
-        admin = AdminClient({**config.client_config(), "statistics.interval.ms": 100, "stats_cb": counter})
+        admin = ClusterAdmin({**config.client_config(), "statistics.interval.ms": 100, "stats_cb": counter})
         admins.append(admin)
         return admin
 
@@ -84,7 +85,9 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         groups = len(report.verdicts)
     partitions = sum(len(v.partitions) for v in report.verdicts)
     full = min(len(w.samples) for w in store.windows("scale", [v.group for v in report.verdicts]).values())
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    status = _status("self")
+    reader = admins[0].offsets.child_pid  # committed offsets and descriptions are read by this child process
+    reader_status = _status(str(reader)) if reader is not None else {"VmRSS": "0 kB"}
     keys = list(client.scan_iter(match="lagbot:window:scale:*", count=1000))
     window_bytes = sum(int(client.memory_usage(key, samples=0) or 0) for key in keys)
     return {
@@ -99,11 +102,17 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         "gc_full": timed.full,
         "rss_mib": int(status["VmRSS"].split()[0]) / 1024,
         "peak_rss_mib": int(status["VmHWM"].split()[0]) / 1024,
+        "reader_rss_mib": int(reader_status["VmRSS"].split()[0]) / 1024,
         "window_keys": len(keys),
         "window_bytes": window_bytes,
         "gc_objects": len(gc.get_objects()),
         "frozen": gc.get_freeze_count(),
     }
+
+
+def _status(pid: str) -> dict[str, str]:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
 
 def _counter(values: dict[str, int]) -> Any:
@@ -182,7 +191,7 @@ def report(results: list[dict[str, Any]]) -> None:
     print()
     header = (
         f"{'group-partitions':>16} {'groups':>6} {'cycle s median':>14} {'min':>6} {'requests':>8} "
-        f"{'RSS MiB':>8} {'peak MiB':>8} {'Redis B/gp':>10} {'fits 1 GiB':>12} {'gc s':>6}"
+        f"{'RSS MiB':>8} {'peak MiB':>8} {'reader MiB':>10} {'Redis B/gp':>10} {'fits 1 GiB':>12} {'gc s':>6}"
     )
     print(header)
     for r in results:
@@ -190,7 +199,8 @@ def report(results: list[dict[str, Any]]) -> None:
         print(
             f"{r['group_partitions']:16,d} {r['groups']:6d} {statistics.median(r['seconds']):14.3f} "
             f"{min(r['seconds']):6.3f} {r['requests'].get('total', 0):8d} {r['rss_mib']:8.1f} "
-            f"{r['peak_rss_mib']:8.1f} {per_gp:10.1f} {int(GIB / per_gp):12,d} {r['gc_seconds']:6.3f}"
+            f"{r['peak_rss_mib']:8.1f} {r['reader_rss_mib']:10.1f} {per_gp:10.1f} {int(GIB / per_gp):12,d} "
+            f"{r['gc_seconds']:6.3f}"
         )
     for r in results:
         print(
