@@ -44,6 +44,10 @@ from lagbot.core.model import GroupState, Member
 TopicPartition = tuple[str, int]
 ANSWER_GRACE = 5.0
 """Seconds the child may take beyond the request timeout before it is given up (and killed)."""
+CHUNK_GROUPS = 250
+"""Groups per request line. The child builds each answer whole: measured on Apache Kafka 4.1 with 2,000 groups of
+50 partitions, one line for all of them left the child at 113 MiB resident (132 MiB peak), chunks of 250 at
+58 MiB, and a read took no longer (1.7-2.5 s against 2.5-4.8 s)."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,8 @@ class OffsetReader:
         return {g: a if isinstance(a, str) else _group_answer(a) for g, a in answer.items()}
 
     def read(self, groups: Sequence[str], timeout: float) -> dict[str, GroupRead]:
-        """Every committed offset and the description of each group, all requests in flight together."""
+        """Every committed offset and the description of each group: each chunk of groups' requests in flight
+        together."""
         answer = self._request(dict.fromkeys(groups), timeout, describe=True)
         return {
             g: GroupRead(a, a) if isinstance(a, str) else GroupRead(_group_answer(a), _described(a))
@@ -147,6 +152,32 @@ class OffsetReader:
         ]
 
     def _request(
+        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
+    ) -> dict[str, Any]:
+        """Every group's answer, asked CHUNK_GROUPS at a time within one deadline (`timeout` for them all).
+
+        When every group of a chunk failed (the cluster does not answer), the groups after it are not asked: they
+        get the first failure's text, so an outage costs one timeout and one new child, not one per chunk.
+        """
+        groups = list(requests)
+        deadline = time.monotonic() + timeout
+        answer: dict[str, Any] = {}
+        failed: str | None = None
+        for start in range(0, len(groups), CHUNK_GROUPS):
+            chunk = {g: requests[g] for g in groups[start : start + CHUNK_GROUPS]}
+            left = deadline - time.monotonic()
+            if failed is None and left <= 0:
+                failed = messages.offset_reader_failed(messages.timed_out(timeout))
+            if failed is not None:
+                answer.update(dict.fromkeys(chunk, failed))
+                continue
+            got = self._request_chunk(chunk, left, describe=describe)
+            answer.update(got)
+            if _all_failed(got):
+                failed = next(_failure_text(a) for a in got.values())
+        return answer
+
+    def _request_chunk(
         self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
     ) -> dict[str, Any]:
         if not requests:
@@ -258,8 +289,13 @@ class ReaderFailed(Exception):
 
 
 def _all_failed(answer: dict[str, Any]) -> bool:
-    """True when the child answered and every group failed (its offsets, and its description if asked for)."""
-    return bool(answer) and all(isinstance(a, dict) and "error" in a and "described" not in a for a in answer.values())
+    """True when every group failed (its offsets, and its description if asked for): the child's answer, or the
+    text each group got when the child gave none."""
+    return bool(answer) and all(isinstance(a, str) or ("error" in a and "described" not in a) for a in answer.values())
+
+
+def _failure_text(answer: str | dict[str, Any]) -> str:
+    return answer if isinstance(answer, str) else str(answer["error"])
 
 
 def _group_answer(raw: dict[str, Any]) -> GroupAnswer:
