@@ -69,6 +69,7 @@ def check(
 ) -> None:
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
     import json
+    from functools import partial
 
     from rich.console import Console
 
@@ -78,13 +79,16 @@ def check(
     from lagbot.core import messages
     from lagbot.core.logs import configure_logging
     from lagbot.engine.check import Checker
+    from lagbot.engine.collector import make_admin
     from lagbot.engine.report import report_json
     from lagbot.engine.window import MemoryWindowStore
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, group)
     store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
-    checker = Checker(settings, store)
+    # A one-shot command reads the groups in its own process: a crash of the Kafka client on a coordinator error
+    # is then this command failing with a nonzero exit, and no second interpreter is started (the bot isolates them).
+    checker = Checker(settings, store, admin_factory=partial(make_admin, isolate_group_reads=False))
     console = Console(stderr=True)
 
     def progress(taken: int) -> None:
