@@ -6,10 +6,11 @@ No traceback reaches the user: bad input is reported in one message naming what 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
@@ -51,6 +52,27 @@ def _options(
     ] = False,
 ) -> None:
     """Watch Kafka consumer lag, explain it, and fix it with a human's approval."""
+
+
+_leave_at_once = False
+"""True when `main` runs as the `lagbot` process itself (not called by a program, a test): see `_finish_one_shot`."""
+
+
+def _finish_one_shot(code: int) -> NoReturn:
+    """End a one-shot command that has printed its answer.
+
+    As the `lagbot` process, it leaves at once (output and logs flushed first): tearing the interpreter down
+    (freeing every module and object) and the Kafka clients (librdkafka joins its threads) took 0.05 to 0.19 s
+    of a 0.9 s `lagbot check` (median 0.14 s) and does nothing the operating system does not do when the process
+    ends; a check holds no group membership, transaction or file to close. Called by a program, it raises
+    `typer.Exit` as every other command does.
+    """
+    if _leave_at_once:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -100,7 +122,7 @@ def check(
         print(json.dumps(report_json(report), indent=2))
     else:
         print_report(report, Console())
-    raise typer.Exit(exit_code(report))
+    _finish_one_shot(exit_code(report))
 
 
 @app.command()
@@ -223,7 +245,12 @@ def drain(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning every usage or config error into one message and exit code 4."""
+    """Entry point: run the app, turning every usage or config error into one message and exit code 4.
+
+    `argv` None: this is the `lagbot` process (the console script, `python -m lagbot.cli.main`).
+    """
+    global _leave_at_once
+    _leave_at_once = argv is None
     try:
         result = app(args=argv, prog_name="lagbot", standalone_mode=False)
     except typer.Exit as done:
