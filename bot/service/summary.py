@@ -3,8 +3,8 @@
 After every check that read its cluster, the leader writes one document per cluster under `lagbot:summary:<cluster>`
 (lagbot.core.stored's codec, format version `SUMMARY_VERSION`): when the check was taken and, per group, what `/lag
 top` shows (`GroupSummary`: severity, status, lag, lag in seconds, trend). A replica that does not lead reads that one
-key (about 60 bytes a group with short names) instead of every group's window: measured in bench/slack_side.py at 2,000 groups x 50
-partitions, judging the windows took seconds.
+key (about 60 bytes a group with short names) instead of every group's window: at 2,000 groups x 50 partitions,
+0.014-0.017 s against 1.9-11 s judging the windows (bench/slack_side.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A real check on Apache Kafka by the leader, then the summary read back from Redis as stored (every byte of the
 document asserted), then `/lag top` on a second replica, which must not judge a single window while the summary is
-fresh, and falls back to judging them when it is missing or older than two check intervals.
+fresh, and falls back to judging them when it is missing, older than two check intervals or in another format.
 """
 
 from __future__ import annotations
@@ -137,3 +137,9 @@ def test_a_follower_answers_lag_top_from_the_summary_the_leader_stored(
     assert judged == ["prod", "prod"]
     assert [row[:5] for row in table_cells(stale)] == [row[:5] for row in table_cells(missing)]
     assert [row[:5] for row in table_cells(missing)] == [row[:5] for row in table_cells(on_follower)]
+
+    # A summary in a format version this lagbot does not read (a newer leader during an upgrade) is not guessed at.
+    redis_client.set("lagbot:summary:prod", json.dumps({"v": 2, "cluster": "prod", "taken_at": report.taken_at}))
+    newer = BotCommands(follower, MemorySilenceStore()).run("top 5", "U1", "C1")
+    assert judged == ["prod", "prod", "prod"]
+    assert [row[:5] for row in table_cells(newer)] == [row[:5] for row in table_cells(on_follower)]
