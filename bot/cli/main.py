@@ -5,6 +5,7 @@ No traceback reaches the user: bad input is reported in one message naming what 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -68,7 +69,8 @@ def _finish_one_shot(code: int) -> NoReturn:
     `typer.Exit` as every other command does.
     """
     if _leave_at_once:
-        sys.stdout.flush()
+        with contextlib.suppress(BrokenPipeError):  # the reader went away (`| head`): nothing left to tell it
+            sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()
         os._exit(code)

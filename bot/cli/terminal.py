@@ -48,8 +48,11 @@ def print_report(report: CheckReport, console: Console) -> None:
     """Print every cluster error, then one section per group: summary line, partition table, causes."""
     console = wide(console)
     if console.color_system is None and not console.record:
-        console.file.write(plain_report(report, console))
-        console.file.flush()
+        try:
+            console.file.write(plain_report(report, console))
+            console.file.flush()
+        except BrokenPipeError:  # the reader went away (`| head`): what rich's own print does then
+            console.on_broken_pipe()
     else:
         print_rich(report, console)
 
