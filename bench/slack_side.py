@@ -10,6 +10,9 @@ On Apache Kafka 4.1, a redis-server and the Slack emulator (bot/devkit/emulator.
    and delivered them (the steady state), slash commands signed as Slack signs them, sent by the emulator:
    `/lag top`, `/lag <group>` (a different group each time), `/lag digest`. For each: the ack (the HTTP answer to
    the signed POST) and the first reply (the emulator recording the response_url post, or the digest's upload).
+   Then, each round, `/lag top` to the follower again with the leader's stored summary (lagbot.service.summary)
+   taken away for that one command: the follower judges every stored window, as every replica but the leader did
+   before the summary (the before and after of that change, side by side in one run).
 3. The digest built in this process as the bot builds it (`Bot.digest` without the post: every stored verdict,
    the routed incidents, the audit, `compose_digest` with its chart).
 4. A check cycle while Slack is slow: the emulator answers chat.postMessage 429 with Retry-After --slow-seconds
@@ -21,6 +24,7 @@ Targets (issue 15, target 4): ack + first reply <= 1 s; a digest of 2,000 groups
 never waits on Slack delivery. Prints medians of --repeat, each figure beside its target, and the load average.
 
     .venv/bin/python bench/slack_side.py [--groups 2000] [--partitions 50] [--repeat 3] [--history-minutes 1440]
+                                         [--commands-only]
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from lagbot.engine.window import RedisWindowStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.history import make_history
 from lagbot.service.scheduler import build_scheduler
+from lagbot.service.summary import summary_key
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import SIGNING_SECRET, BotProcess, wait_for
 
@@ -129,12 +134,24 @@ def digest_by_command(slack: SlackEmulator, url: str, user: str) -> tuple[float,
 
 
 def commands(
-    replicas: dict[str, BotProcess], slack: SlackEmulator, groups: list[str], repeat: int
+    replicas: dict[str, BotProcess], slack: SlackEmulator, groups: list[str], repeat: int, client: redis.Redis
 ) -> dict[str, list[float]]:
-    """`/lag top`, `/lag <group>` and `/lag digest` sent to each replica in turn, `repeat` rounds."""
+    """`/lag top`, `/lag <group>` and `/lag digest` sent to each replica in turn, `repeat` rounds; then `/lag top`
+    to the follower once more without the leader's stored summary (the key taken away for that command and put
+    back): how every replica but the leader answered before the summary, in the same run."""
     figures: dict[str, list[float]] = {}
+    summary = summary_key(CLUSTER)
     for i in range(repeat):
-        for role, bot in replicas.items():
+        for role, bot in [*replicas.items(), ("follower, no summary", replicas["follower"])]:
+            if role == "follower, no summary":
+                stored, ttl = client.get(summary), client.pttl(summary)
+                assert stored is not None, "the leader stored no summary"
+                client.delete(summary)
+                acked, replied, key = slash(slack, bot.events_url, "top", f"U0BENCH{i}")
+                client.set(summary, stored, px=ttl)
+                figures.setdefault(f"/lag top ack, {role}", []).append(acked)
+                figures.setdefault(f"/lag top reply, {role}", []).append(replied)
+                continue
             group = groups[(i * 397 + len(role)) % len(groups)]
             for name, text in (("/lag top", "top"), ("/lag <group>", group)):
                 acked, replied, key = slash(slack, bot.events_url, text, f"U0BENCH{i}")
@@ -216,6 +233,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--history-minutes", type=int, default=1440)
     parser.add_argument("--slow-seconds", type=int, default=10)
+    parser.add_argument(
+        "--commands-only", action="store_true", help="only the slash commands (no digest builds, no slow-Slack cycles)"
+    )
     args = parser.parse_args()
     from estate import build_estate
 
@@ -258,11 +278,15 @@ def main() -> None:
                   f"load {load()}", flush=True)  # fmt: skip
             follower = BotProcess(Path(tmp), running, token=TOKEN, name="follower")
             assert follower.wait_ready(timeout=120)["leader"] is False
-            figures = commands({"leader": leader, "follower": follower}, slack, estate.groups, args.repeat)
+            figures = commands({"leader": leader, "follower": follower}, slack, estate.groups, args.repeat, client)
         finally:
             leader.stop()
             if follower is not None:
                 follower.stop()
+        if args.commands_only:
+            print(f"load average after: {load()}")
+            report(figures, estate.group_partitions, len(estate.groups), args.slow_seconds)
+            return
         figures |= digest_builds(build_settings(running, source="bench"), client, slack, args.repeat)
         print(f"  digest built: {figures['digest built, leader']} (leader), {figures['digest built, follower']} "
               f"(follower); load {load()}", flush=True)  # fmt: skip
@@ -280,6 +304,8 @@ def report(figures: dict[str, list[float]], group_partitions: int, groups: int, 
         ratio = f"{median(values) / target:8.2f}" if target else ""
         print(f"{name:<42} {median(values):7.3f} {min(values):7.3f} {max(values):7.3f} "
               f"{target or '':>7} {ratio:>8}")  # fmt: skip
+    if not all(kind in figures for kind in CYCLE_KINDS):
+        return
     answering, job, inline = (median(figures[kind]) for kind in CYCLE_KINDS)
     print(f"a check with its Slack work, Slack slow ({slow} s Retry-After, twice): the scheduler's job {job:.2f} s "
           f"vs {answering:.2f} s with Slack answering ({job / answering:.2f}x); delivering inline {inline:.2f} s "

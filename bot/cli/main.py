@@ -5,11 +5,13 @@ No traceback reaches the user: bad input is reported in one message naming what 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
@@ -53,6 +55,28 @@ def _options(
     """Watch Kafka consumer lag, explain it, and fix it with a human's approval."""
 
 
+_leave_at_once = False
+"""True when `main` runs as the `lagbot` process itself (not called by a program, a test): see `_finish_one_shot`."""
+
+
+def _finish_one_shot(code: int) -> NoReturn:
+    """End a one-shot command that has printed its answer.
+
+    As the `lagbot` process, it leaves at once (output and logs flushed first): tearing the interpreter down
+    (freeing every module and object) and the Kafka clients (librdkafka joins its threads) took 0.05 to 0.19 s
+    of a 0.9 s `lagbot check` (median 0.14 s) and does nothing the operating system does not do when the process
+    ends; a check holds no group membership, transaction or file to close. Called by a program, it raises
+    `typer.Exit` as every other command does.
+    """
+    if _leave_at_once:
+        with contextlib.suppress(BrokenPipeError):  # the reader went away (`| head`): nothing left to tell it
+            sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    raise typer.Exit(code)
+
+
 @app.command()
 def check(
     config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
@@ -69,6 +93,7 @@ def check(
 ) -> None:
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
     import json
+    from functools import partial
 
     from rich.console import Console
 
@@ -78,13 +103,16 @@ def check(
     from lagbot.core import messages
     from lagbot.core.logs import configure_logging
     from lagbot.engine.check import Checker
+    from lagbot.engine.collector import make_admin
     from lagbot.engine.report import report_json
     from lagbot.engine.window import MemoryWindowStore
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, group)
     store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
-    checker = Checker(settings, store)
+    # A one-shot command reads the groups in its own process: a crash of the Kafka client on a coordinator error
+    # is then this command failing with a nonzero exit, and no second interpreter is started (the bot isolates them).
+    checker = Checker(settings, store, admin_factory=partial(make_admin, isolate_group_reads=False))
     console = Console(stderr=True)
 
     def progress(taken: int) -> None:
@@ -96,7 +124,7 @@ def check(
         print(json.dumps(report_json(report), indent=2))
     else:
         print_report(report, Console())
-    raise typer.Exit(exit_code(report))
+    _finish_one_shot(exit_code(report))
 
 
 @app.command()
@@ -219,7 +247,12 @@ def drain(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning every usage or config error into one message and exit code 4."""
+    """Entry point: run the app, turning every usage or config error into one message and exit code 4.
+
+    `argv` None: this is the `lagbot` process (the console script, `python -m lagbot.cli.main`).
+    """
+    global _leave_at_once
+    _leave_at_once = argv is None
     try:
         result = app(args=argv, prog_name="lagbot", standalone_mode=False)
     except typer.Exit as done:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 
-from lagbot.core.model import GroupVerdict, PartitionVerdict
+from lagbot.core.model import GroupSummary, GroupVerdict, PartitionVerdict
 
 # ---------------------------------------------------------------------------------------------------
 # Number formatting
@@ -206,7 +206,7 @@ STATUS_WORDS = {"OK": "consuming", "WARN": "not catching up", "STALL": "stalled"
 status OK"); "WARN ... consuming" says the lag is high although the consumers move."""
 
 
-def status_word(v: GroupVerdict | PartitionVerdict) -> str:
+def status_word(v: GroupVerdict | GroupSummary | PartitionVerdict) -> str:
     return STATUS_WORDS[v.status.name]
 
 

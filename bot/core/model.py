@@ -281,3 +281,28 @@ class GroupVerdict:
     drain_rate: float | None = None
     """Messages/s by which the total lag falls over the trend's recent points (negative: it grows); the one rate
     behind `trend`, `eta_seconds` and the thread's "draining at", so they never disagree. None when unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """A group's standing at a check, all that `/lag top` shows of it: what the leader stores for every replica."""
+
+    cluster: str
+    group: str
+    severity: Severity
+    status: Status
+    total_lag: int | None
+    max_lag_seconds: float | None
+    trend: str
+
+    @classmethod
+    def of(cls, verdict: GroupVerdict) -> GroupSummary:
+        return cls(
+            cluster=verdict.cluster,
+            group=verdict.group,
+            severity=verdict.severity,
+            status=verdict.status,
+            total_lag=verdict.total_lag,
+            max_lag_seconds=verdict.max_lag_seconds,
+            trend=verdict.trend,
+        )

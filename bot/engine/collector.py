@@ -3,7 +3,8 @@
 A cycle is four batched rounds, whatever the number of partitions:
 1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
 2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group), from a child
-   process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot;
+   process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot
+   (`lagbot check`, a one-shot command, sends them itself: `make_admin(..., isolate_group_reads=False)`);
 3. Metadata of every topic those groups consume (partition counts), in one request;
 4. ListOffsets latest and earliest of every partition of those topics, both issued at once
    (librdkafka batches them per partition leader).
@@ -30,7 +31,7 @@ from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
 from lagbot.engine import wording
-from lagbot.engine.offset_reader import Committed, GroupRead, OffsetReader, plain_properties
+from lagbot.engine.offset_reader import Committed, GroupRead, InProcessReader, OffsetReader, plain_properties
 
 log = logging.getLogger(__name__)
 
@@ -43,25 +44,31 @@ class CollectError(Exception):
 
 class ClusterAdmin(AdminClient):  # type: ignore[misc]  # confluent-kafka ships no types
     """An AdminClient that remembers the last authentication failure librdkafka reported, with an `offsets`
-    reader for committed offsets (never read through this client: see `lagbot.engine.offset_reader`).
+    reader for committed offsets and group descriptions (read from a child process unless the client was made
+    for a one-shot command: see `make_admin` and `lagbot.engine.offset_reader`).
 
     librdkafka reports a refused login (wrong SASL password, unknown user) only as an error event while the
     request itself times out; `authentication_error` serves those events so that a failed collection can say
     why instead of "timed out".
     """
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], *, isolate_group_reads: bool = True) -> None:
         self._auth_error: str | None = None
         super().__init__({**config, "error_cb": self._on_error})
         self._properties = plain_properties(config)
+        self._isolate_group_reads = isolate_group_reads
         self._offsets: OffsetReader | None = None
 
     @property
     def offsets(self) -> OffsetReader:
-        """The reader of committed offsets for this cluster (its child process starts at the first read)."""
+        """The reader of committed offsets and group descriptions for this cluster: a child process (started at
+        the first read), or this client itself when the client was made with `isolate_group_reads=False`."""
         if self._offsets is None:
-            self._offsets = OffsetReader(self._properties)
-            weakref.finalize(self, self._offsets.close)
+            if self._isolate_group_reads:
+                self._offsets = OffsetReader(self._properties)
+                weakref.finalize(self, self._offsets.close)
+            else:
+                self._offsets = InProcessReader(weakref.proxy(self))
         return self._offsets
 
     def _on_error(self, error: KafkaError) -> None:
@@ -79,11 +86,16 @@ _AFTER_STATE = re.compile(r" \(after \d+ms in state \w+\)$")
 """librdkafka's suffix on connection errors: timing noise for a human."""
 
 
-def make_admin(cluster: ClusterConfig) -> AdminClient:
+def make_admin(cluster: ClusterConfig, *, isolate_group_reads: bool = True) -> AdminClient:
     """An AdminClient for `cluster`, its librdkafka logs routed to Python logging.
 
     Creating it does no I/O (librdkafka connects in the background), but librdkafka validates the
     properties here.
+
+    `isolate_group_reads`: send DescribeGroups and OffsetFetch from a child process (the default, and what the
+    bot uses), where a crash of the Kafka client on a coordinator error cannot take this process down; False
+    sends them from this process, for a one-shot command whose crash is only a failed command (`lagbot check`):
+    it saves starting a second interpreter. See `lagbot.engine.offset_reader`.
 
     Raises:
         ClientConfigError: librdkafka refused a property of the cluster's `kafka` settings.
@@ -92,7 +104,7 @@ def make_admin(cluster: ClusterConfig) -> AdminClient:
     config: dict[str, Any] = {**cluster.client_config(), "logger": logging.getLogger("librdkafka")}
     config.setdefault("socket.timeout.ms", int(cluster.request_timeout * 1000))
     try:
-        return ClusterAdmin(config)
+        return ClusterAdmin(config, isolate_group_reads=isolate_group_reads)
     except (KafkaException, ValueError, TypeError) as exc:
         raise ClientConfigError(cluster.name, _exception_text(exc)) from exc
 

@@ -20,6 +20,12 @@ but a pipe: the client's properties arrive on its stdin (never on its command li
 then one JSON line per request (every group of a check at once), one JSON line per answer. A child that dies
 or does not answer in time fails only that request: every group of it gets an error saying so, and the next
 request starts a new child. The child exits when its stdin closes (the bot stopped or was killed).
+
+`InProcessReader` sends the same requests from the calling process instead, through the cluster's own
+AdminClient. It is for a one-shot command (`lagbot check`): there a crash of the Kafka client is a failed command
+with a nonzero exit, not a bot that stops watching, and starting a second interpreter (with confluent-kafka
+and a connection of its own) would be most of the command's time. Which one a client uses is chosen where it
+is made (`make_admin(..., isolate_group_reads=...)`), never from what the broker is.
 """
 
 from __future__ import annotations
@@ -189,7 +195,7 @@ class OffsetReader:
         }
         with self._lock:
             try:
-                answer = self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
+                answer = self._send(request, timeout)
             except ReaderFailed as exc:
                 return {g: messages.offset_reader_failed(str(exc)) for g in requests}
             if _all_failed(answer):
@@ -199,6 +205,10 @@ class OffsetReader:
                 self.failures += 1
         missing = messages.offset_reader_failed("no answer for the group")
         return {g: answer[g] if isinstance(answer.get(g), dict) else missing for g in requests}
+
+    def _send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """The answer to one request (every group's), from the child."""
+        return self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
 
     @property
     def child_pid(self) -> int | None:
@@ -282,6 +292,28 @@ class OffsetReader:
         if child.poll() is None:
             child.kill()
         child.wait(timeout=5)
+
+
+class InProcessReader(OffsetReader):
+    """The same requests and answers as `OffsetReader`, sent by `admin` in this process: no child to start.
+
+    A coordinator error can crash this process (see the module's docstring), so it is only for a process whose
+    crash is just a failed command (`lagbot check`), never for the bot.
+    """
+
+    def __init__(self, admin: Any) -> None:
+        super().__init__({})
+        self._admin = admin
+
+    def _send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return _answer(self._admin, request)
+
+    @property
+    def child_pid(self) -> int | None:
+        return None
+
+    def _stop_child(self) -> None:
+        """Nothing to stop; a request in which every group failed is simply answered as failed."""
 
 
 class ReaderFailed(Exception):

@@ -27,7 +27,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.digest_config import DigestConfig
-from lagbot.core.model import GroupVerdict, Severity
+from lagbot.core.model import GroupSummary, GroupVerdict, Severity
+from lagbot.core.stored import StoredFormatError
 from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport
 from lagbot.engine.window import RedisWindowStore
@@ -45,6 +46,7 @@ from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
 from lagbot.service.outbox import DeliveryReport, Fence, Operation, Outbox
 from lagbot.service.presenter import Presenter
 from lagbot.service.state_epoch import StateEpoch
+from lagbot.service.summary import SummaryStore
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,7 @@ class Bot:
         self.outbox = Outbox(redis_client)
         self.metrics = Metrics()
         self.history: HistoryStore = make_history(settings.digest.history, redis_client)
+        self.summaries = SummaryStore(redis_client, ttl=settings.window.ttl)
         self.audit = AuditLog(redis_client)
         self.leadership = Leadership(
             Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
@@ -219,6 +222,8 @@ class Bot:
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
         note_reachability(cluster, self.latest.get(cluster), report, self.away_since)
         self.latest[cluster] = report
+        if cluster not in report.cluster_errors:  # what every replica's `/lag top` reads (lagbot.service.summary)
+            self.summaries.put(cluster, report.taken_at, report.verdicts)
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
@@ -236,11 +241,43 @@ class Bot:
         group-partitions judged again cost seconds), else judged from the stored windows (a follower, a cluster
         this replica has not checked within two intervals, or one its last check could not read).
         """
-        report = self.latest.get(cluster)
-        fresh_after = self.clock() - 2 * self.settings.cluster(cluster).check_interval
-        if report is not None and report.taken_at >= fresh_after and cluster not in report.cluster_errors:
+        report = self._fresh_report(cluster)
+        if report is not None:
             return list(report.verdicts)
         return self.checker.judge_stored(cluster)
+
+    def current_summaries(self, cluster: str) -> list[GroupSummary]:
+        """The cluster's groups as of its last check, for `/lag top`, on any replica.
+
+        This replica's own last report while it is fresh (the leader), else the summary the leader stored in Redis
+        while it is fresh (a follower: one key read, no window judged), else judged from the stored windows (no
+        check within two intervals, or the last one could not read the cluster).
+        """
+        report = self._fresh_report(cluster)
+        if report is not None:
+            return [GroupSummary.of(v) for v in report.verdicts]
+        try:
+            stored = self.summaries.get(cluster)
+        except StoredFormatError:
+            log.warning("stored summary unreadable; judging the windows", extra={"cluster": cluster}, exc_info=True)
+            stored = None
+        if stored is not None and stored.taken_at >= self._fresh_after(cluster):
+            return stored.groups
+        return [GroupSummary.of(v) for v in self.checker.judge_stored(cluster)]
+
+    def _fresh_after(self, cluster: str) -> float:
+        return self.clock() - 2 * self.settings.cluster(cluster).check_interval
+
+    def _fresh_report(self, cluster: str) -> CheckReport | None:
+        """This replica's last report of the cluster, if taken within two check intervals and the cluster read."""
+        report = self.latest.get(cluster)
+        if (
+            report is not None
+            and report.taken_at >= self._fresh_after(cluster)
+            and cluster not in report.cluster_errors
+        ):
+            return report
+        return None
 
     def announce_state_lost(self, *, now: float) -> None:
         """Say, in every channel that had a group in trouble at the last check, that the stored state is gone."""

@@ -21,7 +21,7 @@ from slack_sdk.models.blocks import Block, ContextBlock, SectionBlock, TableBloc
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 
 from lagbot.core import messages
-from lagbot.core.model import GroupVerdict
+from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.service.silences import Silence as ActiveSilence
 from lagbot.service.silences import SilenceStore
 from lagbot.slack import render, wording
@@ -84,8 +84,8 @@ class CommandDeps(Protocol):
         """Watched groups per cluster name (clusters with no groups included)."""
         ...
 
-    def latest_verdicts(self) -> Sequence[GroupVerdict]:
-        """The verdicts of the last scheduled check (empty before the first one)."""
+    def latest_summaries(self) -> Sequence[GroupSummary]:
+        """Every group as of the last scheduled check (empty before the first one)."""
         ...
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
@@ -121,7 +121,7 @@ def group_reply(verdict: GroupVerdict, silence: ActiveSilence | None, *, now: fl
     return Reply(text=text, blocks=[*root_blocks, *extra, *thread_blocks], public=public)
 
 
-def worst_first(verdicts: Iterable[GroupVerdict]) -> list[GroupVerdict]:
+def worst_first(verdicts: Iterable[GroupSummary]) -> list[GroupSummary]:
     """Groups by severity (worst first), then lag in seconds, then lag in messages, then name.
 
     Within a severity, unknown lag (in seconds or messages) ranks first: a group that cannot be judged
@@ -141,7 +141,7 @@ def worst_first(verdicts: Iterable[GroupVerdict]) -> list[GroupVerdict]:
     )
 
 
-def top_reply(verdicts: Sequence[GroupVerdict], silenced: Mapping[tuple[str, str], float], n: int, *,
+def top_reply(verdicts: Sequence[GroupSummary], silenced: Mapping[tuple[str, str], float], n: int, *,
               public: bool) -> Reply:  # fmt: skip
     """The `n` worst groups as a table; `silenced` maps (cluster, group) to the seconds of silence left."""
     if not verdicts:
@@ -155,7 +155,7 @@ def top_reply(verdicts: Sequence[GroupVerdict], silenced: Mapping[tuple[str, str
     return Reply(text=render.clip(fallback, MAX_FALLBACK), blocks=[b.to_dict() for b in blocks], public=public)
 
 
-def _top_row(v: GroupVerdict, silence_left: float | None) -> list[str]:
+def _top_row(v: GroupSummary, silence_left: float | None) -> list[str]:
     return [
         v.group,
         v.cluster,
@@ -227,7 +227,7 @@ def _show(command: ShowGroup, deps: CommandDeps, *, now: float) -> Reply:
 
 def _top(command: Top, deps: CommandDeps, *, now: float) -> Reply:
     silenced = {(s.cluster, s.group): s.remaining(now) for s in deps.silences.all_active(now)}
-    return top_reply(deps.latest_verdicts(), silenced, command.n, public=command.public)
+    return top_reply(deps.latest_summaries(), silenced, command.n, public=command.public)
 
 
 def _silence(command: Silence, deps: CommandDeps, *, user: str, now: float) -> Reply:

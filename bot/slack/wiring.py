@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from lagbot.core.model import GroupVerdict
+from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.service.bot import Bot
 from lagbot.service.silences import SilenceStore
@@ -37,8 +37,8 @@ class BotCommands:
         store = self.bot.checker.store
         return {cluster.name: sorted(store.groups(cluster.name)) for cluster in self.bot.settings.clusters}
 
-    def latest_verdicts(self) -> Sequence[GroupVerdict]:
-        return [v for c in self.bot.settings.clusters for v in self.bot.current_verdicts(c.name)]
+    def latest_summaries(self) -> Sequence[GroupSummary]:
+        return [s for c in self.bot.settings.clusters for s in self.bot.current_summaries(c.name)]
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
         settings = self.bot.settings

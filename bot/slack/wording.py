@@ -19,7 +19,7 @@ from lagbot.core.messages import (
     slack_user,
     status_word,
 )
-from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
+from lagbot.core.model import Cause, GroupSummary, GroupVerdict, PartitionVerdict
 
 SEVERITY_EMOJI = {"ok": ":large_green_circle:", "warn": ":large_yellow_circle:", "critical": ":red_circle:",
                   "page": ":rotating_light:"}  # fmt: skip
@@ -325,7 +325,7 @@ def lag_top_silenced_cell(remaining: float) -> str:
     return f"{duration(remaining)} left"
 
 
-def lag_top_line(rank: int, v: GroupVerdict) -> str:
+def lag_top_line(rank: int, v: GroupSummary) -> str:
     return (
         f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {status_word(v)}, "
         f"lag {count(v.total_lag)}, {behind(v.max_lag_seconds)} behind"

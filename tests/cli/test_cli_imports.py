@@ -1,5 +1,6 @@
-"""`lagbot check` loads only what a check needs: a whole check, run in a fresh interpreter, imports none of the
-bot's other machinery (Spark, Kubernetes, the Redis client, numpy, Slack, the policy model, the drain job).
+"""`lagbot check` loads only what a check needs: a whole check, run in a fresh interpreter, starts no process (its
+groups are read in-process, not by the offset reader's child) and imports none of the bot's other machinery (Spark,
+Kubernetes, the Redis client, numpy, Slack, the policy model, the drain job).
 
 What the process printed is checked too, so the test proves the check really ran to its end in that interpreter.
 """
@@ -37,14 +38,20 @@ NOT_FOR_A_CHECK = (
 )
 
 PROGRAM = """
-import json, sys
+import json, subprocess, sys
+started = []
+class Counted(subprocess.Popen):
+    def __init__(self, args, *rest, **options):
+        started.append(args)
+        super().__init__(args, *rest, **options)
+subprocess.Popen = Counted
 from lagbot.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit as done:
     code = done.code
 loaded = sorted(m for m in json.loads(sys.stdin.read()) if m in sys.modules)
-print(json.dumps({"exit": code, "loaded": loaded}), file=sys.stderr)
+print(json.dumps({"exit": code, "loaded": loaded, "processes": len(started)}), file=sys.stderr)
 """
 
 
@@ -79,14 +86,14 @@ def test_a_check_imports_nothing_but_the_check(broker: ApacheKafka, kafka: Kafka
     commit_until_read_back(kafka, group, topic, [3, 2])
 
     table, outcome = run_check("check", "--samples", "1", "-b", broker.bootstrap, "--group", group)
-    assert outcome == {"exit": 0, "loaded": []}
+    assert outcome == {"exit": 0, "loaded": [], "processes": 0}  # the groups are read in-process: no child
     rows = [line.split()[:6] for line in table.splitlines() if line.startswith(f"{group}  ")]
     assert rows == [[group, topic, "0", "3", "7", "4"], [group, topic, "1", "2", "2", "0"]]
 
     report, outcome = run_check(
         "check", "--samples", "2", "--every", "0.1", "-b", broker.bootstrap, "--group", group, "--json"
     )
-    assert outcome == {"exit": 0, "loaded": []}
+    assert outcome == {"exit": 0, "loaded": [], "processes": 0}
     [found] = json.loads(report)["groups"]
     assert (found["group"], found["total_lag"]) == (group, 4)
     assert [(p["partition"], p["lag"]) for p in found["partitions"]] == [(0, 4), (1, 0)]
@@ -98,5 +105,5 @@ NOT_FOR_HELP = (*NOT_FOR_A_CHECK, "confluent_kafka", "yaml", "rich", "lagbot.cor
 @pytest.mark.parametrize("args", [("check", "--help"), ("--help",), ("drain", "--help"), ("policy", "--help")])
 def test_help_loads_no_command_s_machinery(args: tuple[str, ...]) -> None:
     usage, outcome = run_check(*args, unwanted=NOT_FOR_HELP)
-    assert outcome == {"exit": 0, "loaded": []}
+    assert outcome == {"exit": 0, "loaded": [], "processes": 0}
     assert usage.startswith(f"Usage: lagbot {args[0] if args[0] != '--help' else ''}".rstrip())

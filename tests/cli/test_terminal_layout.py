@@ -15,8 +15,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lagbot.cli.terminal import _STATUS_STYLE, COLUMNS, NUMERIC, _cells, partition_text, print_group, print_partitions
-from lagbot.core.model import GroupVerdict, Member, Status
+from lagbot.cli.terminal import (
+    _STATUS_STYLE,
+    COLUMNS,
+    NUMERIC,
+    _cells,
+    partition_text,
+    print_group,
+    print_partitions,
+    print_report,
+    print_rich,
+)
+from lagbot.core.model import Cause, GroupVerdict, Member, Status
+from lagbot.engine.check import CheckReport
 from tests.support.verdict_factory import partition, verdict
 
 
@@ -93,3 +104,49 @@ def test_names_are_printed_as_they_are_never_as_markup() -> None:
     print_group(v, Console(file=out, width=240, no_color=True))
     row = out.getvalue().splitlines()[2]
     assert row.split()[:6] == ["team[bold]x:smile:", "orders", "0", "1", "5", "4"]
+
+
+TRICKY = [
+    "",
+    "plain words",
+    "tab\there",
+    "two\nlines",
+    "bell\x07 and cr\r",
+    "a :smile: b",
+    "ratio 3:4:5",
+    "日本語 " * 30,
+    "[bold]markup[/bold]",
+    "x" * 300,
+    "ends with spaces   ",
+    "ü" * 120,
+]
+
+
+def random_report(rng: random.Random) -> CheckReport:
+    verdicts = []
+    for _ in range(rng.randint(0, 5)):
+        v = random_verdict(rng)
+        v = dataclasses.replace(
+            v,
+            group=rng.choice([v.group, *TRICKY[:6]]) or "g",
+            error=rng.choice([None, None, None, *TRICKY]),
+            severity_reason=rng.choice(["hand-made", *TRICKY]),
+            causes=tuple(
+                Cause(rng.choice(["stalled", "k:v:"]), rng.choice(TRICKY), 0.5, rng.choice([None, "scale", *TRICKY]), n)
+                for n in range(rng.randint(0, 3))
+            ),
+        )
+        verdicts.append(v)
+    errors = {rng.choice(["prod", "tab\tcluster"]): rng.choice(TRICKY) for _ in range(rng.randint(0, 2))}
+    return CheckReport(taken_at=0.0, verdicts=verdicts, cluster_errors=errors)
+
+
+def test_a_report_without_colours_is_what_rich_prints_character_for_character() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        report = random_report(rng)
+        width = rng.choice([240, 300])
+        fast, reference = io.StringIO(), io.StringIO()
+        print_report(report, Console(file=fast, width=width, color_system=None))
+        print_rich(report, Console(file=reference, width=width, color_system=None))
+        assert fast.getvalue() == reference.getvalue()

@@ -70,7 +70,10 @@ def writer(kafka: Kafka) -> Iterator[Any]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_collector_reads_exact_committed_log_end_and_unknown_lag(kafka: Kafka, names: Names) -> None:
+@pytest.mark.parametrize("isolate", [True, False], ids=["child-process", "in-process"])
+def test_collector_reads_exact_committed_log_end_and_unknown_lag(kafka: Kafka, names: Names, isolate: bool) -> None:
+    """The same snapshot whether the groups are read from the child process (the bot) or in this process (`lagbot
+    check`); only the first starts a child."""
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 3)
     for partition, count in ((0, 10), (1, 20), (2, 30)):
@@ -78,7 +81,10 @@ def test_collector_reads_exact_committed_log_end_and_unknown_lag(kafka: Kafka, n
     kafka.commit(group, {(topic, 0): 4, (topic, 1): 20})
 
     settings = settings_for(kafka, group)
-    snapshot = collect(make_admin(settings.clusters[0]), settings.clusters[0])
+    admin = make_admin(settings.clusters[0], isolate_group_reads=isolate)
+    snapshot = collect(admin, settings.clusters[0])
+    assert (admin.offsets.child_pid is not None) is isolate
+    admin.offsets.close()
 
     assert snapshot.error is None
     assert list(snapshot.groups) == [group]

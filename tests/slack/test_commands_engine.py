@@ -15,7 +15,7 @@ import redis
 from slack_sdk.webhook import WebhookClient
 
 from lagbot.core.config import Settings, build_settings
-from lagbot.core.model import GroupVerdict
+from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.check import Checker, CheckReport
 from lagbot.engine.window import MemoryWindowStore
@@ -59,12 +59,12 @@ class EngineDeps:
 
     def known_groups(self) -> Mapping[str, Sequence[str]]:
         groups: dict[str, list[str]] = {c.name: [] for c in self.settings.clusters}
-        for v in self.latest_verdicts():
+        for v in self.latest_summaries():
             groups[v.cluster].append(v.group)
         return groups
 
-    def latest_verdicts(self) -> Sequence[GroupVerdict]:
-        return self.scheduled.verdicts if self.scheduled is not None else []
+    def latest_summaries(self) -> Sequence[GroupSummary]:
+        return [GroupSummary.of(v) for v in self.scheduled.verdicts] if self.scheduled is not None else []
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
         self.fresh_checks.append((cluster, group))

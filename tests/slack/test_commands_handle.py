@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.core.model import Cause, GroupState, GroupSummary, GroupVerdict, Member, PartitionVerdict, Severity, Status
 from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
 from lagbot.service.silences import MemorySilenceStore, SilenceStore
 from lagbot.slack.command_parse import MAX_TOP, ShowGroup, Silence, Top, parse
@@ -100,9 +100,9 @@ class Deps:
         self.calls.append(("known_groups",))
         return self.groups
 
-    def latest_verdicts(self) -> Sequence[GroupVerdict]:
-        self.calls.append(("latest_verdicts",))
-        return self.verdicts
+    def latest_summaries(self) -> Sequence[GroupSummary]:
+        self.calls.append(("latest_summaries",))
+        return [GroupSummary.of(v) for v in self.verdicts]
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
         self.calls.append(("check_group", cluster, group))
@@ -265,7 +265,7 @@ def test_top_orders_by_severity_then_lag_seconds_and_marks_silences() -> None:
 
     reply = run("top 5", deps)
 
-    assert deps.calls == [("latest_verdicts",)]
+    assert deps.calls == [("latest_summaries",)]
     assert reply.public is False
     assert texts(reply) == ["*Worst 5 of 6 group(s)* at the last scheduled check, by severity then lag in seconds"]
     assert table_cells(reply) == [
