@@ -41,6 +41,7 @@ from lagbot.remediations.base import (
     ExecutionContext,
     Outcome,
     Plan,
+    PolicyParams,
     Progress,
     ProposalContext,
     Remediation,
@@ -68,6 +69,7 @@ from lagbot.remediations.drain_plan import (
     layout,
     plan_id,
 )
+from lagbot.remediations.drain_policy import DrainPolicy, sink_refusal
 from lagbot.remediations.drain_preflight import java_problem, sink_problem
 from lagbot.remediations.drain_run import run_local, submit
 from lagbot.remediations.drain_settings import (
@@ -310,6 +312,7 @@ class DrainRemediation(Remediation):
     name: ClassVar[str] = "drain"
     risk: ClassVar[Risk] = Risk.MEDIUM
     Params: ClassVar[type[BaseModel]] = DrainParams
+    Policy: ClassVar[type[PolicyParams]] = DrainPolicy
     args_usage: ClassVar[str] = "[sink: a Parquet path or URL, or kafka:TOPIC]"
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
@@ -323,7 +326,7 @@ class DrainRemediation(Remediation):
         overrides = {k: v for k, v in raw.items() if k != "sink"}
         sink = raw.get("sink")
         params = DrainParams.from_settings(context.settings.drain, sink=sink, workload=context.workload, **overrides)
-        refused = context.sink_refusal(params.sink, sink is not None)
+        refused = sink_refusal(context.policy, params.sink, named_by_user=sink is not None)
         if refused is not None:
             raise ValueError(refused)
         return params

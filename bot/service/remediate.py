@@ -21,7 +21,7 @@ from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupVerdict
 from lagbot.core.stored import decode, encode, text
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
-from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
+from lagbot.policies.model import Rule, remediation_params
 from lagbot.remediations import registry
 from lagbot.remediations.base import (
     DEFAULT_LONGEST_RUN,
@@ -182,7 +182,7 @@ class Remediator:
             raise ValueError(wording.remediation_cooling_down(action, left))
         remediation = registry.get(action)
         raw = remediation_params(rule, action, **given)
-        params = remediation.prepare(raw, verdict, self._proposal_context(rule, verdict.cluster))
+        params = remediation.prepare(raw, verdict, self._proposal_context(rule, action, verdict.cluster))
         plan = remediation.plan(verdict, params, now=now)
         proposal = self.proposals.create(
             plan,
@@ -201,7 +201,7 @@ class Remediator:
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
 
-    def _proposal_context(self, rule: Rule, cluster: str) -> ProposalContext:
+    def _proposal_context(self, rule: Rule, action: str, cluster: str) -> ProposalContext:
         """The live system as a remediation's `prepare` may read it: made only when it asks."""
         workload = rule.workload
         return ProposalContext(
@@ -209,7 +209,7 @@ class Remediator:
             workload=workload,
             admin=lambda: self.bot.checker.admin(cluster),
             settings=self.bot.settings,
-            sink_refusal=lambda sink, named: drain_sink_refusal(rule, sink, named_by_user=named),
+            policy=rule.allows(action),
         )
 
     def _offered_key(self, incident_id: str) -> str:
