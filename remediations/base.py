@@ -29,6 +29,7 @@ from lagbot.core.stored import decode, encode
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
+    from lagbot.remediations.drain_settings import DrainSettings
     from lagbot.remediations.executors.base import Workload
     from lagbot.remediations.verify import VerifyRules
 
@@ -121,16 +122,26 @@ class ExecutionContext:
 
     `executor` acts on the workload that runs the group's consumers (None when the policy names no
     workload); `admin` is a confluent_kafka AdminClient of the group's cluster (offset operations);
-    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock.
+    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock. The rest is
+    what a remediation that runs a job of its own (the drain) needs besides; None where the caller has none.
     """
 
     executor: Any = None
     admin: Any = None
     progress: Callable[[str], None] = lambda _line: None
     clock: Callable[[], float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     timeout: float = 10.0
     """Seconds any one broker request (describe, list offsets, alter) may take."""
+    kafka_config: Mapping[str, Any] | None = None
+    """librdkafka settings of the group's cluster, for a job's own consumers and producers."""
+    workload: Workload | None = None
+    """The policy rule's workload (what the executor acts on when the parameters name none)."""
+    drain_settings: DrainSettings | None = None
+    """The `drain:` section of lagbot's configuration (spark-submit, archives); None: its defaults."""
+    spark: Any = None
+    """A SparkSession to run a job in (a local master); None: one is made, and stopped afterwards."""
+    on_progress: Callable[[Any], None] | None = None
+    """Receives every progress report of a job (the drain's JobProgress), e.g. for a progress bar."""
 
 
 DEFAULT_LONGEST_RUN = 3_600.0

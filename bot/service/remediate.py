@@ -327,11 +327,9 @@ class Remediator:
             admin=self.bot.checker.admin(proposal.cluster),
             progress=lambda line: self._progress(proposal, line),
             clock=self.bot.clock,
-            extra={
-                "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
-                "drain_settings": self.bot.settings.drain,
-                "workload": rule.workload,
-            },
+            kafka_config=self.bot.settings.cluster(proposal.cluster).client_config(),
+            drain_settings=self.bot.settings.drain,
+            workload=rule.workload,
         )
         return registry.get(proposal.action).execute(proposal.plan, context)
 
