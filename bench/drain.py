@@ -178,9 +178,7 @@ def spark_drain(
     try:
         params = DrainParams(sink=str(sink), master="local[2]", chunk=chunk, writer=writer)
         plan = DrainRemediation().plan(verdict, params, now=time.time())
-        context = ExecutionContext(
-            admin=admin, extra={"kafka_config": {"bootstrap.servers": bootstrap}, "spark": spark}
-        )
+        context = ExecutionContext(admin=admin, kafka_config={"bootstrap.servers": bootstrap}, spark=spark)
         started = time.perf_counter()
         outcome = DrainRemediation().execute(plan, context)
         elapsed = time.perf_counter() - started

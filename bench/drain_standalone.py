@@ -94,9 +94,9 @@ def drain_once(bootstrap: str, admin: AdminClient, master: str, sink: Path, chun
     context = ExecutionContext(
         admin=admin,
         progress=lambda _line: None,
-        extra={"kafka_config": {"bootstrap.servers": bootstrap},
-               "drain_settings": DrainSettings(master=master, spark_conf=CONF),
-               "on_progress": lambda _p: first.append(time.perf_counter())},
+        kafka_config={"bootstrap.servers": bootstrap},
+        drain_settings=DrainSettings(master=master, spark_conf=CONF),
+        on_progress=lambda _p: first.append(time.perf_counter()),
     )  # fmt: skip
     started = time.perf_counter()
     outcome = DrainRemediation().execute(plan, context)

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from lagbot.core.config import Level, Thresholds
 from lagbot.policies import wording
-from lagbot.policies.model import (
-    MaintenanceWindow,
-    Policy,
-    RemediationPolicy,
-    ResetOffsetsPolicy,
-    RestartPolicy,
-    Rule,
-    ScalePolicy,
-)
+from lagbot.policies.model import MaintenanceWindow, Policy, Rule
 from lagbot.remediations import registry
 from lagbot.remediations.executors.base import Workload
 
@@ -82,7 +74,7 @@ def silencers_text(rule: Rule) -> str:
 
 def workload_text(workload: Workload | None) -> str:
     if workload is None:
-        return wording.explain_no_workload()
+        return wording.explain_no_workload([r.name for r in registry.remediations() if r.needs_workload])
     return wording.explain_workload(
         workload.executor, workload.kind, workload.namespace, workload.name, workload.keda_scaled_object
     )
@@ -99,22 +91,11 @@ def remediation_text(rule: Rule, action: str) -> str:
         wording.explain_auto_approve(policy.auto_approve),
         wording.explain_cooldown(policy.cooldown),
         wording.explain_expiry(policy.proposal_expiry),
-        *_limits(policy, rule.workload),
+        *registry.get(action).explain_policy(policy, rule.workload),
     ]
     if registry.get(action).needs_workload and rule.workload is None:
         parts.append(wording.explain_needs_workload())
     return ", ".join(parts)
-
-
-def _limits(policy: RemediationPolicy, workload: Workload | None) -> list[str]:
-    if isinstance(policy, ScalePolicy):
-        keda = workload is not None and workload.keda_scaled_object is not None
-        return [wording.explain_replicas(policy.min_replicas, policy.max_replicas, policy.hold_for if keda else None)]
-    if isinstance(policy, ResetOffsetsPolicy):
-        return [wording.explain_modes(policy.modes)]
-    if isinstance(policy, RestartPolicy):
-        return [wording.explain_scope(policy.scope)]
-    return []
 
 
 def maintenance_text(rule: Rule, now: float) -> str:

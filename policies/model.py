@@ -6,29 +6,33 @@ Thresholds; None: the configuration's), the Slack channel, the approvers (user i
 remediations allowed with their limits (absent: not allowed), maintenance windows (no automatic actions
 then), dry-run (plans are shown, nothing runs), and the workload that runs the group's consumers.
 
+The `remediations:` section is derived from lagbot.remediations.registry: one optional entry per registered
+remediation, validated by what every remediation's policy carries (RemediationPolicy) and by what the
+remediation itself declares a rule may set (its `Policy` model, with its own limits and messages). Nothing here
+names a particular remediation.
+
 Validation rules beyond types, each with a message naming the field:
-- `reset_offsets` loses data: it needs 2 approvals;
+- each remediation's own rules (its `Policy`: the replica range in order, two approvals where data is lost...);
 - `auto_approve` only for low-risk remediations (lagbot.remediations.registry's risk);
-- min_replicas <= max_replicas; regexes compile; time zones are IANA names; rule names are unique.
+- regexes compile; time zones are IANA names; rule names are unique.
 Parsing does no I/O; policies/loader.py reads files.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from lagbot.core import messages
 from lagbot.core.config import Duration, Thresholds
-from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
 from lagbot.policies import wording
 from lagbot.remediations import registry
-from lagbot.remediations.base import Risk
-from lagbot.remediations.drain_sinks import parse_sink
+from lagbot.remediations.base import PolicyParams, Remediation, Risk
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.verify import VerifyRules
 
@@ -95,8 +99,9 @@ class Approvers(_Strict):
         return wording.approver_mentions(self.users, self.usergroups)
 
 
-class RemediationPolicy(_Strict):
-    """What every allowed remediation carries: cooldown, approvals, auto-approval, proposal expiry."""
+class RemediationPolicy(PolicyParams):
+    """What every allowed remediation carries: cooldown, approvals, auto-approval, proposal expiry. Each
+    remediation's own policy model adds what it declares (`policy_model`)."""
 
     action: ClassVar[str]
 
@@ -117,106 +122,37 @@ class RemediationPolicy(_Strict):
         return auto
 
 
-class RestartPolicy(RemediationPolicy):
-    action = RESTART
-    scope: Literal["auto", "members", "workload"] = "auto"
-    """auto: the owners of stalled partitions when known, else a rolling restart of the workload."""
-
-
-class ScalePolicy(RemediationPolicy):
-    action = SCALE
-    min_replicas: int = Field(default=1, ge=0)
-    max_replicas: int = Field(ge=1)
-    hold_for: Duration = Field(default=3600.0, gt=0)
-    """On a KEDA-managed workload: how long the autoscaler stays paused at the new count."""
-
-    @field_validator("max_replicas")
-    @classmethod
-    def _not_below_min(cls, high: int, info: ValidationInfo) -> int:
-        low = info.data.get("min_replicas")
-        if low is not None and high < low:
-            raise ValueError(messages.min_over_max(low, high))
-        return high
-
-
-class ResetOffsetsPolicy(RemediationPolicy):
-    action = RESET_OFFSETS
-    approvals_required: Literal[1, 2] = 2
-    modes: tuple[Literal["latest", "earliest", "shift", "datetime"], ...] = ("latest", "shift", "datetime")
-
-    @field_validator("approvals_required")
-    @classmethod
-    def _two_people(cls, approvals: int) -> int:
-        if approvals != 2:
-            raise ValueError(wording.policy_reset_needs_two())
-        return approvals
-
-    @field_validator("modes")
-    @classmethod
-    def _some_mode(cls, modes: tuple[str, ...]) -> tuple[str, ...]:
-        if not modes:
-            raise ValueError(wording.policy_no_modes())
-        return modes
-
-
-class DrainSinks(_Strict):
-    """Where a user may ask a drain to write (`/lag remediate <group> drain <sink>`): Parquet paths or
-    URLs under one of `paths`, Kafka topics whose whole name matches `topics`. Empty: only the default
-    sink of lagbot's configuration. Internal topics (a name starting with `__`) are never allowed."""
-
-    paths: tuple[str, ...] = ()
-    topics: str | None = None
-
-    @field_validator("paths")
-    @classmethod
-    def _prefixes(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
-        for path in paths:
-            if not (path.startswith("/") or "://" in path) or ".." in path.split("/"):
-                raise ValueError(wording.policy_bad_sink_prefix(path))
-        return tuple(p.rstrip("/") or "/" for p in paths)
-
-    @field_validator("topics")
-    @classmethod
-    def _topic_regex(cls, pattern: str | None) -> str | None:
-        return None if pattern is None else _compiles(pattern)
-
-    def refusal(self, url: str, kind: str) -> str | None:
-        """Why a parsed sink (`url`, `kind` "parquet" or "replay") may not be written; None when it may."""
-        if len(url) > MAX_SINK:
-            return wording.sink_too_long(MAX_SINK)
-        if kind == "replay":
-            topic = url.removeprefix("kafka:")
-            if topic.startswith("__"):
-                return wording.sink_internal_topic(topic)
-            if self.topics is None or re.fullmatch(self.topics, topic) is None:
-                return wording.sink_topic_not_allowed(topic, self.topics)
-            return None
-        if ".." in url.split("/") or not any(url == p or url.startswith(p.rstrip("/") + "/") for p in self.paths):
-            return wording.sink_path_not_allowed(url, self.paths)
-        return None
-
-
-MAX_SINK = 200
-"""The longest sink a user may name: it must fit, whole, in the approve button's confirm dialog."""
-
-
-class DrainPolicy(RemediationPolicy):
-    action = DRAIN
-    sinks: DrainSinks = Field(default_factory=DrainSinks)
+def policy_model(remediation: Remediation) -> type[RemediationPolicy]:
+    """The policy model of one remediation: what every remediation's policy carries (RemediationPolicy) and
+    what the remediation declares a rule may set for it (its `Policy`, whose fields and validators win: a
+    remediation that loses data may insist on two approvals). Named after the remediation: `<Name>Policy`."""
+    name = "".join(part.title() for part in remediation.name.split("_")) + "Policy"
+    model = create_model(name, __base__=(remediation.Policy, RemediationPolicy), __module__=__name__)
+    assert issubclass(model, RemediationPolicy)
+    model.action = remediation.name
+    return model
 
 
 class Remediations(_Strict):
-    """The remediations allowed for a group; an absent one is not offered."""
-
-    restart: RestartPolicy | None = None
-    scale: ScalePolicy | None = None
-    reset_offsets: ResetOffsetsPolicy | None = None
-    drain: DrainPolicy | None = None
+    """The remediations allowed for a group; an absent one is not offered. One optional field per registered
+    remediation, holding its policy model (`remediations_model` adds them)."""
 
     def allowed(self) -> dict[str, RemediationPolicy]:
-        """name -> its policy, for the allowed ones, in a stable order."""
-        found = {RESTART: self.restart, SCALE: self.scale, DRAIN: self.drain, RESET_OFFSETS: self.reset_offsets}
-        return {name: policy for name, policy in found.items() if policy is not None}
+        """name -> its policy, for the allowed ones, in a stable order (the order they were registered in)."""
+        found = {name: getattr(self, name) for name in type(self).model_fields}
+        return {name: policy for name, policy in found.items() if isinstance(policy, RemediationPolicy)}
+
+
+def remediations_model(remediations: Iterable[Remediation]) -> type[Remediations]:
+    """The `remediations:` section of a rule for these remediations: each an optional field, its policy model."""
+    fields: dict[str, Any] = {r.name: (policy_model(r) | None, None) for r in remediations}
+    return create_model("Remediations", __base__=Remediations, __module__=__name__, **fields)
+
+
+if TYPE_CHECKING:
+    RegisteredRemediations = Remediations
+else:
+    RegisteredRemediations = remediations_model(registry.remediations())
 
 
 def _minutes(clock: str) -> int:
@@ -285,7 +221,7 @@ class Rule(_Strict):
     approvers: Approvers = Field(default_factory=Approvers)
     silencers: Approvers | None = None
     """Who may `/lag silence` and `/lag unsilence` the rule's groups; None: its approvers."""
-    remediations: Remediations = Field(default_factory=Remediations)
+    remediations: RegisteredRemediations = Field(default_factory=RegisteredRemediations)
     maintenance: tuple[MaintenanceWindow, ...] = ()
     dry_run: bool = False
     workload: Workload | None = None
@@ -352,33 +288,16 @@ def remediation_params(rule: Rule, action: str, **given: Any) -> dict[str, Any]:
     """Raw parameters for `action` with the rule's limits and workload filled in, for registry.params.
 
     `given` adds what only the caller knows (current_replicas read from the executor, a reset mode, an
-    explicit replica count). Raises ValueError when the rule does not allow `action` or names no workload
-    that it needs.
+    explicit replica count). Raises ValueError when the rule does not allow `action` (or what was asked of it),
+    or names no workload that it needs.
     """
     policy = rule.allows(action)
     if policy is None:
         raise ValueError(messages.policy_not_allowed(rule.name, action))
+    remediation = registry.get(action)
     raw: dict[str, Any] = dict(given)
-    if isinstance(policy, RestartPolicy | ScalePolicy):
+    if remediation.needs_workload:
         if rule.workload is None:
             raise ValueError(wording.policy_no_workload(rule.name, action))
         raw["workload"] = rule.workload.model_dump()
-    if isinstance(policy, RestartPolicy):
-        raw.setdefault("scope", policy.scope)
-    if isinstance(policy, ScalePolicy):
-        raw.update(min_replicas=policy.min_replicas, max_replicas=policy.max_replicas, hold_for=policy.hold_for)
-    if isinstance(policy, ResetOffsetsPolicy) and raw.get("mode") not in policy.modes:
-        raise ValueError(wording.policy_mode_not_allowed(rule.name, str(raw.get("mode")), policy.modes))
-    return raw
-
-
-def drain_sink_refusal(rule: Rule, sink: str, *, named_by_user: bool) -> str | None:
-    """Why a drain may not write to `sink` (already parsed): a sink a user named must be on the rule's
-    allow-list; the configured default sink is the operator's choice, but never an internal topic."""
-    policy = rule.allows(DRAIN)
-    parsed = parse_sink(sink)
-    if named_by_user and isinstance(policy, DrainPolicy):
-        return policy.sinks.refusal(parsed.url, parsed.kind)
-    if parsed.kind == "replay" and sink.removeprefix("kafka:").startswith("__"):
-        return wording.sink_internal_topic(sink.removeprefix("kafka:"))
-    return None
+    return remediation.policy_params(policy, raw, rule=rule.name)

@@ -27,14 +27,6 @@ def policy_auto_approve_risky(action: str, risk: str | None) -> str:
     return f"auto_approve is only allowed for low-risk remediations; {action} is {what}"
 
 
-def policy_reset_needs_two() -> str:
-    return "reset_offsets loses data: it needs 2 approvals, by two different people"
-
-
-def policy_no_modes() -> str:
-    return "at least one mode is needed (latest, earliest, shift, datetime); to forbid resets, remove reset_offsets"
-
-
 def policy_bad_clock(value: str) -> str:
     return f"{value!r} is not a time of day: use HH:MM, 24-hour (00:00 to 24:00)"
 
@@ -57,10 +49,6 @@ def policy_duplicate_rule(name: str, first: int, again: int) -> str:
 
 def policy_no_workload(rule: str, action: str) -> str:
     return f"rule {rule!r} names no workload, so {action} has nothing to act on"
-
-
-def policy_mode_not_allowed(rule: str, mode: str, modes: Sequence[str]) -> str:
-    return f"rule {rule!r} does not allow resetting offsets {mode!r}; allowed: {', '.join(modes)}"
 
 
 def policy_rule_location(index: int, name: str | None) -> str:
@@ -142,8 +130,9 @@ def explain_approvers(users: Sequence[str], usergroups: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
-def explain_no_workload() -> str:
-    return "none: restart and scale have nothing to act on"
+def explain_no_workload(needing: Sequence[str]) -> str:
+    """`needing`: the remediations that act on a workload."""
+    return f"none: {' and '.join(needing)} {'has' if len(needing) == 1 else 'have'} nothing to act on"
 
 
 def explain_workload(executor: str, kind: str, namespace: str, name: str, keda: str | None) -> str:
@@ -179,23 +168,6 @@ def explain_expiry(seconds: float) -> str:
     return f"proposals expire after {duration(seconds)}"
 
 
-def explain_replicas(low: int, high: int, keda_hold: float | None) -> str:
-    text = f"replicas {low} to {high} (and at most one per partition)"
-    return text + (f", KEDA paused for {duration(keda_hold)} then restored" if keda_hold is not None else "")
-
-
-def explain_modes(modes: Sequence[str]) -> str:
-    return f"modes {', '.join(modes)}, only while the group is Empty"
-
-
-def explain_scope(scope: str) -> str:
-    return {
-        "auto": "the stuck member, else a rolling restart",
-        "members": "only the stuck members",
-        "workload": "always a rolling restart",
-    }[scope]
-
-
 def explain_needs_workload() -> str:
     return "NOT offered: the rule names no workload"
 
@@ -224,31 +196,6 @@ def explain_verification(checks: int) -> str:
 def approver_mentions(users: Sequence[str], usergroups: Sequence[str]) -> str:
     """Slack mentions of a rule's approvers, for escalations: '<@U1> <!subteam^S1>'; '' when there are none."""
     return " ".join([*(f"<@{u}>" for u in users), *(f"<!subteam^{g}>" for g in usergroups)])
-
-
-def policy_bad_sink_prefix(path: str) -> str:
-    return (
-        f"{path!r} is not a sink prefix: give an absolute path (/data/drains) or a URL (s3a://bucket/drains), "
-        "without '..'"
-    )
-
-
-def sink_too_long(most: int) -> str:
-    return f"the sink is longer than {most} characters"
-
-
-def sink_internal_topic(topic: str) -> str:
-    return f"`{topic}` is an internal Kafka topic: a drain never writes there"
-
-
-def sink_topic_not_allowed(topic: str, pattern: str | None) -> str:
-    allowed = f"topics matching `{pattern}`" if pattern else "no topic"
-    return f"topic `{topic}` is not an allowed drain sink (the policy allows {allowed})"
-
-
-def sink_path_not_allowed(url: str, prefixes: Sequence[str]) -> str:
-    allowed = ", ".join(f"`{p}`" for p in prefixes) or "no path: only the configured default sink"
-    return f"`{url}` is not under an allowed drain sink prefix (the policy allows {allowed})"
 
 
 def explain_silencers_are_approvers() -> str:

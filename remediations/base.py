@@ -7,7 +7,8 @@ Data flows one way: a verdict (from the lag engine) and validated parameters -> 
 change, before and after, the pre-flight checks) -> approvers see the plan -> `execute(plan, context)`
 runs it once -> `verify(plan, later verdicts)` judges whether lag drains.
 
-A new remediation is one module (a subclass of `Remediation`) and one line in lagbot.remediations.registry.
+A new remediation is one module (a subclass of `Remediation`) and one line in lagbot.remediations.registry; what a
+policy rule may set for it is its `Policy` model, from which lagbot.policies.model derives the policy's schema.
 
 A `Plan` is plain data and round-trips through versioned JSON, because it is stored in Redis between
 the proposal and the click that approves it.
@@ -21,13 +22,15 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lagbot.core.model import GroupVerdict
 from lagbot.core.stored import decode, encode
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
+    from lagbot.remediations.drain_settings import DrainSettings
+    from lagbot.remediations.executors.base import Workload
     from lagbot.remediations.verify import VerifyRules
 
 PLAN_VERSION = 1
@@ -119,16 +122,26 @@ class ExecutionContext:
 
     `executor` acts on the workload that runs the group's consumers (None when the policy names no
     workload); `admin` is a confluent_kafka AdminClient of the group's cluster (offset operations);
-    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock.
+    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock. The rest is
+    what a remediation that runs a job of its own (the drain) needs besides; None where the caller has none.
     """
 
     executor: Any = None
     admin: Any = None
     progress: Callable[[str], None] = lambda _line: None
     clock: Callable[[], float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     timeout: float = 10.0
     """Seconds any one broker request (describe, list offsets, alter) may take."""
+    kafka_config: Mapping[str, Any] | None = None
+    """librdkafka settings of the group's cluster, for a job's own consumers and producers."""
+    workload: Workload | None = None
+    """The policy rule's workload (what the executor acts on when the parameters name none)."""
+    drain_settings: DrainSettings | None = None
+    """The `drain:` section of lagbot's configuration (spark-submit, archives); None: its defaults."""
+    spark: Any = None
+    """A SparkSession to run a job in (a local master); None: one is made, and stopped afterwards."""
+    on_progress: Callable[[Any], None] | None = None
+    """Receives every progress report of a job (the drain's JobProgress), e.g. for a progress bar."""
 
 
 DEFAULT_LONGEST_RUN = 3_600.0
@@ -155,21 +168,34 @@ def validate_params(name: str, model: type[BaseModel], raw: Mapping[str, Any]) -
         raise ParamsError("\n".join(lines)) from None
 
 
+class PolicyParams(BaseModel):
+    """What a policy rule may set for one remediation, beyond what every remediation's policy carries (cooldown,
+    approvals, auto-approval, proposal expiry: lagbot.policies.model.RemediationPolicy).
+
+    Each remediation declares its own subclass once (`Remediation.Policy`); lagbot.policies.model derives
+    the remediation's policy model from it, so a policy file's `remediations.<name>:` section is validated by it
+    and its instances are the rule's policy for that remediation. Its validators' messages are what a user
+    with a bad policy file reads.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 @dataclass
 class ProposalContext:
     """What `prepare` may use: the live system, read when a proposal is made.
 
     `executor()` gives the executor acting on the policy rule's `workload` (both None without one); `admin()` an
     AdminClient of the group's cluster (both made only when called); `settings` are lagbot's settings (the
-    `drain:` section); `sink_refusal(sink, named_by_user)` says why the policy forbids writing to a sink (None:
-    allowed).
+    `drain:` section); `policy` is what the policy rule sets for this remediation (an instance of its
+    `Policy`; None when the rule does not allow it).
     """
 
     executor: Callable[[], Any] | None = None
     workload: Any = None
     admin: Callable[[], Any] | None = None
     settings: Any = None
-    sink_refusal: Callable[[str, bool], str | None] = lambda _sink, _named: None
+    policy: PolicyParams | None = None
     timeout: float = 10.0
 
 
@@ -179,6 +205,9 @@ class Remediation(ABC):
     name: ClassVar[str]
     risk: ClassVar[Risk]
     Params: ClassVar[type[BaseModel]]
+    Policy: ClassVar[type[PolicyParams]] = PolicyParams
+    """What a policy rule may set for it, declared once here (by default nothing beyond what every remediation's
+    policy carries); lagbot.policies.model derives the remediation's policy model from it."""
     args_usage: ClassVar[str] = ""
     """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
     needs_workload: ClassVar[bool] = False
@@ -189,6 +218,17 @@ class Remediation(ABC):
         if args:
             raise ArgsError(self.name)
         return {}
+
+    def policy_params(self, policy: PolicyParams, raw: Mapping[str, Any], *, rule: str) -> dict[str, Any]:
+        """`raw` (what the user gave) with what the policy rule sets for this remediation: each field of its
+        `Policy` that `Params` has too, the rule's value winning (a user cannot widen a limit).
+        Raises ValueError when the rule forbids what the user asked for (`rule`: the rule's name)."""
+        shared = [name for name in self.Policy.model_fields if name in self.Params.model_fields]
+        return {**raw, **{name: getattr(policy, name) for name in shared}}
+
+    def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
+        """What the policy rule's settings mean, in phrases for `lagbot policy explain` (none by default)."""
+        return []
 
     def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
         """The parameters of a proposal: `raw` (the policy's limits and what the user gave) validated, completed

@@ -15,7 +15,7 @@ On any failure nothing is committed and the manifest says what was written. Risk
 but no message is lost (each was written first).
 
 `execute` reads from `ExecutionContext`: `admin` (AdminClient of the cluster), `executor` (to pause
-consumers), `progress` (lines for the incident thread), and `extra`:
+consumers), `progress` (lines for the incident thread), and
 - `kafka_config` (required): librdkafka settings of the cluster, for the job's readers and producers;
 - `drain_settings`: a `DrainSettings` (spark-submit, archives, manifest_dir); defaults otherwise;
 - `workload`: the `Workload` to pause when the params name none;
@@ -41,6 +41,7 @@ from lagbot.remediations.base import (
     ExecutionContext,
     Outcome,
     Plan,
+    PolicyParams,
     Progress,
     ProposalContext,
     Remediation,
@@ -68,6 +69,7 @@ from lagbot.remediations.drain_plan import (
     layout,
     plan_id,
 )
+from lagbot.remediations.drain_policy import DrainPolicy, sink_refusal
 from lagbot.remediations.drain_preflight import java_problem, sink_problem
 from lagbot.remediations.drain_run import run_local, submit
 from lagbot.remediations.drain_settings import (
@@ -310,6 +312,7 @@ class DrainRemediation(Remediation):
     name: ClassVar[str] = "drain"
     risk: ClassVar[Risk] = Risk.MEDIUM
     Params: ClassVar[type[BaseModel]] = DrainParams
+    Policy: ClassVar[type[PolicyParams]] = DrainPolicy
     args_usage: ClassVar[str] = "[sink: a Parquet path or URL, or kafka:TOPIC]"
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
@@ -323,7 +326,7 @@ class DrainRemediation(Remediation):
         overrides = {k: v for k, v in raw.items() if k != "sink"}
         sink = raw.get("sink")
         params = DrainParams.from_settings(context.settings.drain, sink=sink, workload=context.workload, **overrides)
-        refused = context.sink_refusal(params.sink, sink is not None)
+        refused = sink_refusal(context.policy, params.sink, named_by_user=sink is not None)
         if refused is not None:
             raise ValueError(refused)
         return params
@@ -382,10 +385,10 @@ class DrainRemediation(Remediation):
 
     @staticmethod
     def _clients(context: ExecutionContext) -> tuple[dict[str, Any], Any]:
-        kafka = context.extra.get("kafka_config")
-        if context.admin is None or not isinstance(kafka, dict) or not kafka.get("bootstrap.servers"):
+        kafka = context.kafka_config
+        if context.admin is None or kafka is None or not kafka.get("bootstrap.servers"):
             raise DrainError(drain_wording.drain_no_clients())
-        return kafka, context.admin
+        return dict(kafka), context.admin
 
     @staticmethod
     def _preflight(plan: Plan, admin: Any) -> None:
@@ -398,7 +401,7 @@ class DrainRemediation(Remediation):
     @staticmethod
     def _pause(plan: Plan, params: DrainParams, context: ExecutionContext) -> _Paused:
         executor = context.executor
-        workload = params.workload or context.extra.get("workload")
+        workload = params.workload or context.workload
         if not isinstance(executor, Executor) or not isinstance(workload, Workload):
             raise DrainError(drain_wording.drain_cannot_pause(plan.group))
         replicas = executor.replicas(workload)
@@ -461,19 +464,18 @@ class DrainRemediation(Remediation):
             from lagbot.remediations.drain_connect import run_connect
 
             return run_connect(config, params.master, on_progress=report, timeout=params.job_timeout)
-        settings = context.extra.get("drain_settings")
-        settings = settings if isinstance(settings, DrainSettings) else DrainSettings()
+        settings = context.drain_settings or DrainSettings()
         return submit(config, settings.model_copy(update={"master": params.master}), on_progress=report,
                       timeout=params.job_timeout)  # fmt: skip
 
 
 def _progress_reporter(plan: Plan, params: DrainParams, context: ExecutionContext) -> Callable[[JobProgress], None]:
-    """Every progress goes to `extra['on_progress']`; a line goes to the thread at most every `progress_every` s."""
-    forward = context.extra.get("on_progress")
+    """Every progress goes to `context.on_progress`; a line goes to the thread at most every `progress_every` s."""
+    forward = context.on_progress
     last = [float("-inf")]
 
     def report(progress: JobProgress) -> None:
-        if callable(forward):
+        if forward is not None:
             forward(progress)
         now = time.monotonic()
         final = progress.ranges_done == progress.ranges_total

@@ -36,7 +36,7 @@ def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext,
     """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
     from lagbot.remediations.drain_job import run_job, spark_session
 
-    given = context.extra.get("spark")
+    given = context.spark
     owned = given is None
     spark = spark_session(params.master, app_name=f"lagbot-drain-{config.group}") if given is None else given
     try:

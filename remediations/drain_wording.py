@@ -226,3 +226,31 @@ def drain_confirm(sink: str, offsets: int, partitions: int) -> str:
         f"Writes {count(offsets)} messages to {sink}, then commits the group's offsets past them "
         f"({partitions} partition(s)). Recorded in the audit trail."
     )
+
+
+# -- the drain sinks a policy rule allows -----------------------------------------------------------------
+
+
+def policy_bad_sink_prefix(path: str) -> str:
+    return (
+        f"{path!r} is not a sink prefix: give an absolute path (/data/drains) or a URL (s3a://bucket/drains), "
+        "without '..'"
+    )
+
+
+def sink_too_long(most: int) -> str:
+    return f"the sink is longer than {most} characters"
+
+
+def sink_internal_topic(topic: str) -> str:
+    return f"`{topic}` is an internal Kafka topic: a drain never writes there"
+
+
+def sink_topic_not_allowed(topic: str, pattern: str | None) -> str:
+    allowed = f"topics matching `{pattern}`" if pattern else "no topic"
+    return f"topic `{topic}` is not an allowed drain sink (the policy allows {allowed})"
+
+
+def sink_path_not_allowed(url: str, prefixes: Sequence[str]) -> str:
+    allowed = ", ".join(f"`{p}`" for p in prefixes) or "no path: only the configured default sink"
+    return f"`{url}` is not under an allowed drain sink prefix (the policy allows {allowed})"

@@ -71,6 +71,11 @@ def names() -> tuple[str, ...]:
     return tuple(sorted(_registry))
 
 
+def remediations() -> tuple[Remediation, ...]:
+    """Every registered remediation, in the order registered (lagbot.policies.model derives its schema from them)."""
+    return tuple(_registry.values())
+
+
 def risk_of(name: str) -> Risk | None:
     """The risk of a registered remediation; None when none is registered under `name`."""
     remediation = _registry.get(name)

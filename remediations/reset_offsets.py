@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator, model_validator
 
 from lagbot.core.model import GroupState, GroupVerdict, TopicPartition
 from lagbot.engine.diagnose import RESET_OFFSETS
@@ -32,14 +32,38 @@ from lagbot.remediations.base import (
     Outcome,
     Plan,
     PlanError,
+    PolicyParams,
     ProposalContext,
     Remediation,
     Risk,
     validate_params,
 )
+from lagbot.remediations.executors.base import Workload
 
 Mode = Literal["latest", "earliest", "shift", "datetime"]
 INACTIVE = (GroupState.EMPTY, GroupState.DEAD)
+
+
+class ResetPolicy(PolicyParams):
+    """What a policy rule sets for resetting offsets: the modes it allows. It loses data, so it always needs
+    two approvals (the default here, and nothing else is accepted)."""
+
+    approvals_required: Literal[1, 2] = 2
+    modes: tuple[Mode, ...] = ("latest", "shift", "datetime")
+
+    @field_validator("approvals_required")
+    @classmethod
+    def _two_people(cls, approvals: int) -> int:
+        if approvals != 2:
+            raise ValueError(wording.policy_reset_needs_two())
+        return approvals
+
+    @field_validator("modes")
+    @classmethod
+    def _some_mode(cls, modes: tuple[str, ...]) -> tuple[str, ...]:
+        if not modes:
+            raise ValueError(wording.policy_no_modes())
+        return modes
 
 
 class ResetParams(BaseModel):
@@ -155,6 +179,7 @@ class ResetOffsets(Remediation):
     name = RESET_OFFSETS
     risk = Risk.HIGH
     Params = ResetParams
+    Policy = ResetPolicy
     args_usage = "latest | shift <n> | datetime <ISO 8601 with zone>"
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
@@ -166,6 +191,17 @@ class ResetOffsets(Remediation):
         if mode == "datetime" and len(args) == 2:
             return {"mode": mode, "to_datetime": args[1]}
         raise ArgsError(self.name)
+
+    def policy_params(self, policy: PolicyParams, raw: Mapping[str, Any], *, rule: str) -> dict[str, Any]:
+        """The mode asked for must be one the rule allows."""
+        assert isinstance(policy, ResetPolicy)
+        if raw.get("mode") not in policy.modes:
+            raise ValueError(wording.policy_mode_not_allowed(rule, str(raw.get("mode")), policy.modes))
+        return super().policy_params(policy, raw, rule=rule)
+
+    def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
+        assert isinstance(policy, ResetPolicy)
+        return [wording.explain_modes(policy.modes)]
 
     def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
         """A reset to a datetime is turned into offsets now (the broker's time index), so `plan` stays pure."""

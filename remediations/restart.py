@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
 from lagbot.engine.diagnose import RESTART
@@ -24,20 +24,24 @@ from lagbot.remediations.base import (
     Outcome,
     Plan,
     PlanError,
+    PolicyParams,
     Remediation,
     Risk,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 
 
-class RestartParams(BaseModel):
-    """`scope`: 'auto' restarts the owners of stalled partitions when known, else the workload;
-    'members' insists on the owners; 'workload' always does a rolling restart."""
+class RestartPolicy(PolicyParams):
+    """What a policy rule sets for a restart: `scope`: 'auto' restarts the owners of stalled partitions when
+    known, else the workload; 'members' insists on the owners; 'workload' always does a rolling restart."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    scope: Literal["auto", "members", "workload"] = "auto"
+
+
+class RestartParams(RestartPolicy):
+    """The rule's scope, and the workload it names."""
 
     workload: Workload
-    scope: Literal["auto", "members", "workload"] = "auto"
 
 
 def member_json(member: Member) -> dict[str, object]:
@@ -74,7 +78,12 @@ class Restart(Remediation):
     name = RESTART
     risk = Risk.LOW
     Params = RestartParams
+    Policy = RestartPolicy
     needs_workload = True
+
+    def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
+        assert isinstance(policy, RestartPolicy)
+        return [wording.explain_scope(policy.scope)]
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         """Restart the owners of the stalled partitions, or (owners unknown, or asked) the whole workload."""

@@ -16,9 +16,9 @@ can pause the ScaledObject.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from lagbot.core import messages
 from lagbot.core.config import Duration
@@ -31,6 +31,7 @@ from lagbot.remediations.base import (
     Outcome,
     Plan,
     PlanError,
+    PolicyParams,
     ProposalContext,
     Remediation,
     Risk,
@@ -50,25 +51,31 @@ class PausableAutoscaling(Protocol):
         ...
 
 
-class ScaleParams(BaseModel):
-    """`current_replicas` is read from the executor when the plan is proposed (plan stays pure)."""
+class ScalePolicy(PolicyParams):
+    """The limits a policy rule sets for scaling: the replica range, and on KEDA how long the pause holds."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    workload: Workload
-    current_replicas: int = Field(ge=0)
     min_replicas: int = Field(default=1, ge=0)
     max_replicas: int = Field(ge=1)
-    replicas: int | None = Field(default=None, ge=0)
-    """An explicit target; when None it is sized from the rates."""
     hold_for: Duration = Field(default=3600.0, gt=0)
     """On KEDA: how long the pause holds before `restore` hands control back to the autoscaler."""
 
-    @model_validator(mode="after")
-    def _limits_in_order(self) -> Self:
-        if self.min_replicas > self.max_replicas:
-            raise ValueError(messages.min_over_max(self.min_replicas, self.max_replicas))
-        return self
+    @field_validator("max_replicas")
+    @classmethod
+    def _not_below_min(cls, high: int, info: ValidationInfo) -> int:
+        low = info.data.get("min_replicas")
+        if low is not None and high < low:
+            raise ValueError(messages.min_over_max(low, high))
+        return high
+
+
+class ScaleParams(ScalePolicy):
+    """The rule's limits, its workload, and `current_replicas`, read from the executor when the plan is
+    proposed (plan stays pure)."""
+
+    workload: Workload
+    current_replicas: int = Field(ge=0)
+    replicas: int | None = Field(default=None, ge=0)
+    """An explicit target; when None it is sized from the rates."""
 
 
 def target_replicas(verdict: GroupVerdict, params: ScaleParams) -> int:
@@ -91,8 +98,14 @@ class Scale(Remediation):
     name = SCALE
     risk = Risk.MEDIUM
     Params = ScaleParams
+    Policy = ScalePolicy
     args_usage = "[replicas]"
     needs_workload = True
+
+    def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
+        assert isinstance(policy, ScalePolicy)
+        keda = workload is not None and workload.keda_scaled_object is not None
+        return [wording.explain_replicas(policy.min_replicas, policy.max_replicas, policy.hold_for if keda else None)]
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         if not args:

@@ -345,3 +345,35 @@ def registry_unknown(name: str, known: Sequence[str]) -> str:
 
 def params_error(name: str, field: str, problem: str) -> str:
     return f"{name}: {field or '(parameters)'}: {problem}"
+
+
+# -- what a policy rule sets for a remediation (its Policy model, `lagbot policy explain`) --------------------
+
+
+def policy_reset_needs_two() -> str:
+    return "reset_offsets loses data: it needs 2 approvals, by two different people"
+
+
+def policy_no_modes() -> str:
+    return "at least one mode is needed (latest, earliest, shift, datetime); to forbid resets, remove reset_offsets"
+
+
+def policy_mode_not_allowed(rule: str, mode: str, modes: Sequence[str]) -> str:
+    return f"rule {rule!r} does not allow resetting offsets {mode!r}; allowed: {', '.join(modes)}"
+
+
+def explain_replicas(low: int, high: int, keda_hold: float | None) -> str:
+    text = f"replicas {low} to {high} (and at most one per partition)"
+    return text + (f", KEDA paused for {duration(keda_hold)} then restored" if keda_hold is not None else "")
+
+
+def explain_modes(modes: Sequence[str]) -> str:
+    return f"modes {', '.join(modes)}, only while the group is Empty"
+
+
+def explain_scope(scope: str) -> str:
+    return {
+        "auto": "the stuck member, else a rolling restart",
+        "members": "only the stuck members",
+        "workload": "always a rolling restart",
+    }[scope]

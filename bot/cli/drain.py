@@ -158,11 +158,9 @@ def execute_with_bar(plan: Plan, cluster: ClusterConfig, settings: Settings, out
         context = ExecutionContext(
             admin=make_admin(cluster),
             progress=lambda line: bar.console.print(line, highlight=False),
-            extra={
-                "kafka_config": cluster.client_config(),
-                "drain_settings": settings.drain,
-                "on_progress": on_progress,
-            },
+            kafka_config=cluster.client_config(),
+            drain_settings=settings.drain,
+            on_progress=on_progress,
         )
         outcome = DrainRemediation().execute(plan, context)
     return outcome.ok, outcome.detail

@@ -45,6 +45,7 @@ from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
 from lagbot.service.outbox import DeliveryReport, Fence, Operation, Outbox
 from lagbot.service.presenter import Presenter
+from lagbot.service.remediation_state import RemediationState
 from lagbot.service.state_epoch import StateEpoch
 from lagbot.service.summary import SummaryStore
 
@@ -86,8 +87,8 @@ class RemediationHooks(Protocol):
         """Finish, as failed, runs past their longest duration (their process died)."""
         ...
 
-    def state(self, incident_id: str) -> dict[str, Any]:
-        """The incident's latest remediation as its root message shows it ({} when none)."""
+    def state(self, incident_id: str) -> RemediationState | None:
+        """The incident's latest remediation as its root message shows it (None when none)."""
         ...
 
 
@@ -345,9 +346,9 @@ class Bot:
         if not any(c.kind == "rebalance_churn" for c in verdict.causes):
             return verdict
         state = self.remediations.state(incident.id)
-        return agreement.own_rebalance(
-            verdict, state.get("action"), state.get("executed_at"), state.get("settle_until")
-        )
+        if state is None:
+            return verdict
+        return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
 
     def _remediation_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
         """Verify, offer or close the incident's remediations. A failure here is logged and counted, and never

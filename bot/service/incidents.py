@@ -23,15 +23,15 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
-from typing import Any
 
 import redis
 
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupVerdict, Severity, Status
 from lagbot.core.stored import decode, encode, text
+from lagbot.service.remediation_state import RemediationState
 
 INCIDENT_VERSION = 1
 HISTORY_KEEP = 8 * 86_400.0
@@ -85,7 +85,7 @@ class Incident:
     reopened: int = 0
     causes_stated: tuple[str, ...] = ()
     """Cause kinds already shown in the thread: a primary cause among them is not news."""
-    remediation: dict[str, Any] = field(default_factory=dict)
+    remediation: RemediationState | None = None
     """The latest remediation of this incident as the root message shows it (action, state, detail)."""
 
     @property
@@ -230,6 +230,8 @@ def encode_incident(incident: Incident) -> str:
     data = asdict(incident)
     data["severity"] = incident.severity.label
     data["peak_severity"] = incident.peak_severity.label
+    # No remediation is stored as {}, as it always was.
+    data["remediation"] = incident.remediation.to_stored() if incident.remediation is not None else {}
     return encode(INCIDENT_VERSION, data)
 
 
@@ -238,6 +240,8 @@ def decode_incident(raw: str | bytes) -> Incident:
     data["severity"] = Severity[data["severity"].upper()]
     data["peak_severity"] = Severity[data["peak_severity"].upper()]
     data["causes_stated"] = tuple(data.get("causes_stated", ()))
+    remediation = data.get("remediation")
+    data["remediation"] = RemediationState.from_stored(remediation) if remediation else None
     return Incident(**data)
 
 

@@ -10,6 +10,7 @@ failure inside a remediation becomes a failed outcome in the thread: it never st
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
@@ -19,9 +20,9 @@ from typing import Any
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupVerdict
-from lagbot.core.stored import decode, encode, text
+from lagbot.core.stored import text
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
-from lagbot.policies.model import Rule, drain_sink_refusal, remediation_params
+from lagbot.policies.model import Rule, remediation_params
 from lagbot.remediations import registry
 from lagbot.remediations.base import (
     DEFAULT_LONGEST_RUN,
@@ -38,15 +39,15 @@ from lagbot.service import wording
 from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
 from lagbot.service.audit import AuditEntry
 from lagbot.service.bot import Bot
-from lagbot.service.checkpoints import check_of, point_of, unknown_verdict
+from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
+from lagbot.service.remediation_state import RemediationState
 from lagbot.service.restores import Restores
 
 log = logging.getLogger(__name__)
 
 BOT_USER = "lagbot"
-STATE_VERSION = 1
 STATE_KEEP = 8 * 86_400
 """An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
@@ -63,7 +64,7 @@ return 1
 
 
 class StateSlot:
-    """One incident's remediation state in Redis: versioned JSON, written whole.
+    """One incident's remediation state in Redis: versioned JSON (RemediationState's), written whole.
 
     A run writes it at its start and end (`write`); the check loop advances a verification from what it
     read (`read` then `replace`), and its write is dropped if the state changed in between (a new run
@@ -73,24 +74,20 @@ class StateSlot:
     def __init__(self, client: Any, key: str) -> None:
         self.client, self.key = client, key
 
-    def read(self) -> tuple[dict[str, Any], str]:
-        """The state ({} when none) and a token that `replace` checks ("" when none)."""
+    def read(self) -> tuple[RemediationState | None, str]:
+        """The state (None when none) and a token that `replace` checks ("" when none)."""
         raw = self.client.get(self.key)
         if raw is None:
-            return {}, ""
-        return decode(f"stored remediation state {self.key}", STATE_VERSION, raw), text(raw)
+            return None, ""
+        return RemediationState.from_json(f"stored remediation state {self.key}", raw), text(raw)
 
-    def write(self, state: dict[str, Any]) -> None:
-        self.client.set(self.key, self._dump(state), ex=STATE_KEEP)
+    def write(self, state: RemediationState) -> None:
+        self.client.set(self.key, state.to_json(), ex=STATE_KEEP)
 
-    def replace(self, state: dict[str, Any], token: str) -> bool:
+    def replace(self, state: RemediationState, token: str) -> bool:
         """Write `state` only if the stored one is still what `read` returned with `token`."""
         script = self.client.register_script(_REPLACE_IF_UNCHANGED)
-        return bool(script(keys=[self.key], args=[token, self._dump(state), int(STATE_KEEP)]))
-
-    @staticmethod
-    def _dump(state: dict[str, Any]) -> str:
-        return encode(STATE_VERSION, state)
+        return bool(script(keys=[self.key], args=[token, state.to_json(), int(STATE_KEEP)]))
 
 
 class Remediator:
@@ -182,7 +179,7 @@ class Remediator:
             raise ValueError(wording.remediation_cooling_down(action, left))
         remediation = registry.get(action)
         raw = remediation_params(rule, action, **given)
-        params = remediation.prepare(raw, verdict, self._proposal_context(rule, verdict.cluster))
+        params = remediation.prepare(raw, verdict, self._proposal_context(rule, action, verdict.cluster))
         plan = remediation.plan(verdict, params, now=now)
         proposal = self.proposals.create(
             plan,
@@ -201,7 +198,7 @@ class Remediator:
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
 
-    def _proposal_context(self, rule: Rule, cluster: str) -> ProposalContext:
+    def _proposal_context(self, rule: Rule, action: str, cluster: str) -> ProposalContext:
         """The live system as a remediation's `prepare` may read it: made only when it asks."""
         workload = rule.workload
         return ProposalContext(
@@ -209,7 +206,7 @@ class Remediator:
             workload=workload,
             admin=lambda: self.bot.checker.admin(cluster),
             settings=self.bot.settings,
-            sink_refusal=lambda sink, named: drain_sink_refusal(rule, sink, named_by_user=named),
+            policy=rule.allows(action),
         )
 
     def _offered_key(self, incident_id: str) -> str:
@@ -330,11 +327,9 @@ class Remediator:
             admin=self.bot.checker.admin(proposal.cluster),
             progress=lambda line: self._progress(proposal, line),
             clock=self.bot.clock,
-            extra={
-                "kafka_config": self.bot.settings.cluster(proposal.cluster).client_config(),
-                "drain_settings": self.bot.settings.drain,
-                "workload": rule.workload,
-            },
+            kafka_config=self.bot.settings.cluster(proposal.cluster).client_config(),
+            drain_settings=self.bot.settings.drain,
+            workload=rule.workload,
         )
         return registry.get(proposal.action).execute(proposal.plan, context)
 
@@ -416,8 +411,8 @@ class Remediator:
     def _slot(self, incident_id: str) -> StateSlot:
         return StateSlot(self.bot.redis, f"lagbot:remediation:{incident_id}")
 
-    def state(self, incident_id: str) -> dict[str, Any]:
-        """The incident's latest remediation: action, state, detail, proposal id, verification checks.
+    def state(self, incident_id: str) -> RemediationState | None:
+        """The incident's latest remediation (None when none): action, state, detail, proposal id, verification.
 
         Kept apart from the incident record, so a run's writes never clobber the check loop's incident;
         the check loop's writes never clobber a run's (see StateSlot).
@@ -433,17 +428,21 @@ class Remediator:
         """
         slot = self._slot(incident.id)
         state, seen = slot.read()
-        if state.get("state") != "verifying":
+        if state is None or state.state != "verifying":
             return
         rule = self.rule(incident.cluster, incident.group)
-        checks = [*state.get("checks", []), point_of(verdict, now)]
+        checks = [*state.checks, point_of(verdict, now)]
         verification = self._verify(state, checks, verdict, rule.verification)
         keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
-        changed = verification.progress.value != state.get("progress")
-        state = {**state, "checks": checks[-keep:], "detail": verification.detail}
-        state["progress"] = verification.progress.value
-        if verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE):
-            state["state"] = verification.progress.value
+        changed = verification.progress != state.progress
+        ended = verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE)
+        state = dataclasses.replace(
+            state,
+            checks=tuple(checks[-keep:]),
+            detail=verification.detail,
+            progress=verification.progress,
+            state=verification.progress.value if ended else state.state,
+        )
         if not slot.replace(state, seen):
             return  # a run started or ended meanwhile: its state stands
         if changed and verification.progress is not Progress.PENDING:
@@ -454,24 +453,24 @@ class Remediator:
             self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
 
     def _verify(
-        self, state: dict[str, Any], checks: list[list[Any]], verdict: GroupVerdict, rules: VerifyRules
+        self, state: RemediationState, checks: list[CheckPoint], verdict: GroupVerdict, rules: VerifyRules
     ) -> Verification:
         """The remediation's own judgement of the checks since it ran (`Remediation.verify`): the stored
         summaries of the earlier checks, then this check's whole verdict. Without its proposal (expired from
         Redis) there is no plan to judge against: the generic rules of lagbot.remediations.verify apply."""
-        proposal = self.proposals.get(str(state.get("id") or ""))
+        proposal = self.proposals.get(state.id)
         if proposal is None or proposal.action not in registry.names():
             return assess([check_of(c) for c in checks], rules)
         verdicts = [*(check_of(c).verdict for c in checks[:-1]), verdict]
-        times = [float(c[0]) for c in checks]
+        times = [c.at for c in checks]
         return registry.get(proposal.action).verify(proposal.plan, verdicts, times=times, rules=rules)
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
         slot = self._slot(incident.id)
         state, seen = slot.read()
-        if state.get("state") in ("verifying", "worse", "no_change"):
-            slot.replace({**state, "state": "resolved", "detail": wording.remediation_resolved()}, seen)
+        if state is not None and state.state in ("verifying", "worse", "no_change"):
+            slot.replace(dataclasses.replace(state, state="resolved", detail=wording.remediation_resolved()), seen)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -515,15 +514,16 @@ class Remediator:
             return
         if not incident.is_open and state == "verifying":
             state, detail = "resolved", wording.remediation_resolved()  # it resolved while the action ran
-        remediation: dict[str, Any] = {"action": proposal.action, "state": state, "detail": detail, "id": proposal.id}
+        remediation = RemediationState(action=proposal.action, state=state, detail=detail, id=proposal.id)
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
-            remediation["checks"] = [point_of(verdict, now)]
             # The rebalance a restart or scale causes is expected until its settle checks have passed
             # (bot/engine/agreement.py own_rebalance).
             settle = self.rule(proposal.cluster, proposal.group).verification.settle_checks + 1
-            remediation["executed_at"] = now
-            remediation["settle_until"] = now + settle * self.bot.settings.cluster(proposal.cluster).check_interval
+            interval = self.bot.settings.cluster(proposal.cluster).check_interval
+            remediation = dataclasses.replace(
+                remediation, checks=(point_of(verdict, now),), executed_at=now, settle_until=now + settle * interval
+            )
         self._slot(incident.id).write(remediation)
         self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
         if deliver:
@@ -555,7 +555,7 @@ class Remediator:
 
     def _audit_incident(self, event: str, incident: Incident, now: float, **detail: Any) -> None:
         state = self.state(incident.id)
-        action = str(state.get("action") or "") or None
-        proposal = str(state.get("id") or "") or None
+        action = (state.action or None) if state is not None else None
+        proposal = (state.id or None) if state is not None else None
         entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
         self.bot.audit.record(entry)

@@ -146,10 +146,8 @@ def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentCon
     """The root message of an incident: the verdict's headline while open, green once resolved."""
     remediation = incident.remediation
     extra = (
-        wording.incident_remediation_line(
-            str(remediation.get("action", "")), str(remediation.get("state", "")), str(remediation.get("detail", ""))
-        )
-        if remediation
+        wording.incident_remediation_line(remediation.action, remediation.state, remediation.detail)
+        if remediation is not None
         else ""
     )
     if not incident.is_open:

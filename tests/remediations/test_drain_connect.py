@@ -111,7 +111,7 @@ def test_a_failed_range_commits_nothing_and_a_replanned_rerun_is_exactly_once(
     progress: list[Any] = []
     context = ExecutionContext(
         admin=kafka.admin, progress=lines.append,
-        extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}, "on_progress": progress.append},
+        kafka_config={"bootstrap.servers": kafka.bootstrap}, on_progress=progress.append,
     )  # fmt: skip
     drain = DrainRemediation()
 
@@ -155,7 +155,7 @@ def test_two_drains_at_once_each_have_their_own_session(kafka: Kafka, names: Nam
     for group in groups:
         kafka.commit(group, {(topic, 0): 0, (topic, 1): 0})
     context = ExecutionContext(admin=kafka.admin, progress=[].append,
-                               extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}})  # fmt: skip
+                               kafka_config={"bootstrap.servers": kafka.bootstrap})  # fmt: skip
     plans = [
         DrainRemediation().plan(verdict_of(kafka, group), DrainParams(sink=str(tmp_path / group), master=server.url,
                                                                       chunk=3_000), now=time.time())
@@ -183,7 +183,7 @@ def test_a_drain_past_its_job_timeout_is_interrupted_on_the_server_and_commits_n
     params = DrainParams(sink=str(sink), master=server.url, chunk=5_000, job_timeout=0.5)
     plan = DrainRemediation().plan(verdict_of(kafka, group), params, now=time.time())
     context = ExecutionContext(admin=kafka.admin, progress=[].append,
-                               extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}})  # fmt: skip
+                               kafka_config={"bootstrap.servers": kafka.bootstrap})  # fmt: skip
 
     started = time.monotonic()
     outcome = DrainRemediation().execute(plan, context)

@@ -106,7 +106,7 @@ def test_the_entrypoints_executor_runs_every_task_of_a_drain_through_connect(
     params = DrainParams(sink=str(sink), master=server[0].url, chunk=1_500)
     plan = DrainRemediation().plan(verdict_of(kafka, group), params, now=time.time())
     context = ExecutionContext(admin=kafka.admin, progress=[].append,
-                               extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}})  # fmt: skip
+                               kafka_config={"bootstrap.servers": kafka.bootstrap})  # fmt: skip
 
     outcome = DrainRemediation().execute(plan, context)
 

@@ -6,6 +6,7 @@ window), the KEDA hand-back after the hold, proposal wording, and the audit of e
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -15,11 +16,14 @@ from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.diagnose import RESTART
 from lagbot.remediations import drain_wording as remediations_drain_wording
+from lagbot.remediations.base import Progress
 from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
 from lagbot.service.approvals import State
 from lagbot.service.bot import Bot
+from lagbot.service.checkpoints import CheckPoint
 from lagbot.service.incidents import Incident
 from lagbot.service.remediate import Remediator, StateSlot
+from lagbot.service.remediation_state import RemediationState
 from lagbot.service.restores import RESTORE_LEASE
 from lagbot.slack.replies import remediate_args
 from tests.support.bot_process import wait_for
@@ -170,8 +174,9 @@ def test_the_rebalance_our_own_restart_caused_is_expected_not_a_new_cause(
     incident = bot.incidents.get(CLUSTER, GROUP)
     assert incident is not None
     state = r.state(incident.id)
-    assert (state["action"], state["state"]) == ("restart", "verifying"), state
-    assert (state["executed_at"], state["settle_until"]) == (NOW, NOW + 180.0)
+    assert state is not None
+    assert (state.action, state.state) == ("restart", "verifying"), state
+    assert (state.executed_at, state.settle_until) == (NOW, NOW + 180.0)
     [root] = slack.channel("C1")
     replies = len(slack.thread("C1", root.ts))
 
@@ -230,20 +235,24 @@ def test_a_run_that_crashes_or_whose_process_died_is_finished_as_failed_once(
 def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_read(
     redis_client: redis.Redis,
 ) -> None:
-    slot = StateSlot(redis_client, "lagbot:remediation:inc-1")
-    assert slot.read() == ({}, "")
-    assert slot.replace({"id": "p1", "state": "running"}, "")  # nothing there yet: written
-    verifying, seen = slot.read()
-    assert verifying == {"id": "p1", "state": "running"}
+    def run(proposal_id: str, state: str) -> RemediationState:
+        return RemediationState(action="scale", state=state, detail="", id=proposal_id)
 
-    slot.write({"id": "p2", "state": "running"})  # a new run starts between the check's read and write
-    assert not slot.replace({**verifying, "state": "verifying"}, seen)
-    assert slot.read()[0] == {"id": "p2", "state": "running"}  # the run's state stands
-    assert not slot.replace({"id": "p3"}, "")  # "nothing there" is stale too once something is
+    slot = StateSlot(redis_client, "lagbot:remediation:inc-1")
+    assert slot.read() == (None, "")
+    assert slot.replace(run("p1", "running"), "")  # nothing there yet: written
+    verifying, seen = slot.read()
+    assert verifying == run("p1", "running")
+
+    slot.write(run("p2", "running"))  # a new run starts between the check's read and write
+    assert not slot.replace(replace(verifying, state="verifying"), seen)
+    assert slot.read()[0] == run("p2", "running")  # the run's state stands
+    assert not slot.replace(run("p3", "running"), "")  # "nothing there" is stale too once something is
 
     current, token = slot.read()
-    assert slot.replace({**current, "state": "verifying"}, token)
-    assert slot.read()[0] == {"id": "p2", "state": "verifying"}
+    assert current is not None
+    assert slot.replace(replace(current, state="verifying"), token)
+    assert slot.read()[0] == run("p2", "verifying")
     assert 0 < redis_client.ttl("lagbot:remediation:inc-1") <= 8 * 86_400
 
 
@@ -267,21 +276,35 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
         "inc-drain", CLUSTER, GROUP, "C0LAG", NOW, Severity.WARN, Severity.WARN, 60_000, None, "open", NOW
     )
     v = behind
-    baseline = [NOW, v.total_lag, v.status.name, v.severity.label, v.produce_rate, v.consume_rate, v.error]  # type: ignore[attr-defined]
+    baseline = CheckPoint(NOW, v.total_lag, v.status, v.severity, v.produce_rate, v.consume_rate, v.error)  # type: ignore[attr-defined]
     slot = StateSlot(redis_client, f"lagbot:remediation:{incident.id}")
-    slot.write({"action": "drain", "state": "verifying", "id": proposal.id, "checks": [baseline]})
+    verifying = RemediationState(action="drain", state="verifying", detail="", id=proposal.id, checks=(baseline,))
+    slot.write(verifying)
 
     r.verify_step(incident, behind, now=NOW + 30)  # type: ignore[arg-type]
     state = slot.read()[0]
-    assert (state["state"], state["progress"]) == ("no_change", "no_change")
-    assert state["detail"] == remediations_drain_wording.drain_verify_behind(6)
+    assert state is not None
+    assert (state.state, state.progress) == ("no_change", Progress.NO_CHANGE)
+    assert state.detail == remediations_drain_wording.drain_verify_behind(6)
 
     drained = replace(
         verdict([partition(p, committed=10_000, log_end=10_000) for p in range(6)], produce=0.0, consume=0.0),
         severity=Severity.OK,
         status=Status.OK,
     )
-    slot.write({"action": "drain", "state": "verifying", "id": proposal.id, "checks": [baseline]})
+    slot.write(verifying)
     r.verify_step(incident, drained, now=NOW + 60)
     state = slot.read()[0]
-    assert (state["state"], state["detail"]) == ("resolved", remediations_drain_wording.drain_verify_resolved(0))
+    assert state is not None
+    assert (state.state, state.detail) == ("resolved", remediations_drain_wording.drain_verify_resolved(0))
+
+    # A verification an earlier lagbot left in Redis (format 1, its check points positional lists) goes on.
+    old_baseline = [NOW, v.total_lag, v.status.name, v.severity.label, v.produce_rate, v.consume_rate, v.error]  # type: ignore[attr-defined]
+    old = {"v": 1, "action": "drain", "state": "verifying", "detail": "", "id": proposal.id, "checks": [old_baseline]}
+    redis_client.set(slot.key, json.dumps(old))
+    assert slot.read()[0] == verifying
+    r.verify_step(incident, drained, now=NOW + 60)
+    state = slot.read()[0]
+    assert state is not None
+    assert (state.state, state.detail) == ("resolved", remediations_drain_wording.drain_verify_resolved(0))
+    assert [point.at for point in state.checks] == [NOW, NOW + 60]

@@ -8,7 +8,8 @@ import redis
 
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
-from lagbot.policies.model import Policy, Rule, drain_sink_refusal
+from lagbot.policies.model import Policy, Rule
+from lagbot.remediations.drain_policy import sink_refusal
 from lagbot.slack.guard import RateLimiter
 from lagbot.slack.render import settled_blocks
 from lagbot.slack.replay import SEEN_TTL, ReplayGuard
@@ -55,7 +56,7 @@ def test_drain_sinks_a_user_names_come_from_the_allow_list_and_internal_topics_n
     )
     rule = policy.default
     refusals = {
-        sink: drain_sink_refusal(rule, sink, named_by_user=True)
+        sink: sink_refusal(rule.allows("drain"), sink, named_by_user=True)
         for sink in (
             "/srv/drains/orders", "/srv/drains", "/srv/drainsX", "/srv/drains/../../etc", "/etc", "s3a://b/d/x",
             "kafka:dr-orders", "kafka:orders", "kafka:__consumer_offsets", "/srv/drains/" + "x" * 200,
@@ -72,8 +73,8 @@ def test_drain_sinks_a_user_names_come_from_the_allow_list_and_internal_topics_n
     )
     assert refusals["/srv/drains/" + "x" * 200] == "the sink is longer than 200 characters"
     # The configured default sink is the operator's: allowed, but never an internal topic.
-    assert drain_sink_refusal(rule, "/anywhere", named_by_user=False) is None
-    assert drain_sink_refusal(rule, "kafka:__transaction_state", named_by_user=False) is not None
+    assert sink_refusal(rule.allows("drain"), "/anywhere", named_by_user=False) is None
+    assert sink_refusal(rule.allows("drain"), "kafka:__transaction_state", named_by_user=False) is not None
 
 
 def test_a_bad_sink_prefix_in_a_policy_is_named() -> None:

@@ -143,6 +143,7 @@ def test_incident_messages_of_every_change_are_accepted_by_slack(slack: SlackEmu
 
     from lagbot.core.config import IncidentConfig
     from lagbot.service.incidents import Change, step
+    from lagbot.service.remediation_state import RemediationState
     from lagbot.slack.render import change_reply, incident_root
 
     group = "g<&>" + "x" * 300
@@ -150,7 +151,8 @@ def test_incident_messages_of_every_change_are_accepted_by_slack(slack: SlackEmu
     config = IncidentConfig()
     opened = step(None, v, channel="C1", silenced=False, config=config, now=1_000.0).incident
     assert opened is not None
-    incident = replace(opened, remediation={"action": "scale", "state": "running", "detail": "x" * 5_000})
+    running = RemediationState(action="scale", state="running", detail="x" * 5_000, id="p1")
+    incident = replace(opened, remediation=running)
     root = post(slack, incident_root(incident, v, config, 2_000.0))
     post(slack, incident_root(replace(incident, below_since=1_500.0), v, config, 2_000.0))
     post(slack, incident_root(replace(incident, resolved_at=1_900.0), v, config, 2_000.0))

@@ -60,13 +60,14 @@ def verdict_of(kafka: Kafka, group: str) -> GroupVerdict:
 
 
 def context(
-    kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **extra: Any
+    kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **given: Any
 ) -> ExecutionContext:
+    """An ExecutionContext on `kafka` and `spark`; `given` sets (or replaces) any other of its fields."""
     return ExecutionContext(
         executor=executor,
         admin=kafka.admin,
         progress=lines.append,
-        extra={"kafka_config": {"bootstrap.servers": kafka.bootstrap}, "spark": spark, **extra},
+        **{"kafka_config": {"bootstrap.servers": kafka.bootstrap}, "spark": spark, **given},
     )
 
 
