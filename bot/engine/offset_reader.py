@@ -146,7 +146,7 @@ class OffsetReader:
         }
         with self._lock:
             try:
-                answer = self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
+                answer = self._send(request, timeout)
             except ReaderFailed as exc:
                 return AlterFailed(str(exc), unknown=True)
         if "error" in answer:
