@@ -26,7 +26,7 @@ def explain(policy: Policy, cluster: str, group: str, *, now: float) -> list[str
         wording.explain_field("silencers", silencers_text(rule)),
         wording.explain_field("workload", workload_text(rule.workload)),
         wording.explain_field("remediations", ""),
-        *[wording.explain_item(action, remediation_text(rule, action)) for action in registry.KNOWN_NAMES],
+        *[wording.explain_item(action, remediation_text(rule, action)) for action in registry.names_in_order()],
         wording.explain_field("maintenance", maintenance_text(rule, now)),
         *[wording.explain_item(str(i), window_text(w)) for i, w in enumerate(rule.maintenance)],
         wording.explain_field("dry-run", wording.explain_dry_run(rule.dry_run)),

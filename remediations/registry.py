@@ -1,19 +1,21 @@
 """The registry: remediation name -> the one instance that plans, executes and verifies it.
 
-`register` checks a remediation is well formed (a name lagbot.engine.diagnose can suggest, a Risk, a pydantic Params
-model that forbids unknown fields) and refuses a second one of the same name. `params` validates raw
-parameters (from a policy, a button, a stored plan) against the remediation's Params model, and raises
+`register` checks a remediation is well formed (a name fit for a policy key and a button id, a Risk, a pydantic Params
+model that forbids unknown fields) and refuses a second one of the same name. Adding a remediation is its module and
+one line in the tuple at the bottom; lagbot.engine.diagnose suggests by name the ones it has a cause for (a test
+checks each of those is registered), and any registered one can be proposed with `/lag remediate`. `params`
+validates raw parameters (from a policy, a button, a stored plan) against the remediation's Params model, and raises
 `ParamsError` naming the remediation and each bad field.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
-from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE
 from lagbot.remediations import wording
 from lagbot.remediations.base import ParamsError as ParamsError  # raised by params(); tests and callers catch it here
 from lagbot.remediations.base import Remediation, Risk, validate_params
@@ -22,8 +24,8 @@ from lagbot.remediations.reset_offsets import ResetOffsets
 from lagbot.remediations.restart import Restart
 from lagbot.remediations.scale import Scale
 
-KNOWN_NAMES = (RESTART, SCALE, DRAIN, RESET_OFFSETS)
-"""Every remediation lagbot.engine.diagnose may suggest; only these can be registered."""
+NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+"""A remediation's name: a policy key, part of a button's action id and a word in `/lag remediate`."""
 
 
 class RegistryError(Exception):
@@ -47,8 +49,8 @@ def register(remediation: Remediation) -> Remediation:
 
 def _malformed(remediation: Remediation) -> str | None:
     name = getattr(remediation, "name", None)
-    if name not in KNOWN_NAMES:
-        return wording.registry_unknown_name(name, KNOWN_NAMES)
+    if not isinstance(name, str) or NAME.fullmatch(name) is None:
+        return wording.registry_bad_name(name)
     if not isinstance(getattr(remediation, "risk", None), Risk):
         return wording.registry_no_risk()
     params = getattr(remediation, "Params", None)
@@ -69,6 +71,11 @@ def get(name: str) -> Remediation:
 
 def names() -> tuple[str, ...]:
     return tuple(sorted(_registry))
+
+
+def names_in_order() -> tuple[str, ...]:
+    """Every registered name, in the order registered."""
+    return tuple(_registry)
 
 
 def remediations() -> tuple[Remediation, ...]:
@@ -93,5 +100,5 @@ def params(name: str, raw: Mapping[str, Any]) -> BaseModel:
     return validate_params(name, remediation.Params, raw)
 
 
-for _remediation in (Restart(), Scale(), ResetOffsets(), DrainRemediation()):
+for _remediation in (Restart(), Scale(), DrainRemediation(), ResetOffsets()):  # the order `policy explain` lists
     register(_remediation)

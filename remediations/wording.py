@@ -319,8 +319,8 @@ def registry_malformed(name: str, problem: str) -> str:
     return f"remediation {name!r} cannot be registered: {problem}"
 
 
-def registry_unknown_name(name: object, known: Sequence[str]) -> str:
-    return f"its name {name!r} is not one of {', '.join(known)}"
+def registry_bad_name(name: object) -> str:
+    return f"its name {name!r} is not a lowercase word of letters, digits and underscores (at most 32)"
 
 
 def registry_no_risk() -> str:

@@ -35,6 +35,8 @@ RESTART = "restart"
 SCALE = "scale"
 DRAIN = "drain"
 RESET_OFFSETS = "reset_offsets"
+SUGGESTABLE = (RESTART, SCALE, DRAIN, RESET_OFFSETS)
+"""The remediations a cause can name (each must be registered: lagbot.remediations.registry; a test checks)."""
 
 HOT_SHARE = 0.6
 """A partition holding at least this share of the group's lag is hot."""

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from lagbot.core.model import GroupState, Status
-from lagbot.engine.diagnose import replicas_needed
+from lagbot.engine.diagnose import SUGGESTABLE, replicas_needed
 from lagbot.remediations import registry
 from lagbot.remediations.base import Plan, PlanError, Risk
 from lagbot.remediations.executors.base import Workload
@@ -270,6 +270,11 @@ def test_reset_only_chosen_topics_and_refuses_a_no_op() -> None:
 # -- registry --------------------------------------------------------------------------------------
 
 
+def test_every_remediation_a_cause_can_name_is_registered() -> None:
+    assert set(SUGGESTABLE) <= set(registry.names())
+    assert registry.names_in_order() == ("restart", "scale", "drain", "reset_offsets")
+
+
 def test_registry_maps_names_to_instances_and_validates_params() -> None:
     assert registry.names() == ("drain", "reset_offsets", "restart", "scale")
     assert isinstance(registry.get("scale"), Scale)
@@ -298,13 +303,14 @@ def test_registry_refuses_malformed_or_repeated_remediations() -> None:
     with pytest.raises(registry.RegistryError, match="'scale' is already registered"):
         registry.register(Scale())
 
-    class Nameless(Restart):
-        name = "reboot"
+    class Misnamed(Restart):
+        name = "Re boot"
 
     with pytest.raises(
-        registry.RegistryError, match="its name 'reboot' is not one of restart, scale, drain, reset_offsets"
+        registry.RegistryError,
+        match="its name 'Re boot' is not a lowercase word of letters, digits and underscores \\(at most 32\\)",
     ):
-        registry.register(Nameless())
+        registry.register(Misnamed())
 
     class Untyped(Restart):
         name = "drain"
