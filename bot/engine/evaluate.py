@@ -188,7 +188,7 @@ def partition_verdict(
     if sibling is not None and status <= Status.WARN:
         (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
     seconds, lower_bound = lag_seconds(facts.samples, now, facts)
-    last = facts.samples[-1]
+    last = facts.last
     return PartitionVerdict(
         topic=tp[0],
         partition=tp[1],

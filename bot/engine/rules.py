@@ -81,6 +81,12 @@ class Facts:
     lags_never_decreased: bool
     log_end_restart: int
     """Index in `samples` after the last log-end decrease (the topic was recreated); 0 without one."""
+    first: PartitionSample
+    """samples[0], and `last` samples[-1]; with `span` and `committed_span` (the `span` of `samples` and of
+    `committed`) read here once: the rules ask for them many times (`span` six times per partition)."""
+    last: PartitionSample
+    span: float
+    committed_span: float
 
 
 def window_facts(samples: Samples) -> Facts:
@@ -114,7 +120,7 @@ def window_facts(samples: Samples) -> Facts:
         previous = sample
     return Facts(
         samples, tuple(committed), unmoved and bool(committed), zero_lag_seen, rewind, after_rewind,
-        never_decreased, restart,
+        never_decreased, restart, samples[0], samples[-1], span(samples), span(committed),
     )  # fmt: skip
 
 
@@ -127,12 +133,16 @@ def plain_facts(
     went back. So the committed samples are all the samples, there is no rewind and no restart: exactly what
     `window_facts` gathers for such a window (tests/engine/test_evaluate_cases.py checks it case by case).
     """
-    return Facts(samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0)
+    whole = span(samples)
+    return Facts(
+        samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0, samples[0], samples[-1],
+        whole, whole,
+    )  # fmt: skip
 
 
 def judgeable(facts: Facts, rules: Evaluation) -> bool:
     """Enough committed samples over a long enough span to judge behaviour (not only lag)."""
-    return len(facts.committed) >= rules.min_samples and span(facts.committed) >= rules.min_span
+    return len(facts.committed) >= rules.min_samples and facts.committed_span >= rules.min_span
 
 
 def caught_up_in_window(facts: Facts) -> bool:
@@ -141,8 +151,8 @@ def caught_up_in_window(facts: Facts) -> bool:
     Its newest committed offset is at or past the oldest log-end of the window, or its lag was zero
     at some sample. Such a consumer is waiting for new messages on a quiet topic, not stuck.
     """
-    last = facts.samples[-1].committed
-    return (last is not None and last >= facts.samples[0].log_end) or facts.zero_lag_seen
+    last = facts.last.committed
+    return (last is not None and last >= facts.first.log_end) or facts.zero_lag_seen
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -167,8 +177,8 @@ def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) 
     facts = _facts(window)
     if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.samples[-1].lag or 0
-    return Status.STOP, wording.reason_stop(lag, span(facts.committed), wording.nobody_owns())
+    lag = facts.last.lag or 0
+    return Status.STOP, wording.reason_stop(lag, facts.committed_span, wording.nobody_owns())
 
 
 def rule_rewind(window: Samples | Facts) -> Finding | None:
@@ -184,9 +194,9 @@ def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation)
     facts = _facts(window)
     if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.samples[-1].lag or 0
+    lag = facts.last.lag or 0
     who = messages.owned() if ownership is Ownership.OWNED else wording.owner_unknown()
-    return Status.STALL, wording.reason_stall(lag, span(facts.committed), who)
+    return Status.STALL, wording.reason_stall(lag, facts.committed_span, who)
 
 
 def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
@@ -203,14 +213,14 @@ def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
     if last > first:
-        return Status.WARN, wording.reason_warn(first, last, span(committed))
+        return Status.WARN, wording.reason_warn(first, last, facts.committed_span)
     return None
 
 
 def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding:
     """The status of one partition: the first rule that fires, worst first."""
     facts = _facts(window)
-    last = facts.samples[-1]
+    last = facts.last
     if last.committed is None:
         return Status.OK, wording.reason_no_commit()
     if last.lag == 0:
@@ -226,8 +236,8 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
     committed = facts.committed
     if len(committed) < rules.min_samples:
         return Status.OK, wording.reason_few_samples(len(committed), rules.min_samples)
-    if facts.unmoved and span(committed) < rules.min_span:
-        return Status.OK, wording.reason_span_short(span(committed), rules.min_span)
+    if facts.unmoved and facts.committed_span < rules.min_span:
+        return Status.OK, wording.reason_span_short(facts.committed_span, rules.min_span)
     if caught_up_in_window(facts):
         return Status.OK, wording.reason_caught_up_in_window()
     return Status.OK, wording.reason_ok_moving()
@@ -246,20 +256,20 @@ def produce_rate(window: Samples | Facts) -> float | None:
     the old end).
     """
     facts = _facts(window)
-    samples = facts.samples
-    if len(samples) < 2 or span(samples) <= 0 or facts.log_end_restart:
+    if len(facts.samples) < 2 or facts.span <= 0 or facts.log_end_restart:
         return None
-    return (samples[-1].log_end - samples[0].log_end) / span(samples)
+    return (facts.last.log_end - facts.first.log_end) / facts.span
 
 
 def consume_rate(window: Samples | Facts) -> float | None:
     """Messages/s committed over the window, measured after the last rewind (a rewind is not consumption)."""
     facts = _facts(window)
-    committed = facts.committed[facts.after_rewind :]
-    if len(committed) < 2 or span(committed) <= 0:
+    committed = facts.committed[facts.after_rewind :] if facts.after_rewind else facts.committed
+    elapsed = span(committed) if facts.after_rewind else facts.committed_span
+    if len(committed) < 2 or elapsed <= 0:
         return None
     moved = (committed[-1].committed or 0) - (committed[0].committed or 0)
-    return moved / span(committed)
+    return moved / elapsed
 
 
 def eta_seconds(lag: int | None, produce: float | None, consume: float | None) -> float | None:
@@ -402,7 +412,7 @@ def _still_and_growing(facts: Facts) -> bool:
     if len(committed) < 2 or not facts.unmoved or caught_up_in_window(facts):
         return False
     first, last = committed[0].lag or 0, committed[-1].lag or 0
-    return last > 0 and last > first and span(committed) > 0
+    return last > 0 and last > first and facts.committed_span > 0
 
 
 def _commit_times(facts: Facts) -> list[float]:
