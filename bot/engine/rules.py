@@ -35,7 +35,7 @@ from enum import Enum
 
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
-from lagbot.core.model import GroupSnapshot, Member, PartitionSample, Status, TopicPartition
+from lagbot.core.model import ColumnSamples, GroupSnapshot, Member, PartitionSample, Status, TopicPartition
 from lagbot.engine import wording
 
 Samples = Sequence[PartitionSample]
@@ -69,7 +69,7 @@ class Facts:
     """
 
     samples: Samples
-    committed: tuple[PartitionSample, ...]
+    committed: Samples
     """The samples that carry a committed offset, oldest first."""
     unmoved: bool
     """The committed offset is the same in every committed sample (and there is at least one)."""
@@ -83,7 +83,8 @@ class Facts:
     """Index in `samples` after the last log-end decrease (the topic was recreated); 0 without one."""
     first: PartitionSample
     """samples[0], and `last` samples[-1]; with `span` and `committed_span` (the `span` of `samples` and of
-    `committed`) read here once: the rules ask for them many times (`span` six times per partition)."""
+    `committed`) read here once: the rules ask for them many times, and the samples of a window with arrays
+    are a view (lagbot.core.model.ColumnSamples) that is slower to index than a tuple."""
     last: PartitionSample
     span: float
     committed_span: float
@@ -124,9 +125,7 @@ def window_facts(samples: Samples) -> Facts:
     )  # fmt: skip
 
 
-def plain_facts(
-    samples: tuple[PartitionSample, ...], *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool
-) -> Facts:
+def plain_facts(samples: Samples, *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool) -> Facts:
     """The Facts of a plain window, whose array route found the three window-wide facts at once.
 
     Plain: every sample carries a committed offset and neither the committed offset nor the log end ever
@@ -318,7 +317,10 @@ def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> t
         return 0.0, False
     # The last sample whose log-end was still at or below the committed offset: message `committed`
     # was written after it and no later than the next sample.
-    i = bisect.bisect_right(samples, committed, lo=restart, hi=last + 1, key=_log_end) - 1
+    if isinstance(samples, ColumnSamples):  # bisect its log ends, not samples it would have to make
+        i = bisect.bisect_right(samples.log_ends(), committed, lo=restart, hi=last + 1) - 1
+    else:
+        i = bisect.bisect_right(samples, committed, lo=restart, hi=last + 1, key=_log_end) - 1
     if i < restart:
         return max(0.0, now - samples[restart].at), True
     before, after = samples[i], samples[i + 1]
