@@ -161,26 +161,29 @@ class PartitionSample:
 class ColumnSamples(Sequence[PartitionSample]):
     """One partition's samples in a window, read-only, made from the window's arrays as they are read.
 
-    `stacked` holds the window's offsets as rows committed (0 where None), log end, log start and known (1 where
-    committed is not None), each partitions x samples; this view is partition `index`, at `times`. A sample is
-    made the first time it is read and kept by the view: the evaluator reads a few samples of most partitions
-    (the first, the last, those around the committed offset), rarely all. The window store builds these views
-    (lagbot.engine.window), so that a window kept for 30 cycles holds arrays rather than one object per
-    partition and sample. Equal to the tuple of the same samples, as a tuple is to another.
+    `blocks` holds the offsets of each sample time, oldest first, as rows committed (-1 where None), log end and
+    log start, one column per partition; `log_end` the window's log ends, partitions x samples; this view is
+    partition `index`, at `times`. A sample is made the first time it is read and kept by the view: the evaluator
+    reads a few samples of most partitions (the first, the last, those around the committed offset), rarely all.
+    The window store builds these views (lagbot.engine.window), so that a window kept for 30 cycles holds arrays
+    rather than one object per partition and sample. Equal to the tuple of the same samples, as a tuple is to
+    another.
     """
 
-    __slots__ = ("_cache", "_index", "_stacked", "times")
+    __slots__ = ("_blocks", "_cache", "_index", "_log_end", "times")
 
     def __init__(
         self,
         times: tuple[float, ...],
-        stacked: NDArray[np.int64],
+        blocks: tuple[NDArray[np.int64], ...],
+        log_end: NDArray[np.int64],
         index: int,
         ends: tuple[PartitionSample, PartitionSample] | None = None,
     ) -> None:
         """`ends`, when given, are the first and the last samples, made already (every partition's are read)."""
         self.times = times
-        self._stacked = stacked
+        self._blocks = blocks
+        self._log_end = log_end
         self._index = index
         self._cache: list[PartitionSample | None] = [None] * len(times)
         if ends is not None:
@@ -203,19 +206,17 @@ class ColumnSamples(Sequence[PartitionSample]):
                 return self  # the whole window, as a tuple gives itself
             return tuple([self[k] for k in range(start, stop, step)])
         at = i % len(self._cache)
-        stacked, p = self._stacked, self._index
+        block, p = self._blocks[at], self._index
+        committed = block.item(0, p)
         sample = PartitionSample(
-            self.times[at],
-            stacked.item(0, p, at) if stacked.item(3, p, at) else None,
-            stacked.item(1, p, at),
-            stacked.item(2, p, at),
+            self.times[at], None if committed < 0 else committed, block.item(1, p), block.item(2, p)
         )
         self._cache[at] = sample
         return sample
 
     def log_ends(self) -> list[int]:
         """The log end of every sample, oldest first, without making the samples."""
-        ends: list[int] = self._stacked[1, self._index].tolist()
+        ends: list[int] = self._log_end[self._index].tolist()
         return ends
 
     def __iter__(self) -> Iterator[PartitionSample]:

@@ -65,9 +65,8 @@ class _Entry:
     """The samples in `tps` order; None when `columns` holds them."""
     group_sample: GroupSample
     columns: NDArray[np.int64] | None
-    """Rows committed (0 where None), log_end, log_start, known (1 where committed is not None), one column per
-    partition of `tps`; None when an offset is negative or too big for exact int64 arithmetic (or `arrays=False`),
-    and then `samples` holds them."""
+    """Rows committed (-1 where None), log_end, log_start, one column per partition of `tps`; None when an offset
+    is negative or too big for exact int64 arithmetic (or `arrays=False`), and then `samples` holds them."""
 
 
 class WindowStore(ABC):
@@ -335,7 +334,7 @@ def _new_entry(
 
 
 def _entry_columns(at: float, samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
-    """The entry's offsets as a 4 x partitions array (see `_Entry.columns`), or None unless they are all
+    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless they are all
     integers (committed and log end from 0 to below _EXACT_LIMIT) and every sample is at the entry's time (numpy
     infers int64 only for ints; a float, an int too big for int64 or anything else gives another dtype, and an
     entry without partitions gives float64)."""
@@ -344,17 +343,18 @@ def _entry_columns(at: float, samples: tuple[PartitionSample, ...]) -> NDArray[n
     if not samples or any(s.at != at for s in samples):
         return None
     committed = [s.committed for s in samples]
-    rows = [
-        [0 if c is None else c for c in committed],
-        [s.log_end for s in samples],
-        [s.log_start for s in samples],
-        [c is not None for c in committed],
-    ]
     try:
+        if any(c < 0 for c in committed if c is not None):  # -1 stands for None in the array
+            return None
+        rows = [
+            [-1 if c is None else c for c in committed],
+            [s.log_end for s in samples],
+            [s.log_start for s in samples],
+        ]
         columns = np.array(rows)
     except (OverflowError, TypeError, ValueError):
         return None
-    if columns.dtype != np.int64 or columns[:2].min() < 0 or columns[:2].max() >= _EXACT_LIMIT:
+    if columns.dtype != np.int64 or columns[1].min() < 0 or columns[:2].max() >= _EXACT_LIMIT:
         return None
     return columns
 
@@ -364,10 +364,9 @@ def _entry_rows(entry: _Entry) -> list[tuple[TopicPartition, int | None, int, in
     if entry.columns is None:
         assert entry.samples is not None
         return [(tp, s.committed, s.log_end, s.log_start) for tp, s in zip(entry.tps, entry.samples, strict=True)]
-    committed, log_end, log_start, known = entry.columns.tolist()
+    committed, log_end, log_start = entry.columns.tolist()
     return [
-        (tp, c if k else None, e, s)
-        for tp, c, e, s, k in zip(entry.tps, committed, log_end, log_start, known, strict=True)
+        (tp, None if c < 0 else c, e, s) for tp, c, e, s in zip(entry.tps, committed, log_end, log_start, strict=True)
     ]
 
 
@@ -425,20 +424,14 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         partitions = dict(_series(entries))
     elif tps and all(e.columns is not None for e in entries):
         # Every entry saw the same partitions and kept them as arrays (the usual case): each partition's samples
-        # are a view over the entries' arrays stacked, which makes a sample only when the evaluator reads it.
-        stacked = _stacked(entries)
-        times = tuple(e.at for e in entries)
-        ends = zip(_edge_samples(times[0], stacked[:, :, 0]), _edge_samples(times[-1], stacked[:, :, -1]), strict=True)
+        # are a view over the entries' arrays, which makes a sample only when the evaluator reads it.
+        columns = _window_columns(entries)
+        blocks = tuple(e.columns for e in entries if e.columns is not None)
+        ends = zip(_edge_samples(entries[0]), _edge_samples(entries[-1]), strict=True)
         partitions = {
-            tp: ColumnSamples(times, stacked, i, edges) for i, (tp, edges) in enumerate(zip(tps, ends, strict=True))
+            tp: ColumnSamples(columns.times, blocks, columns.log_end, i, edges)
+            for i, (tp, edges) in enumerate(zip(tps, ends, strict=True))
         }
-        columns = WindowColumns(
-            times=times,
-            tps=tps,
-            committed=stacked[0],
-            log_end=stacked[1],
-            known=stacked[3] != 0,
-        )
     else:
         # The same partitions, some entry without arrays: transposing the rows is one zip.
         partitions = dict(zip(tps, zip(*[_entry_samples(e) for e in entries], strict=True), strict=True))
@@ -463,18 +456,22 @@ def _series(entries: list[_Entry]) -> dict[TopicPartition, tuple[PartitionSample
     return {tp: tuple(samples) for tp, samples in series.items()}
 
 
-def _edge_samples(at: float, rows: NDArray[np.int64]) -> list[PartitionSample]:
-    """The samples at time `at` of every partition, from that time's 4 rows (see `_Entry.columns`): made for
-    all partitions at once, as the evaluator reads the first and the last sample of every partition."""
-    committed, log_end, log_start, known = rows.tolist()
-    return [
-        PartitionSample(at, c if k else None, e, s)
-        for c, e, s, k in zip(committed, log_end, log_start, known, strict=True)
-    ]
+def _edge_samples(entry: _Entry) -> list[PartitionSample]:
+    """The entry's sample of every partition, from its arrays: made for all partitions at once, as the evaluator
+    reads the first and the last sample of every partition."""
+    at = entry.at
+    return [PartitionSample(at, c, e, s) for _, c, e, s in _entry_rows(entry)]
 
 
-def _stacked(entries: list[_Entry]) -> NDArray[np.int64]:
-    """The arrays of entries with the same partitions, as 4 rows (see `_Entry.columns`) x partitions x samples."""
+def _window_columns(entries: list[_Entry]) -> WindowColumns:
+    """The arrays of a window whose entries all have arrays of the same partitions (see WindowColumns)."""
     import numpy as np
 
-    return np.array([e.columns for e in entries]).transpose(1, 2, 0)
+    # samples x 2 rows x partitions -> 2 rows x partitions x samples; log start stays in the entries' arrays.
+    stacked = np.array([e.columns[:2] for e in entries if e.columns is not None]).transpose(1, 2, 0)
+    committed, log_end = stacked[0], stacked[1]
+    known = committed >= 0
+    np.maximum(committed, 0, out=committed)  # 0 where unknown, as WindowColumns holds it
+    return WindowColumns(
+        times=tuple(e.at for e in entries), tps=entries[-1].tps, committed=committed, log_end=log_end, known=known
+    )

@@ -307,7 +307,7 @@ def test_entries_with_arrays_keep_no_sample_objects() -> None:
     store, _ = _orders_window(3)
     for entry in store._data[(CLUSTER, "billing")]:
         assert entry.samples is None and entry.columns is not None
-        assert entry.columns.shape == (4, 2)  # committed, log end, log start, known x partitions
+        assert entry.columns.shape == (3, 2)  # committed (-1 where None), log end, log start x partitions
 
 
 def test_a_window_with_arrays_reads_its_samples_as_views_equal_to_the_tuples() -> None:
