@@ -7,9 +7,10 @@ build by the thousand per cycle and easy to hand-make in tests.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,6 +158,83 @@ class PartitionSample:
         object.__setattr__(self, "lag", lag)
 
 
+class ColumnSamples(Sequence[PartitionSample]):
+    """One partition's samples in a window, read-only, made from the window's arrays as they are read.
+
+    `blocks` holds the offsets of each sample time, oldest first, as rows committed (-1 where None), log end and
+    log start, one column per partition; `log_end` the window's log ends, partitions x samples; this view is
+    partition `index`, at `times`. A sample is made the first time it is read and kept by the view: the evaluator
+    reads a few samples of most partitions (the first, the last, those around the committed offset), rarely all.
+    The window store builds these views (lagbot.engine.window), so that a window kept for 30 cycles holds arrays
+    rather than one object per partition and sample. Equal to the tuple of the same samples, as a tuple is to
+    another.
+    """
+
+    __slots__ = ("_blocks", "_cache", "_index", "_log_end", "times")
+
+    def __init__(
+        self,
+        times: tuple[float, ...],
+        blocks: tuple[NDArray[np.int64], ...],
+        log_end: NDArray[np.int64],
+        index: int,
+        ends: tuple[PartitionSample, PartitionSample] | None = None,
+    ) -> None:
+        """`ends`, when given, are the first and the last samples, made already (every partition's are read)."""
+        self.times = times
+        self._blocks = blocks
+        self._log_end = log_end
+        self._index = index
+        self._cache: list[PartitionSample | None] = [None] * len(times)
+        if ends is not None:
+            self._cache[0], self._cache[-1] = ends
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    @overload
+    def __getitem__(self, i: int) -> PartitionSample: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[PartitionSample]: ...
+    def __getitem__(self, i: int | slice) -> PartitionSample | Sequence[PartitionSample]:
+        found = self._cache[i]  # an int (negative ones too) or a slice, checked by the list
+        if found.__class__ is PartitionSample:
+            return found
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self._cache))
+            if (start, stop, step) == (0, len(self._cache), 1):
+                return self  # the whole window, as a tuple gives itself
+            return tuple([self[k] for k in range(start, stop, step)])
+        at = i % len(self._cache)
+        block, p = self._blocks[at], self._index
+        committed = block.item(0, p)
+        sample = PartitionSample(
+            self.times[at], None if committed < 0 else committed, block.item(1, p), block.item(2, p)
+        )
+        self._cache[at] = sample
+        return sample
+
+    def log_ends(self) -> list[int]:
+        """The log end of every sample, oldest first, without making the samples."""
+        ends: list[int] = self._log_end[self._index].tolist()
+        return ends
+
+    def __iter__(self) -> Iterator[PartitionSample]:
+        for i in range(len(self._cache)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ColumnSamples | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
 @dataclass(frozen=True, slots=True)
 class GroupSample:
     """One observation of a group's membership, to spot rebalance churn."""
@@ -196,7 +274,7 @@ class GroupWindow:
     cluster: str
     group: str
     samples: tuple[GroupSample, ...]
-    partitions: dict[TopicPartition, tuple[PartitionSample, ...]]
+    partitions: dict[TopicPartition, Sequence[PartitionSample]]
     latest: GroupSnapshot | None = None
     columns: WindowColumns | None = field(default=None, compare=False, repr=False)
 

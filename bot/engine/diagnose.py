@@ -350,7 +350,11 @@ def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Caus
     trailing_dt = times[-2] - times[0]
     if recent_dt <= 0 or trailing_dt <= 0:
         return None
-    first, previous, newest = (sum(samples[i].log_end for samples in full) for i in (0, -2, -1))
+    if window.columns is not None:  # every partition has every sample: the log ends are in its arrays
+        ends = window.columns.log_end[:, (0, -2, -1)].T.tolist()
+        first, previous, newest = (sum(column) for column in ends)
+    else:
+        first, previous, newest = (sum(samples[i].log_end for samples in full) for i in (0, -2, -1))
     recent = (newest - previous) / recent_dt
     trailing = (previous - first) / trailing_dt
     if trailing <= 0 or recent < BURST_FACTOR * trailing:

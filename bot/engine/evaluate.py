@@ -18,7 +18,6 @@ from lagbot.core.model import (
     GroupState,
     GroupVerdict,
     GroupWindow,
-    PartitionSample,
     PartitionVerdict,
     Severity,
     Status,
@@ -188,7 +187,7 @@ def partition_verdict(
     if sibling is not None and status <= Status.WARN:
         (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
     seconds, lower_bound = lag_seconds(facts.samples, now, facts)
-    last = facts.samples[-1]
+    last = facts.last
     return PartitionVerdict(
         topic=tp[0],
         partition=tp[1],
@@ -235,9 +234,7 @@ def window_facts_all(window: GroupWindow) -> dict[TopicPartition, Facts]:
     }
 
 
-def column_facts(
-    columns: WindowColumns, partitions: Mapping[TopicPartition, tuple[PartitionSample, ...]]
-) -> dict[TopicPartition, Facts]:
+def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Samples]) -> dict[TopicPartition, Facts]:
     """The Facts of the plain partitions of a window, from its arrays (the others are left out)."""
     # Only windows with arrays come here (see lagbot.engine.window: `lagbot check` never loads numpy).
     import numpy as np

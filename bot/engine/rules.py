@@ -35,7 +35,7 @@ from enum import Enum
 
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
-from lagbot.core.model import GroupSnapshot, Member, PartitionSample, Status, TopicPartition
+from lagbot.core.model import ColumnSamples, GroupSnapshot, Member, PartitionSample, Status, TopicPartition
 from lagbot.engine import wording
 
 Samples = Sequence[PartitionSample]
@@ -69,7 +69,7 @@ class Facts:
     """
 
     samples: Samples
-    committed: tuple[PartitionSample, ...]
+    committed: Samples
     """The samples that carry a committed offset, oldest first."""
     unmoved: bool
     """The committed offset is the same in every committed sample (and there is at least one)."""
@@ -81,6 +81,13 @@ class Facts:
     lags_never_decreased: bool
     log_end_restart: int
     """Index in `samples` after the last log-end decrease (the topic was recreated); 0 without one."""
+    first: PartitionSample
+    """samples[0], and `last` samples[-1]; with `span` and `committed_span` (the `span` of `samples` and of
+    `committed`) read here once: the rules ask for them many times, and the samples of a window with arrays
+    are a view (lagbot.core.model.ColumnSamples) that is slower to index than a tuple."""
+    last: PartitionSample
+    span: float
+    committed_span: float
 
 
 def window_facts(samples: Samples) -> Facts:
@@ -114,25 +121,27 @@ def window_facts(samples: Samples) -> Facts:
         previous = sample
     return Facts(
         samples, tuple(committed), unmoved and bool(committed), zero_lag_seen, rewind, after_rewind,
-        never_decreased, restart,
+        never_decreased, restart, samples[0], samples[-1], span(samples), span(committed),
     )  # fmt: skip
 
 
-def plain_facts(
-    samples: tuple[PartitionSample, ...], *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool
-) -> Facts:
+def plain_facts(samples: Samples, *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool) -> Facts:
     """The Facts of a plain window, whose array route found the three window-wide facts at once.
 
     Plain: every sample carries a committed offset and neither the committed offset nor the log end ever
     went back. So the committed samples are all the samples, there is no rewind and no restart: exactly what
     `window_facts` gathers for such a window (tests/engine/test_evaluate_cases.py checks it case by case).
     """
-    return Facts(samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0)
+    whole = span(samples)
+    return Facts(
+        samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0, samples[0], samples[-1],
+        whole, whole,
+    )  # fmt: skip
 
 
 def judgeable(facts: Facts, rules: Evaluation) -> bool:
     """Enough committed samples over a long enough span to judge behaviour (not only lag)."""
-    return len(facts.committed) >= rules.min_samples and span(facts.committed) >= rules.min_span
+    return len(facts.committed) >= rules.min_samples and facts.committed_span >= rules.min_span
 
 
 def caught_up_in_window(facts: Facts) -> bool:
@@ -141,8 +150,8 @@ def caught_up_in_window(facts: Facts) -> bool:
     Its newest committed offset is at or past the oldest log-end of the window, or its lag was zero
     at some sample. Such a consumer is waiting for new messages on a quiet topic, not stuck.
     """
-    last = facts.samples[-1].committed
-    return (last is not None and last >= facts.samples[0].log_end) or facts.zero_lag_seen
+    last = facts.last.committed
+    return (last is not None and last >= facts.first.log_end) or facts.zero_lag_seen
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -167,8 +176,8 @@ def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) 
     facts = _facts(window)
     if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.samples[-1].lag or 0
-    return Status.STOP, wording.reason_stop(lag, span(facts.committed), wording.nobody_owns())
+    lag = facts.last.lag or 0
+    return Status.STOP, wording.reason_stop(lag, facts.committed_span, wording.nobody_owns())
 
 
 def rule_rewind(window: Samples | Facts) -> Finding | None:
@@ -184,9 +193,9 @@ def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation)
     facts = _facts(window)
     if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.samples[-1].lag or 0
+    lag = facts.last.lag or 0
     who = messages.owned() if ownership is Ownership.OWNED else wording.owner_unknown()
-    return Status.STALL, wording.reason_stall(lag, span(facts.committed), who)
+    return Status.STALL, wording.reason_stall(lag, facts.committed_span, who)
 
 
 def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
@@ -203,14 +212,14 @@ def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
     if last > first:
-        return Status.WARN, wording.reason_warn(first, last, span(committed))
+        return Status.WARN, wording.reason_warn(first, last, facts.committed_span)
     return None
 
 
 def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding:
     """The status of one partition: the first rule that fires, worst first."""
     facts = _facts(window)
-    last = facts.samples[-1]
+    last = facts.last
     if last.committed is None:
         return Status.OK, wording.reason_no_commit()
     if last.lag == 0:
@@ -226,8 +235,8 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
     committed = facts.committed
     if len(committed) < rules.min_samples:
         return Status.OK, wording.reason_few_samples(len(committed), rules.min_samples)
-    if facts.unmoved and span(committed) < rules.min_span:
-        return Status.OK, wording.reason_span_short(span(committed), rules.min_span)
+    if facts.unmoved and facts.committed_span < rules.min_span:
+        return Status.OK, wording.reason_span_short(facts.committed_span, rules.min_span)
     if caught_up_in_window(facts):
         return Status.OK, wording.reason_caught_up_in_window()
     return Status.OK, wording.reason_ok_moving()
@@ -246,20 +255,20 @@ def produce_rate(window: Samples | Facts) -> float | None:
     the old end).
     """
     facts = _facts(window)
-    samples = facts.samples
-    if len(samples) < 2 or span(samples) <= 0 or facts.log_end_restart:
+    if len(facts.samples) < 2 or facts.span <= 0 or facts.log_end_restart:
         return None
-    return (samples[-1].log_end - samples[0].log_end) / span(samples)
+    return (facts.last.log_end - facts.first.log_end) / facts.span
 
 
 def consume_rate(window: Samples | Facts) -> float | None:
     """Messages/s committed over the window, measured after the last rewind (a rewind is not consumption)."""
     facts = _facts(window)
-    committed = facts.committed[facts.after_rewind :]
-    if len(committed) < 2 or span(committed) <= 0:
+    committed = facts.committed[facts.after_rewind :] if facts.after_rewind else facts.committed
+    elapsed = span(committed) if facts.after_rewind else facts.committed_span
+    if len(committed) < 2 or elapsed <= 0:
         return None
     moved = (committed[-1].committed or 0) - (committed[0].committed or 0)
-    return moved / span(committed)
+    return moved / elapsed
 
 
 def eta_seconds(lag: int | None, produce: float | None, consume: float | None) -> float | None:
@@ -308,7 +317,10 @@ def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> t
         return 0.0, False
     # The last sample whose log-end was still at or below the committed offset: message `committed`
     # was written after it and no later than the next sample.
-    i = bisect.bisect_right(samples, committed, lo=restart, hi=last + 1, key=_log_end) - 1
+    if isinstance(samples, ColumnSamples):  # bisect its log ends, not samples it would have to make
+        i = bisect.bisect_right(samples.log_ends(), committed, lo=restart, hi=last + 1) - 1
+    else:
+        i = bisect.bisect_right(samples, committed, lo=restart, hi=last + 1, key=_log_end) - 1
     if i < restart:
         return max(0.0, now - samples[restart].at), True
     before, after = samples[i], samples[i + 1]
@@ -402,7 +414,7 @@ def _still_and_growing(facts: Facts) -> bool:
     if len(committed) < 2 or not facts.unmoved or caught_up_in_window(facts):
         return False
     first, last = committed[0].lag or 0, committed[-1].lag or 0
-    return last > 0 and last > first and span(committed) > 0
+    return last > 0 and last > first and facts.committed_span > 0
 
 
 def _commit_times(facts: Facts) -> list[float]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # numpy is loaded by the first entry with arrays; the Redis c
 
 from lagbot.core.model import (
     ClusterSnapshot,
+    ColumnSamples,
     GroupSample,
     GroupSnapshot,
     GroupState,
@@ -47,10 +48,12 @@ _EXACT_LIMIT = 2**48
 class _Entry:
     """One cycle's observation of one group, as stored, with what reading a window needs ready-made.
 
-    `tps` (the sorted partitions), `samples` (in `tps` order), `group_sample` and `columns` are derived
-    from the others when the entry is made (`_new_entry`), once, rather than at every read of the window.
-    The partitions are not kept as a dict as well: a bot holds 30 entries of every group, and a dict per
-    entry was about a third of the windows' memory (bench/README.md, `scale.py`).
+    `tps` (the sorted partitions), the partitions' offsets (`columns`, or `samples` where there are no arrays)
+    and `group_sample` are derived from the others when the entry is made (`_new_entry`), once, rather than at
+    every read of the window. An entry with arrays keeps no PartitionSample objects: a bot holds 30 entries of
+    every group, and one object per partition and entry (with its own `lag` int) was most of the windows'
+    memory, and millions of objects for the cyclic garbage collector to walk (bench/README.md, `scale.py`).
+    A window's samples are built from the arrays when they are read (`ColumnSamples`).
     """
 
     at: float
@@ -58,11 +61,12 @@ class _Entry:
     members: tuple[Member, ...]
     generation: int | None
     tps: tuple[TopicPartition, ...]
-    samples: tuple[PartitionSample, ...]
+    samples: tuple[PartitionSample, ...] | None
+    """The samples in `tps` order; None when `columns` holds them."""
     group_sample: GroupSample
     columns: NDArray[np.int64] | None
-    """Rows committed (0 where None), log_end, known (1 where committed is not None), one column per
-    partition of `tps`; None when an offset is negative or too big for exact int64 arithmetic."""
+    """Rows committed (-1 where None), log_end, log_start, one column per partition of `tps`; None when an offset
+    is negative or too big for exact int64 arithmetic (or `arrays=False`), and then `samples` holds them."""
 
 
 class WindowStore(ABC):
@@ -316,44 +320,69 @@ def _new_entry(
     if like is not None and like.tps == tps:
         tps = like.tps
     samples = tuple([partitions[tp] for tp in tps])
+    columns = _entry_columns(at, samples) if arrays else None
     return _Entry(
         at=at,
         state=state,
         members=members,
         generation=generation,
         tps=tps,
-        samples=samples,
+        samples=samples if columns is None else None,
         group_sample=GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation),
-        columns=_entry_columns(samples) if arrays else None,
+        columns=columns,
     )
 
 
-def _entry_columns(samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
+def _entry_columns(at: float, samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
     """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless they are all
-    integers from 0 to below _EXACT_LIMIT (numpy infers int64 only for ints; a float, an int too big for
-    int64 or anything else gives another dtype, and an entry without partitions gives float64)."""
+    integers (committed and log end from 0 to below _EXACT_LIMIT) and every sample is at the entry's time (numpy
+    infers int64 only for ints; a float, an int too big for int64 or anything else gives another dtype, and an
+    entry without partitions gives float64)."""
     import numpy as np
 
+    if not samples or any(s.at != at for s in samples):
+        return None
     committed = [s.committed for s in samples]
-    rows = [
-        [0 if c is None else c for c in committed],
-        [s.log_end for s in samples],
-        [c is not None for c in committed],
-    ]
     try:
+        if any(c < 0 for c in committed if c is not None):  # -1 stands for None in the array
+            return None
+        rows = [
+            [-1 if c is None else c for c in committed],
+            [s.log_end for s in samples],
+            [s.log_start for s in samples],
+        ]
         columns = np.array(rows)
     except (OverflowError, TypeError, ValueError):
         return None
-    if columns.dtype != np.int64 or columns.min() < 0 or columns.max() >= _EXACT_LIMIT:
+    if columns.dtype != np.int64 or columns[1].min() < 0 or columns[:2].max() >= _EXACT_LIMIT:
         return None
     return columns
+
+
+def _entry_rows(entry: _Entry) -> list[tuple[TopicPartition, int | None, int, int]]:
+    """(partition, committed or None, log end, log start) of each partition of the entry, in `tps` order."""
+    if entry.columns is None:
+        assert entry.samples is not None
+        return [(tp, s.committed, s.log_end, s.log_start) for tp, s in zip(entry.tps, entry.samples, strict=True)]
+    committed, log_end, log_start = entry.columns.tolist()
+    return [
+        (tp, None if c < 0 else c, e, s) for tp, c, e, s in zip(entry.tps, committed, log_end, log_start, strict=True)
+    ]
+
+
+def _entry_samples(entry: _Entry) -> tuple[PartitionSample, ...]:
+    """The entry's samples in `tps` order: kept, or built from its arrays (see `_Entry`)."""
+    if entry.samples is not None:
+        return entry.samples
+    at = entry.at
+    return tuple([PartitionSample(at, c, e, s) for _, c, e, s in _entry_rows(entry)])
 
 
 def encode_entry(entry: _Entry) -> str:
     """Versioned JSON of one entry: members with their assignments, partitions grouped by topic."""
     topics: dict[str, list[list[int | None]]] = {}
-    for (topic, partition), sample in zip(entry.tps, entry.samples, strict=True):  # tps are sorted
-        topics.setdefault(topic, []).append([partition, sample.committed, sample.log_end, sample.log_start])
+    for (topic, partition), committed, log_end, log_start in _entry_rows(entry):  # tps are sorted
+        topics.setdefault(topic, []).append([partition, committed, log_end, log_start])
     document = {
         "at": entry.at,
         "state": entry.state.value,
@@ -385,17 +414,27 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         group=group,
         state=newest.state,
         members=newest.members,
-        committed={tp: sample.committed for tp, sample in zip(newest.tps, newest.samples, strict=True)},
+        committed={tp: committed for tp, committed, _, _ in _entry_rows(newest)},
         generation=newest.generation,
     )
     tps = newest.tps
     columns = None
-    if all(e.tps is tps or e.tps == tps for e in entries):
-        # Every entry saw the same partitions (the usual case): transposing the rows is one zip.
-        partitions = dict(zip(tps, zip(*[e.samples for e in entries], strict=True), strict=True))
+    partitions: dict[TopicPartition, Sequence[PartitionSample]]
+    if not all(e.tps is tps or e.tps == tps for e in entries):
+        partitions = dict(_series(entries))
+    elif tps and all(e.columns is not None for e in entries):
+        # Every entry saw the same partitions and kept them as arrays (the usual case): each partition's samples
+        # are a view over the entries' arrays, which makes a sample only when the evaluator reads it.
         columns = _window_columns(entries)
+        blocks = tuple(e.columns for e in entries if e.columns is not None)
+        ends = zip(_edge_samples(entries[0]), _edge_samples(entries[-1]), strict=True)
+        partitions = {
+            tp: ColumnSamples(columns.times, blocks, columns.log_end, i, edges)
+            for i, (tp, edges) in enumerate(zip(tps, ends, strict=True))
+        }
     else:
-        partitions = _series(entries)
+        # The same partitions, some entry without arrays: transposing the rows is one zip.
+        partitions = dict(zip(tps, zip(*[_entry_samples(e) for e in entries], strict=True), strict=True))
     return GroupWindow(
         cluster=cluster,
         group=group,
@@ -410,25 +449,29 @@ def _series(entries: list[_Entry]) -> dict[TopicPartition, tuple[PartitionSample
     """Each partition of the newest entry with its samples from every entry that has it, oldest first."""
     series: dict[TopicPartition, list[PartitionSample]] = {tp: [] for tp in entries[-1].tps}
     for entry in entries:
-        for tp, sample in zip(entry.tps, entry.samples, strict=True):
+        for tp, sample in zip(entry.tps, _entry_samples(entry), strict=True):
             found = series.get(tp)
             if found is not None:
                 found.append(sample)
     return {tp: tuple(samples) for tp, samples in series.items()}
 
 
-def _window_columns(entries: list[_Entry]) -> WindowColumns | None:
-    """The arrays of a window whose entries all have the same partitions (None if an entry has none)."""
-    blocks = [e.columns for e in entries]
-    if not entries[-1].tps or any(b is None for b in blocks):
-        return None
+def _edge_samples(entry: _Entry) -> list[PartitionSample]:
+    """The entry's sample of every partition, from its arrays: made for all partitions at once, as the evaluator
+    reads the first and the last sample of every partition."""
+    at = entry.at
+    return [PartitionSample(at, c, e, s) for _, c, e, s in _entry_rows(entry)]
+
+
+def _window_columns(entries: list[_Entry]) -> WindowColumns:
+    """The arrays of a window whose entries all have arrays of the same partitions (see WindowColumns)."""
     import numpy as np
 
-    stacked = np.array(blocks).transpose(1, 2, 0)  # samples x 3 x partitions -> 3 x partitions x samples
+    # samples x 2 rows x partitions -> 2 rows x partitions x samples; log start stays in the entries' arrays.
+    stacked = np.array([e.columns[:2] for e in entries if e.columns is not None]).transpose(1, 2, 0)
+    committed, log_end = stacked[0], stacked[1]
+    known = committed >= 0
+    np.maximum(committed, 0, out=committed)  # 0 where unknown, as WindowColumns holds it
     return WindowColumns(
-        times=tuple(e.at for e in entries),
-        tps=entries[-1].tps,
-        committed=stacked[0],
-        log_end=stacked[1],
-        known=stacked[2] != 0,
+        times=tuple(e.at for e in entries), tps=entries[-1].tps, committed=committed, log_end=log_end, known=known
     )

@@ -22,6 +22,7 @@ import redis
 from lagbot.core.config import Evaluation, Level, Thresholds
 from lagbot.core.model import (
     ClusterSnapshot,
+    ColumnSamples,
     GroupSnapshot,
     GroupState,
     GroupVerdict,
@@ -32,7 +33,7 @@ from lagbot.core.model import (
 )
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group, group_points
-from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore, _entry, decode_entry, encode_entry
 
 CLUSTER = "prod"
 GROUPS = ("billing", "audit", "search")
@@ -282,3 +283,72 @@ def test_a_plain_window_goes_the_array_way() -> None:
 def test_more_memory_histories(seed: int) -> None:
     seen, with_columns = run_histories(lambda samples: MemoryWindowStore(samples=samples), seed=seed, histories=40)
     assert with_columns > seen // 3
+
+
+def _orders_window(
+    samples: int, known: bool = True
+) -> tuple[MemoryWindowStore, dict[TopicPartition, tuple[PartitionSample, ...]]]:
+    """A store of `samples` appends of two partitions, and the samples it must give back, built here."""
+    store = MemoryWindowStore(samples=samples)
+    expected: dict[TopicPartition, list[PartitionSample]] = {("orders", 0): [], ("orders", 1): []}
+    for i in range(samples):
+        committed = {("orders", 0): 10 + i, ("orders", 1): 5 * i if known or i else None}
+        log_end = {("orders", 0): 50 + i, ("orders", 1): 20 * i + 7}
+        log_start = {("orders", 0): i, ("orders", 1): 3}
+        group = GroupSnapshot("billing", GroupState.EMPTY, (), committed)
+        store.append(ClusterSnapshot(CLUSTER, 100.0 + 10 * i, {"billing": group}, log_end, log_start))
+        for tp, found in expected.items():
+            found.append(PartitionSample(100.0 + 10 * i, committed[tp], log_end[tp], log_start[tp]))
+    return store, {tp: tuple(found) for tp, found in expected.items()}
+
+
+def test_entries_with_arrays_keep_no_sample_objects() -> None:
+    # The point of the arrays: 30 entries of every group hold numbers, not one object per partition and entry.
+    store, _ = _orders_window(3)
+    for entry in store._data[(CLUSTER, "billing")]:
+        assert entry.samples is None and entry.columns is not None
+        assert entry.columns.shape == (3, 2)  # committed (-1 where None), log end, log start x partitions
+
+
+def test_a_window_with_arrays_reads_its_samples_as_views_equal_to_the_tuples() -> None:
+    store, expected = _orders_window(4, known=False)
+    window = store.window(CLUSTER, "billing")
+    assert window is not None and window.columns is not None
+    for tp, samples in expected.items():
+        view = window.partitions[tp]
+        assert isinstance(view, ColumnSamples)
+        assert view == samples and samples == view and view != samples[1:]
+        assert len(view) == 4 and tuple(view) == samples and list(reversed(view)) == list(reversed(samples))
+        assert view[0] == samples[0] and view[-1] == samples[-1] and view[-4] == samples[0]
+        assert view[-1] is view[3]  # made once
+        assert view[:] is view and view[1:3] == samples[1:3] and view[::-2] == samples[::-2] and view[5:] == ()
+        assert hash(view) == hash(samples) and repr(view) == repr(samples)
+        assert samples[2] in view and view.index(samples[2]) == 2 and view.count(samples[1]) == 1
+        assert view.log_ends() == [s.log_end for s in samples]
+        for i in (4, -5):
+            with pytest.raises(IndexError):
+                view[i]
+    assert window.partitions[("orders", 1)][0].committed is None  # not known: None, not the 0 of the arrays
+    assert window.partitions[("orders", 1)][0].lag is None
+    assert window.latest is not None and window.latest.committed == {("orders", 0): 13, ("orders", 1): 15}
+    assert window.partitions != {tp: samples[1:] for tp, samples in expected.items()}
+
+
+def test_an_entry_encodes_the_same_with_or_without_arrays() -> None:
+    # The stored form (FORMAT_VERSION 1) does not depend on how an entry keeps its offsets in memory.
+    committed = {("orders", 0): 10, ("orders", 1): None, ("payments", 0): 2**40}
+    group = GroupSnapshot(
+        "billing", GroupState.STABLE, (Member("m-1", "c-1", "/h", (("orders", 0),)),), committed, generation=4
+    )
+    snapshot = ClusterSnapshot(
+        CLUSTER,
+        100.5,
+        {"billing": group},
+        {("orders", 0): 50, ("orders", 1): 7, ("payments", 0): 2**40 + 9},
+        {("orders", 0): 3, ("orders", 1): 0},
+    )
+    with_arrays, without = _entry(snapshot, group, arrays=True), _entry(snapshot, group, arrays=False)
+    assert with_arrays.columns is not None and with_arrays.samples is None and without.samples is not None
+    assert encode_entry(with_arrays) == encode_entry(without)
+    decoded = decode_entry(encode_entry(with_arrays))
+    assert decoded.columns is not None and encode_entry(decoded) == encode_entry(without)
