@@ -421,7 +421,9 @@ def _up() -> int:
     workdir = RUN_DIR
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
-    kafka = ApacheKafka(workdir=workdir).start()
+    kafka = ApacheKafka(workdir=workdir)
+    kafka.outlives_parent = True  # detached below: it runs until `make kafka-down`
+    kafka.start()
     state = {
         "pid": kafka.pid,
         "bootstrap": kafka.bootstrap,

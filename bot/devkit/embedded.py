@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -52,10 +53,17 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], name: str, timeo
 
 
 class _Service:
-    """A child process in its own process group, stopped with its stop signal, then SIGKILL after 5 s."""
+    """A child process in its own process group, stopped with its stop signal, then SIGKILL after 5 s.
+
+    Started from the main thread, it is also killed when this process dies without stopping it (a test run killed
+    by a timeout, Ctrl-\\, SIGKILL): util-linux's `setpriv --pdeathsig KILL` execs it, so no broker or
+    redis-server outlives the tests that started it. `outlives_parent` (set by `make kafka-up`, which detaches its
+    broker) leaves that out.
+    """
 
     name = "service"
     stop_signal = signal.SIGTERM
+    outlives_parent = False
 
     def __init__(self) -> None:
         self.port = 0
@@ -67,10 +75,23 @@ class _Service:
         log_file = tempfile.NamedTemporaryFile(prefix=f"lagbot-{self.name}-", suffix=".log", delete=False)  # noqa: SIM115
         self._log_path = Path(log_file.name)
         self._process = subprocess.Popen(
-            argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            self._with_death_signal(argv),
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         log_file.close()
         _wait_for_port(self.port, self._process, self.name, timeout)
+
+    def _with_death_signal(self, argv: list[str]) -> list[str]:
+        """`argv` run by `setpriv --pdeathsig KILL` where that is safe: the kernel sends the signal when the thread
+        that started the child exits, so only a child started from the main thread (which lives as long as this
+        process) gets it; without setpriv, `argv` as it is."""
+        setpriv = shutil.which("setpriv")
+        if self.outlives_parent or setpriv is None or threading.current_thread() is not threading.main_thread():
+            return argv
+        return [setpriv, "--pdeathsig", "KILL", "--", *argv]
 
     @property
     def running(self) -> bool:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,3 +23,38 @@ def test_a_stopped_redis_removes_its_log_and_its_directory() -> None:
     redis.stop()
     assert not log.exists() and not Path(directory).exists()
     redis.stop()  # stopping twice is harmless
+
+
+def test_a_service_dies_with_the_process_that_started_it_when_that_is_killed() -> None:
+    """A test run killed without its teardown (SIGKILL) leaves no redis-server (or broker) running."""
+    starter = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from lagbot.devkit.embedded import EmbeddedRedis\n"
+            "redis = EmbeddedRedis().start()\n"
+            "print(redis._process.pid, flush=True)\n"
+            "time.sleep(120)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert starter.stdout is not None
+    pid = int(starter.stdout.readline())
+    os.kill(pid, 0)  # the redis-server runs
+    starter.kill()
+    starter.wait(10)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling the process table for the kernel's SIGKILL, bounded
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, already dead but not reaped by its new parent, counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
