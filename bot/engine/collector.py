@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import ConsumerGroupType, KafkaError, KafkaException, TopicCollection
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
-from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, Member, TopicPartition
+from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, TopicPartition
 from lagbot.engine import wording
 from lagbot.engine.offset_reader import Committed, GroupRead, InProcessReader, OffsetReader, plain_properties
 
@@ -244,36 +244,6 @@ def _group_snapshot(group: str, read: GroupRead) -> GroupSnapshot:
 def _committed_offsets(answer: list[Committed]) -> dict[TopicPartition, int | None]:
     """Committed offsets by partition; None where the group has nothing committed."""
     return {(c.topic, c.partition): c.offset for c in answer if c.error is None}
-
-
-def _member(description: Any) -> Member:
-    assignment = description.assignment.topic_partitions if description.assignment else []
-    return Member(
-        member_id=description.member_id,
-        client_id=description.client_id,
-        host=description.host,
-        assignment=tuple(sorted((tp.topic, tp.partition) for tp in assignment)),
-    )
-
-
-def _state(state: Any) -> GroupState:
-    names = {
-        "STABLE": GroupState.STABLE,
-        "PREPARING_REBALANCING": GroupState.PREPARING_REBALANCE,
-        "COMPLETING_REBALANCING": GroupState.COMPLETING_REBALANCE,
-        "EMPTY": GroupState.EMPTY,
-        "DEAD": GroupState.DEAD,
-    }
-    return names.get(getattr(state, "name", str(state)).upper(), GroupState.UNKNOWN)
-
-
-def described_state(description: Any) -> GroupState:
-    """The state of a described group; a consumer-protocol (KIP-848) group with members in a state librdkafka
-    does not name is reconciling: the broker says Assigning or Reconciling, which librdkafka reports as unknown."""
-    state = _state(description.state)
-    if state is GroupState.UNKNOWN and description.type == ConsumerGroupType.CONSUMER and description.members:
-        return GroupState.RECONCILING
-    return state
 
 
 def _interesting_topics(group: GroupSnapshot) -> set[str]:

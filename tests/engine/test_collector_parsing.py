@@ -7,8 +7,8 @@ from confluent_kafka import ConsumerGroupState, ConsumerGroupType, Node, TopicPa
 from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, MemberDescription
 
 from lagbot.core.model import GroupSnapshot, GroupState, Member
-from lagbot.engine.collector import _committed_offsets, _complete, _member, _state, described_state
-from lagbot.engine.offset_reader import _group_answer
+from lagbot.engine.collector import _committed_offsets, _complete
+from lagbot.engine.offset_reader import _group_answer, _member, _state, described_state
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:

@@ -3,7 +3,10 @@ deadline, and an unreachable cluster costs one timeout and one new child, not on
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -12,9 +15,8 @@ from lagbot.engine import offset_reader
 from lagbot.engine.offset_reader import OffsetReader
 from tests.conftest import Kafka, Names
 
-pytestmark = pytest.mark.integration
 
-
+@pytest.mark.integration
 def test_groups_read_in_chunks_are_exact_and_in_one_child(
     kafka: Kafka, names: Names, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -44,6 +46,7 @@ def test_groups_read_in_chunks_are_exact_and_in_one_child(
         assert [(c.topic, c.partition, c.offset) for c in fetch] == [(topic, 1, 10 + i)]
 
 
+@pytest.mark.integration  # the child's client tries to connect
 def test_an_unreachable_cluster_costs_one_timeout_and_one_child_whatever_the_chunks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -65,3 +68,30 @@ def test_an_unreachable_cluster_costs_one_timeout_and_one_child_whatever_the_chu
     assert isinstance(text, str) and text.endswith("Local: Timed out (_TIMED_OUT)"), text
     assert reader.failures == 1  # the first chunk's child was replaced; the other chunks were not asked
     assert took < 2.0 + offset_reader.ANSWER_GRACE, took
+
+
+@pytest.mark.integration
+def test_the_child_loads_only_the_kafka_client_and_the_foundation(kafka: Kafka, names: Names) -> None:
+    """Every module the child imports stays resident in it for the bot's lifetime (measured: importing the collector,
+    and through it the configuration's pydantic models, cost the child 16 MB). The child's code answers a real read
+    here, in a process of its own, which then lists what it loaded."""
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 5)
+    kafka.commit(group, {(topic, 0): 3})
+    code = (
+        "import json, sys\n"
+        "from confluent_kafka.admin import AdminClient\n"
+        "from lagbot.engine import offset_reader\n"
+        f"admin = AdminClient({{'bootstrap.servers': {kafka.bootstrap!r}}})\n"
+        f"request = {{'timeout': 10.0, 'describe': True, 'groups': {{{group!r}: None}}}}\n"
+        "answer = offset_reader._answer(admin, request)\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_settings', 'yaml', 'numpy')"
+        " or m in ('lagbot.engine.collector', 'lagbot.core.config'))\n"
+        "print(json.dumps([answer, heavy]))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    answer, heavy = json.loads(shown.stdout)
+    assert answer[group]["offsets"] == [[topic, 0, 3, None]]
+    assert answer[group]["described"]["state"] == "Empty"
+    assert heavy == []
