@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from lagbot.devkit.embedded import EmbeddedRedis
+from tests.support.bot_process import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -45,10 +45,7 @@ def test_a_service_dies_with_the_process_that_started_it_when_that_is_killed() -
     os.kill(pid, 0)  # the redis-server runs
     starter.kill()
     starter.wait(10)
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)  # polling the process table for the kernel's SIGKILL, bounded
-    assert not _alive(pid)
+    wait_for("the redis-server to die with its starter", lambda: not _alive(pid) or None, timeout=10, every=0.05)
 
 
 def _alive(pid: int) -> bool:
