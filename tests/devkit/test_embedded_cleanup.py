@@ -31,12 +31,13 @@ def test_a_service_dies_with_the_process_that_started_it_when_that_is_killed() -
         [
             sys.executable,
             "-c",
-            "import sys, time\n"
+            "import sys\n"
             "from lagbot.devkit.embedded import EmbeddedRedis\n"
             "redis = EmbeddedRedis().start()\n"
             "print(redis._process.pid, flush=True)\n"
-            "time.sleep(120)\n",
+            "sys.stdin.read()\n",  # holds it until it is killed (its stdin stays open)
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )

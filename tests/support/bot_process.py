@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from confluent_kafka import TopicPartition
 
@@ -21,20 +19,9 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from tests.conftest import Kafka
+from tests.support.waiting import wait_for as wait_for  # the tests import it from here too
 
-T = TypeVar("T")
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, every: float = 0.2) -> T:
-    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def wait_checks(bot: embedded.BotProcess, count: int, timeout: float = 60.0) -> None:

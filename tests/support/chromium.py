@@ -11,12 +11,13 @@ import base64
 import itertools
 import json
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any, Self
 
 import websocket
+
+from tests.support import waiting
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -39,14 +40,7 @@ class ChromiumError(Exception):
 
 def wait_for(what: str, probe: Any, timeout: float, every: float = 0.1) -> Any:
     """Poll `probe()` until it returns something truthy; ChromiumError naming `what` after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise ChromiumError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(every)
+    return waiting.wait_for(what, probe, timeout, every, error=ChromiumError)
 
 
 class Chromium:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, TopicPartition
+
+from tests.support.waiting import wait_for
 
 COORDINATOR_NOT_READY = (
     KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
@@ -23,12 +24,12 @@ def commit_to_empty_group(
     loaded (measured on Apache Kafka 4.1): those are retried until `timeout`; any other error fails at once.
     """
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def committed() -> bool:
         [future] = admin.alter_consumer_group_offsets([request]).values()
         errors = [tp.error for tp in future.result(15).topic_partitions if tp.error is not None]
-        if not errors:
-            return
-        if any(e.code() not in COORDINATOR_NOT_READY for e in errors) or time.monotonic() > deadline:
+        if any(e.code() not in COORDINATOR_NOT_READY for e in errors):
             raise AssertionError(f"committing {offsets} for {group} failed: {errors}")
-        time.sleep(every)  # a retry after a refusal, bounded by the deadline
+        return not errors
+
+    wait_for(f"the coordinator of {group} to take the commit of {offsets}", committed, timeout, every)

@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,6 +20,8 @@ from types import TracebackType
 from typing import Any, Self
 
 import pyspark
+
+from tests.support.waiting import wait_for
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -92,16 +93,15 @@ class StandaloneCluster:
             return None
 
     def wait_for_workers(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def registered() -> bool:
             dead = [p.args for p in self._processes if p.poll() is not None]
             if dead:
                 raise RuntimeError(f"a Spark process exited while starting: {dead[0]} (logs in {self.workdir})")
             state = self.state()
-            if state is not None and state.get("aliveworkers") == self.workers:
-                return
-            time.sleep(0.5)
-        raise TimeoutError(f"{self.workers} Spark workers did not register in {timeout:.0f}s (logs in {self.workdir})")
+            return state is not None and state.get("aliveworkers") == self.workers
+
+        what = f"{self.workers} Spark workers to register (logs in {self.workdir})"
+        wait_for(what, registered, timeout, every=0.5, error=TimeoutError)
 
     def stop(self) -> None:
         for process in reversed(self._processes):

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -21,6 +20,7 @@ from typing import Self
 import pyspark
 
 from tests.support.spark_cluster import free_ports, loopback_env
+from tests.support.waiting import wait_for
 
 SPARK_SUBMIT = Path(pyspark.__file__).parent / "bin" / "spark-submit"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -78,18 +78,20 @@ class ConnectServer:
     def _started(self, timeout: float) -> bool:
         """True once the server says it listens on our port; False when its bind failed; raises on anything else."""
         assert self.process is not None
-        ready = f"Spark Connect server started at: 127.0.0.1:{self.port}"
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        process, ready = self.process, f"Spark Connect server started at: 127.0.0.1:{self.port}"
+
+        def outcome() -> str | None:
             text = self.log.read_text(errors="replace")
-            if ready in text and self.process.poll() is None:
-                return True
+            if ready in text and process.poll() is None:
+                return "listening"
             if "BindException" in text or "Failed to bind" in text:
-                return False
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the Spark Connect server exited with {self.process.returncode} (log: {self.log})")
-            time.sleep(0.5)
-        raise TimeoutError(f"the Spark Connect server did not listen in {timeout:.0f}s (log: {self.log})")
+                return "bind failed"
+            if process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server exited with {process.returncode} (log: {self.log})")
+            return None
+
+        what = f"the Spark Connect server to listen (log: {self.log})"
+        return wait_for(what, outcome, timeout, every=0.5, error=TimeoutError) == "listening"
 
     def _new_port(self) -> None:
         [self.port] = free_ports(1)
