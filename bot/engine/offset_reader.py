@@ -40,7 +40,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -103,10 +104,11 @@ class AlterFailed:
 
 @dataclass(frozen=True)
 class GroupRead:
-    """One group's committed offsets and description (each: the answer, or the text of why it failed)."""
+    """One group's committed offsets and description (each: the answer, or the text of why it failed; the
+    description None when it was not asked for)."""
 
     committed: GroupAnswer
-    described: Described | str
+    described: Described | str | None
 
 
 def plain_properties(config: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
@@ -127,17 +129,22 @@ class OffsetReader:
 
     def fetch(self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float) -> dict[str, GroupAnswer]:
         """Committed offsets per group: the partitions asked for, or (None) every partition the group committed."""
-        answer = self._request(requests, timeout, describe=False)
+        answer = self._request(requests, timeout, describe=set())
         return {g: a if isinstance(a, str) else _group_answer(a) for g, a in answer.items()}
 
-    def read(self, groups: Sequence[str], timeout: float) -> dict[str, GroupRead]:
-        """Every committed offset and the description of each group: each chunk of groups' requests in flight
-        together."""
-        answer = self._request(dict.fromkeys(groups), timeout, describe=True)
-        return {
-            g: GroupRead(a, a) if isinstance(a, str) else GroupRead(_group_answer(a), _described(a))
-            for g, a in answer.items()
-        }
+    def read(
+        self, groups: Sequence[str], timeout: float, *, describe: Collection[str] | None = None
+    ) -> dict[str, GroupRead]:
+        """Every committed offset of each group, and the description of those in `describe` (default: all); each
+        chunk of groups' requests in flight together. A group not described has `described` None."""
+        wanted = set(groups) if describe is None else set(describe)
+        answer = self._request(dict.fromkeys(groups), timeout, describe=wanted)
+        return {g: _group_read(a, g in wanted) for g, a in answer.items()}
+
+    def describe(self, group: str, timeout: float) -> Described | str:
+        """One group's description as its coordinator gives it now, or the text of why it could not be read."""
+        described = self.read([group], timeout)[group].described
+        return messages.offset_reader_failed("no description of the group") if described is None else described
 
     def alter(self, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> list[Altered] | AlterFailed:
         """Commit `offsets` for the group (AlterConsumerGroupOffsets) from the child: per partition, stored or not."""
@@ -159,9 +166,10 @@ class OffsetReader:
         ]
 
     def _request(
-        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
+        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: AbstractSet[str]
     ) -> dict[str, Any]:
-        """Every group's answer, asked CHUNK_GROUPS at a time within one deadline (`timeout` for them all).
+        """Every group's answer (with its description for those in `describe`), asked CHUNK_GROUPS at a time within
+        one deadline (`timeout` for them all).
 
         When every group of a chunk failed (the cluster does not answer), the groups after it are not asked: they
         get the first failure's text, so an outage costs one timeout and one new child, not one per chunk.
@@ -185,13 +193,13 @@ class OffsetReader:
         return answer
 
     def _request_chunk(
-        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
+        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: AbstractSet[str]
     ) -> dict[str, Any]:
         if not requests:
             return {}
         request = {
             "timeout": timeout,
-            "describe": describe,
+            "describe": [g for g in requests if g in describe],
             "groups": {g: None if tps is None else [[t, p] for t, p in tps] for g, tps in requests.items()},
         }
         with self._lock:
@@ -331,6 +339,12 @@ def _failure_text(answer: str | dict[str, Any]) -> str:
     return answer if isinstance(answer, str) else str(answer["error"])
 
 
+def _group_read(raw: str | dict[str, Any], described: bool) -> GroupRead:
+    if isinstance(raw, str):
+        return GroupRead(raw, raw if described else None)
+    return GroupRead(_group_answer(raw), _described(raw) if described else None)
+
+
 def _group_answer(raw: dict[str, Any]) -> GroupAnswer:
     if "error" in raw:
         return str(raw["error"])
@@ -404,7 +418,8 @@ def _read(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
         futures[group] = admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group, tps)], request_timeout=timeout
         )[group]
-    described = admin.describe_consumer_groups(list(futures), request_timeout=timeout) if request["describe"] else {}
+    asked = [str(g) for g in request["describe"]]
+    described = admin.describe_consumer_groups(asked, request_timeout=timeout) if asked else {}
     wait([*futures.values(), *described.values()], timeout=timeout + 1.0)
     answer: dict[str, Any] = {}
     for group, future in futures.items():
@@ -455,7 +470,8 @@ def _member(description: Any) -> Member:
     )
 
 
-def _state(state: Any) -> GroupState:
+def listed_state(state: Any) -> GroupState:
+    """A group's state as librdkafka names it (ListGroups, DescribeGroups): UNKNOWN for a name it does not map."""
     names = {
         "STABLE": GroupState.STABLE,
         "PREPARING_REBALANCING": GroupState.PREPARING_REBALANCE,
@@ -471,7 +487,7 @@ def described_state(description: Any) -> GroupState:
     does not name is reconciling: the broker says Assigning or Reconciling, which librdkafka reports as unknown."""
     from confluent_kafka import ConsumerGroupType
 
-    state = _state(description.state)
+    state = listed_state(description.state)
     if state is GroupState.UNKNOWN and description.type == ConsumerGroupType.CONSUMER and description.members:
         return GroupState.RECONCILING
     return state

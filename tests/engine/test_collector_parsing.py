@@ -8,7 +8,7 @@ from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, Me
 
 from lagbot.core.model import GroupSnapshot, GroupState, Member
 from lagbot.engine.collector import _committed_offsets, _complete
-from lagbot.engine.offset_reader import _group_answer, _member, _state, described_state
+from lagbot.engine.offset_reader import _group_answer, _member, described_state, listed_state
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:
@@ -41,7 +41,7 @@ def test_member_keeps_ids_host_and_sorted_assignment() -> None:
     ],
 )
 def test_group_states_map_one_to_one(state: ConsumerGroupState, expected: GroupState) -> None:
-    assert _state(state) is expected
+    assert listed_state(state) is expected
 
 
 @pytest.mark.parametrize(

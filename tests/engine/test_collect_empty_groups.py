@@ -1,0 +1,57 @@
+"""A group that ListGroups reports Empty is not described (it has no members to describe); every other group is,
+and both kinds come out of the collector exactly as the broker holds them."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import pytest
+
+from lagbot.core.model import GroupState
+from lagbot.engine.collector import collect, make_admin
+from lagbot.engine.offset_reader import GroupRead, OffsetReader
+from tests.conftest import Kafka, Names
+from tests.support.apache_groups import live_group
+from tests.support.engine_rig import settings_for
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["child-process", "in-process"])
+def test_only_groups_not_listed_empty_are_described(
+    kafka: Kafka, names: Names, isolate: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic, empty, live = names("topic"), names("group"), names("group")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 10)
+    kafka.produce(topic, 1, 20)
+    kafka.commit(empty, {(topic, 0): 3, (topic, 1): 7})
+    asked: list[list[str]] = []
+    real_read = OffsetReader.read
+
+    def recording_read(
+        self: OffsetReader, groups: Sequence[str], timeout: float, *, describe: Collection[str] | None = None
+    ) -> dict[str, GroupRead]:
+        asked.append(sorted(groups if describe is None else describe))
+        return real_read(self, groups, timeout, describe=describe)
+
+    monkeypatch.setattr(OffsetReader, "read", recording_read)
+    with live_group(kafka.bootstrap, live, [topic]) as group:
+        group.join("member-1")
+        group.wait_spread(partitions=2, owning=1)
+        group.commit("member-1", {(topic, 0): 9, (topic, 1): 20})
+        settings = settings_for(kafka, f"({empty}|{live})")
+        admin: Any = make_admin(settings.clusters[0], isolate_group_reads=isolate)
+        try:
+            snapshot = collect(admin, settings.clusters[0])
+        finally:
+            admin.offsets.close()
+
+    assert snapshot.error is None
+    assert asked == [[live]]  # one read of both groups' offsets, describing only the live one
+    idle = snapshot.groups[empty]
+    assert (idle.state, idle.members, idle.assignor, idle.error) == (GroupState.EMPTY, (), "", None)
+    assert idle.committed == {(topic, 0): 3, (topic, 1): 7}
+    busy = snapshot.groups[live]
+    assert busy.state is GroupState.STABLE and busy.error is None
+    assert [(m.client_id, m.assignment) for m in busy.members] == [("member-1", ((topic, 0), (topic, 1)))]
+    assert busy.committed == {(topic, 0): 9, (topic, 1): 20}
