@@ -40,10 +40,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections import deque
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from lagbot.core import messages
 from lagbot.core.model import GroupState, Member
@@ -56,6 +57,11 @@ CHUNK_GROUPS = 100
 50 partitions, one line for all of them left the child at 113 MiB resident (132 MiB peak), chunks of 250 at 42 MiB
 and chunks of 100 at 35 MiB (the child importing only the Kafka client and lagbot.core), and a read of all 2,000
 took no longer (1.5-1.8 s in chunks of 100 or 250 against 2.5-4.8 s in one line)."""
+
+
+AHEAD = 2
+"""Chunks asked of the child before the oldest one's answer is read: while this process decodes one chunk's
+answer, the child already reads the next."""
 
 
 @dataclass(frozen=True)
@@ -169,55 +175,71 @@ class OffsetReader:
         self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: AbstractSet[str]
     ) -> dict[str, Any]:
         """Every group's answer (with its description for those in `describe`), asked CHUNK_GROUPS at a time within
-        one deadline (`timeout` for them all).
+        one deadline (`timeout` for them all), the next chunk asked before this one's answer is read (`AHEAD`).
 
         When every group of a chunk failed (the cluster does not answer), the groups after it are not asked: they
         get the first failure's text, so an outage costs one timeout and one new child, not one per chunk.
         """
         groups = list(requests)
-        deadline = time.monotonic() + timeout
+        chunks = [{g: requests[g] for g in groups[i : i + CHUNK_GROUPS]} for i in range(0, len(groups), CHUNK_GROUPS)]
         answer: dict[str, Any] = {}
-        failed: str | None = None
-        for start in range(0, len(groups), CHUNK_GROUPS):
-            chunk = {g: requests[g] for g in groups[start : start + CHUNK_GROUPS]}
-            left = deadline - time.monotonic()
-            if failed is None and left <= 0:
-                failed = messages.offset_reader_failed(messages.timed_out(timeout))
-            if failed is not None:
-                answer.update(dict.fromkeys(chunk, failed))
-                continue
-            got = self._request_chunk(chunk, left, describe=describe)
-            answer.update(got)
-            if _all_failed(got):
-                failed = next(_failure_text(a) for a in got.values())
-        return answer
-
-    def _request_chunk(
-        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: AbstractSet[str]
-    ) -> dict[str, Any]:
-        if not requests:
-            return {}
-        request = {
-            "timeout": timeout,
-            "describe": [g for g in requests if g in describe],
-            "groups": {g: None if tps is None else [[t, p] for t, p in tps] for g, tps in requests.items()},
-        }
         with self._lock:
             try:
-                answer = self._send(request, timeout)
-            except ReaderFailed as exc:
-                return {g: messages.offset_reader_failed(str(exc)) for g in requests}
-            if _all_failed(answer):
-                # Measured after a 60 s broker outage: a client that lived through it timed out every group
-                # request for minutes after the broker was back, while a new client was answered within 3 s.
-                self._stop_child()
-                self.failures += 1
+                for got in self._chunk_answers(chunks, timeout, describe):
+                    answer.update(got)
+            except BaseException:
+                self._stop_child()  # answers still on their way would be taken for the next request's
+                raise
+        return answer
+
+    def _chunk_answers(
+        self, chunks: list[dict[str, Sequence[TopicPartition] | None]], timeout: float, describe: AbstractSet[str]
+    ) -> Iterator[dict[str, Any]]:
+        """Each chunk's answer, in order. Up to AHEAD chunks are asked before the oldest one's answer is read, so
+        the child reads the next chunk while this process decodes the last. Chunks not asked (the deadline passed,
+        or a chunk failed as a whole) and chunks asked of a child that was then given up get the failure's text."""
+        deadline = time.monotonic() + timeout
+        asked = 0
+        failed: str | None = None  # why the chunks from `asked` on are not asked
+        lost: str | None = None  # why the chunks already asked will not be answered (their child was given up)
+        for index, chunk in enumerate(chunks):
+            while failed is None and asked < len(chunks) and asked - index < AHEAD:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    failed = messages.offset_reader_failed(messages.timed_out(timeout))
+                    break
+                try:
+                    self._write(_chunk_request(chunks[asked], left, describe))
+                except ReaderFailed as exc:
+                    failed = messages.offset_reader_failed(str(exc))
+                    break
+                asked += 1
+            if index >= asked or lost is not None:
+                yield dict.fromkeys(chunk, lost or failed)
+                continue
+            got = self._chunk_answer(chunk, deadline + ANSWER_GRACE)
+            if _all_failed(got):
+                lost = failed = next(_failure_text(a) for a in got.values())
+            yield got
+
+    def _chunk_answer(self, chunk: Mapping[str, object], deadline: float) -> dict[str, Any]:
+        """The child's answer to an asked chunk; a chunk whose every group failed gives up the child."""
+        try:
+            answer = self._read_answer(deadline)
+        except ReaderFailed as exc:
+            return {g: messages.offset_reader_failed(str(exc)) for g in chunk}
+        if _all_failed(answer):
+            # Measured after a 60 s broker outage: a client that lived through it timed out every group
+            # request for minutes after the broker was back, while a new client was answered within 3 s.
+            self._stop_child()
+            self.failures += 1
         missing = messages.offset_reader_failed("no answer for the group")
-        return {g: answer[g] if isinstance(answer.get(g), dict) else missing for g in requests}
+        return {g: answer[g] if isinstance(answer.get(g), dict) else missing for g in chunk}
 
     def _send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """The answer to one request (every group's), from the child."""
-        return self._ask(json.dumps(request).encode() + b"\n", timeout + ANSWER_GRACE)
+        """The answer to one request, from the child."""
+        self._write(request)
+        return self._read_answer(time.monotonic() + timeout + ANSWER_GRACE)
 
     @property
     def child_pid(self) -> int | None:
@@ -230,21 +252,34 @@ class OffsetReader:
         with self._lock:
             self._stop_child()
 
-    def _ask(self, line: bytes, within: float) -> dict[str, Any]:
+    def _write(self, request: dict[str, Any]) -> None:
+        """Ask the child (started if there is none); its answer is read by `_read_answer`, in the order asked."""
         child = self._ensure_child()
-        assert child.stdin is not None and child.stdout is not None
+        assert child.stdin is not None
         try:
-            child.stdin.write(line)
+            child.stdin.write(json.dumps(request).encode() + b"\n")
             child.stdin.flush()
-            answer = self._read_line(child.stdout, time.monotonic() + within)
         except (OSError, ValueError):
-            answer = None
-        if answer is None:
-            problem = self._failure(child, within)
-            self._stop_child()
-            self.failures += 1
-            raise ReaderFailed(problem)
-        return dict(json.loads(answer))
+            self._give_up(child, 0.0)
+
+    def _read_answer(self, deadline: float) -> dict[str, Any]:
+        """The child's next answer, by `deadline` (else the child is given up)."""
+        child = self._child
+        if child is None or child.stdout is None:
+            raise ReaderFailed(messages.reader_no_answer(0.0))
+        try:
+            line = self._read_line(child.stdout, deadline)
+        except (OSError, ValueError):
+            line = None
+        if line is None:
+            self._give_up(child, max(0.0, deadline - time.monotonic()))
+        return dict(json.loads(line))
+
+    def _give_up(self, child: subprocess.Popen[bytes], within: float) -> NoReturn:
+        problem = self._failure(child, within)
+        self._stop_child()
+        self.failures += 1
+        raise ReaderFailed(problem)
 
     def _ensure_child(self) -> subprocess.Popen[bytes]:
         if self._child is not None and self._child.poll() is None:
@@ -313,20 +348,36 @@ class InProcessReader(OffsetReader):
     def __init__(self, admin: Any) -> None:
         super().__init__({})
         self._admin = admin
+        self._answers: deque[dict[str, Any]] = deque()
 
-    def _send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return _answer(self._admin, request)
+    def _write(self, request: dict[str, Any]) -> None:
+        self._answers.append(_answer(self._admin, request))
+
+    def _read_answer(self, deadline: float) -> dict[str, Any]:
+        return self._answers.popleft()
 
     @property
     def child_pid(self) -> int | None:
         return None
 
     def _stop_child(self) -> None:
-        """Nothing to stop; a request in which every group failed is simply answered as failed."""
+        """No child to stop: the answers computed ahead are dropped (a request in which every group failed is simply
+        answered as failed)."""
+        self._answers.clear()
 
 
 class ReaderFailed(Exception):
     """The child died or did not answer; the message says which (the request's outcome is not known)."""
+
+
+def _chunk_request(
+    chunk: Mapping[str, Sequence[TopicPartition] | None], timeout: float, describe: AbstractSet[str]
+) -> dict[str, Any]:
+    return {
+        "timeout": timeout,
+        "describe": [g for g in chunk if g in describe],
+        "groups": {g: None if tps is None else [[t, p] for t, p in tps] for g, tps in chunk.items()},
+    }
 
 
 def _all_failed(answer: dict[str, Any]) -> bool:

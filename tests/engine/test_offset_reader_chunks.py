@@ -8,11 +8,12 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 
 from lagbot.engine import offset_reader
-from lagbot.engine.offset_reader import OffsetReader
+from lagbot.engine.offset_reader import InProcessReader, OffsetReader
 from tests.conftest import Kafka, Names
 
 
@@ -95,3 +96,28 @@ def test_the_child_loads_only_the_kafka_client_and_the_foundation(kafka: Kafka, 
     assert answer[group]["offsets"] == [[topic, 0, 3, None]]
     assert answer[group]["described"]["state"] == "Empty"
     assert heavy == []
+
+
+def test_a_chunk_failed_as_a_whole_drops_the_chunk_asked_ahead_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next chunk is asked before a chunk's answer is read; when that answer fails as a whole, the chunk asked
+    ahead is given the same failure, and its answer is never taken for a later request's."""
+    monkeypatch.setattr(offset_reader, "CHUNK_GROUPS", 2)
+    asked: list[list[str]] = []
+    outage = {"on": True}
+
+    def answer(admin: object, request: dict[str, Any]) -> dict[str, Any]:
+        groups = list(request["groups"])
+        asked.append(groups)
+        if outage["on"]:
+            return {g: {"error": "Local: Timed out (_TIMED_OUT)"} for g in groups}
+        return {g: {"offsets": [["t", 0, 7, None]]} for g in groups}
+
+    monkeypatch.setattr(offset_reader, "_answer", answer)
+    reader = InProcessReader(admin=None)
+    first = reader.fetch({g: None for g in ("a", "b", "c", "d", "e")}, 5.0)
+    assert asked == [["a", "b"], ["c", "d"]]  # the second chunk was asked ahead, the third never
+    assert first == dict.fromkeys("abcde", "Local: Timed out (_TIMED_OUT)")
+    outage["on"] = False
+    second = reader.fetch({"e": None}, 5.0)
+    assert asked[2:] == [["e"]]
+    assert second == {"e": [offset_reader.Committed("t", 0, 7, None)]}
