@@ -6,7 +6,10 @@ redis-server. The cycle runs in a child process set up as `lagbot run` sets its 
 store (30 samples), the bot's collector thresholds (`lagbot.engine.check.tune_gc`). Its windows are filled first (one
 collected snapshot appended at 29 earlier times, then real cycles: every window full, the steady state), then it
 times real cycles (collect + append + evaluate + diagnose), and prints:
-- seconds per cycle (median, min), the broker requests of a cycle (librdkafka's statistics);
+- seconds per cycle (median, min), split into collect + append and read windows + judge;
+- the broker requests of a cycle (librdkafka's statistics): the checker's own client (cluster-wide requests), and
+  every request of one collect, the per-group ones its reader child sends included (counted on a client that reads
+  the groups itself);
 - the child's resident memory after the cycles (VmRSS) and its peak (VmHWM), with full windows;
 - Redis: MEMORY USAGE of every window list, per group-partition, and the estate that fits 1 GB at that rate.
 Offsets do not move between cycles, so every lagging partition runs every rule to its end (the worst case).
@@ -71,18 +74,23 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
     if options.get("freeze"):
         gc.freeze()
     seconds, requests, timed = [], {}, GcClock()
+    phases: list[tuple[float, float]] = []  # (collect and append, judge) of each timed cycle
     groups = 0
     for _ in range(options["cycles"]):
         before = counter.snapshot(admins[0])
         with timed.running():
             begun = time.perf_counter()
-            report = checker.cycle()
+            snapshots = checker.sample()
+            collected = time.perf_counter()
+            report = checker.evaluate(snapshots)
             seconds.append(time.perf_counter() - begun)
+            phases.append((collected - begun, time.perf_counter() - collected))
         if options.get("freeze"):
             gc.freeze()  # an experiment, not what `lagbot run` does: see --gc-freeze
         requests = dict(counter.snapshot(admins[0]) - before)
         assert not report.cluster_errors, report.cluster_errors
         groups = len(report.verdicts)
+    whole = _requests_of_a_whole_collect(settings)
     partitions = sum(len(v.partitions) for v in report.verdicts)
     full = min(len(w.samples) for w in store.windows("scale", [v.group for v in report.verdicts]).values())
     status = _status("self")
@@ -96,8 +104,10 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         "samples_per_window": full,
         "fill_seconds": fill,
         "seconds": seconds,
+        "phases": phases,
         "requests": requests,
         "requests_breakdown": breakdown(_counter(requests)),
+        "whole_collect_requests": whole,
         "gc_seconds": timed.seconds,
         "gc_full": timed.full,
         "rss_mib": int(status["VmRSS"].split()[0]) / 1024,
@@ -108,6 +118,27 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         "gc_objects": len(gc.get_objects()),
         "frozen": gc.get_freeze_count(),
     }
+
+
+def _requests_of_a_whole_collect(settings: Any) -> dict[str, int]:
+    """Every request of one collect, the per-group ones included: the checker's own client sends only the
+    cluster-wide ones (its reader child sends the rest, unseen by its statistics), so one more collect is made
+    by a client that reads the groups itself (`isolate_group_reads=False`, as `lagbot check` does): the same
+    requests, all counted. Its second collect is counted (the first also connects and learns the cluster)."""
+    from check_cycle import RequestCounter, breakdown
+
+    from lagbot.engine.collector import ClusterAdmin, collect
+
+    counter = RequestCounter()
+    cluster = settings.clusters[0]
+    config = {**cluster.client_config(), "statistics.interval.ms": 100, "stats_cb": counter}
+    admin = ClusterAdmin(config, isolate_group_reads=False)
+    collect(admin, cluster)
+    before = counter.snapshot(admin)
+    snapshot = collect(admin, cluster)
+    assert snapshot.error is None, snapshot.error
+    counted = counter.snapshot(admin) - before
+    return {"total": counted["total"], **breakdown(counted)}
 
 
 def _status(pid: str) -> dict[str, str]:
@@ -208,7 +239,9 @@ def report(results: list[dict[str, Any]]) -> None:
             f"windows filled in {r['fill_seconds']:.1f} s, requests by type {r['requests_breakdown']}, "
             f"{r['window_keys']} window lists, {r['window_bytes'] / (1 << 20):.1f} MiB in Redis "
             f"({r['window_bytes'] / r['groups'] / 1024:.1f} KiB a group of {r['group_partitions'] // r['groups']}), "
-            f"{r['gc_full']} full collections"
+            f"{r['gc_full']} full collections; all requests of a collect {r['whole_collect_requests']}; "
+            f"collect + append s {[round(c, 3) for c, _ in r['phases']]}, "
+            f"read windows + judge s {[round(j, 3) for _, j in r['phases']]}"
         )
     if len(results) >= 2:
         small, big = results[0], results[-1]
