@@ -2,7 +2,8 @@
 
 A cycle is four batched rounds, whatever the number of partitions:
 1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
-2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group), from a child
+2. OffsetFetch of every selected group and DescribeGroups of those not listed Empty (an Empty group has no
+   members to describe), a chunk of groups at a time with their requests in flight together, from a child
    process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot
    (`lagbot check`, a one-shot command, sends them itself: `make_admin(..., isolate_group_reads=False)`);
 3. Metadata of every topic those groups consume (partition counts), in one request;
