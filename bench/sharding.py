@@ -70,8 +70,9 @@ Measured = tuple[int, float, float, float, float]
 
 
 def measure(bootstrap: str, redis_url: str, prefix: str, cycles: int) -> Measured:
-    """The real check, windows full: CPU seconds of this process (all its threads, librdkafka's included) and
-    wall seconds, for the collect and for the judging. The model uses CPU: on this shared machine the wall time
+    """The real check, windows full: CPU seconds of this process (all its threads, librdkafka's included) and of
+    its offset reader child (which sends the per-group requests), and wall seconds, for the collect and for the
+    judging. The model uses CPU: on this shared machine the wall time
     of a small cycle is mostly waiting for a core, which would hide how the cost grows."""
     settings = build_settings(
         {"clusters": [{"name": prefix, "bootstrap_servers": bootstrap, "groups": {"include": [f"{prefix}-g.*"]}}]},
@@ -87,18 +88,27 @@ def measure(bootstrap: str, redis_url: str, prefix: str, cycles: int) -> Measure
         store.append(dataclasses.replace(first, taken_at=first.taken_at - back * 30.0))
     checker.evaluate({prefix: first})
     collect, judge, collect_cpu, judge_cpu, gp = [], [], [], [], 0
+    reader = checker.admin(prefix).offsets  # the child process that sends the per-group requests
     for _ in range(cycles):
-        started, cpu = time.perf_counter(), time.process_time()
+        started, own, child = time.perf_counter(), time.process_time(), _cpu_of(reader.child_pid)
         snapshots = checker.sample()
-        collected, collected_cpu = time.perf_counter(), time.process_time()
+        collected, own_collected, child_collected = time.perf_counter(), time.process_time(), _cpu_of(reader.child_pid)
         report = checker.evaluate(snapshots)
         collect.append(collected - started)
         judge.append(time.perf_counter() - collected)
-        collect_cpu.append(collected_cpu - cpu)
-        judge_cpu.append(time.process_time() - collected_cpu)
+        collect_cpu.append(own_collected - own + child_collected - child)
+        judge_cpu.append(time.process_time() - own_collected)
         gp = sum(len(v.partitions) for v in report.verdicts)
     median = statistics.median
     return gp, median(collect_cpu), median(judge_cpu), median(collect), median(judge)
+
+
+def _cpu_of(pid: int | None) -> float:
+    """CPU seconds (user + system) a process has used so far; 0 for none."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def fit(small: Measured, big: Measured) -> Costs:
