@@ -25,7 +25,7 @@ class DrainError(Exception):
 def group_state(admin: Any, group: str, *, timeout: float = 10.0) -> GroupState:
     """The group's state as its coordinator reports it (DescribeGroups), through the client's offset reader (a
     child process: never this process's AdminClient, which a coordinator error during a broker restart crashes)."""
-    described = offset_reader(admin).describe(group, timeout)
+    described = offset_reader(admin).read([group], timeout)[group].described
     if isinstance(described, str):
         raise DrainError(drain_wording.drain_group_unreadable(group, described))
     return described.state

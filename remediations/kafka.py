@@ -54,7 +54,7 @@ def describe_group(admin: Any, group: str, timeout: float) -> tuple[GroupState, 
     Read through the client's offset reader (a child process), never this process's AdminClient: librdkafka's
     admin coordinator lookup can abort the process while a broker restarts (lagbot.engine.offset_reader).
     """
-    described = offset_reader(admin).describe(group, timeout)
+    described = offset_reader(admin).read([group], timeout)[group].described
     if isinstance(described, str):
         raise KafkaActionError(wording.kafka_action_failed(wording.doing_describe(group), described))
     return described.state, described.members

@@ -2,8 +2,8 @@
 
 A cycle is four batched rounds, whatever the number of partitions:
 1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
-2. OffsetFetch of every selected group and DescribeGroups of those not listed Empty (an Empty group has no
-   members to describe), a chunk of groups at a time with their requests in flight together, from a child
+2. OffsetFetch of every selected group and DescribeGroups of those whose listing does not already say what it
+   would answer (a classic group listed as Empty: no members, no protocol), all issued at once, from a child
    process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot
    (`lagbot check`, a one-shot command, sends them itself: `make_admin(..., isolate_group_reads=False)`);
 3. Metadata of every topic those groups consume (partition counts), in one request;
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, TopicCollection
+from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -38,7 +38,6 @@ from lagbot.engine.offset_reader import (
     GroupRead,
     InProcessReader,
     OffsetReader,
-    listed_state,
     plain_properties,
 )
 
@@ -182,8 +181,12 @@ def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], f
 def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> ClusterSnapshot:
     timeout = cluster.request_timeout
     # The empty group id is legal in Kafka (old clients' default) but cannot be asked for by name.
-    listed = {g: state for g, state in _list_groups(admin, cluster, timeout).items() if g and cluster.groups.matches(g)}
-    groups = _describe_and_fetch(admin, cluster.name, listed, timeout)
+    listed = {
+        g.group_id: g
+        for g in _list_groups(admin, cluster, timeout)
+        if g.group_id and cluster.groups.matches(g.group_id)
+    }
+    groups = _describe_and_fetch(admin, cluster.name, sorted(listed), _known_descriptions(listed.values()), timeout)
     topics = sorted({topic for g in groups.values() for topic in _interesting_topics(g)})
     counts = _partition_counts(admin, cluster.name, topics, timeout)
     partitions = [(topic, p) for topic in topics for p in range(counts.get(topic, 0))]
@@ -199,8 +202,8 @@ def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> Clu
     )
 
 
-def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> dict[str, GroupState]:
-    """Every group the cluster lists, with the state ListGroups gives (UNKNOWN where the broker gives none)."""
+def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> list[Any]:
+    """The groups' listings (ConsumerGroupListing: group_id, state, type)."""
     future = admin.list_consumer_groups(request_timeout=timeout)
     result = _result(future, timeout, cluster.name, "listing consumer groups")
     if result.errors and not result.valid:
@@ -209,29 +212,35 @@ def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> 
         )
     for error in result.errors:
         log.warning("list groups partial error", extra={"cluster": cluster.name, "error": _describe_error(error)})
-    return {listing.group_id: listed_state(getattr(listing, "state", None)) for listing in result.valid}
+    return list(result.valid)
+
+
+def _known_descriptions(listings: Iterable[Any]) -> dict[str, Described]:
+    """What DescribeGroups would answer for the groups whose listing already says it: a classic group listed as
+    Empty has no members and no protocol (the broker answers state Empty, no members, an empty protocol), so it is
+    not described. ListGroups reports state and type from v5 (Kafka 4.0, KIP-848); an older broker reports no type,
+    and a consumer-protocol group is always described (its description names the broker's assignor)."""
+    return {
+        listing.group_id: _EMPTY_CLASSIC
+        for listing in listings
+        if listing.type == ConsumerGroupType.CLASSIC and listing.state == ConsumerGroupState.EMPTY
+    }
+
+
+_EMPTY_CLASSIC = Described(GroupState.EMPTY, (), "")
 
 
 def _describe_and_fetch(
-    admin: AdminClient, cluster: str, listed: dict[str, GroupState], timeout: float
+    admin: AdminClient, cluster: str, group_ids: list[str], known: dict[str, Described], timeout: float
 ) -> dict[str, GroupSnapshot]:
-    """OffsetFetch for every group and DescribeGroups for every group not listed as Empty, all requests in flight
-    together (from the offset reader's child process: both requests go to the group coordinators, whose errors
-    crash an admin client).
-
-    A group that ListGroups reported Empty has no members, so there is nothing to describe: it is taken as Empty
-    with no members (a member that joins after the listing is seen at the next check). On estates with many
-    abandoned groups this saves most of the requests: a describe is two or three (librdkafka asks with the
-    KIP-848 ConsumerGroupDescribe first, then DescribeGroups for a classic group, each after a coordinator lookup).
-    """
-    if not listed:
+    """DescribeGroups and OffsetFetch for every group (DescribeGroups only for those not in `known`), all requests
+    in flight together (from the offset reader's child process: both requests go to the group coordinators, whose
+    errors crash an admin client)."""
+    if not group_ids:
         return {}
-    group_ids = sorted(listed)
-    described = [g for g in group_ids if listed[g] is not GroupState.EMPTY]
-    reads = offset_reader(admin).read(group_ids, timeout, describe=described)
-    if all(isinstance(r.committed, str) and not isinstance(r.described, Described) for r in reads.values()):
-        first = next(iter(reads.values()))
-        sample = first.described if isinstance(first.described, str) else first.committed
+    reads = offset_reader(admin).read(group_ids, timeout, known)
+    if all(isinstance(r.described, str) and isinstance(r.committed, str) for r in reads.values()):
+        sample = next(iter(reads.values())).described
         raise CollectError(wording.cluster_unreachable(cluster, "describing consumer groups", str(sample)))
     return {g: _group_snapshot(g, reads[g]) for g in group_ids}
 
@@ -252,19 +261,13 @@ def _group_snapshot(group: str, read: GroupRead) -> GroupSnapshot:
     if isinstance(read.described, str):
         problem = wording.group_unreadable(group, "describing the group", read.described)
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed=committed, error=problem)
-    described = read.described or EMPTY_GROUP
     return GroupSnapshot(
         group=group,
-        state=described.state,
-        members=described.members,
+        state=read.described.state,
+        members=read.described.members,
         committed=committed,
-        assignor=described.assignor,
+        assignor=read.described.assignor,
     )
-
-
-EMPTY_GROUP = Described(GroupState.EMPTY, (), "")
-"""What a group listed as Empty is taken to be, without describing it (an empty group has no members and no
-assignor)."""
 
 
 def _committed_offsets(answer: list[Committed]) -> dict[TopicPartition, int | None]:

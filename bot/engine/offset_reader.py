@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import IO, Any, NoReturn
@@ -110,11 +110,10 @@ class AlterFailed:
 
 @dataclass(frozen=True)
 class GroupRead:
-    """One group's committed offsets and description (each: the answer, or the text of why it failed; the
-    description None when it was not asked for)."""
+    """One group's committed offsets and description (each: the answer, or the text of why it failed)."""
 
     committed: GroupAnswer
-    described: Described | str | None
+    described: Described | str
 
 
 def plain_properties(config: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
@@ -135,22 +134,22 @@ class OffsetReader:
 
     def fetch(self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float) -> dict[str, GroupAnswer]:
         """Committed offsets per group: the partitions asked for, or (None) every partition the group committed."""
-        answer = self._request(requests, timeout, describe=set())
+        answer = self._request(requests, timeout, describe=frozenset())
         return {g: a if isinstance(a, str) else _group_answer(a) for g, a in answer.items()}
 
     def read(
-        self, groups: Sequence[str], timeout: float, *, describe: Collection[str] | None = None
+        self, groups: Sequence[str], timeout: float, known: Mapping[str, Described] | None = None
     ) -> dict[str, GroupRead]:
-        """Every committed offset of each group, and the description of those in `describe` (default: all); each
-        chunk of groups' requests in flight together. A group not described has `described` None."""
-        wanted = set(groups) if describe is None else set(describe)
-        answer = self._request(dict.fromkeys(groups), timeout, describe=wanted)
-        return {g: _group_read(a, g in wanted) for g, a in answer.items()}
-
-    def describe(self, group: str, timeout: float) -> Described | str:
-        """One group's description as its coordinator gives it now, or the text of why it could not be read."""
-        described = self.read([group], timeout)[group].described
-        return messages.offset_reader_failed("no description of the group") if described is None else described
+        """Every committed offset and the description of each group: each chunk of groups' requests in flight
+        together. A group in `known` is not described: its description is already known (see the collector)."""
+        known = known or {}
+        answer = self._request(dict.fromkeys(groups), timeout, describe=frozenset(g for g in groups if g not in known))
+        return {
+            g: GroupRead(a, a)
+            if isinstance(a, str)
+            else GroupRead(_group_answer(a), known[g] if g in known else _described(a))
+            for g, a in answer.items()
+        }
 
     def alter(self, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> list[Altered] | AlterFailed:
         """Commit `offsets` for the group (AlterConsumerGroupOffsets) from the child: per partition, stored or not."""
@@ -390,12 +389,6 @@ def _failure_text(answer: str | dict[str, Any]) -> str:
     return answer if isinstance(answer, str) else str(answer["error"])
 
 
-def _group_read(raw: str | dict[str, Any], described: bool) -> GroupRead:
-    if isinstance(raw, str):
-        return GroupRead(raw, raw if described else None)
-    return GroupRead(_group_answer(raw), _described(raw) if described else None)
-
-
 def _group_answer(raw: dict[str, Any]) -> GroupAnswer:
     if "error" in raw:
         return str(raw["error"])
@@ -469,7 +462,7 @@ def _read(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
         futures[group] = admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group, tps)], request_timeout=timeout
         )[group]
-    asked = [str(g) for g in request["describe"]]
+    asked = request["describe"]
     described = admin.describe_consumer_groups(asked, request_timeout=timeout) if asked else {}
     wait([*futures.values(), *described.values()], timeout=timeout + 1.0)
     answer: dict[str, Any] = {}
@@ -521,8 +514,7 @@ def _member(description: Any) -> Member:
     )
 
 
-def listed_state(state: Any) -> GroupState:
-    """A group's state as librdkafka names it (ListGroups, DescribeGroups): UNKNOWN for a name it does not map."""
+def _state(state: Any) -> GroupState:
     names = {
         "STABLE": GroupState.STABLE,
         "PREPARING_REBALANCING": GroupState.PREPARING_REBALANCE,
@@ -538,7 +530,7 @@ def described_state(description: Any) -> GroupState:
     does not name is reconciling: the broker says Assigning or Reconciling, which librdkafka reports as unknown."""
     from confluent_kafka import ConsumerGroupType
 
-    state = listed_state(description.state)
+    state = _state(description.state)
     if state is GroupState.UNKNOWN and description.type == ConsumerGroupType.CONSUMER and description.members:
         return GroupState.RECONCILING
     return state

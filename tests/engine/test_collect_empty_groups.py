@@ -1,16 +1,16 @@
-"""A group that ListGroups reports Empty is not described (it has no members to describe); every other group is,
-and both kinds come out of the collector exactly as the broker holds them."""
+"""A classic group that ListGroups reports Empty is not described (it has no members to describe); a live group
+is, and both come out of the collector exactly as the broker holds them."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from lagbot.core.model import GroupState
 from lagbot.engine.collector import collect, make_admin
-from lagbot.engine.offset_reader import GroupRead, OffsetReader
+from lagbot.engine.offset_reader import Described, GroupRead, OffsetReader
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import live_group
 from tests.support.engine_rig import settings_for
@@ -29,10 +29,10 @@ def test_only_groups_not_listed_empty_are_described(
     real_read = OffsetReader.read
 
     def recording_read(
-        self: OffsetReader, groups: Sequence[str], timeout: float, *, describe: Collection[str] | None = None
+        self: OffsetReader, groups: Sequence[str], timeout: float, known: Mapping[str, Described] | None = None
     ) -> dict[str, GroupRead]:
-        asked.append(sorted(groups if describe is None else describe))
-        return real_read(self, groups, timeout, describe=describe)
+        asked.append(sorted(g for g in groups if g not in (known or {})))
+        return real_read(self, groups, timeout, known)
 
     monkeypatch.setattr(OffsetReader, "read", recording_read)
     with live_group(kafka.bootstrap, live, [topic]) as group:
