@@ -2,7 +2,8 @@
 
 A cycle is four batched rounds, whatever the number of partitions:
 1. ListGroups (one request per broker), filtered by the cluster's include/exclude patterns;
-2. DescribeGroups and OffsetFetch of every selected group, all issued at once (one per group), from a child
+2. OffsetFetch of every selected group and DescribeGroups of those whose listing does not already say what it
+   would answer (a classic group listed as Empty: no members, no protocol), all issued at once, from a child
    process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot
    (`lagbot check`, a one-shot command, sends them itself: `make_admin(..., isolate_group_reads=False)`);
 3. Metadata of every topic those groups consume (partition counts), in one request;
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, TopicCollection
+from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -31,7 +32,14 @@ from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, TopicPartition
 from lagbot.engine import wording
-from lagbot.engine.offset_reader import Committed, GroupRead, InProcessReader, OffsetReader, plain_properties
+from lagbot.engine.offset_reader import (
+    Committed,
+    Described,
+    GroupRead,
+    InProcessReader,
+    OffsetReader,
+    plain_properties,
+)
 
 log = logging.getLogger(__name__)
 
@@ -173,8 +181,12 @@ def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], f
 def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> ClusterSnapshot:
     timeout = cluster.request_timeout
     # The empty group id is legal in Kafka (old clients' default) but cannot be asked for by name.
-    group_ids = [g for g in _list_groups(admin, cluster, timeout) if g and cluster.groups.matches(g)]
-    groups = _describe_and_fetch(admin, cluster.name, sorted(group_ids), timeout)
+    listed = {
+        g.group_id: g
+        for g in _list_groups(admin, cluster, timeout)
+        if g.group_id and cluster.groups.matches(g.group_id)
+    }
+    groups = _describe_and_fetch(admin, cluster.name, sorted(listed), _known_descriptions(listed.values()), timeout)
     topics = sorted({topic for g in groups.values() for topic in _interesting_topics(g)})
     counts = _partition_counts(admin, cluster.name, topics, timeout)
     partitions = [(topic, p) for topic in topics for p in range(counts.get(topic, 0))]
@@ -190,7 +202,8 @@ def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> Clu
     )
 
 
-def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> list[str]:
+def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> list[Any]:
+    """The groups' listings (ConsumerGroupListing: group_id, state, type)."""
     future = admin.list_consumer_groups(request_timeout=timeout)
     result = _result(future, timeout, cluster.name, "listing consumer groups")
     if result.errors and not result.valid:
@@ -199,17 +212,33 @@ def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> 
         )
     for error in result.errors:
         log.warning("list groups partial error", extra={"cluster": cluster.name, "error": _describe_error(error)})
-    return [listing.group_id for listing in result.valid]
+    return list(result.valid)
+
+
+def _known_descriptions(listings: Iterable[Any]) -> dict[str, Described]:
+    """What DescribeGroups would answer for the groups whose listing already says it: a classic group listed as
+    Empty has no members and no protocol (the broker answers state Empty, no members, an empty protocol), so it is
+    not described. ListGroups reports state and type from v5 (Kafka 4.0, KIP-848); an older broker reports no type,
+    and a consumer-protocol group is always described (its description names the broker's assignor)."""
+    return {
+        listing.group_id: _EMPTY_CLASSIC
+        for listing in listings
+        if listing.type == ConsumerGroupType.CLASSIC and listing.state == ConsumerGroupState.EMPTY
+    }
+
+
+_EMPTY_CLASSIC = Described(GroupState.EMPTY, (), "")
 
 
 def _describe_and_fetch(
-    admin: AdminClient, cluster: str, group_ids: list[str], timeout: float
+    admin: AdminClient, cluster: str, group_ids: list[str], known: dict[str, Described], timeout: float
 ) -> dict[str, GroupSnapshot]:
-    """DescribeGroups and OffsetFetch for every group, all requests in flight together (from the offset reader's
-    child process: both requests go to the group coordinators, whose errors crash an admin client)."""
+    """DescribeGroups and OffsetFetch for every group (DescribeGroups only for those not in `known`), all requests
+    in flight together (from the offset reader's child process: both requests go to the group coordinators, whose
+    errors crash an admin client)."""
     if not group_ids:
         return {}
-    reads = offset_reader(admin).read(group_ids, timeout)
+    reads = offset_reader(admin).read(group_ids, timeout, known)
     if all(isinstance(r.described, str) and isinstance(r.committed, str) for r in reads.values()):
         sample = next(iter(reads.values())).described
         raise CollectError(wording.cluster_unreachable(cluster, "describing consumer groups", str(sample)))

@@ -41,6 +41,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -127,15 +128,20 @@ class OffsetReader:
 
     def fetch(self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float) -> dict[str, GroupAnswer]:
         """Committed offsets per group: the partitions asked for, or (None) every partition the group committed."""
-        answer = self._request(requests, timeout, describe=False)
+        answer = self._request(requests, timeout, describe=frozenset())
         return {g: a if isinstance(a, str) else _group_answer(a) for g, a in answer.items()}
 
-    def read(self, groups: Sequence[str], timeout: float) -> dict[str, GroupRead]:
+    def read(
+        self, groups: Sequence[str], timeout: float, known: Mapping[str, Described] | None = None
+    ) -> dict[str, GroupRead]:
         """Every committed offset and the description of each group: each chunk of groups' requests in flight
-        together."""
-        answer = self._request(dict.fromkeys(groups), timeout, describe=True)
+        together. A group in `known` is not described: its description is already known (see the collector)."""
+        known = known or {}
+        answer = self._request(dict.fromkeys(groups), timeout, describe=frozenset(g for g in groups if g not in known))
         return {
-            g: GroupRead(a, a) if isinstance(a, str) else GroupRead(_group_answer(a), _described(a))
+            g: GroupRead(a, a)
+            if isinstance(a, str)
+            else GroupRead(_group_answer(a), known[g] if g in known else _described(a))
             for g, a in answer.items()
         }
 
@@ -159,7 +165,11 @@ class OffsetReader:
         ]
 
     def _request(
-        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
+        self,
+        requests: Mapping[str, Sequence[TopicPartition] | None],
+        timeout: float,
+        *,
+        describe: AbstractSet[str],
     ) -> dict[str, Any]:
         """Every group's answer, asked CHUNK_GROUPS at a time within one deadline (`timeout` for them all).
 
@@ -185,13 +195,17 @@ class OffsetReader:
         return answer
 
     def _request_chunk(
-        self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: bool
+        self,
+        requests: Mapping[str, Sequence[TopicPartition] | None],
+        timeout: float,
+        *,
+        describe: AbstractSet[str],
     ) -> dict[str, Any]:
         if not requests:
             return {}
         request = {
             "timeout": timeout,
-            "describe": describe,
+            "describe": [g for g in requests if g in describe],
             "groups": {g: None if tps is None else [[t, p] for t, p in tps] for g, tps in requests.items()},
         }
         with self._lock:
@@ -404,7 +418,8 @@ def _read(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
         futures[group] = admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group, tps)], request_timeout=timeout
         )[group]
-    described = admin.describe_consumer_groups(list(futures), request_timeout=timeout) if request["describe"] else {}
+    asked = request["describe"]
+    described = admin.describe_consumer_groups(asked, request_timeout=timeout) if asked else {}
     wait([*futures.values(), *described.values()], timeout=timeout + 1.0)
     answer: dict[str, Any] = {}
     for group, future in futures.items():

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, Node, TopicPartition
-from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, MemberDescription
+from confluent_kafka.admin import ConsumerGroupDescription, ConsumerGroupListing, MemberAssignment, MemberDescription
 
 from lagbot.core.model import GroupSnapshot, GroupState, Member
-from lagbot.engine.collector import _committed_offsets, _complete
-from lagbot.engine.offset_reader import _group_answer, _member, _state, described_state
+from lagbot.engine.collector import _committed_offsets, _complete, _known_descriptions
+from lagbot.engine.offset_reader import Described, _group_answer, _member, _state, described_state
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:
@@ -85,3 +85,17 @@ def test_complete_lists_every_partition_of_consumed_topics_and_drops_deleted_one
     completed = _complete(group, counts, log_end)
     assert completed.committed == {("t", 0): 7, ("t", 1): None, ("t", 2): None, ("u", 0): None}
     assert completed.members == group.members
+
+
+def test_only_a_classic_group_listed_as_empty_goes_undescribed() -> None:
+    """ListGroups already says what DescribeGroups would of a classic group listed as Empty (no members, no
+    protocol); every other group is described: live ones, consumer-protocol ones (their description names the
+    broker's assignor), and those an older broker lists without a state or a type."""
+    listings = [
+        ConsumerGroupListing("empty", True, ConsumerGroupState.EMPTY, ConsumerGroupType.CLASSIC),
+        ConsumerGroupListing("live", False, ConsumerGroupState.STABLE, ConsumerGroupType.CLASSIC),
+        ConsumerGroupListing("new-protocol", False, ConsumerGroupState.EMPTY, ConsumerGroupType.CONSUMER),
+        ConsumerGroupListing("old-broker", False, ConsumerGroupState.EMPTY, ConsumerGroupType.UNKNOWN),
+        ConsumerGroupListing("no-state", False, ConsumerGroupState.UNKNOWN, ConsumerGroupType.UNKNOWN),
+    ]
+    assert _known_descriptions(listings) == {"empty": Described(GroupState.EMPTY, (), "")}

@@ -22,6 +22,7 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import GroupState, Severity, Status
 from lagbot.engine.check import Checker
 from lagbot.engine.collector import collect, make_admin
+from lagbot.engine.offset_reader import Described
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore
 from tests.conftest import Kafka, Names
 from tests.support.engine_rig import settings_for
@@ -84,6 +85,8 @@ def test_collector_reads_exact_committed_log_end_and_unknown_lag(kafka: Kafka, n
     admin = make_admin(settings.clusters[0], isolate_group_reads=isolate)
     snapshot = collect(admin, settings.clusters[0])
     assert (admin.offsets.child_pid is not None) is isolate
+    # Listed as an Empty classic group, it was not described: what the broker describes is what was assumed.
+    assert admin.offsets.read([group], 10.0)[group].described == Described(GroupState.EMPTY, (), "")
     admin.offsets.close()
 
     assert snapshot.error is None
