@@ -77,20 +77,20 @@ class IndexPoint:
     """The horizon (seconds before the check) this point was asked for."""
 
 
-def point(at: float, answered: int | None, log_end: int, log_start: int) -> IndexPoint:
-    """Read one ListOffsets-by-timestamp answer about time `at`.
+def point(at: float, answered: int | None, log_end: int, log_start: int, horizon: float = 0.0) -> IndexPoint:
+    """Read one ListOffsets-by-timestamp answer about time `at` (asked for `horizon`).
 
     No answer (None): unknown. No offset (-1): nothing was written since `at`, so the log end then was
     today's. The log start (or below): the oldest retained message is already at or after `at`, and whether
     anything came before it (deleted by retention, or never written) the broker cannot say: no data that old.
     """
     if answered is None:
-        return IndexPoint(at, None)
+        return IndexPoint(at, None, horizon)
     if answered < 0:
-        return IndexPoint(at, log_end)
+        return IndexPoint(at, log_end, horizon)
     if answered <= log_start:
-        return IndexPoint(at, None)
-    return IndexPoint(at, answered)
+        return IndexPoint(at, None, horizon)
+    return IndexPoint(at, answered, horizon)
 
 
 def baseline_rate(past: IndexPoint, now: float, log_end: int) -> float | None:
@@ -156,7 +156,7 @@ class BaselineCache:
         answers = self.answers(tps, now)
         return {
             tp: tuple(
-                replace(point(at, found.get(tp), log_end[tp], log_start.get(tp, 0)), horizon=h)
+                point(at, found.get(tp), log_end[tp], log_start.get(tp, 0), h)
                 for h in reversed(self.horizons)
                 for at, found in (answers[h],)
             )
