@@ -74,8 +74,8 @@ def _pause_collector() -> None:
 
     Loading makes objects that live as long as the process (modules, classes, validators): collecting them is work
     for nothing. Measured, a `lagbot check` of 200 groups ran 125 young, 12 middle and one full collection, 30 to
-    60 ms of a 0.45 s process; paused until the check has loaded, 20 collections (those while `lagbot.cli.main`
-    itself is imported), 5 to 9 ms. A collector already disabled (by whoever runs lagbot) is left as it is.
+    60 ms of a 0.45 s process; paused until the check has loaded, 4 to 8 ms (the collections while `lagbot.cli.main`
+    itself is imported, and the check's own). A collector already disabled (by whoever runs lagbot) is left as it is.
     """
     global _collector_paused
     if gc.isenabled():
