@@ -193,13 +193,17 @@ def partition_text(verdict: GroupVerdict, width: int, *, styled: bool = True) ->
 
 def _plain_table(verdict: GroupVerdict, width: int) -> str | None:
     """The partition table as plain lines (no final newline), or None when it is wider than `width`."""
-    rows = [_cells(verdict.group, p) for p in verdict.partitions]
-    widths = _widths(rows)
+    rows = [COLUMNS, *(_cells(verdict.group, p) for p in verdict.partitions)]
+    sizes = [[cell_len(cell) for cell in row] for row in rows]  # each cell measured once: most of the table's time
+    widths = [max(column) for column in zip(*sizes, strict=True)]
     if sum(widths) + 2 * (len(widths) - 1) > width:
         return None
     return "\n".join(
-        "  ".join(_fit(cell, w, right) for cell, w, right in zip(row, widths, _RIGHT, strict=True))
-        for row in [COLUMNS, *rows]
+        "  ".join(
+            " " * (w - size) + cell if right else cell + " " * (w - size)
+            for cell, size, w, right in zip(row, row_sizes, widths, _RIGHT, strict=True)
+        )
+        for row, row_sizes in zip(rows, sizes, strict=True)
     )
 
 

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -345,6 +344,8 @@ class Settings(BaseSettings):
 
 def read_yaml(path: Path) -> dict[str, Any]:
     """Read a YAML mapping from `path`, or raise ConfigError naming the file and the problem."""
+    import yaml  # here: settings given without a file (`lagbot check --bootstrap`) never load the YAML parser
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

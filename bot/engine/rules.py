@@ -303,8 +303,20 @@ def lag_seconds(samples: Samples, now: float, facts: Facts | None = None) -> tup
     """
     if len(samples) < 2 and (samples[-1].lag or 0) > 0:
         return None, False  # behind, and one sample: nothing to interpolate between
-    restart = facts.log_end_restart if facts is not None else window_facts(samples).log_end_restart
+    restart = facts.log_end_restart if facts is not None else log_end_restart(samples)
     return lag_seconds_upto(samples, len(samples) - 1, restart, now)
+
+
+def log_end_restart(samples: Samples) -> int:
+    """The index of the first sample since the log end last went backwards (0 if it never did): `window_facts`'s
+    `log_end_restart`, without the rest of the Facts (the time index asks `lag_seconds` of a table per partition)."""
+    restart = 0
+    previous_end = samples[0].log_end
+    for i, sample in enumerate(samples):
+        if sample.log_end < previous_end:
+            restart = i
+        previous_end = sample.log_end
+    return restart
 
 
 def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> tuple[float | None, bool]:

@@ -33,25 +33,35 @@ HORIZONS = (60.0, 300.0, 900.0, 3600.0)
 REASK_SHARE = 0.1
 """A horizon is asked again once `now` moved on by this share of it (6 s for 1 min, 6 min for 60 min)."""
 
-OffsetsAt = Callable[[Sequence[TopicPartition], float], Mapping[TopicPartition, int]]
-"""(partitions, timestamp in seconds) -> each partition's answer: the earliest offset written at or after that
-time, or -1 when nothing was written since. A partition the broker did not answer for is left out (unknown)."""
+OffsetsAt = Callable[[Sequence[TopicPartition], Sequence[float]], list[Mapping[TopicPartition, int]]]
+"""(partitions, timestamps in seconds) -> per timestamp, each partition's answer: the earliest offset written at or
+after that time, or -1 when nothing was written since. A partition the broker did not answer for is left out
+(unknown)."""
 
 
 def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
-    """ListOffsets by timestamp through `admin`: one batched request per call, for every partition at once."""
+    """ListOffsets by timestamp through `admin`: one batched request per timestamp, for every partition at once, the
+    requests of all the timestamps in flight together."""
 
-    def ask(tps: Sequence[TopicPartition], at: float) -> dict[TopicPartition, int]:
+    def ask(tps: Sequence[TopicPartition], ats: Sequence[float]) -> list[Mapping[TopicPartition, int]]:
         if not tps:
-            return {}
-        spec = OffsetSpec.for_timestamp(int(at * 1000))
-        futures = admin.list_offsets({KafkaTopicPartition(t, p): spec for t, p in tps}, request_timeout=timeout)
-        wait(list(futures.values()), timeout=timeout + 1.0)
-        return {
-            (tp.topic, tp.partition): int(future.result().offset)
-            for tp, future in futures.items()
-            if future.done() and future.exception() is None
-        }
+            return [{} for _ in ats]
+        asked = [
+            admin.list_offsets(
+                {KafkaTopicPartition(t, p): OffsetSpec.for_timestamp(int(at * 1000)) for t, p in tps},
+                request_timeout=timeout,
+            )
+            for at in ats
+        ]
+        wait([future for futures in asked for future in futures.values()], timeout=timeout + 1.0)
+        return [
+            {
+                (tp.topic, tp.partition): int(future.result().offset)
+                for tp, future in futures.items()
+                if future.done() and future.exception() is None
+            }
+            for futures in asked
+        ]
 
     return ask
 
@@ -67,20 +77,20 @@ class IndexPoint:
     """The horizon (seconds before the check) this point was asked for."""
 
 
-def point(at: float, answered: int | None, log_end: int, log_start: int) -> IndexPoint:
-    """Read one ListOffsets-by-timestamp answer about time `at`.
+def point(at: float, answered: int | None, log_end: int, log_start: int, horizon: float = 0.0) -> IndexPoint:
+    """Read one ListOffsets-by-timestamp answer about time `at` (asked for `horizon`).
 
     No answer (None): unknown. No offset (-1): nothing was written since `at`, so the log end then was
     today's. The log start (or below): the oldest retained message is already at or after `at`, and whether
     anything came before it (deleted by retention, or never written) the broker cannot say: no data that old.
     """
     if answered is None:
-        return IndexPoint(at, None)
+        return IndexPoint(at, None, horizon)
     if answered < 0:
-        return IndexPoint(at, log_end)
+        return IndexPoint(at, log_end, horizon)
     if answered <= log_start:
-        return IndexPoint(at, None)
-    return IndexPoint(at, answered)
+        return IndexPoint(at, None, horizon)
+    return IndexPoint(at, answered, horizon)
 
 
 def baseline_rate(past: IndexPoint, now: float, log_end: int) -> float | None:
@@ -119,15 +129,20 @@ class BaselineCache:
     def answers(
         self, tps: Sequence[TopicPartition], now: float
     ) -> dict[float, tuple[float, Mapping[TopicPartition, int | None]]]:
-        """Per horizon: (the time asked about, each partition's answer), asking the broker only where needed."""
+        """Per horizon: (the time asked about, each partition's answer), asking the broker only where needed (the
+        horizons asked, all at once)."""
+        due = []
         for horizon in self.horizons:
             cached = self._asked.get(horizon)
             stale = cached is None or now - horizon - cached[0] >= REASK_SHARE * horizon
             new = cached is not None and not cached[2].issuperset(tps)
             if stale or new:
-                at = now - horizon
-                self._asked[horizon] = (at, dict(self.ask(tps, at)), frozenset(tps))
-                self.requests += 1
+                due.append(horizon)
+        if due:
+            ats = [now - horizon for horizon in due]
+            for horizon, at, found in zip(due, ats, self.ask(tps, ats), strict=True):
+                self._asked[horizon] = (at, dict(found), frozenset(tps))
+            self.requests += len(due)
         return {h: self._asked[h][:2] for h in self.horizons}
 
     def history(
@@ -141,7 +156,7 @@ class BaselineCache:
         answers = self.answers(tps, now)
         return {
             tp: tuple(
-                replace(point(at, found.get(tp), log_end[tp], log_start.get(tp, 0)), horizon=h)
+                point(at, found.get(tp), log_end[tp], log_start.get(tp, 0), h)
                 for h in reversed(self.horizons)
                 for at, found in (answers[h],)
             )

@@ -59,6 +59,7 @@ from lagbot.engine.rules import (
     consume_rate,
     eta_seconds,
     lag_seconds,
+    log_end_restart,
     ownership_of,
     partition_status,
     produce_rate,
@@ -1612,6 +1613,8 @@ def test_lag_seconds_series_equals_lag_seconds_of_each_prefix() -> None:
         )
         expected = {}
         for i, s in enumerate(samples):
+            # lag_seconds without Facts finds the restart itself: the same index window_facts gathers
+            assert log_end_restart(samples[: i + 1]) == window_facts(samples[: i + 1]).log_end_restart
             value, _ = lag_seconds(samples[: i + 1], s.at)
             if value is not None:
                 expected[s.at] = value
