@@ -176,8 +176,12 @@ def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) 
     facts = _facts(window)
     if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.last.lag or 0
-    return Status.STOP, wording.reason_stop(lag, facts.committed_span, wording.nobody_owns())
+    return stop_finding(facts.last.lag or 0, facts.committed_span)
+
+
+def stop_finding(lag: int, since: float) -> Finding:
+    """STOP with its reason: lag `lag` and no commit for `since` seconds (the rule is `rule_stop`)."""
+    return Status.STOP, wording.reason_stop(lag, since, wording.nobody_owns())
 
 
 def rule_rewind(window: Samples | Facts) -> Finding | None:
@@ -193,9 +197,13 @@ def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation)
     facts = _facts(window)
     if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.last.lag or 0
+    return stall_finding(facts.last.lag or 0, facts.committed_span, ownership)
+
+
+def stall_finding(lag: int, since: float, ownership: Ownership) -> Finding:
+    """STALL with its reason: lag `lag` and no commit for `since` seconds (the rule is `rule_stall`)."""
     who = messages.owned() if ownership is Ownership.OWNED else wording.owner_unknown()
-    return Status.STALL, wording.reason_stall(lag, facts.committed_span, who)
+    return Status.STALL, wording.reason_stall(lag, since, who)
 
 
 def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
@@ -212,8 +220,13 @@ def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
     if last > first:
-        return Status.WARN, wording.reason_warn(first, last, facts.committed_span)
+        return warn_finding(first, last, facts.committed_span)
     return None
+
+
+def warn_finding(first: int, last: int, span: float) -> Finding:
+    """WARN with its reason: lag went from `first` to `last` over `span` seconds (the rule is `rule_warn`)."""
+    return Status.WARN, wording.reason_warn(first, last, span)
 
 
 def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding:
@@ -232,12 +245,17 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
     )
     if found is not None:
         return found
-    committed = facts.committed
-    if len(committed) < rules.min_samples:
-        return Status.OK, wording.reason_few_samples(len(committed), rules.min_samples)
-    if facts.unmoved and facts.committed_span < rules.min_span:
-        return Status.OK, wording.reason_span_short(facts.committed_span, rules.min_span)
-    if caught_up_in_window(facts):
+    return ok_finding(len(facts.committed), facts.unmoved, facts.committed_span, caught_up_in_window(facts), rules)
+
+
+def ok_finding(committed: int, unmoved: bool, span: float, caught_up: bool, rules: Evaluation) -> Finding:
+    """OK with its reason when no rule fired, from the window's number of committed samples, whether its offset
+    moved, its committed span and Burrow's guard: why the rules could not judge, or that it consumes."""
+    if committed < rules.min_samples:
+        return Status.OK, wording.reason_few_samples(committed, rules.min_samples)
+    if unmoved and span < rules.min_span:
+        return Status.OK, wording.reason_span_short(span, rules.min_span)
+    if caught_up:
         return Status.OK, wording.reason_caught_up_in_window()
     return Status.OK, wording.reason_ok_moving()
 
@@ -343,16 +361,27 @@ class Owners:
         if group is not None:
             for member in reversed(group.members):  # the first member that has a partition owns it
                 self.owners.update(dict.fromkeys(member.assignment, member))
+        self.whole_group: Ownership | None = None
+        """UNOWNED for a group that is gone or has no live members, UNKNOWN for a live group reporting none (for
+        every partition alike); None when each partition is OWNED or UNOWNED by the members' assignments."""
+        if group is None or not group.state.is_active:
+            self.whole_group = Ownership.UNOWNED
+        elif not group.members:
+            self.whole_group = Ownership.UNKNOWN
 
     def of(self, tp: TopicPartition) -> tuple[Ownership, Member | None]:
         """UNOWNED for a group that is gone or has no live members; UNKNOWN for a live group reporting none."""
-        group = self.group
-        if group is None or not group.state.is_active:
-            return Ownership.UNOWNED, None
-        if not group.members:
-            return Ownership.UNKNOWN, None
+        if self.whole_group is not None:
+            return self.whole_group, None
         owner = self.owners.get(tp)
         return (Ownership.OWNED, owner) if owner else (Ownership.UNOWNED, None)
+
+    def of_all(self, tps: Sequence[TopicPartition]) -> list[tuple[Ownership, Member | None]]:
+        """`of` of each of `tps`, in order."""
+        if self.whole_group is not None:
+            return [(self.whole_group, None)] * len(tps)
+        owners = self.owners
+        return [(Ownership.OWNED, owner) if (owner := owners.get(tp)) else (Ownership.UNOWNED, None) for tp in tps]
 
 
 def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
@@ -387,26 +416,69 @@ def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> 
     in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it. The count of
     sibling commits seen (over every other member's partitions) is kept: the diagnosis' confidence grows with it.
     """
-    candidates = [tp for tp, f in facts.items() if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED]
-    if not candidates:
+    still = {
+        tp: still_partition(f)
+        for tp, f in facts.items()
+        if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED
+    }
+    if not still:
         return {}
-    moves = {tp: _commit_times(f) for tp, f in facts.items()}
+    return stuck_against(still, {tp: _commit_times(f) for tp, f in facts.items()}, owners)
+
+
+@dataclass(frozen=True, slots=True)
+class StillPartition:
+    """A candidate of `stuck_vs_siblings`: the time and lag of its first and last committed samples."""
+
+    start: float
+    end: float
+    first_lag: int
+    last_lag: int
+
+
+def still_partition(facts: Facts) -> StillPartition:
+    committed = facts.committed
+    return StillPartition(committed[0].at, committed[-1].at, committed[0].lag or 0, committed[-1].lag or 0)
+
+
+def stuck_against(
+    still: Mapping[TopicPartition, StillPartition], moves: Mapping[TopicPartition, Sequence[float]], owners: Owners
+) -> dict[TopicPartition, SiblingStall]:
+    """The candidates of `stuck_vs_siblings` that are stuck, from the commit times (`_commit_times`) of every
+    partition of the group, `moves`. The commits of each member's partitions are counted once per candidate
+    span (most candidates of a group share the window's), not once per candidate and partition."""
+    members = {tp: who.member_id for tp in moves if (who := owners.of(tp)[1]) is not None}
+    tallies: dict[tuple[float, float], dict[str, tuple[int, int]]] = {}
     found: dict[TopicPartition, SiblingStall] = {}
-    for tp in candidates:
+    for tp, candidate in still.items():
         owner = owners.of(tp)[1]
-        committed = facts[tp].committed
-        start, end = committed[0].at, committed[-1].at
-        per_sibling = [
-            sum(1 for at in moves[other] if start < at <= end)
-            for other in facts
-            if (who := owners.of(other)[1]) is not None and owner is not None and who.member_id != owner.member_id
-        ]
-        if max(per_sibling, default=0) < SIBLING_MIN_COMMITS:
+        if owner is None:
             continue
-        lag = committed[-1].lag or 0
-        reason = wording.reason_stall_siblings(lag, end - start, committed[0].lag or 0, sum(per_sibling))
-        found[tp] = SiblingStall((Status.STALL, reason), sum(per_sibling))
+        key = (candidate.start, candidate.end)
+        per_member = tallies.get(key)
+        if per_member is None:
+            per_member = tallies[key] = _commits_per_member(moves, members, candidate.start, candidate.end)
+        others = [tally for member, tally in per_member.items() if member != owner.member_id]
+        if max((most for _, most in others), default=0) < SIBLING_MIN_COMMITS:
+            continue
+        commits = sum(total for total, _ in others)
+        reason = wording.reason_stall_siblings(
+            candidate.last_lag, candidate.end - candidate.start, candidate.first_lag, commits
+        )
+        found[tp] = SiblingStall((Status.STALL, reason), commits)
     return found
+
+
+def _commits_per_member(
+    moves: Mapping[TopicPartition, Sequence[float]], members: Mapping[TopicPartition, str], start: float, end: float
+) -> dict[str, tuple[int, int]]:
+    """Per member: the commits of its partitions in (start, end], and the most of any one of its partitions."""
+    per_member: dict[str, tuple[int, int]] = {}
+    for tp, member in members.items():
+        commits = sum(1 for at in moves[tp] if start < at <= end)
+        total, most = per_member.get(member, (0, 0))
+        per_member[member] = (total + commits, max(most, commits))
+    return per_member
 
 
 def _still_and_growing(facts: Facts) -> bool:
