@@ -31,12 +31,25 @@ import bisect
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, IntEnum
+from typing import TYPE_CHECKING
 
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
-from lagbot.core.model import ColumnSamples, GroupSnapshot, Member, PartitionSample, Status, TopicPartition
+from lagbot.core.model import (
+    ColumnSamples,
+    GroupSnapshot,
+    Member,
+    PartitionSample,
+    Status,
+    TopicPartition,
+    WindowColumns,
+)
 from lagbot.engine import wording
+
+if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
+    import numpy as np
+    from numpy.typing import NDArray
 
 Samples = Sequence[PartitionSample]
 
@@ -348,6 +361,202 @@ def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> t
 
 
 # ---------------------------------------------------------------------------------------------------
+# The same rules on arrays: every plain partition of a window at once (the evaluator's array route)
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlainRows:
+    """The plain partitions of a window (see `plain_facts`) as arrays, one row per partition, oldest sample first.
+
+    What `Facts` holds of each plain partition, for all of them at once: every sample carries a committed offset
+    and nothing went back, so the committed samples are all the samples, the committed span is the window's span
+    and there is no rewind and no restart. `at` is each row's row in the window's arrays (`WindowColumns`).
+    The functions below are the rules above on these arrays, each next to its meaning; the proof that both give
+    the same answers is tests/engine/test_evaluate_columns.py (random histories) and the case tables
+    (tests/engine/test_evaluate_cases.py), which judge every case both ways.
+    """
+
+    at: list[int]
+    times: NDArray[np.float64]
+    span: float
+    committed: NDArray[np.int64]
+    log_end: NDArray[np.int64]
+    lags: NDArray[np.int64]
+    unmoved: NDArray[np.bool_]
+    zero_lag_seen: NDArray[np.bool_]
+    lags_never_decreased: NDArray[np.bool_]
+
+    @property
+    def samples(self) -> int:
+        return len(self.times)
+
+
+def plain_rows(columns: WindowColumns) -> PlainRows:
+    """The plain partitions of a window with arrays, and what the rules ask of them (see `PlainRows`)."""
+    import numpy as np
+
+    committed, log_end = columns.committed, columns.log_end  # partitions x samples
+    plain = (
+        columns.known.all(axis=1)
+        & (np.diff(committed, axis=1) >= 0).all(axis=1)
+        & (np.diff(log_end, axis=1) >= 0).all(axis=1)
+    )
+    at = np.flatnonzero(plain)
+    if len(at) < len(columns.tps):
+        committed, log_end = committed[at], log_end[at]
+    lags = np.maximum(log_end - committed, 0)
+    times = np.array(columns.times, dtype=np.float64)
+    return PlainRows(
+        at=at.tolist(),
+        times=times,
+        span=span_of_times(columns.times),
+        committed=committed,
+        log_end=log_end,
+        lags=lags,
+        unmoved=(committed == committed[:, :1]).all(axis=1),
+        zero_lag_seen=(lags == 0).any(axis=1),
+        lags_never_decreased=(np.diff(lags, axis=1) >= 0).all(axis=1),
+    )
+
+
+def span_of_times(times: Sequence[float]) -> float:
+    """`span` of samples at these times."""
+    return times[-1] - times[0] if len(times) >= 2 else 0.0
+
+
+def caught_up_rows(rows: PlainRows) -> NDArray[np.bool_]:
+    """`caught_up_in_window` of every row."""
+    return (rows.committed[:, -1] >= rows.log_end[:, 0]) | rows.zero_lag_seen
+
+
+class Fired(IntEnum):
+    """Which of `partition_status`'s answers a plain row gets, in its order (a plain row never rewinds)."""
+
+    CAUGHT_UP = 0
+    STOP = 1
+    STALL = 2
+    WARN = 3
+    NONE = 4
+    """No rule fired: OK, with `ok_finding`'s reason."""
+
+
+def fired_rows(rows: PlainRows, unowned: NDArray[np.bool_], rules: Evaluation) -> NDArray[np.int64]:
+    """`partition_status` of every row as a `Fired`, the first that holds, in the order of the rules: caught up
+    (lag 0), STOP (`rule_stop`), STALL (`rule_stall`), WARN (`rule_warn`). `unowned`: the row's ownership is
+    UNOWNED."""
+    import numpy as np
+
+    first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
+    judged = rows.samples >= rules.min_samples and rows.span >= rules.min_span  # `judgeable`
+    still = rows.unmoved & ~caught_up_rows(rows) & judged  # `_unmoved_with_lag`
+    warn = (rows.samples >= rules.min_samples) & ~rows.zero_lag_seen & rows.lags_never_decreased
+    fired: NDArray[np.int64] = np.select(
+        [last_lag == 0, still & unowned, still & ~unowned, warn & (last_lag > first_lag)],
+        [Fired.CAUGHT_UP, Fired.STOP, Fired.STALL, Fired.WARN],
+        Fired.NONE,
+    )
+    return fired
+
+
+def plain_findings(rows: PlainRows, ownerships: Sequence[Ownership], rules: Evaluation) -> list[Finding]:
+    """`partition_status` of every row, with the reasons the scalar rules give (the same functions)."""
+    import numpy as np
+
+    unowned = np.array([o is Ownership.UNOWNED for o in ownerships], dtype=np.bool_)
+    fired = fired_rows(rows, unowned, rules).tolist()
+    first_lags, last_lags = rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist()
+    caught = (Status.OK, wording.reason_caught_up())
+    count, whole = rows.samples, rows.span
+    oks: dict[tuple[bool, bool], Finding] = {}  # one per (unmoved, caught up): the rest is the window's
+    found: list[Finding] = []
+    rows_of = zip(
+        fired, first_lags, last_lags, ownerships, rows.unmoved.tolist(), caught_up_rows(rows).tolist(), strict=True
+    )
+    for rule, first, last, ownership, unmoved, caught_up in rows_of:
+        if rule == Fired.CAUGHT_UP:
+            found.append(caught)
+        elif rule == Fired.STOP:
+            found.append(stop_finding(last, whole))
+        elif rule == Fired.STALL:
+            found.append(stall_finding(last, whole, ownership))
+        elif rule == Fired.WARN:
+            found.append(warn_finding(first, last, whole))
+        else:
+            ok = oks.get((unmoved, caught_up))
+            if ok is None:
+                ok = oks[(unmoved, caught_up)] = ok_finding(count, unmoved, whole, caught_up, rules)
+            found.append(ok)
+    return found
+
+
+def produce_rates(rows: PlainRows) -> list[float | None]:
+    """`produce_rate` of every row (a plain row has no restart)."""
+    if rows.samples < 2 or rows.span <= 0:
+        return [None] * len(rows.at)
+    rates: list[float | None] = ((rows.log_end[:, -1] - rows.log_end[:, 0]) / rows.span).tolist()
+    return rates
+
+
+def consume_rates(rows: PlainRows) -> list[float | None]:
+    """`consume_rate` of every row (a plain row has no rewind: every sample counts)."""
+    if rows.samples < 2 or rows.span <= 0:
+        return [None] * len(rows.at)
+    rates: list[float | None] = ((rows.committed[:, -1] - rows.committed[:, 0]) / rows.span).tolist()
+    return rates
+
+
+def lag_seconds_rows(rows: PlainRows, now: float) -> tuple[list[float | None], list[bool]]:
+    """`lag_seconds` of every row: the same interpolation in the (time, log end) table, from the first sample (a
+    plain row has no restart and its log ends never fall, so the bisection is a count)."""
+    import numpy as np
+
+    committed, log_end, last_lag = rows.committed[:, -1], rows.log_end, rows.lags[:, -1]
+    count = len(rows.at)
+    if rows.samples < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
+        return [None if lag else 0.0 for lag in last_lag.tolist()], [False] * count
+    below = (log_end <= committed[:, None]).sum(axis=1) - 1  # the last sample whose log end <= committed
+    caught_up = committed >= log_end[:, -1]
+    older = (below < 0) & ~caught_up  # older than the whole window: a lower bound
+    i = np.clip(below, 0, rows.samples - 2)[:, None]
+    before_end = np.take_along_axis(log_end, i, axis=1)[:, 0]
+    after_end = np.take_along_axis(log_end, i + 1, axis=1)[:, 0]
+    before_at, after_at = rows.times[i[:, 0]], rows.times[i[:, 0] + 1]
+    interpolated = ~(caught_up | older)
+    steps = np.where(interpolated, after_end - before_end, 1)
+    fraction = (committed - before_end) / steps
+    written_at = before_at + fraction * (after_at - before_at)
+    seconds = np.where(
+        caught_up, 0.0, np.where(older, max(0.0, now - float(rows.times[0])), np.maximum(0.0, now - written_at))
+    )
+    found: list[float | None] = seconds.tolist()
+    bounds: list[bool] = older.tolist()
+    return found, bounds
+
+
+def still_and_growing_rows(rows: PlainRows) -> NDArray[np.bool_]:
+    """`_still_and_growing` of every row: a candidate of `stuck_vs_siblings` (when it is owned)."""
+    import numpy as np
+
+    first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
+    if rows.samples < 2 or not rows.span > 0:
+        return np.zeros(len(rows.at), dtype=np.bool_)
+    growing: NDArray[np.bool_] = rows.unmoved & ~caught_up_rows(rows) & (last_lag > 0) & (last_lag > first_lag)
+    return growing
+
+
+def commit_times_rows(rows: PlainRows) -> list[list[float]]:
+    """`_commit_times` of every row."""
+    import numpy as np
+
+    moved = rows.committed[:, 1:] != rows.committed[:, :-1]
+    row, step = np.nonzero(moved)
+    times = rows.times[1:][step].tolist()
+    ends = np.cumsum(np.bincount(row, minlength=len(rows.at))).tolist()
+    return [times[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
+
+
+# ---------------------------------------------------------------------------------------------------
 # Ownership
 # ---------------------------------------------------------------------------------------------------
 
@@ -493,3 +702,32 @@ def _commit_times(facts: Facts) -> list[float]:
     """The sample times at which the committed offset had moved since the previous committed sample."""
     committed = facts.committed
     return [b.at for a, b in itertools.pairwise(committed) if b.committed != a.committed]
+
+
+def stuck_vs_siblings_rows(
+    rows: PlainRows,
+    plain: Sequence[TopicPartition],
+    ownerships: Sequence[Ownership],
+    others: Mapping[TopicPartition, Facts],
+    owners: Owners,
+) -> dict[TopicPartition, SiblingStall]:
+    """`stuck_vs_siblings` of a group whose plain partitions `plain` (with their `ownerships`) are `rows` and whose
+    other partitions have their Facts in `others`."""
+    still: dict[TopicPartition, StillPartition] = {}
+    growing = still_and_growing_rows(rows)
+    if growing.any():
+        start, end = float(rows.times[0]), float(rows.times[-1])
+        lags = zip(
+            plain, growing.tolist(), ownerships, rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist(), strict=True
+        )
+        for tp, is_still, ownership, first, last in lags:
+            if is_still and ownership is Ownership.OWNED:
+                still[tp] = StillPartition(start, end, first, last)
+    for tp, f in others.items():
+        if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED:
+            still[tp] = still_partition(f)
+    if not still:
+        return {}
+    moves: dict[TopicPartition, Sequence[float]] = dict(zip(plain, commit_times_rows(rows), strict=True))
+    moves.update((tp, _commit_times(f)) for tp, f in others.items())
+    return stuck_against(still, moves, owners)
