@@ -312,6 +312,14 @@ class PartitionVerdict:
     def tp(self) -> TopicPartition:
         return (self.topic, self.partition)
 
+    def with_lag_seconds(self, seconds: float, lower_bound: bool, method: str) -> PartitionVerdict:
+        """This verdict with another figure of lag in seconds: `dataclasses.replace` of those three fields, made
+        directly (the time index may give one to every partition of every group, each cycle)."""
+        return PartitionVerdict(
+            self.topic, self.partition, self.committed, self.log_end, self.log_start, self.lag, seconds, lower_bound,
+            self.status, self.reason, self.produce_rate, self.consume_rate, self.owner, self.sibling_commits, method,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Cause:

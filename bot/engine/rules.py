@@ -334,8 +334,18 @@ def lag_seconds(samples: Samples, now: float, facts: Facts | None = None) -> tup
     """
     if len(samples) < 2 and (samples[-1].lag or 0) > 0:
         return None, False  # behind, and one sample: nothing to interpolate between
-    restart = facts.log_end_restart if facts is not None else window_facts(samples).log_end_restart
+    restart = facts.log_end_restart if facts is not None else log_end_restart(samples)
     return lag_seconds_upto(samples, len(samples) - 1, restart, now)
+
+
+def log_end_restart(samples: Samples) -> int:
+    """`Facts.log_end_restart` alone: the index after the last log-end decrease, 0 without one."""
+    ends = samples.log_ends() if isinstance(samples, ColumnSamples) else [s.log_end for s in samples]
+    restart = 0
+    for i in range(1, len(ends)):
+        if ends[i] < ends[i - 1]:
+            restart = i
+    return restart
 
 
 def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> tuple[float | None, bool]:

@@ -67,7 +67,7 @@ class IndexPoint:
     """The horizon (seconds before the check) this point was asked for."""
 
 
-def point(at: float, answered: int | None, log_end: int, log_start: int) -> IndexPoint:
+def point(at: float, answered: int | None, log_end: int, log_start: int, horizon: float = 0.0) -> IndexPoint:
     """Read one ListOffsets-by-timestamp answer about time `at`.
 
     No answer (None): unknown. No offset (-1): nothing was written since `at`, so the log end then was
@@ -75,12 +75,12 @@ def point(at: float, answered: int | None, log_end: int, log_start: int) -> Inde
     anything came before it (deleted by retention, or never written) the broker cannot say: no data that old.
     """
     if answered is None:
-        return IndexPoint(at, None)
+        return IndexPoint(at, None, horizon)
     if answered < 0:
-        return IndexPoint(at, log_end)
+        return IndexPoint(at, log_end, horizon)
     if answered <= log_start:
-        return IndexPoint(at, None)
-    return IndexPoint(at, answered)
+        return IndexPoint(at, None, horizon)
+    return IndexPoint(at, answered, horizon)
 
 
 def baseline_rate(past: IndexPoint, now: float, log_end: int) -> float | None:
@@ -141,7 +141,7 @@ class BaselineCache:
         answers = self.answers(tps, now)
         return {
             tp: tuple(
-                replace(point(at, found.get(tp), log_end[tp], log_start.get(tp, 0)), horizon=h)
+                point(at, found.get(tp), log_end[tp], log_start.get(tp, 0), h)
                 for h in reversed(self.horizons)
                 for at, found in (answers[h],)
             )
@@ -161,17 +161,18 @@ def with_index(
     `measured_at` is when the verdict's log ends were read (the rates run from the index's points to then).
     """
     partitions = tuple(_indexed(p, history.get(p.tp, ()), now) for p in verdict.partitions)
-    baselines = []
     horizons = len(next(iter(history.values()), ()))
-    for i in range(horizons):
-        rates = [
-            baseline_rate(points[i], measured_at, p.log_end)
-            for p in verdict.partitions
-            if len(points := history.get(p.tp, ())) == horizons
-        ]
+    rates: list[list[float | None]] = [[] for _ in range(horizons)]
+    for p in verdict.partitions:  # each partition's points once, every horizon's rates in the partitions' order
+        points = history.get(p.tp, ())
+        if len(points) == horizons:
+            for i, past in enumerate(points):
+                rates[i].append(baseline_rate(past, measured_at, p.log_end))
+    baselines = []
+    for i, found in enumerate(rates):
         horizon = next(iter(history.values()))[i].horizon
-        known = bool(rates) and all(r is not None for r in rates)
-        baselines.append((horizon, sum(r or 0.0 for r in rates) if known else None))
+        known = bool(found) and all(r is not None for r in found)
+        baselines.append((horizon, sum(r or 0.0 for r in found) if known else None))
     return replace(
         verdict,
         partitions=partitions,
@@ -188,4 +189,4 @@ def _indexed(p: PartitionVerdict, points: Sequence[IndexPoint], now: float) -> P
         return p
     if p.lag_seconds is not None and bound and seconds <= p.lag_seconds:
         return p
-    return replace(p, lag_seconds=seconds, lag_seconds_lower_bound=bound, lag_seconds_method="time_index")
+    return p.with_lag_seconds(seconds, bound, "time_index")
