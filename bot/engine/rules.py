@@ -517,28 +517,42 @@ def consume_rates(rows: PlainRows) -> list[float | None]:
 
 
 def lag_seconds_rows(rows: PlainRows, now: float) -> tuple[list[float | None], list[bool]]:
-    """`lag_seconds` of every row: the same interpolation in the (time, log end) table, from the first sample (a
-    plain row has no restart and its log ends never fall, so the bisection is a count)."""
+    """`lag_seconds` of every row (its table is the window's times and the row's log ends)."""
     import numpy as np
 
-    committed, log_end, last_lag = rows.committed[:, -1], rows.log_end, rows.lags[:, -1]
-    count = len(rows.at)
-    if rows.samples < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
-        return [None if lag else 0.0 for lag in last_lag.tolist()], [False] * count
-    below = (log_end <= committed[:, None]).sum(axis=1) - 1  # the last sample whose log end <= committed
-    caught_up = committed >= log_end[:, -1]
-    older = (below < 0) & ~caught_up  # older than the whole window: a lower bound
-    i = np.clip(below, 0, rows.samples - 2)[:, None]
-    before_end = np.take_along_axis(log_end, i, axis=1)[:, 0]
-    after_end = np.take_along_axis(log_end, i + 1, axis=1)[:, 0]
-    before_at, after_at = rows.times[i[:, 0]], rows.times[i[:, 0] + 1]
+    times = np.broadcast_to(rows.times, rows.log_end.shape)
+    return lag_seconds_tables(times, rows.log_end, rows.committed[:, -1], now)
+
+
+def lag_seconds_tables(
+    times: NDArray[np.float64], log_end: NDArray[np.int64], committed: NDArray[np.int64], now: float
+) -> tuple[list[float | None], list[bool]]:
+    """`lag_seconds` of many (time, log end) tables of the same length at once, one per row, each with the committed
+    offset of its newest sample: the same restart (after the last log-end decrease), the same bisection (a count,
+    as the log ends never fall after the restart), the same interpolation and lower bound."""
+    import numpy as np
+
+    count, length = log_end.shape
+    last_end = log_end[:, -1]
+    if length < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
+        return [None if c < e else 0.0 for c, e in zip(committed.tolist(), last_end.tolist(), strict=True)], [
+            False
+        ] * count
+    fell = log_end[:, 1:] < log_end[:, :-1]
+    restart = np.where(fell.any(axis=1), length - 1 - np.argmax(fell[:, ::-1], axis=1), 0)
+    in_run = np.arange(length) >= restart[:, None]
+    below = restart + (in_run & (log_end <= committed[:, None])).sum(axis=1) - 1  # bisect_right - 1
+    caught_up = committed >= last_end
+    older = (below < restart) & ~caught_up  # older than the run: a lower bound
     interpolated = ~(caught_up | older)
-    steps = np.where(interpolated, after_end - before_end, 1)
-    fraction = (committed - before_end) / steps
+    row = np.arange(count)
+    i = np.where(interpolated, below, 0)
+    before_end, after_end = log_end[row, i], log_end[row, i + 1]
+    before_at, after_at = times[row, i], times[row, i + 1]
+    fraction = (committed - before_end) / np.where(interpolated, after_end - before_end, 1)
     written_at = before_at + fraction * (after_at - before_at)
-    seconds = np.where(
-        caught_up, 0.0, np.where(older, max(0.0, now - float(rows.times[0])), np.maximum(0.0, now - written_at))
-    )
+    since_restart = np.maximum(0.0, now - times[row, restart])
+    seconds = np.where(caught_up, 0.0, np.where(older, since_restart, np.maximum(0.0, now - written_at)))
     found: list[float | None] = seconds.tolist()
     bounds: list[bool] = older.tolist()
     return found, bounds

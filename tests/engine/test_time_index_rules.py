@@ -3,8 +3,10 @@ checked against figures worked out by hand (tests/engine/test_time_index.py asks
 
 from __future__ import annotations
 
+import random
+
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
-from lagbot.engine.timeindex import IndexPoint, point, with_index
+from lagbot.engine.timeindex import IndexPoint, lag_seconds_by_index, lag_seconds_by_index_rows, point, with_index
 
 
 def partition(p: int, committed: int | None, log_end: int, seconds: float | None, bound: bool) -> PartitionVerdict:
@@ -67,3 +69,47 @@ def test_a_point_keeps_its_horizon() -> None:
     assert point(NOW - 60, -1, 50, 0, 60.0) == IndexPoint(NOW - 60, 50, 60.0)
     assert point(NOW - 60, 3, 50, 3, 60.0) == IndexPoint(NOW - 60, None, 60.0)
     assert point(NOW - 60, 7, 50, 3) == IndexPoint(NOW - 60, 7, 0.0)
+
+
+def random_points(rng: random.Random) -> tuple[tuple[IndexPoint, ...], int, int]:
+    """A partition's index points (some unknown, some at or after now, out of order, log ends that fall, ties),
+    with its committed offset and log end: lagging, or caught up; now and then offsets too big for int64 sums."""
+    big = 2**60 if rng.random() < 0.05 else 0
+    horizons = rng.sample([30.0, 60.0, 300.0, 900.0, 3600.0, -5.0], rng.randint(0, 5))
+    points = tuple(
+        IndexPoint(NOW - h, None if rng.random() < 0.2 else big + rng.choice([0, 10, 500, 900, 1_000]), h)
+        for h in horizons
+    )
+    log_end = big + rng.choice([0, 900, 1_000, 1_200])
+    committed = log_end - rng.choice([0, 1, 100, 450, 1_100, 1_200])
+    return points, max(committed, big), log_end
+
+
+def test_the_index_figures_of_many_partitions_at_once_are_each_partitions_own() -> None:
+    rng = random.Random(41)
+    for _ in range(200):
+        drawn = [random_points(rng) for _ in range(rng.randint(1, 30))]
+        points, committed, log_end = ([d[i] for d in drawn] for i in range(3))
+        assert lag_seconds_by_index_rows(points, committed, log_end, NOW) == [  # type: ignore[arg-type]
+            lag_seconds_by_index(p, c, e, NOW) for p, c, e in drawn
+        ]
+
+
+def test_with_index_gives_the_same_verdict_with_arrays_or_without() -> None:
+    rng = random.Random(42)
+    lower_bounds = 0
+    for _ in range(200):
+        drawn = [random_points(rng) for _ in range(rng.randint(1, 12))]
+        window_figures = [rng.choice([(None, False), (5.0, True), (2_000.0, True), (40.0, False)]) for _ in drawn]
+        judged = verdict(
+            *(partition(j, c, e, s, b) for j, ((_, c, e), (s, b)) in enumerate(zip(drawn, window_figures, strict=True)))
+        )
+        history = {("orders", j): p for j, (p, _, _) in enumerate(drawn) if p or rng.random() < 0.5}
+        if not history:
+            continue
+        with_arrays = with_index(judged, history, NOW, NOW, arrays=True)
+        assert with_arrays == with_index(judged, history, NOW, NOW)
+        lower_bounds += sum(
+            p.lag_seconds_method == "time_index" and p.lag_seconds_lower_bound for p in with_arrays.partitions
+        )
+    assert lower_bounds >= 10
