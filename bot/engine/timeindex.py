@@ -110,15 +110,20 @@ def lag_seconds_by_index_rows(
 ) -> list[tuple[float | None, bool]]:
     """`lag_seconds_by_index` of many partitions at once (their points, committed offsets and log ends): the same
     tables, judged by the array form of the window's rule (bot/engine/rules.py `lag_seconds_tables`), a few array
-    operations per table length instead of a loop per partition."""
+    operations instead of a loop per partition.
+
+    The tables are made as long as the longest by repeating their oldest point in front: a copy of a point changes
+    no answer of the rule (no log end falls between copies, the bisection lands on the last copy, and older than
+    the oldest point is older than its copies, at the same time). A table with no known point stays alone.
+    """
     import numpy as np
 
-    tables = [
-        sorted(((p.at, p.log_end) for p in found if p.log_end is not None and p.at < now), key=_time)
-        for found in points
-    ]
+    tables = [[(p.at, p.log_end) for p in found if p.log_end is not None and p.at < now] for found in points]
+    longest = max((len(table) for table in tables), default=0)
     by_length: dict[int, list[int]] = {}
     for row, table in enumerate(tables):
+        table.sort(key=_time)  # stable, as `sorted` in lag_seconds_by_index
+        table[:0] = table[:1] * (longest - len(table))
         by_length.setdefault(len(table), []).append(row)
     answers: list[tuple[float | None, bool]] = [(None, False)] * len(tables)
     for rows in by_length.values():
@@ -219,8 +224,8 @@ def with_index(
     for p in verdict.partitions:  # each partition's points once, every horizon's rates in the partitions' order
         points = history.get(p.tp, ())
         if len(points) == horizons:
-            for i, past in enumerate(points):
-                rates[i].append(baseline_rate(past, measured_at, p.log_end))
+            for found, past in zip(rates, points, strict=True):
+                found.append(baseline_rate(past, measured_at, p.log_end))
     baselines = []
     for i, found in enumerate(rates):
         horizon = next(iter(history.values()))[i].horizon
