@@ -409,8 +409,8 @@ def plain_rows(columns: WindowColumns) -> PlainRows:
     committed, log_end = columns.committed, columns.log_end  # partitions x samples
     plain = (
         columns.known.all(axis=1)
-        & (np.diff(committed, axis=1) >= 0).all(axis=1)
-        & (np.diff(log_end, axis=1) >= 0).all(axis=1)
+        & (committed[:, 1:] >= committed[:, :-1]).all(axis=1)
+        & (log_end[:, 1:] >= log_end[:, :-1]).all(axis=1)
     )
     at = np.flatnonzero(plain)
     if len(at) < len(columns.tps):
@@ -426,7 +426,7 @@ def plain_rows(columns: WindowColumns) -> PlainRows:
         lags=lags,
         unmoved=(committed == committed[:, :1]).all(axis=1),
         zero_lag_seen=(lags == 0).any(axis=1),
-        lags_never_decreased=(np.diff(lags, axis=1) >= 0).all(axis=1),
+        lags_never_decreased=(lags[:, 1:] >= lags[:, :-1]).all(axis=1),
     )
 
 
@@ -461,11 +461,11 @@ def fired_rows(rows: PlainRows, unowned: NDArray[np.bool_], rules: Evaluation) -
     judged = rows.samples >= rules.min_samples and rows.span >= rules.min_span  # `judgeable`
     still = rows.unmoved & ~caught_up_rows(rows) & judged  # `_unmoved_with_lag`
     warn = (rows.samples >= rules.min_samples) & ~rows.zero_lag_seen & rows.lags_never_decreased
-    fired: NDArray[np.int64] = np.select(
-        [last_lag == 0, still & unowned, still & ~unowned, warn & (last_lag > first_lag)],
-        [Fired.CAUGHT_UP, Fired.STOP, Fired.STALL, Fired.WARN],
-        Fired.NONE,
-    )
+    fired: NDArray[np.int64] = np.full(len(rows.at), Fired.NONE, dtype=np.int64)
+    fired[warn & (last_lag > first_lag)] = Fired.WARN  # the best first: a worse rule that holds overwrites it
+    fired[still & ~unowned] = Fired.STALL
+    fired[still & unowned] = Fired.STOP
+    fired[last_lag == 0] = Fired.CAUGHT_UP
     return fired
 
 
