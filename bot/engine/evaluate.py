@@ -1,9 +1,10 @@
 """The evaluator: a group's window to its verdict: partition statuses, totals, rates, ETA, trend, severity.
 
 Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules (STOP, REWIND, STALL,
-WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module gathers each partition's Facts, by
-the per-partition route or the array route (same Facts, the same rule functions), and judges the group.
-The proof is tests/engine/test_evaluate_cases.py.
+WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module judges each partition by the
+per-partition route (its Facts, the rule functions) or, for the plain partitions of a window with arrays, by the
+array route (the array forms of the same rules, next to them in rules.py), and judges the group.
+The proof is tests/engine/test_evaluate_cases.py (every case both ways) and tests/engine/test_evaluate_columns.py.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The partition rules: pure functions from one partition's window to its status, rates and lag in seconds.
 
-Each rule has one home, here: the evaluator's per-partition route and its array route (bot/engine/evaluate.py)
-both gather the same `Facts` and call these functions. Nothing here reads a clock or does I/O: `now` is
-an argument. The rules follow Burrow's evaluator, adapted to offsets that are polled rather than read from
-__consumer_offsets:
+Each rule has one home, here: the evaluator's per-partition route (bot/engine/evaluate.py) calls these functions
+on a partition's `Facts`; its array route calls their array forms, next to them (`PlainRows` and the functions
+after it), which build the reasons with the same functions (tests/engine/test_evaluate_columns.py compares both,
+row by row). Nothing here reads a clock or does I/O: `now` is an argument. The rules follow Burrow's evaluator,
+adapted to offsets that are polled rather than read from __consumer_offsets:
 
     STOP    nobody owns the partition and its committed offset did not move over the whole window
             while lag stayed above zero: the consumer is gone.
