@@ -242,9 +242,8 @@ def _evaluate_columns(
     rows = plain_rows(columns)
     tps = columns.tps  # sorted, and every partition has every sample
     plain = [tps[i] for i in rows.at]
-    others = {} if len(plain) == len(tps) else {tp: window_facts(window.partitions[tp]) for tp in tps}
-    for tp in plain if others else ():
-        del others[tp]
+    as_rows = set(plain)
+    others = {tp: window_facts(window.partitions[tp]) for tp in tps if tp not in as_rows}
     owned = owners.of_all(plain)
     ownerships = [ownership for ownership, _ in owned]
     siblings = stuck_vs_siblings_rows(rows, plain, ownerships, others, owners)
