@@ -164,7 +164,7 @@ class ColumnSamples(Sequence[PartitionSample]):
     `blocks` holds the offsets of each sample time, oldest first, as rows committed (-1 where None), log end and
     log start, one column per partition; `log_end` the window's log ends, partitions x samples; this view is
     partition `index`, at `times`. A sample is made the first time it is read and kept by the view: the evaluator
-    reads a few samples of most partitions (the first, the last, those around the committed offset), rarely all.
+    judges most partitions from the window's arrays (WindowColumns) and reads the samples of the others only.
     The window store builds these views (lagbot.engine.window), so that a window kept for 30 cycles holds arrays
     rather than one object per partition and sample. Equal to the tuple of the same samples, as a tuple is to
     another.
@@ -178,16 +178,12 @@ class ColumnSamples(Sequence[PartitionSample]):
         blocks: tuple[NDArray[np.int64], ...],
         log_end: NDArray[np.int64],
         index: int,
-        ends: tuple[PartitionSample, PartitionSample] | None = None,
     ) -> None:
-        """`ends`, when given, are the first and the last samples, made already (every partition's are read)."""
         self.times = times
         self._blocks = blocks
         self._log_end = log_end
         self._index = index
         self._cache: list[PartitionSample | None] = [None] * len(times)
-        if ends is not None:
-            self._cache[0], self._cache[-1] = ends
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -253,6 +249,7 @@ class WindowColumns:
     the window store builds it, so that the evaluator can judge all partitions of a group with a few
     array operations instead of a Python loop over every sample. It holds the same numbers as the
     window's `partitions`; where `known` is False the committed offset is None (and `committed` holds 0).
+    `last_log_start` is each partition's log start at the newest sample (the only one a verdict reports).
     """
 
     times: tuple[float, ...]
@@ -260,6 +257,7 @@ class WindowColumns:
     committed: NDArray[np.int64]
     log_end: NDArray[np.int64]
     known: NDArray[np.bool_]
+    last_log_start: NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +311,14 @@ class PartitionVerdict:
     @property
     def tp(self) -> TopicPartition:
         return (self.topic, self.partition)
+
+    def with_lag_seconds(self, seconds: float, lower_bound: bool, method: str) -> PartitionVerdict:
+        """This verdict with another figure of lag in seconds: `dataclasses.replace` of those three fields, made
+        directly (the time index may give one to every partition of every group, each cycle)."""
+        return PartitionVerdict(
+            self.topic, self.partition, self.committed, self.log_end, self.log_start, self.lag, seconds, lower_bound,
+            self.status, self.reason, self.produce_rate, self.consume_rate, self.owner, self.sibling_commits, method,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,7 +79,8 @@ def judge_window(
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
     verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now)
     if history:
-        verdict = with_index(verdict, history, now, window.samples[-1].at if window.samples else now)
+        measured_at = window.samples[-1].at if window.samples else now
+        verdict = with_index(verdict, history, now, measured_at, arrays=window.columns is not None)
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 

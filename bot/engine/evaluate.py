@@ -1,9 +1,10 @@
 """The evaluator: a group's window to its verdict: partition statuses, totals, rates, ETA, trend, severity.
 
 Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules (STOP, REWIND, STALL,
-WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module gathers each partition's Facts, by
-the per-partition route or the array route (same Facts, the same rule functions), and judges the group.
-The proof is tests/engine/test_evaluate_cases.py.
+WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module judges each partition by the
+per-partition route (its Facts, the rule functions) or, for the plain partitions of a window with arrays, by the
+array route (the array forms of the same rules, next to them in rules.py), and judges the group.
+The proof is tests/engine/test_evaluate_cases.py (every case both ways) and tests/engine/test_evaluate_columns.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from lagbot.core.model import (
     GroupState,
     GroupVerdict,
     GroupWindow,
+    Member,
     PartitionVerdict,
     Severity,
     Status,
@@ -28,15 +30,23 @@ from lagbot.engine import wording
 from lagbot.engine.rules import (
     Facts,
     Owners,
+    Ownership,
+    PlainRows,
     Samples,
     SiblingStall,
     consume_rate,
+    consume_rates,
     lag_seconds,
+    lag_seconds_rows,
     lag_seconds_upto,
     partition_status,
     plain_facts,
+    plain_findings,
+    plain_rows,
     produce_rate,
+    produce_rates,
     stuck_vs_siblings,
+    stuck_vs_siblings_rows,
     window_facts,
 )
 
@@ -210,54 +220,113 @@ def partition_verdict(
 def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> tuple[PartitionVerdict, ...]:
     """`evaluate_partition` of every partition of the window that has samples, in (topic, partition) order.
 
-    With the window's arrays (`columns`) the Facts of its plain partitions (see `plain_facts`) are gathered
-    by a few array operations at once, instead of a Python loop over every sample; the rules that read them
-    are the same functions. Any other partition (a sample without a commit, a rewind, a log end that went
-    back) has its Facts gathered by `window_facts`. The proof that both give the same Facts, case by case, is
-    tests/engine/test_evaluate_cases.py; tests/engine/test_evaluate_columns.py compares random histories.
+    With the window's arrays (`columns`) its plain partitions (see `plain_facts`) are judged all at once, by the
+    array forms of the rules (bot/engine/rules.py `PlainRows`), instead of a Python loop over every sample and
+    rule; any other partition (a sample without a commit, a rewind, a log end that went back) has its Facts
+    gathered by `window_facts` and is judged by `partition_verdict`. The proof that both routes give the same
+    verdicts, case by case, is tests/engine/test_evaluate_cases.py; tests/engine/test_evaluate_columns.py
+    compares random histories.
     """
     owners = Owners(window.latest)
-    facts = window_facts_all(window)
+    if window.columns is not None:
+        return _evaluate_columns(window, window.columns, owners, rules, now)
+    facts = {tp: window_facts(samples) for tp, samples in sorted(window.partitions.items()) if samples}
     siblings = stuck_vs_siblings(facts, owners)
     return tuple(partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
 
 
-def window_facts_all(window: GroupWindow) -> dict[TopicPartition, Facts]:
-    """The Facts of every partition of the window that has samples, in (topic, partition) order."""
-    if window.columns is None:
-        return {tp: window_facts(samples) for tp, samples in sorted(window.partitions.items()) if samples}
-    plain = column_facts(window.columns, window.partitions)
-    return {
-        tp: plain[tp] if tp in plain else window_facts(samples)
-        for tp, samples in sorted(window.partitions.items())
-        if samples
-    }
+def _evaluate_columns(
+    window: GroupWindow, columns: WindowColumns, owners: Owners, rules: Evaluation, now: float
+) -> tuple[PartitionVerdict, ...]:
+    """`evaluate_partitions` of a window with arrays: its plain partitions by rows, the others one by one."""
+    rows = plain_rows(columns)
+    tps = columns.tps  # sorted, and every partition has every sample
+    plain = [tps[i] for i in rows.at]
+    as_rows = set(plain)
+    others = {tp: window_facts(window.partitions[tp]) for tp in tps if tp not in as_rows}
+    owned = owners.of_all(plain)
+    ownerships = [ownership for ownership, _ in owned]
+    siblings = stuck_vs_siblings_rows(rows, plain, ownerships, others, owners)
+    verdicts = plain_verdicts(plain, rows, owned, columns.last_log_start[rows.at].tolist(), siblings, rules, now)
+    if not others:
+        return tuple(verdicts)
+    judged = dict(zip(plain, verdicts, strict=True))
+    return tuple(
+        judged[tp] if tp in judged else partition_verdict(tp, others[tp], owners, rules, now, siblings.get(tp))
+        for tp in tps
+    )
+
+
+def plain_verdicts(
+    tps: Sequence[TopicPartition],
+    rows: PlainRows,
+    owned: Sequence[tuple[Ownership, Member | None]],
+    log_starts: Sequence[int],
+    siblings: Mapping[TopicPartition, SiblingStall],
+    rules: Evaluation,
+    now: float,
+) -> list[PartitionVerdict]:
+    """The verdicts of the plain partitions `tps` (`rows`), as `partition_verdict` makes them, in one loop."""
+    findings = plain_findings(rows, [ownership for ownership, _ in owned], rules)
+    seconds, bounds = lag_seconds_rows(rows, now)
+    newest = zip(
+        tps,
+        findings,
+        owned,
+        rows.committed[:, -1].tolist(),
+        rows.log_end[:, -1].tolist(),
+        log_starts,
+        rows.lags[:, -1].tolist(),
+        seconds,
+        bounds,
+        produce_rates(rows),
+        consume_rates(rows),
+        strict=True,
+    )
+    verdicts: list[PartitionVerdict] = []
+    for tp, finding, (_, owner), committed, log_end, log_start, lag, lagged, bound, produced, consumed in newest:
+        status, reason = finding
+        sibling_commits = 0
+        sibling = siblings.get(tp) if siblings else None
+        if sibling is not None and status <= Status.WARN:
+            (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
+        verdicts.append(
+            PartitionVerdict(
+                topic=tp[0],
+                partition=tp[1],
+                committed=committed,
+                log_end=log_end,
+                log_start=log_start,
+                lag=lag,
+                lag_seconds=lagged,
+                lag_seconds_lower_bound=bound,
+                status=status,
+                reason=reason,
+                produce_rate=produced,
+                consume_rate=consumed,
+                owner=owner,
+                sibling_commits=sibling_commits,
+                lag_seconds_method=None if lagged is None else "window",
+            )
+        )
+    return verdicts
 
 
 def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Samples]) -> dict[TopicPartition, Facts]:
     """The Facts of the plain partitions of a window, from its arrays (the others are left out)."""
-    # Only windows with arrays come here (see lagbot.engine.window: `lagbot check` never loads numpy).
-    import numpy as np
-
-    committed, log_end = columns.committed, columns.log_end  # partitions x samples
-    lags = np.maximum(log_end - committed, 0)
-    plain = (
-        columns.known.all(axis=1)
-        & (np.diff(committed, axis=1) >= 0).all(axis=1)
-        & (np.diff(log_end, axis=1) >= 0).all(axis=1)
-    )
+    rows = plain_rows(columns)
     found = zip(
-        columns.tps,
-        _listed(plain),
-        _listed((committed == committed[:, :1]).all(axis=1)),  # unmoved
-        _listed((lags == 0).any(axis=1)),  # zero lag seen
-        _listed((np.diff(lags, axis=1) >= 0).all(axis=1)),  # lags never decreased
+        rows.at,
+        rows.unmoved.tolist(),
+        rows.zero_lag_seen.tolist(),
+        rows.lags_never_decreased.tolist(),
         strict=True,
     )
     return {
-        tp: plain_facts(partitions[tp], unmoved=unmoved, zero_lag_seen=zero_seen, lags_never_decreased=never_down)
-        for tp, is_plain, unmoved, zero_seen, never_down in found
-        if is_plain
+        columns.tps[i]: plain_facts(
+            partitions[columns.tps[i]], unmoved=unmoved, zero_lag_seen=zero_seen, lags_never_decreased=never_down
+        )
+        for i, unmoved, zero_seen, never_down in found
     }
 
 

@@ -77,7 +77,7 @@ def _exact(p: PartitionVerdict, written_at: Mapping[Position, float], now: float
     at = written_at.get((p.tp, p.committed))
     if at is None:
         return p
-    return replace(p, lag_seconds=max(0.0, now - at), lag_seconds_lower_bound=False, lag_seconds_method=EXACT)
+    return p.with_lag_seconds(max(0.0, now - at), False, EXACT)
 
 
 def first_timestamps(

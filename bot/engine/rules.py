@@ -1,9 +1,10 @@
 """The partition rules: pure functions from one partition's window to its status, rates and lag in seconds.
 
-Each rule has one home, here: the evaluator's per-partition route and its array route (bot/engine/evaluate.py)
-both gather the same `Facts` and call these functions. Nothing here reads a clock or does I/O: `now` is
-an argument. The rules follow Burrow's evaluator, adapted to offsets that are polled rather than read from
-__consumer_offsets:
+Each rule has one home, here: the evaluator's per-partition route (bot/engine/evaluate.py) calls these functions
+on a partition's `Facts`; its array route calls their array forms, next to them (`PlainRows` and the functions
+after it), which build the reasons with the same functions (tests/engine/test_evaluate_columns.py compares both,
+row by row). Nothing here reads a clock or does I/O: `now` is an argument. The rules follow Burrow's evaluator,
+adapted to offsets that are polled rather than read from __consumer_offsets:
 
     STOP    nobody owns the partition and its committed offset did not move over the whole window
             while lag stayed above zero: the consumer is gone.
@@ -31,12 +32,25 @@ import bisect
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, IntEnum
+from typing import TYPE_CHECKING
 
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
-from lagbot.core.model import ColumnSamples, GroupSnapshot, Member, PartitionSample, Status, TopicPartition
+from lagbot.core.model import (
+    ColumnSamples,
+    GroupSnapshot,
+    Member,
+    PartitionSample,
+    Status,
+    TopicPartition,
+    WindowColumns,
+)
 from lagbot.engine import wording
+
+if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
+    import numpy as np
+    from numpy.typing import NDArray
 
 Samples = Sequence[PartitionSample]
 
@@ -176,8 +190,12 @@ def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) 
     facts = _facts(window)
     if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.last.lag or 0
-    return Status.STOP, wording.reason_stop(lag, facts.committed_span, wording.nobody_owns())
+    return stop_finding(facts.last.lag or 0, facts.committed_span)
+
+
+def stop_finding(lag: int, since: float) -> Finding:
+    """STOP with its reason: lag `lag` and no commit for `since` seconds (the rule is `rule_stop`)."""
+    return Status.STOP, wording.reason_stop(lag, since, wording.nobody_owns())
 
 
 def rule_rewind(window: Samples | Facts) -> Finding | None:
@@ -193,9 +211,13 @@ def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation)
     facts = _facts(window)
     if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
         return None
-    lag = facts.last.lag or 0
+    return stall_finding(facts.last.lag or 0, facts.committed_span, ownership)
+
+
+def stall_finding(lag: int, since: float, ownership: Ownership) -> Finding:
+    """STALL with its reason: lag `lag` and no commit for `since` seconds (the rule is `rule_stall`)."""
     who = messages.owned() if ownership is Ownership.OWNED else wording.owner_unknown()
-    return Status.STALL, wording.reason_stall(lag, facts.committed_span, who)
+    return Status.STALL, wording.reason_stall(lag, since, who)
 
 
 def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
@@ -212,8 +234,13 @@ def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
     if last > first:
-        return Status.WARN, wording.reason_warn(first, last, facts.committed_span)
+        return warn_finding(first, last, facts.committed_span)
     return None
+
+
+def warn_finding(first: int, last: int, span: float) -> Finding:
+    """WARN with its reason: lag went from `first` to `last` over `span` seconds (the rule is `rule_warn`)."""
+    return Status.WARN, wording.reason_warn(first, last, span)
 
 
 def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding:
@@ -232,12 +259,17 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
     )
     if found is not None:
         return found
-    committed = facts.committed
-    if len(committed) < rules.min_samples:
-        return Status.OK, wording.reason_few_samples(len(committed), rules.min_samples)
-    if facts.unmoved and facts.committed_span < rules.min_span:
-        return Status.OK, wording.reason_span_short(facts.committed_span, rules.min_span)
-    if caught_up_in_window(facts):
+    return ok_finding(len(facts.committed), facts.unmoved, facts.committed_span, caught_up_in_window(facts), rules)
+
+
+def ok_finding(committed: int, unmoved: bool, span: float, caught_up: bool, rules: Evaluation) -> Finding:
+    """OK with its reason when no rule fired, from the window's number of committed samples, whether its offset
+    moved, its committed span and Burrow's guard: why the rules could not judge, or that it consumes."""
+    if committed < rules.min_samples:
+        return Status.OK, wording.reason_few_samples(committed, rules.min_samples)
+    if unmoved and span < rules.min_span:
+        return Status.OK, wording.reason_span_short(span, rules.min_span)
+    if caught_up:
         return Status.OK, wording.reason_caught_up_in_window()
     return Status.OK, wording.reason_ok_moving()
 
@@ -308,14 +340,12 @@ def lag_seconds(samples: Samples, now: float, facts: Facts | None = None) -> tup
 
 
 def log_end_restart(samples: Samples) -> int:
-    """The index of the first sample since the log end last went backwards (0 if it never did): `window_facts`'s
-    `log_end_restart`, without the rest of the Facts (the time index asks `lag_seconds` of a table per partition)."""
+    """`Facts.log_end_restart` alone: the index after the last log-end decrease, 0 without one."""
+    ends = samples.log_ends() if isinstance(samples, ColumnSamples) else [s.log_end for s in samples]
     restart = 0
-    previous_end = samples[0].log_end
-    for i, sample in enumerate(samples):
-        if sample.log_end < previous_end:
+    for i in range(1, len(ends)):
+        if ends[i] < ends[i - 1]:
             restart = i
-        previous_end = sample.log_end
     return restart
 
 
@@ -342,6 +372,216 @@ def lag_seconds_upto(samples: Samples, last: int, restart: int, now: float) -> t
 
 
 # ---------------------------------------------------------------------------------------------------
+# The same rules on arrays: every plain partition of a window at once (the evaluator's array route)
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlainRows:
+    """The plain partitions of a window (see `plain_facts`) as arrays, one row per partition, oldest sample first.
+
+    What `Facts` holds of each plain partition, for all of them at once: every sample carries a committed offset
+    and nothing went back, so the committed samples are all the samples, the committed span is the window's span
+    and there is no rewind and no restart. `at` is each row's row in the window's arrays (`WindowColumns`).
+    The functions below are the rules above on these arrays, each next to its meaning; the proof that both give
+    the same answers is tests/engine/test_evaluate_columns.py (random histories) and the case tables
+    (tests/engine/test_evaluate_cases.py), which judge every case both ways.
+    """
+
+    at: list[int]
+    times: NDArray[np.float64]
+    span: float
+    committed: NDArray[np.int64]
+    log_end: NDArray[np.int64]
+    lags: NDArray[np.int64]
+    unmoved: NDArray[np.bool_]
+    zero_lag_seen: NDArray[np.bool_]
+    lags_never_decreased: NDArray[np.bool_]
+
+    @property
+    def samples(self) -> int:
+        return len(self.times)
+
+
+def plain_rows(columns: WindowColumns) -> PlainRows:
+    """The plain partitions of a window with arrays, and what the rules ask of them (see `PlainRows`)."""
+    import numpy as np
+
+    committed, log_end = columns.committed, columns.log_end  # partitions x samples
+    plain = (
+        columns.known.all(axis=1)
+        & (committed[:, 1:] >= committed[:, :-1]).all(axis=1)
+        & (log_end[:, 1:] >= log_end[:, :-1]).all(axis=1)
+    )
+    at = np.flatnonzero(plain)
+    if len(at) < len(columns.tps):
+        committed, log_end = committed[at], log_end[at]
+    lags = np.maximum(log_end - committed, 0)
+    times = np.array(columns.times, dtype=np.float64)
+    return PlainRows(
+        at=at.tolist(),
+        times=times,
+        span=span_of_times(columns.times),
+        committed=committed,
+        log_end=log_end,
+        lags=lags,
+        unmoved=(committed == committed[:, :1]).all(axis=1),
+        zero_lag_seen=(lags == 0).any(axis=1),
+        lags_never_decreased=(lags[:, 1:] >= lags[:, :-1]).all(axis=1),
+    )
+
+
+def span_of_times(times: Sequence[float]) -> float:
+    """`span` of samples at these times."""
+    return times[-1] - times[0] if len(times) >= 2 else 0.0
+
+
+def caught_up_rows(rows: PlainRows) -> NDArray[np.bool_]:
+    """`caught_up_in_window` of every row."""
+    return (rows.committed[:, -1] >= rows.log_end[:, 0]) | rows.zero_lag_seen
+
+
+class Fired(IntEnum):
+    """Which of `partition_status`'s answers a plain row gets, in its order (a plain row never rewinds)."""
+
+    CAUGHT_UP = 0
+    STOP = 1
+    STALL = 2
+    WARN = 3
+    NONE = 4
+    """No rule fired: OK, with `ok_finding`'s reason."""
+
+
+def fired_rows(rows: PlainRows, unowned: NDArray[np.bool_], rules: Evaluation) -> NDArray[np.int64]:
+    """`partition_status` of every row as a `Fired`, the first that holds, in the order of the rules: caught up
+    (lag 0), STOP (`rule_stop`), STALL (`rule_stall`), WARN (`rule_warn`). `unowned`: the row's ownership is
+    UNOWNED."""
+    import numpy as np
+
+    first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
+    judged = rows.samples >= rules.min_samples and rows.span >= rules.min_span  # `judgeable`
+    still = rows.unmoved & ~caught_up_rows(rows) & judged  # `_unmoved_with_lag`
+    warn = (rows.samples >= rules.min_samples) & ~rows.zero_lag_seen & rows.lags_never_decreased
+    fired: NDArray[np.int64] = np.full(len(rows.at), Fired.NONE, dtype=np.int64)
+    fired[warn & (last_lag > first_lag)] = Fired.WARN  # the best first: a worse rule that holds overwrites it
+    fired[still & ~unowned] = Fired.STALL
+    fired[still & unowned] = Fired.STOP
+    fired[last_lag == 0] = Fired.CAUGHT_UP
+    return fired
+
+
+def plain_findings(rows: PlainRows, ownerships: Sequence[Ownership], rules: Evaluation) -> list[Finding]:
+    """`partition_status` of every row, with the reasons the scalar rules give (the same functions)."""
+    import numpy as np
+
+    unowned = np.array([o is Ownership.UNOWNED for o in ownerships], dtype=np.bool_)
+    fired = fired_rows(rows, unowned, rules).tolist()
+    first_lags, last_lags = rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist()
+    caught = (Status.OK, wording.reason_caught_up())
+    count, whole = rows.samples, rows.span
+    oks: dict[tuple[bool, bool], Finding] = {}  # one per (unmoved, caught up): the rest is the window's
+    found: list[Finding] = []
+    rows_of = zip(
+        fired, first_lags, last_lags, ownerships, rows.unmoved.tolist(), caught_up_rows(rows).tolist(), strict=True
+    )
+    for rule, first, last, ownership, unmoved, caught_up in rows_of:
+        if rule == Fired.CAUGHT_UP:
+            found.append(caught)
+        elif rule == Fired.STOP:
+            found.append(stop_finding(last, whole))
+        elif rule == Fired.STALL:
+            found.append(stall_finding(last, whole, ownership))
+        elif rule == Fired.WARN:
+            found.append(warn_finding(first, last, whole))
+        else:
+            ok = oks.get((unmoved, caught_up))
+            if ok is None:
+                ok = oks[(unmoved, caught_up)] = ok_finding(count, unmoved, whole, caught_up, rules)
+            found.append(ok)
+    return found
+
+
+def produce_rates(rows: PlainRows) -> list[float | None]:
+    """`produce_rate` of every row (a plain row has no restart)."""
+    if rows.samples < 2 or rows.span <= 0:
+        return [None] * len(rows.at)
+    rates: list[float | None] = ((rows.log_end[:, -1] - rows.log_end[:, 0]) / rows.span).tolist()
+    return rates
+
+
+def consume_rates(rows: PlainRows) -> list[float | None]:
+    """`consume_rate` of every row (a plain row has no rewind: every sample counts)."""
+    if rows.samples < 2 or rows.span <= 0:
+        return [None] * len(rows.at)
+    rates: list[float | None] = ((rows.committed[:, -1] - rows.committed[:, 0]) / rows.span).tolist()
+    return rates
+
+
+def lag_seconds_rows(rows: PlainRows, now: float) -> tuple[list[float | None], list[bool]]:
+    """`lag_seconds` of every row (its table is the window's times and the row's log ends)."""
+    import numpy as np
+
+    times = np.broadcast_to(rows.times, rows.log_end.shape)
+    return lag_seconds_tables(times, rows.log_end, rows.committed[:, -1], now)
+
+
+def lag_seconds_tables(
+    times: NDArray[np.float64], log_end: NDArray[np.int64], committed: NDArray[np.int64], now: float
+) -> tuple[list[float | None], list[bool]]:
+    """`lag_seconds` of many (time, log end) tables of the same length at once, one per row, each with the committed
+    offset of its newest sample: the same restart (after the last log-end decrease), the same bisection (a count,
+    as the log ends never fall after the restart), the same interpolation and lower bound."""
+    import numpy as np
+
+    count, length = log_end.shape
+    last_end = log_end[:, -1]
+    if length < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
+        return [None if c < e else 0.0 for c, e in zip(committed.tolist(), last_end.tolist(), strict=True)], [
+            False
+        ] * count
+    fell = log_end[:, 1:] < log_end[:, :-1]
+    restart = np.where(fell.any(axis=1), length - 1 - np.argmax(fell[:, ::-1], axis=1), 0)
+    in_run = np.arange(length) >= restart[:, None]
+    below = restart + (in_run & (log_end <= committed[:, None])).sum(axis=1) - 1  # bisect_right - 1
+    caught_up = committed >= last_end
+    older = (below < restart) & ~caught_up  # older than the run: a lower bound
+    interpolated = ~(caught_up | older)
+    row = np.arange(count)
+    i = np.where(interpolated, below, 0)
+    before_end, after_end = log_end[row, i], log_end[row, i + 1]
+    before_at, after_at = times[row, i], times[row, i + 1]
+    fraction = (committed - before_end) / np.where(interpolated, after_end - before_end, 1)
+    written_at = before_at + fraction * (after_at - before_at)
+    since_restart = np.maximum(0.0, now - times[row, restart])
+    seconds = np.where(caught_up, 0.0, np.where(older, since_restart, np.maximum(0.0, now - written_at)))
+    found: list[float | None] = seconds.tolist()
+    bounds: list[bool] = older.tolist()
+    return found, bounds
+
+
+def still_and_growing_rows(rows: PlainRows) -> NDArray[np.bool_]:
+    """`_still_and_growing` of every row: a candidate of `stuck_vs_siblings` (when it is owned)."""
+    import numpy as np
+
+    first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
+    if rows.samples < 2 or not rows.span > 0:
+        return np.zeros(len(rows.at), dtype=np.bool_)
+    growing: NDArray[np.bool_] = rows.unmoved & ~caught_up_rows(rows) & (last_lag > 0) & (last_lag > first_lag)
+    return growing
+
+
+def commit_times_rows(rows: PlainRows) -> list[list[float]]:
+    """`_commit_times` of every row."""
+    import numpy as np
+
+    moved = rows.committed[:, 1:] != rows.committed[:, :-1]
+    row, step = np.nonzero(moved)
+    times = rows.times[1:][step].tolist()
+    ends = np.cumsum(np.bincount(row, minlength=len(rows.at))).tolist()
+    return [times[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
+
+
+# ---------------------------------------------------------------------------------------------------
 # Ownership
 # ---------------------------------------------------------------------------------------------------
 
@@ -355,16 +595,27 @@ class Owners:
         if group is not None:
             for member in reversed(group.members):  # the first member that has a partition owns it
                 self.owners.update(dict.fromkeys(member.assignment, member))
+        self.whole_group: Ownership | None = None
+        """UNOWNED for a group that is gone or has no live members, UNKNOWN for a live group reporting none (for
+        every partition alike); None when each partition is OWNED or UNOWNED by the members' assignments."""
+        if group is None or not group.state.is_active:
+            self.whole_group = Ownership.UNOWNED
+        elif not group.members:
+            self.whole_group = Ownership.UNKNOWN
 
     def of(self, tp: TopicPartition) -> tuple[Ownership, Member | None]:
         """UNOWNED for a group that is gone or has no live members; UNKNOWN for a live group reporting none."""
-        group = self.group
-        if group is None or not group.state.is_active:
-            return Ownership.UNOWNED, None
-        if not group.members:
-            return Ownership.UNKNOWN, None
+        if self.whole_group is not None:
+            return self.whole_group, None
         owner = self.owners.get(tp)
         return (Ownership.OWNED, owner) if owner else (Ownership.UNOWNED, None)
+
+    def of_all(self, tps: Sequence[TopicPartition]) -> list[tuple[Ownership, Member | None]]:
+        """`of` of each of `tps`, in order."""
+        if self.whole_group is not None:
+            return [(self.whole_group, None)] * len(tps)
+        owners = self.owners
+        return [(Ownership.OWNED, owner) if (owner := owners.get(tp)) else (Ownership.UNOWNED, None) for tp in tps]
 
 
 def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
@@ -399,26 +650,69 @@ def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> 
     in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it. The count of
     sibling commits seen (over every other member's partitions) is kept: the diagnosis' confidence grows with it.
     """
-    candidates = [tp for tp, f in facts.items() if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED]
-    if not candidates:
+    still = {
+        tp: still_partition(f)
+        for tp, f in facts.items()
+        if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED
+    }
+    if not still:
         return {}
-    moves = {tp: _commit_times(f) for tp, f in facts.items()}
+    return stuck_against(still, {tp: _commit_times(f) for tp, f in facts.items()}, owners)
+
+
+@dataclass(frozen=True, slots=True)
+class StillPartition:
+    """A candidate of `stuck_vs_siblings`: the time and lag of its first and last committed samples."""
+
+    start: float
+    end: float
+    first_lag: int
+    last_lag: int
+
+
+def still_partition(facts: Facts) -> StillPartition:
+    committed = facts.committed
+    return StillPartition(committed[0].at, committed[-1].at, committed[0].lag or 0, committed[-1].lag or 0)
+
+
+def stuck_against(
+    still: Mapping[TopicPartition, StillPartition], moves: Mapping[TopicPartition, Sequence[float]], owners: Owners
+) -> dict[TopicPartition, SiblingStall]:
+    """The candidates of `stuck_vs_siblings` that are stuck, from the commit times (`_commit_times`) of every
+    partition of the group, `moves`. The commits of each member's partitions are counted once per candidate
+    span (most candidates of a group share the window's), not once per candidate and partition."""
+    members = {tp: who.member_id for tp in moves if (who := owners.of(tp)[1]) is not None}
+    tallies: dict[tuple[float, float], dict[str, tuple[int, int]]] = {}
     found: dict[TopicPartition, SiblingStall] = {}
-    for tp in candidates:
+    for tp, candidate in still.items():
         owner = owners.of(tp)[1]
-        committed = facts[tp].committed
-        start, end = committed[0].at, committed[-1].at
-        per_sibling = [
-            sum(1 for at in moves[other] if start < at <= end)
-            for other in facts
-            if (who := owners.of(other)[1]) is not None and owner is not None and who.member_id != owner.member_id
-        ]
-        if max(per_sibling, default=0) < SIBLING_MIN_COMMITS:
+        if owner is None:
             continue
-        lag = committed[-1].lag or 0
-        reason = wording.reason_stall_siblings(lag, end - start, committed[0].lag or 0, sum(per_sibling))
-        found[tp] = SiblingStall((Status.STALL, reason), sum(per_sibling))
+        key = (candidate.start, candidate.end)
+        per_member = tallies.get(key)
+        if per_member is None:
+            per_member = tallies[key] = _commits_per_member(moves, members, candidate.start, candidate.end)
+        others = [tally for member, tally in per_member.items() if member != owner.member_id]
+        if max((most for _, most in others), default=0) < SIBLING_MIN_COMMITS:
+            continue
+        commits = sum(total for total, _ in others)
+        reason = wording.reason_stall_siblings(
+            candidate.last_lag, candidate.end - candidate.start, candidate.first_lag, commits
+        )
+        found[tp] = SiblingStall((Status.STALL, reason), commits)
     return found
+
+
+def _commits_per_member(
+    moves: Mapping[TopicPartition, Sequence[float]], members: Mapping[TopicPartition, str], start: float, end: float
+) -> dict[str, tuple[int, int]]:
+    """Per member: the commits of its partitions in (start, end], and the most of any one of its partitions."""
+    per_member: dict[str, tuple[int, int]] = {}
+    for tp, member in members.items():
+        commits = sum(1 for at in moves[tp] if start < at <= end)
+        total, most = per_member.get(member, (0, 0))
+        per_member[member] = (total + commits, max(most, commits))
+    return per_member
 
 
 def _still_and_growing(facts: Facts) -> bool:
@@ -433,3 +727,32 @@ def _commit_times(facts: Facts) -> list[float]:
     """The sample times at which the committed offset had moved since the previous committed sample."""
     committed = facts.committed
     return [b.at for a, b in itertools.pairwise(committed) if b.committed != a.committed]
+
+
+def stuck_vs_siblings_rows(
+    rows: PlainRows,
+    plain: Sequence[TopicPartition],
+    ownerships: Sequence[Ownership],
+    others: Mapping[TopicPartition, Facts],
+    owners: Owners,
+) -> dict[TopicPartition, SiblingStall]:
+    """`stuck_vs_siblings` of a group whose plain partitions `plain` (with their `ownerships`) are `rows` and whose
+    other partitions have their Facts in `others`."""
+    still: dict[TopicPartition, StillPartition] = {}
+    growing = still_and_growing_rows(rows)
+    if growing.any():
+        start, end = float(rows.times[0]), float(rows.times[-1])
+        lags = zip(
+            plain, growing.tolist(), ownerships, rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist(), strict=True
+        )
+        for tp, is_still, ownership, first, last in lags:
+            if is_still and ownership is Ownership.OWNED:
+                still[tp] = StillPartition(start, end, first, last)
+    for tp, f in others.items():
+        if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED:
+            still[tp] = still_partition(f)
+    if not still:
+        return {}
+    moves: dict[TopicPartition, Sequence[float]] = dict(zip(plain, commit_times_rows(rows), strict=True))
+    moves.update((tp, _commit_times(f)) for tp, f in others.items())
+    return stuck_against(still, moves, owners)

@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
-from lagbot.engine.rules import lag_seconds
+from lagbot.engine.rules import lag_seconds, lag_seconds_tables
 
 HORIZONS = (60.0, 300.0, 900.0, 3600.0)
 """The default horizons in seconds: the last 1, 5, 15 and 60 minutes."""
@@ -115,6 +115,54 @@ def lag_seconds_by_index(
     return lag_seconds(table, now)
 
 
+def lag_seconds_by_index_rows(
+    points: Sequence[Sequence[IndexPoint]], committed: Sequence[int], log_end: Sequence[int], now: float
+) -> list[tuple[float | None, bool]]:
+    """`lag_seconds_by_index` of many partitions at once (their points, committed offsets and log ends): the same
+    tables, judged by the array form of the window's rule (bot/engine/rules.py `lag_seconds_tables`), a few array
+    operations instead of a loop per partition.
+
+    The tables are made as long as the longest by repeating their oldest point in front: a copy of a point changes
+    no answer of the rule (no log end falls between copies, the bisection lands on the last copy, and older than
+    the oldest point is older than its copies, at the same time). A table with no known point stays alone.
+    """
+    import numpy as np
+
+    tables = [[(p.at, p.log_end) for p in found if p.log_end is not None and p.at < now] for found in points]
+    longest = max((len(table) for table in tables), default=0)
+    by_length: dict[int, list[int]] = {}
+    for row, table in enumerate(tables):
+        table.sort(key=_time)  # stable, as `sorted` in lag_seconds_by_index
+        table[:0] = table[:1] * (longest - len(table))
+        by_length.setdefault(len(table), []).append(row)
+    answers: list[tuple[float | None, bool]] = [(None, False)] * len(tables)
+    for rows in by_length.values():
+        times = np.array([[at for at, _ in tables[r]] + [now] for r in rows], dtype=np.float64)
+        try:
+            ends = np.array([[end for _, end in tables[r]] + [log_end[r]] for r in rows], dtype=np.int64)
+            offsets = np.array([committed[r] for r in rows], dtype=np.int64)
+            exact = min(ends.min(), offsets.min()) >= 0 and max(ends.max(), offsets.max()) < _EXACT_LIMIT
+        except OverflowError:
+            exact = False
+        if not exact:
+            for r in rows:  # offsets the array arithmetic would round: the scalar rule, with Python's exact ints
+                answers[r] = lag_seconds_by_index(points[r], committed[r], log_end[r], now)
+            continue
+        seconds, bounds = lag_seconds_tables(times, ends, offsets, now)
+        for r, found, bound in zip(rows, seconds, bounds, strict=True):
+            answers[r] = (found, bound)
+    return answers
+
+
+_EXACT_LIMIT = 2**48
+"""Offsets at or above this (or negative) are judged by `lag_seconds_by_index` (as in lagbot.engine.window): int64
+and float64 arithmetic on them would not be exact."""
+
+
+def _time(point: tuple[float, int]) -> float:
+    return point[0]
+
+
 class BaselineCache:
     """Index points per horizon, asked again only when the horizon has moved on (`REASK_SHARE` of itself)."""
 
@@ -166,7 +214,12 @@ class BaselineCache:
 
 
 def with_index(
-    verdict: GroupVerdict, history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float, measured_at: float
+    verdict: GroupVerdict,
+    history: Mapping[TopicPartition, Sequence[IndexPoint]],
+    now: float,
+    measured_at: float,
+    *,
+    arrays: bool = False,
 ) -> GroupVerdict:
     """The verdict with what the time index adds: lag in seconds where the window cannot say (unknown, or only
     a lower bound the index improves on) and the group's baseline produce rate per horizon.
@@ -174,19 +227,25 @@ def with_index(
     A figure from the index replaces the window's only when it is known and either the window had none or the
     window's was a lower bound and the index's is exact or longer. `lag_seconds_method` says which gave it.
     `measured_at` is when the verdict's log ends were read (the rates run from the index's points to then).
+    `arrays`: find the figures of all partitions at once (`lag_seconds_by_index_rows`), for a verdict judged by the
+    evaluator's array route (numpy is loaded already); the same figures.
     """
-    partitions = tuple(_indexed(p, history.get(p.tp, ()), now) for p in verdict.partitions)
-    baselines = []
+    if arrays:
+        partitions = _indexed_rows(verdict.partitions, history, now)
+    else:
+        partitions = tuple(_indexed(p, history.get(p.tp, ()), now) for p in verdict.partitions)
     horizons = len(next(iter(history.values()), ()))
-    for i in range(horizons):
-        rates = [
-            baseline_rate(points[i], measured_at, p.log_end)
-            for p in verdict.partitions
-            if len(points := history.get(p.tp, ())) == horizons
-        ]
+    rates: list[list[float | None]] = [[] for _ in range(horizons)]
+    for p in verdict.partitions:  # each partition's points once, every horizon's rates in the partitions' order
+        points = history.get(p.tp, ())
+        if len(points) == horizons:
+            for found, past in zip(rates, points, strict=True):
+                found.append(baseline_rate(past, measured_at, p.log_end))
+    baselines = []
+    for i, found in enumerate(rates):
         horizon = next(iter(history.values()))[i].horizon
-        known = bool(rates) and all(r is not None for r in rates)
-        baselines.append((horizon, sum(r or 0.0 for r in rates) if known else None))
+        known = bool(found) and all(r is not None for r in found)
+        baselines.append((horizon, sum(r or 0.0 for r in found) if known else None))
     return replace(
         verdict,
         partitions=partitions,
@@ -196,11 +255,41 @@ def with_index(
 
 
 def _indexed(p: PartitionVerdict, points: Sequence[IndexPoint], now: float) -> PartitionVerdict:
-    if not points or p.committed is None or not p.lag or (p.lag_seconds is not None and not p.lag_seconds_lower_bound):
+    if not points or not _wants_index(p) or p.committed is None:
         return p
-    seconds, bound = lag_seconds_by_index(points, p.committed, p.log_end, now)
+    return _with_figure(p, *lag_seconds_by_index(points, p.committed, p.log_end, now))
+
+
+def _indexed_rows(
+    partitions: tuple[PartitionVerdict, ...], history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float
+) -> tuple[PartitionVerdict, ...]:
+    """`_indexed` of every partition, the index's figures of those that want one found at once."""
+    wanted = [
+        (j, p, points, p.committed)
+        for j, p in enumerate(partitions)
+        if (points := history.get(p.tp, ())) and _wants_index(p) and p.committed is not None
+    ]
+    if not wanted:
+        return partitions
+    found = lag_seconds_by_index_rows(
+        [points for _, _, points, _ in wanted], [c for _, _, _, c in wanted], [p.log_end for _, p, _, _ in wanted], now
+    )
+    indexed = list(partitions)
+    for (j, p, _, _), (seconds, bound) in zip(wanted, found, strict=True):
+        indexed[j] = _with_figure(p, seconds, bound)
+    return tuple(indexed)
+
+
+def _wants_index(p: PartitionVerdict) -> bool:
+    """Lagging, with a committed offset, and the window's figure is unknown or only a lower bound."""
+    return p.committed is not None and bool(p.lag) and (p.lag_seconds is None or p.lag_seconds_lower_bound)
+
+
+def _with_figure(p: PartitionVerdict, seconds: float | None, bound: bool) -> PartitionVerdict:
+    """The verdict with the index's figure where it is known and the window's is unknown or a lower bound the
+    index's is exact or longer than."""
     if seconds is None:
         return p
     if p.lag_seconds is not None and bound and seconds <= p.lag_seconds:
         return p
-    return replace(p, lag_seconds=seconds, lag_seconds_lower_bound=bound, lag_seconds_method="time_index")
+    return p.with_lag_seconds(seconds, bound, "time_index")

@@ -424,14 +424,11 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         partitions = dict(_series(entries))
     elif tps and all(e.columns is not None for e in entries):
         # Every entry saw the same partitions and kept them as arrays (the usual case): each partition's samples
-        # are a view over the entries' arrays, which makes a sample only when the evaluator reads it.
+        # are a view over the entries' arrays, which makes a sample only when it is read. The evaluator judges
+        # the plain partitions from the arrays alone (bot/engine/rules.py `PlainRows`), reading no sample of them.
         columns = _window_columns(entries)
         blocks = tuple(e.columns for e in entries if e.columns is not None)
-        ends = zip(_edge_samples(entries[0]), _edge_samples(entries[-1]), strict=True)
-        partitions = {
-            tp: ColumnSamples(columns.times, blocks, columns.log_end, i, edges)
-            for i, (tp, edges) in enumerate(zip(tps, ends, strict=True))
-        }
+        partitions = {tp: ColumnSamples(columns.times, blocks, columns.log_end, i) for i, tp in enumerate(tps)}
     else:
         # The same partitions, some entry without arrays: transposing the rows is one zip.
         partitions = dict(zip(tps, zip(*[_entry_samples(e) for e in entries], strict=True), strict=True))
@@ -456,13 +453,6 @@ def _series(entries: list[_Entry]) -> dict[TopicPartition, tuple[PartitionSample
     return {tp: tuple(samples) for tp, samples in series.items()}
 
 
-def _edge_samples(entry: _Entry) -> list[PartitionSample]:
-    """The entry's sample of every partition, from its arrays: made for all partitions at once, as the evaluator
-    reads the first and the last sample of every partition."""
-    at = entry.at
-    return [PartitionSample(at, c, e, s) for _, c, e, s in _entry_rows(entry)]
-
-
 def _window_columns(entries: list[_Entry]) -> WindowColumns:
     """The arrays of a window whose entries all have arrays of the same partitions (see WindowColumns)."""
     import numpy as np
@@ -472,6 +462,13 @@ def _window_columns(entries: list[_Entry]) -> WindowColumns:
     committed, log_end = stacked[0], stacked[1]
     known = committed >= 0
     np.maximum(committed, 0, out=committed)  # 0 where unknown, as WindowColumns holds it
+    newest = entries[-1].columns
+    assert newest is not None
     return WindowColumns(
-        times=tuple(e.at for e in entries), tps=entries[-1].tps, committed=committed, log_end=log_end, known=known
+        times=tuple(e.at for e in entries),
+        tps=entries[-1].tps,
+        committed=committed,
+        log_end=log_end,
+        known=known,
+        last_log_start=newest[2],
     )

@@ -29,10 +29,28 @@ from lagbot.core.model import (
     GroupWindow,
     Member,
     PartitionSample,
+    Status,
     TopicPartition,
 )
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group, group_points
+from lagbot.engine.rules import (
+    Owners,
+    _commit_times,
+    _still_and_growing,
+    commit_times_rows,
+    consume_rate,
+    consume_rates,
+    lag_seconds,
+    lag_seconds_rows,
+    partition_status,
+    plain_findings,
+    plain_rows,
+    produce_rate,
+    produce_rates,
+    still_and_growing_rows,
+    window_facts,
+)
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore, _entry, decode_entry, encode_entry
 
 CLUSTER = "prod"
@@ -352,3 +370,123 @@ def test_an_entry_encodes_the_same_with_or_without_arrays() -> None:
     assert encode_entry(with_arrays) == encode_entry(without)
     decoded = decode_entry(encode_entry(with_arrays))
     assert decoded.columns is not None and encode_entry(decoded) == encode_entry(without)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The array forms of the rules (bot/engine/rules.py `PlainRows`) against the scalar rules, row by row
+# ---------------------------------------------------------------------------------------------------
+
+KINDS = ("still", "moving", "caught_up", "burst", "rewind", "restart", "uncommitted", "gap")
+"""How a partition of `RuleHistory` behaves: its committed offset never moves (STALL, STOP, stuck against siblings),
+moves, keeps up with the log end, kept up then falls behind, goes back, its log end falls (a recreated topic),
+nothing is ever committed, or one sample lacks a commit."""
+
+
+class RuleHistory:
+    """A group whose partitions each behave one way (KINDS) over a window, with steady members owning them: the
+    histories the rules tell apart, more often than `History` draws them."""
+
+    def __init__(self, rng: random.Random, partitions: int) -> None:
+        self.rng = rng
+        self.tps: list[TopicPartition] = [("orders", p) for p in range(partitions)]
+        self.kinds = {tp: rng.choice((*KINDS, "still", "moving", "moving")) for tp in self.tps}
+        self.ends = {tp: rng.choice([0, 100, 5_000]) for tp in self.tps}
+        self.committed: dict[TopicPartition, int | None] = {
+            tp: None if self.kinds[tp] == "uncommitted" else max(0, self.ends[tp] - rng.choice([0, 0, 30, 400]))
+            for tp in self.tps
+        }
+        self.at = 1_700_000_000.0 + rng.random()
+        self.step_seconds = rng.choice([0.5, 2.0, 10.0, 30.0])  # short steps leave spans under min_span
+        members = rng.choice([0, 1, 2, 3, 3])
+        self.state = rng.choice([GroupState.STABLE] * 4 + [GroupState.EMPTY, GroupState.COMPLETING_REBALANCE])
+        self.members = tuple(
+            Member(f"m-{i}", f"client-{i}", f"10.0.0.{i}", tuple(tp for j, tp in enumerate(self.tps) if j % 4 == i))
+            for i in range(members if self.state is not GroupState.EMPTY else 0)
+        )  # with 3 members, every fourth partition has no owner
+        self.steps = 0
+
+    def step(self) -> ClusterSnapshot:
+        rng = self.rng
+        self.at += self.step_seconds * rng.choice([1.0, 1.0, 1.0, 0.0, 2.5])  # two samples may share a time
+        committed: dict[TopicPartition, int | None] = {}
+        for tp in self.tps:
+            kind, current = self.kinds[tp], self.committed[tp]
+            if kind == "restart" and rng.random() < 0.2:
+                self.ends[tp] = rng.randint(0, 20)
+            self.ends[tp] += rng.choice([0, 1, 7, 40]) if kind != "burst" or self.steps > 2 else 0
+            if kind in ("moving", "rewind", "restart", "gap") and current is not None:
+                current = min(self.ends[tp], current + rng.choice([0, 3, 25]))
+            if kind == "caught_up":
+                current = self.ends[tp]
+            if kind == "rewind" and current is not None and rng.random() < 0.3:
+                current = max(0, current - rng.randint(1, 30))
+            self.committed[tp] = current
+            committed[tp] = None if kind == "gap" and rng.random() < 0.2 else current
+        self.steps += 1
+        group = GroupSnapshot("billing", self.state, self.members, committed, generation=1)
+        return ClusterSnapshot(
+            CLUSTER, self.at, {"billing": group}, dict(self.ends), {tp: e // 2 for tp, e in self.ends.items()}
+        )
+
+
+def test_the_array_rules_give_the_scalar_rules_answers_row_by_row() -> None:
+    rng = random.Random(31)
+    reached: dict[str, int] = {}
+    for _ in range(150):
+        samples = rng.randint(1, 8)
+        store = MemoryWindowStore(samples=samples)
+        history = RuleHistory(rng, rng.randint(1, 12))
+        for _ in range(rng.randint(1, samples + 2)):
+            store.append(history.step())
+        window = store.window(CLUSTER, "billing")
+        assert window is not None and window.columns is not None
+        now = window.samples[-1].at + rng.choice([0.0, 5.0, 300.0])
+        rows = plain_rows(window.columns)
+        plain = [window.columns.tps[i] for i in rows.at]
+        owners = Owners(window.latest)
+        owned = owners.of_all(plain)
+        assert owned == [owners.of(tp) for tp in plain]
+        facts = {tp: window_facts(window.partitions[tp]) for tp in plain}
+        for rules in RULES:
+            findings = plain_findings(rows, [o for o, _ in owned], rules)
+            assert findings == [partition_status(facts[tp], o, rules) for tp, (o, _) in zip(plain, owned, strict=True)]
+            for status, _ in findings:
+                reached[status.name] = reached.get(status.name, 0) + 1
+        seconds = lag_seconds_rows(rows, now)
+        assert list(zip(*seconds, strict=True)) == [lag_seconds(f.samples, now, f) for f in facts.values()]
+        reached["lower bound"] = reached.get("lower bound", 0) + sum(seconds[1])
+        assert produce_rates(rows) == [produce_rate(f) for f in facts.values()]
+        assert consume_rates(rows) == [consume_rate(f) for f in facts.values()]
+        assert still_and_growing_rows(rows).tolist() == [_still_and_growing(f) for f in facts.values()]
+        assert commit_times_rows(rows) == [_commit_times(f) for f in facts.values()]
+        reached["plain"] = reached.get("plain", 0) + len(plain)
+        reached["other"] = reached.get("other", 0) + len(window.partitions) - len(plain)
+    # A proof only if every answer came up, on both sides of the plain/other split.
+    assert min(reached.get(k, 0) for k in ("OK", "WARN", "STALL", "STOP", "lower bound", "other")) >= 10, reached
+
+
+def test_rule_histories_judge_the_same_both_ways() -> None:
+    # Whole verdicts, causes included, of the groups the rules tell apart: owned, unowned and unknown owners,
+    # partitions stuck against their siblings, rewinds, recreated topics, one sample, short spans, no commit.
+    rng = random.Random(32)
+    statuses: dict[str, int] = {}
+    siblings = 0
+    for _ in range(120):
+        samples = rng.randint(1, 8)
+        store = MemoryWindowStore(samples=samples)
+        history = RuleHistory(rng, rng.randint(1, 12))
+        for _ in range(rng.randint(1, samples + 2)):
+            store.append(history.step())
+            window = store.window(CLUSTER, "billing")
+            assert window is not None and window.columns is not None
+            now = window.samples[-1].at + rng.choice([0.0, 5.0, 300.0])
+            python_way = replace(window, columns=None)
+            for rules in RULES:
+                verdict = judged(window, THRESHOLDS[0], rules, now)
+                assert verdict == judged(python_way, THRESHOLDS[0], rules, now)
+                for p in verdict.partitions:
+                    statuses[p.status.name] = statuses.get(p.status.name, 0) + 1
+                    siblings += p.sibling_commits > 0
+    assert siblings >= 10, siblings
+    assert min(statuses.get(s.name, 0) for s in (Status.OK, Status.WARN, Status.STALL)) >= 10
+    assert statuses.get(Status.STOP.name, 0) >= 10 and statuses.get(Status.REWIND.name, 0) >= 10, statuses

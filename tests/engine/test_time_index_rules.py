@@ -1,0 +1,115 @@
+"""`with_index` without a broker: the baseline produce rates per horizon and the lag seconds the index adds,
+checked against figures worked out by hand (tests/engine/test_time_index.py asks a real broker)."""
+
+from __future__ import annotations
+
+import random
+
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
+from lagbot.engine.timeindex import IndexPoint, lag_seconds_by_index, lag_seconds_by_index_rows, point, with_index
+
+
+def partition(p: int, committed: int | None, log_end: int, seconds: float | None, bound: bool) -> PartitionVerdict:
+    lag = None if committed is None else max(0, log_end - committed)
+    return PartitionVerdict(
+        topic="orders", partition=p, committed=committed, log_end=log_end, log_start=0, lag=lag, lag_seconds=seconds,
+        lag_seconds_lower_bound=bound, status=Status.OK, reason="", produce_rate=None, consume_rate=None, owner=None,
+        lag_seconds_method=None if seconds is None else "window",
+    )  # fmt: skip
+
+
+def verdict(*partitions: PartitionVerdict) -> GroupVerdict:
+    return GroupVerdict(
+        cluster="prod", group="billing", state=GroupState.STABLE, status=Status.OK, severity=Severity.OK,
+        severity_reason="", partitions=partitions, total_lag=None, max_lag_seconds=None, produce_rate=None,
+        consume_rate=None, eta_seconds=None, trend="unknown",
+    )  # fmt: skip
+
+
+NOW = 10_000.0
+
+
+def test_baselines_sum_every_partition_per_horizon_and_are_unknown_where_one_is() -> None:
+    # Two horizons, 600 s and 60 s. orders-0 wrote 1,000 -> 1,600 (600 s) and 1,540 -> 1,600 (60 s); orders-1 has
+    # no data 600 s old, so the group's 600 s baseline is unknown; orders-2 has no points at all and is left out.
+    history = {
+        ("orders", 0): (IndexPoint(NOW - 600, 1_000, 600.0), IndexPoint(NOW - 60, 1_540, 60.0)),
+        ("orders", 1): (IndexPoint(NOW - 600, None, 600.0), IndexPoint(NOW - 60, 170, 60.0)),
+    }
+    judged = verdict(
+        partition(0, 1_600, 1_600, 0.0, False), partition(1, 200, 200, 0.0, False), partition(2, 5, 9, 1.0, False)
+    )
+    found = with_index(judged, history, NOW, NOW)
+    assert found.baseline_produce == ((60.0, 60 / 60 + 30 / 60), (600.0, None))
+    assert found.partitions == judged.partitions  # caught up, or an exact window figure: the index adds nothing
+
+
+def test_the_index_replaces_a_lower_bound_it_improves_on_and_fills_an_unknown() -> None:
+    # orders-0: committed 1,100, written between the 600 s point (log end 1,000) and the 60 s point (1,540): at
+    # NOW - 600 + 100/540 * 540 s = NOW - 500 s, exact; the window only knew "at least 30 s". orders-1: the window
+    # had no figure; committed 50 is older than the oldest point (log end 100 at NOW - 600): at least 600 s.
+    # orders-2: the window's lower bound of 900 s is longer than the index's 600 s lower bound: it stays.
+    points = (IndexPoint(NOW - 600, 1_000, 600.0), IndexPoint(NOW - 60, 1_540, 60.0))
+    old = (IndexPoint(NOW - 600, 100, 600.0), IndexPoint(NOW - 60, 150, 60.0))
+    history = {("orders", 0): points, ("orders", 1): old, ("orders", 2): old}
+    judged = verdict(
+        partition(0, 1_100, 1_600, 30.0, True), partition(1, 50, 200, None, False), partition(2, 50, 200, 900.0, True)
+    )
+    found = with_index(judged, history, NOW, NOW)
+    assert [(p.lag_seconds, p.lag_seconds_lower_bound, p.lag_seconds_method) for p in found.partitions] == [
+        (500.0, False, "time_index"),
+        (600.0, True, "time_index"),
+        (900.0, True, "window"),
+    ]
+    assert found.max_lag_seconds == 900.0
+
+
+def test_a_point_keeps_its_horizon() -> None:
+    assert point(NOW - 60, None, 50, 0, 60.0) == IndexPoint(NOW - 60, None, 60.0)
+    assert point(NOW - 60, -1, 50, 0, 60.0) == IndexPoint(NOW - 60, 50, 60.0)
+    assert point(NOW - 60, 3, 50, 3, 60.0) == IndexPoint(NOW - 60, None, 60.0)
+    assert point(NOW - 60, 7, 50, 3) == IndexPoint(NOW - 60, 7, 0.0)
+
+
+def random_points(rng: random.Random) -> tuple[tuple[IndexPoint, ...], int, int]:
+    """A partition's index points (some unknown, some at or after now, out of order, log ends that fall, ties),
+    with its committed offset and log end: lagging, or caught up; now and then offsets too big for int64 sums."""
+    big = 2**60 if rng.random() < 0.05 else 0
+    horizons = rng.sample([30.0, 60.0, 300.0, 900.0, 3600.0, -5.0], rng.randint(0, 5))
+    points = tuple(
+        IndexPoint(NOW - h, None if rng.random() < 0.2 else big + rng.choice([0, 10, 500, 900, 1_000]), h)
+        for h in horizons
+    )
+    log_end = big + rng.choice([0, 900, 1_000, 1_200])
+    committed = log_end - rng.choice([0, 1, 100, 450, 1_100, 1_200])
+    return points, max(committed, big), log_end
+
+
+def test_the_index_figures_of_many_partitions_at_once_are_each_partitions_own() -> None:
+    rng = random.Random(41)
+    for _ in range(200):
+        drawn = [random_points(rng) for _ in range(rng.randint(1, 30))]
+        points, committed, log_end = ([d[i] for d in drawn] for i in range(3))
+        assert lag_seconds_by_index_rows(points, committed, log_end, NOW) == [  # type: ignore[arg-type]
+            lag_seconds_by_index(p, c, e, NOW) for p, c, e in drawn
+        ]
+
+
+def test_with_index_gives_the_same_verdict_with_arrays_or_without() -> None:
+    rng = random.Random(42)
+    lower_bounds = 0
+    for _ in range(200):
+        drawn = [random_points(rng) for _ in range(rng.randint(1, 12))]
+        window_figures = [rng.choice([(None, False), (5.0, True), (2_000.0, True), (40.0, False)]) for _ in drawn]
+        judged = verdict(
+            *(partition(j, c, e, s, b) for j, ((_, c, e), (s, b)) in enumerate(zip(drawn, window_figures, strict=True)))
+        )
+        history = {("orders", j): p for j, (p, _, _) in enumerate(drawn) if p or rng.random() < 0.5}
+        if not history:
+            continue
+        with_arrays = with_index(judged, history, NOW, NOW, arrays=True)
+        assert with_arrays == with_index(judged, history, NOW, NOW)
+        lower_bounds += sum(
+            p.lag_seconds_method == "time_index" and p.lag_seconds_lower_bound for p in with_arrays.partitions
+        )
+    assert lower_bounds >= 10
