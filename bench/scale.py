@@ -90,12 +90,12 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         requests = dict(counter.snapshot(admins[0]) - before)
         assert not report.cluster_errors, report.cluster_errors
         groups = len(report.verdicts)
-    whole = _requests_of_a_whole_collect(settings)
     partitions = sum(len(v.partitions) for v in report.verdicts)
     full = min(len(w.samples) for w in store.windows("scale", [v.group for v in report.verdicts]).values())
     status = _status("self")
     reader = admins[0].offsets.child_pid  # committed offsets and descriptions are read by this child process
     reader_status = _status(str(reader)) if reader is not None else {"VmRSS": "0 kB"}
+    whole = _requests_of_a_whole_collect(settings)  # after the memory is read: its client and snapshot are extra
     keys = list(client.scan_iter(match="lagbot:window:scale:*", count=1000))
     window_bytes = sum(int(client.memory_usage(key, samples=0) or 0) for key in keys)
     return {
