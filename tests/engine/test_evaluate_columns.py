@@ -13,6 +13,7 @@ The windows themselves are checked against a transposition done here from the ap
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -429,18 +430,26 @@ class RuleHistory:
         )
 
 
-def test_the_array_rules_give_the_scalar_rules_answers_row_by_row() -> None:
-    rng = random.Random(31)
-    reached: dict[str, int] = {}
-    for _ in range(150):
+def rule_windows(rng: random.Random, histories: int, *, each_step: bool) -> Iterator[tuple[GroupWindow, float]]:
+    """Windows (with arrays) of random rule histories and a time to judge each at: every step's window, or only the
+    last of each history."""
+    for _ in range(histories):
         samples = rng.randint(1, 8)
         store = MemoryWindowStore(samples=samples)
         history = RuleHistory(rng, rng.randint(1, 12))
-        for _ in range(rng.randint(1, samples + 2)):
+        steps = rng.randint(1, samples + 2)
+        for step in range(steps):
             store.append(history.step())
-        window = store.window(CLUSTER, "billing")
-        assert window is not None and window.columns is not None
-        now = window.samples[-1].at + rng.choice([0.0, 5.0, 300.0])
+            if each_step or step == steps - 1:
+                window = store.window(CLUSTER, "billing")
+                assert window is not None and window.columns is not None
+                yield window, window.samples[-1].at + rng.choice([0.0, 5.0, 300.0])
+
+
+def test_the_array_rules_give_the_scalar_rules_answers_row_by_row() -> None:
+    reached: dict[str, int] = {}
+    for window, now in rule_windows(random.Random(31), 150, each_step=False):
+        assert window.columns is not None
         rows = plain_rows(window.columns)
         plain = [window.columns.tps[i] for i in rows.at]
         owners = Owners(window.latest)
@@ -468,25 +477,16 @@ def test_the_array_rules_give_the_scalar_rules_answers_row_by_row() -> None:
 def test_rule_histories_judge_the_same_both_ways() -> None:
     # Whole verdicts, causes included, of the groups the rules tell apart: owned, unowned and unknown owners,
     # partitions stuck against their siblings, rewinds, recreated topics, one sample, short spans, no commit.
-    rng = random.Random(32)
     statuses: dict[str, int] = {}
     siblings = 0
-    for _ in range(120):
-        samples = rng.randint(1, 8)
-        store = MemoryWindowStore(samples=samples)
-        history = RuleHistory(rng, rng.randint(1, 12))
-        for _ in range(rng.randint(1, samples + 2)):
-            store.append(history.step())
-            window = store.window(CLUSTER, "billing")
-            assert window is not None and window.columns is not None
-            now = window.samples[-1].at + rng.choice([0.0, 5.0, 300.0])
-            python_way = replace(window, columns=None)
-            for rules in RULES:
-                verdict = judged(window, THRESHOLDS[0], rules, now)
-                assert verdict == judged(python_way, THRESHOLDS[0], rules, now)
-                for p in verdict.partitions:
-                    statuses[p.status.name] = statuses.get(p.status.name, 0) + 1
-                    siblings += p.sibling_commits > 0
+    for window, now in rule_windows(random.Random(32), 120, each_step=True):
+        python_way = replace(window, columns=None)
+        for rules in RULES:
+            verdict = judged(window, THRESHOLDS[0], rules, now)
+            assert verdict == judged(python_way, THRESHOLDS[0], rules, now)
+            for p in verdict.partitions:
+                statuses[p.status.name] = statuses.get(p.status.name, 0) + 1
+                siblings += p.sibling_commits > 0
     assert siblings >= 10, siblings
     assert min(statuses.get(s.name, 0) for s in (Status.OK, Status.WARN, Status.STALL)) >= 10
     assert statuses.get(Status.STOP.name, 0) >= 10 and statuses.get(Status.REWIND.name, 0) >= 10, statuses
