@@ -84,6 +84,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
             collected = time.perf_counter()
             report = checker.evaluate(snapshots)
             seconds.append(time.perf_counter() - begun)
+            del snapshots  # as `checker.cycle()` (what `lagbot run` calls) keeps no snapshot after judging it
             phases.append((collected - begun, time.perf_counter() - collected))
         if options.get("freeze"):
             gc.freeze()  # an experiment, not what `lagbot run` does: see --gc-freeze
