@@ -33,7 +33,6 @@ from lagbot.engine.rules import (
     Ownership,
     PlainRows,
     Samples,
-    SiblingStall,
     consume_rate,
     consume_rates,
     lag_seconds,
@@ -45,10 +44,9 @@ from lagbot.engine.rules import (
     plain_rows,
     produce_rate,
     produce_rates,
-    stuck_vs_siblings,
-    stuck_vs_siblings_rows,
     window_facts,
 )
+from lagbot.engine.siblings import SiblingStall, stuck_vs_siblings, stuck_vs_siblings_rows
 
 
 @dataclass(frozen=True, slots=True)

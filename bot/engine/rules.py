@@ -20,17 +20,14 @@ a consumer that reached a broker offset seen inside the window (its committed of
 oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK. WARN has
 Burrow's rule 1 as its guard: a lag of zero at any sample of the window means the consumer kept up, so a
 burst on a quiet topic that the consumer has not committed yet is not a slow consumer.
-One rule reads the group's partitions together: `stuck_vs_siblings` makes an owned partition a STALL in a window
-shorter than `min_span` when other members' partitions committed while it did not (its proof is
-tests/engine/test_agreement_cases.py). The proof of the others is tests/engine/test_evaluate_cases.py, whose cases
-run through both routes.
+The rule that reads a group's partitions together (stuck against its siblings) is in lagbot.engine.siblings.
+The proof of these is tests/engine/test_evaluate_cases.py, whose cases run through both routes.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
@@ -559,28 +556,6 @@ def lag_seconds_tables(
     return found, bounds
 
 
-def still_and_growing_rows(rows: PlainRows) -> NDArray[np.bool_]:
-    """`_still_and_growing` of every row: a candidate of `stuck_vs_siblings` (when it is owned)."""
-    import numpy as np
-
-    first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
-    if rows.samples < 2 or not rows.span > 0:
-        return np.zeros(len(rows.at), dtype=np.bool_)
-    growing: NDArray[np.bool_] = rows.unmoved & ~caught_up_rows(rows) & (last_lag > 0) & (last_lag > first_lag)
-    return growing
-
-
-def commit_times_rows(rows: PlainRows) -> list[list[float]]:
-    """`_commit_times` of every row."""
-    import numpy as np
-
-    moved = rows.committed[:, 1:] != rows.committed[:, :-1]
-    row, step = np.nonzero(moved)
-    times = rows.times[1:][step].tolist()
-    ends = np.cumsum(np.bincount(row, minlength=len(rows.at))).tolist()
-    return [times[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
-
-
 # ---------------------------------------------------------------------------------------------------
 # Ownership
 # ---------------------------------------------------------------------------------------------------
@@ -621,138 +596,3 @@ class Owners:
 def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
     """Who owns `tp` in the newest description of the group."""
     return Owners(group).of(tp)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Stuck against its siblings: a rule on the group's partitions together
-# ---------------------------------------------------------------------------------------------------
-
-SIBLING_MIN_COMMITS = 2
-"""A sibling partition must have committed in at least this many steps of the still partition's span: then the
-still partition missed at least as many chances to commit that the others took, which a short window proves."""
-
-
-@dataclass(frozen=True, slots=True)
-class SiblingStall:
-    """A partition judged stuck against its siblings, and how many of their commits it was judged on."""
-
-    finding: Finding
-    sibling_commits: int
-
-
-def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> dict[TopicPartition, SiblingStall]:
-    """Owned partitions whose committed offset did not move while partitions of OTHER members committed.
-
-    A candidate has at least two committed samples, all the same offset, lag above 0 and growing from its first
-    committed sample to its last, and never caught up within the window (Burrow's guard). It is stuck when a
-    partition owned by another member committed in at least SIBLING_MIN_COMMITS steps over the candidate's
-    span: the group is consuming and this partition is not, even in a window shorter than `min_span`. A group
-    in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it. The count of
-    sibling commits seen (over every other member's partitions) is kept: the diagnosis' confidence grows with it.
-    """
-    still = {
-        tp: still_partition(f)
-        for tp, f in facts.items()
-        if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED
-    }
-    if not still:
-        return {}
-    return stuck_against(still, {tp: _commit_times(f) for tp, f in facts.items()}, owners)
-
-
-@dataclass(frozen=True, slots=True)
-class StillPartition:
-    """A candidate of `stuck_vs_siblings`: the time and lag of its first and last committed samples."""
-
-    start: float
-    end: float
-    first_lag: int
-    last_lag: int
-
-
-def still_partition(facts: Facts) -> StillPartition:
-    committed = facts.committed
-    return StillPartition(committed[0].at, committed[-1].at, committed[0].lag or 0, committed[-1].lag or 0)
-
-
-def stuck_against(
-    still: Mapping[TopicPartition, StillPartition], moves: Mapping[TopicPartition, Sequence[float]], owners: Owners
-) -> dict[TopicPartition, SiblingStall]:
-    """The candidates of `stuck_vs_siblings` that are stuck, from the commit times (`_commit_times`) of every
-    partition of the group, `moves`. The commits of each member's partitions are counted once per candidate
-    span (most candidates of a group share the window's), not once per candidate and partition."""
-    members = {tp: who.member_id for tp in moves if (who := owners.of(tp)[1]) is not None}
-    tallies: dict[tuple[float, float], dict[str, tuple[int, int]]] = {}
-    found: dict[TopicPartition, SiblingStall] = {}
-    for tp, candidate in still.items():
-        owner = owners.of(tp)[1]
-        if owner is None:
-            continue
-        key = (candidate.start, candidate.end)
-        per_member = tallies.get(key)
-        if per_member is None:
-            per_member = tallies[key] = _commits_per_member(moves, members, candidate.start, candidate.end)
-        others = [tally for member, tally in per_member.items() if member != owner.member_id]
-        if max((most for _, most in others), default=0) < SIBLING_MIN_COMMITS:
-            continue
-        commits = sum(total for total, _ in others)
-        reason = wording.reason_stall_siblings(
-            candidate.last_lag, candidate.end - candidate.start, candidate.first_lag, commits
-        )
-        found[tp] = SiblingStall((Status.STALL, reason), commits)
-    return found
-
-
-def _commits_per_member(
-    moves: Mapping[TopicPartition, Sequence[float]], members: Mapping[TopicPartition, str], start: float, end: float
-) -> dict[str, tuple[int, int]]:
-    """Per member: the commits of its partitions in (start, end], and the most of any one of its partitions."""
-    per_member: dict[str, tuple[int, int]] = {}
-    for tp, member in members.items():
-        commits = sum(1 for at in moves[tp] if start < at <= end)
-        total, most = per_member.get(member, (0, 0))
-        per_member[member] = (total + commits, max(most, commits))
-    return per_member
-
-
-def _still_and_growing(facts: Facts) -> bool:
-    committed = facts.committed
-    if len(committed) < 2 or not facts.unmoved or caught_up_in_window(facts):
-        return False
-    first, last = committed[0].lag or 0, committed[-1].lag or 0
-    return last > 0 and last > first and facts.committed_span > 0
-
-
-def _commit_times(facts: Facts) -> list[float]:
-    """The sample times at which the committed offset had moved since the previous committed sample."""
-    committed = facts.committed
-    return [b.at for a, b in itertools.pairwise(committed) if b.committed != a.committed]
-
-
-def stuck_vs_siblings_rows(
-    rows: PlainRows,
-    plain: Sequence[TopicPartition],
-    ownerships: Sequence[Ownership],
-    others: Mapping[TopicPartition, Facts],
-    owners: Owners,
-) -> dict[TopicPartition, SiblingStall]:
-    """`stuck_vs_siblings` of a group whose plain partitions `plain` (with their `ownerships`) are `rows` and whose
-    other partitions have their Facts in `others`."""
-    still: dict[TopicPartition, StillPartition] = {}
-    growing = still_and_growing_rows(rows)
-    if growing.any():
-        start, end = float(rows.times[0]), float(rows.times[-1])
-        lags = zip(
-            plain, growing.tolist(), ownerships, rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist(), strict=True
-        )
-        for tp, is_still, ownership, first, last in lags:
-            if is_still and ownership is Ownership.OWNED:
-                still[tp] = StillPartition(start, end, first, last)
-    for tp, f in others.items():
-        if _still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED:
-            still[tp] = still_partition(f)
-    if not still:
-        return {}
-    moves: dict[TopicPartition, Sequence[float]] = dict(zip(plain, commit_times_rows(rows), strict=True))
-    moves.update((tp, _commit_times(f)) for tp, f in others.items())
-    return stuck_against(still, moves, owners)

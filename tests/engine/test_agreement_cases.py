@@ -1,4 +1,4 @@
-"""Numbered cases: stuck against siblings (bot/engine/rules.py `stuck_vs_siblings`) and causes that agree
+"""Numbered cases: stuck against siblings (bot/engine/siblings.py `stuck_vs_siblings`) and causes that agree
 (bot/engine/agreement.py), through the evaluator's both routes and then `diagnose`, as in production.
 
     S01-..  a partition judged against the other members' partitions (status, reason, sibling commits)

@@ -37,9 +37,6 @@ from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group, group_points
 from lagbot.engine.rules import (
     Owners,
-    _commit_times,
-    _still_and_growing,
-    commit_times_rows,
     consume_rate,
     consume_rates,
     lag_seconds,
@@ -49,9 +46,9 @@ from lagbot.engine.rules import (
     plain_rows,
     produce_rate,
     produce_rates,
-    still_and_growing_rows,
     window_facts,
 )
+from lagbot.engine.siblings import commit_times, commit_times_rows, still_and_growing, still_and_growing_rows
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore, _entry, decode_entry, encode_entry
 
 CLUSTER = "prod"
@@ -466,8 +463,8 @@ def test_the_array_rules_give_the_scalar_rules_answers_row_by_row() -> None:
         reached["lower bound"] = reached.get("lower bound", 0) + sum(seconds[1])
         assert produce_rates(rows) == [produce_rate(f) for f in facts.values()]
         assert consume_rates(rows) == [consume_rate(f) for f in facts.values()]
-        assert still_and_growing_rows(rows).tolist() == [_still_and_growing(f) for f in facts.values()]
-        assert commit_times_rows(rows) == [_commit_times(f) for f in facts.values()]
+        assert still_and_growing_rows(rows).tolist() == [still_and_growing(f) for f in facts.values()]
+        assert commit_times_rows(rows) == [commit_times(f) for f in facts.values()]
         reached["plain"] = reached.get("plain", 0) + len(plain)
         reached["other"] = reached.get("other", 0) + len(window.partitions) - len(plain)
     # A proof only if every answer came up, on both sides of the plain/other split.
