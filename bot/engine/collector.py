@@ -239,8 +239,10 @@ def _describe_and_fetch(
     if not group_ids:
         return {}
     reads = offset_reader(admin).read(group_ids, timeout, known)
-    if all(isinstance(r.described, str) and isinstance(r.committed, str) for r in reads.values()):
-        sample = next(iter(reads.values())).described
+    # Nothing read at all: every group's offsets failed, and its description too where one was asked for.
+    if all(isinstance(r.committed, str) and (g in known or isinstance(r.described, str)) for g, r in reads.items()):
+        first = next(iter(reads.values()))
+        sample = first.described if isinstance(first.described, str) else first.committed
         raise CollectError(wording.cluster_unreachable(cluster, "describing consumer groups", str(sample)))
     return {g: _group_snapshot(g, reads[g]) for g in group_ids}
 

@@ -4,13 +4,15 @@ is, and both come out of the collector exactly as the broker holds them."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from lagbot.core.model import GroupState
-from lagbot.engine.collector import collect, make_admin
-from lagbot.engine.offset_reader import Described, GroupRead, OffsetReader
+from lagbot.engine import offset_reader, wording
+from lagbot.engine.collector import CollectError, _describe_and_fetch, collect, make_admin
+from lagbot.engine.offset_reader import Described, GroupRead, InProcessReader, OffsetReader
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import live_group
 from tests.support.engine_rig import settings_for
@@ -55,3 +57,23 @@ def test_only_groups_not_listed_empty_are_described(
     assert busy.state is GroupState.STABLE and busy.error is None
     assert [(m.client_id, m.assignment) for m in busy.members] == [("member-1", ((topic, 0), (topic, 1)))]
     assert busy.committed == {(topic, 0): 9, (topic, 1): 20}
+
+
+def test_groups_all_unreadable_are_an_unreachable_cluster_even_when_none_was_described(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Empty groups are not described, so a cycle in which every offset fetch failed has no failed description to
+    show for it: it is still the cluster that could not be read, said once, not one error per group."""
+
+    def answer(admin: object, request: dict[str, Any]) -> dict[str, Any]:
+        assert request["describe"] == []
+        return {g: {"error": "Local: Timed out (_TIMED_OUT)"} for g in request["groups"]}
+
+    monkeypatch.setattr(offset_reader, "_answer", answer)
+    admin = SimpleNamespace(offsets=InProcessReader(admin=None))
+    known = dict.fromkeys(("a", "b"), Described(GroupState.EMPTY, (), ""))
+    with pytest.raises(CollectError) as raised:
+        _describe_and_fetch(admin, "prod", ["a", "b"], known, 5.0)
+    assert str(raised.value) == wording.cluster_unreachable(
+        "prod", "describing consumer groups", "Local: Timed out (_TIMED_OUT)"
+    )
