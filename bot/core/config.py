@@ -22,9 +22,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from lagbot.core import messages
+from lagbot.core.config_env import EnvValueError, environment_values, merged
 from lagbot.core.digest_config import DigestSettings
 from lagbot.core.errors import ConfigError as ConfigError  # raised here, and by every command
 from lagbot.remediations.drain_settings import DrainSettings
@@ -291,10 +291,10 @@ class LeaderConfig(_Strict):
     """A running remediation beats this often; silent for three beats, the leader finishes it as interrupted."""
 
 
-class Settings(BaseSettings):
-    """The whole configuration of lagbot."""
+class Settings(BaseModel):
+    """The whole configuration of lagbot (the environment is read by `build_settings`)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     clusters: list[ClusterConfig] = Field(min_length=1)
     window: WindowConfig = Field(default_factory=WindowConfig)
@@ -322,18 +322,6 @@ class Settings(BaseSettings):
         if duplicates:
             raise ValueError(messages.duplicate_clusters(duplicates))
         return clusters
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The environment overrides the file (passed as init values).
-        return (env_settings, init_settings)
 
     def cluster(self, name: str) -> ClusterConfig:
         for cluster in self.clusters:
@@ -372,28 +360,19 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def build_settings(data: dict[str, Any], *, source: str) -> Settings:
-    """Validate `data` (with the environment overriding it) into Settings.
+    """Validate `data` with the environment's `LAGBOT_*` variables over it (lagbot.core.config_env) into Settings.
 
     Raises:
         ConfigError: naming `source` (or the environment variable), the field path and the problem.
     """
     try:
-        return Settings(**data)
+        values = merged(data, environment_values(Settings, ENV_PREFIX, os.environ))
+    except EnvValueError as exc:  # a list or mapping that is not JSON
+        raise ConfigError(str(exc)) from None
+    try:
+        return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, source=source)) from None
-    except SettingsError as exc:  # an environment variable holding a list or mapping that is not JSON
-        raise ConfigError(env_parse_error(str(exc))) from None
-
-
-def env_parse_error(problem: str) -> str:
-    """Name the environment variable pydantic-settings could not parse (its message names only the field)."""
-    found = re.search(r'field "([^"]+)"', problem)
-    if found is None:
-        return problem
-    field = found.group(1)
-    wanted = (ENV_PREFIX + field).upper()
-    variable = next((name for name in os.environ if name.upper() == wanted), wanted)
-    return messages.config_env_not_json(variable, field)
 
 
 def load_settings(path: Path | None, *, defaults: dict[str, Any] | None = None) -> Settings:
@@ -420,7 +399,7 @@ def format_validation_error(exc: ValidationError, *, source: str) -> str:
 def _env_origin(loc: tuple[int | str, ...]) -> str | None:
     """The environment variable that set this field (or one of its parents), if any.
 
-    Matched case-insensitively, as pydantic-settings reads them, and named as it is set.
+    Matched case-insensitively, as they are read (lagbot.core.config_env), and named as it is set.
     """
     names = {name.upper(): name for name in os.environ}
     for depth in range(len(loc), 0, -1):

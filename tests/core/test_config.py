@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,15 +58,6 @@ evaluation:
   diagnose_min_lag: 500
 redis_url: redis://localhost:6379/0
 """
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No LAGBOT_* variable of the machine running the tests leaks into them."""
-    for name in list(os.environ):
-        if name.upper().startswith("LAGBOT_"):
-            monkeypatch.delenv(name)
-    yield
 
 
 def write(tmp_path: Path, text: str, name: str = "lagbot.yaml") -> Path:
@@ -376,7 +365,7 @@ def test_bad_environment_value_in_a_json_list_names_the_variable(
 def test_bad_environment_value_set_in_lower_case_still_names_the_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # pydantic-settings reads variable names case-insensitively, so the message must too.
+    # Variable names are read case-insensitively (lagbot.core.config_env), so the message must name them too.
     monkeypatch.setenv("lagbot_window__samples", "1")
     assert load_error(write(tmp_path, MINIMAL)) == (
         "environment variable lagbot_window__samples: window.samples: Input should be greater than or equal to 2 "
