@@ -78,6 +78,7 @@ def plain_report(report: CheckReport, console: Console) -> str:
     a tenth of the time: rich's print costs ~0.1 ms a call, four calls a group.
     """
     out: list[str] = []
+    width = console.width  # asked once: rich works it out from the terminal at every ask
     for cluster, error in sorted(report.cluster_errors.items()):
         out.append(_soft_line(wording.cli_cluster_error(cluster, error), console))
     if not report.verdicts and not report.cluster_errors:
@@ -88,14 +89,14 @@ def plain_report(report: CheckReport, console: Console) -> str:
         if verdict.error:
             out.append(_soft_line(verdict.error, console))
             continue
-        table = _plain_table(verdict, console.width)
+        table = _plain_table(verdict, width)
         if table is None or "\t" in table:
             out.append(_captured_group_table(console, verdict))
         else:
             out.append(strip_control_codes(table) + "\n")
         for cause in verdict.causes:
             line = wording.cli_cause_line(cause)
-            if "\t" in line or "\n" in line or _EMOJI_CODE.search(line) or cell_len(line) > console.width:
+            if "\t" in line or "\n" in line or _EMOJI_CODE.search(line) or _cell_width(line) > width:
                 out.append(_captured(console, line, markup=False, highlight=False))
             else:
                 out.append(strip_control_codes(line) + "\n")
@@ -194,7 +195,7 @@ def partition_text(verdict: GroupVerdict, width: int, *, styled: bool = True) ->
 def _plain_table(verdict: GroupVerdict, width: int) -> str | None:
     """The partition table as plain lines (no final newline), or None when it is wider than `width`."""
     rows = [COLUMNS, *(_cells(verdict.group, p) for p in verdict.partitions)]
-    sizes = [[cell_len(cell) for cell in row] for row in rows]  # each cell measured once: most of the table's time
+    sizes = [[_cell_width(cell) for cell in row] for row in rows]  # each cell measured once: most of the table's time
     widths = [max(column) for column in zip(*sizes, strict=True)]
     if sum(widths) + 2 * (len(widths) - 1) > width:
         return None
@@ -207,18 +208,24 @@ def _plain_table(verdict: GroupVerdict, width: int) -> str | None:
     )
 
 
+def _cell_width(text: str) -> int:
+    """`cell_len` (the columns a terminal gives `text`), found without looking at each character when every one is
+    printable ASCII, one column each: the cells of a table nearly always are."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
+
+
 def _widths(rows: list[tuple[str, ...]]) -> list[int]:
-    widths = [cell_len(column) for column in COLUMNS]
+    widths = [_cell_width(column) for column in COLUMNS]
     for row in rows:
         for i, cell in enumerate(row):
-            size = cell_len(cell)
+            size = _cell_width(cell)
             if size > widths[i]:
                 widths[i] = size
     return widths
 
 
 def _fit(cell: str, width: int, right: bool) -> str:
-    pad = " " * (width - cell_len(cell))
+    pad = " " * (width - _cell_width(cell))
     return pad + cell if right else cell + pad
 
 
