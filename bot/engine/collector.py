@@ -33,7 +33,6 @@ from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, TopicPartition
 from lagbot.engine import wording
 from lagbot.engine.offset_reader import (
-    Committed,
     Described,
     GroupRead,
     InProcessReader,
@@ -187,11 +186,13 @@ def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> Clu
         if g.group_id and cluster.groups.matches(g.group_id)
     }
     groups = _describe_and_fetch(admin, cluster.name, sorted(listed), _known_descriptions(listed.values()), timeout)
-    topics = sorted({topic for g in groups.values() for topic in _interesting_topics(g)})
+    interesting = {name: sorted(_interesting_topics(g)) for name, g in groups.items()}
+    topics = sorted({topic for names in interesting.values() for topic in names})
     counts = _partition_counts(admin, cluster.name, topics, timeout)
     partitions = [(topic, p) for topic in topics for p in range(counts.get(topic, 0))]
     log_end, log_start = _list_offsets(admin, cluster.name, partitions, timeout)
-    groups = {name: _complete(g, counts, log_end) for name, g in groups.items()}
+    shown = _shown_partitions(partitions, log_end)
+    groups = {name: _complete(g, interesting[name], shown) for name, g in groups.items()}
     return ClusterSnapshot(
         cluster=cluster.name,
         taken_at=taken_at,
@@ -259,7 +260,7 @@ def _group_snapshot(group: str, read: GroupRead) -> GroupSnapshot:
     if isinstance(read.committed, str):
         problem = wording.group_unreadable(group, "fetching committed offsets", read.committed)
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed={}, error=problem)
-    committed = _committed_offsets(read.committed)
+    committed = read.committed
     if isinstance(read.described, str):
         problem = wording.group_unreadable(group, "describing the group", read.described)
         return GroupSnapshot(group=group, state=GroupState.UNKNOWN, members=(), committed=committed, error=problem)
@@ -272,25 +273,29 @@ def _group_snapshot(group: str, read: GroupRead) -> GroupSnapshot:
     )
 
 
-def _committed_offsets(answer: list[Committed]) -> dict[TopicPartition, int | None]:
-    """Committed offsets by partition; None where the group has nothing committed."""
-    return {(c.topic, c.partition): c.offset for c in answer if c.error is None}
-
-
 def _interesting_topics(group: GroupSnapshot) -> set[str]:
     """Topics a group commits to or is assigned: all their partitions are shown, committed or not."""
     assigned = {topic for member in group.members for topic, _ in member.assignment}
     return group.topics | assigned
 
 
-def _complete(group: GroupSnapshot, counts: dict[str, int], log_end: dict[TopicPartition, int]) -> GroupSnapshot:
-    """Every partition of the group's topics, None where nothing is committed; deleted topics dropped."""
-    committed: dict[TopicPartition, int | None] = {}
-    for topic in sorted(_interesting_topics(group)):
-        for partition in range(counts.get(topic, 0)):
-            tp = (topic, partition)
-            if tp in log_end:
-                committed[tp] = group.committed.get(tp)
+def _shown_partitions(
+    partitions: list[TopicPartition], log_end: dict[TopicPartition, int]
+) -> dict[str, list[TopicPartition]]:
+    """Each topic's partitions with a log end, in partition order: what a group reading the topic shows (made once
+    a cycle for all the groups that read it; their snapshots share these keys)."""
+    shown: dict[str, list[TopicPartition]] = {}
+    for tp in partitions:
+        if tp in log_end:
+            shown.setdefault(tp[0], []).append(tp)
+    return shown
+
+
+def _complete(group: GroupSnapshot, topics: list[str], shown: dict[str, list[TopicPartition]]) -> GroupSnapshot:
+    """Every partition of the group's topics (`topics`, sorted), None where nothing is committed; deleted topics
+    dropped."""
+    known = group.committed
+    committed = {tp: known.get(tp) for topic in topics for tp in shown.get(topic, ())}
     return GroupSnapshot(
         group=group.group,
         state=group.state,

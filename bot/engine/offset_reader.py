@@ -108,11 +108,15 @@ class AlterFailed:
     error_code: int | None = None
 
 
+CommittedOffsets = dict[TopicPartition, int | None]
+"""A group's committed offsets by partition (None: nothing committed), less any partition whose fetch failed."""
+
+
 @dataclass(frozen=True)
 class GroupRead:
     """One group's committed offsets and description (each: the answer, or the text of why it failed)."""
 
-    committed: GroupAnswer
+    committed: CommittedOffsets | str
     described: Described | str
 
 
@@ -147,7 +151,7 @@ class OffsetReader:
         return {
             g: GroupRead(a, a)
             if isinstance(a, str)
-            else GroupRead(_group_answer(a), known[g] if g in known else _described(a))
+            else GroupRead(_committed_offsets(a), known[g] if g in known else _described(a))
             for g, a in answer.items()
         }
 
@@ -393,6 +397,14 @@ def _group_answer(raw: dict[str, Any]) -> GroupAnswer:
     if "error" in raw:
         return str(raw["error"])
     return [Committed(str(t), int(p), None if o < 0 else int(o), e) for t, p, o, e in raw["offsets"]]
+
+
+def _committed_offsets(raw: dict[str, Any]) -> CommittedOffsets | str:
+    """`_group_answer` as the collector keeps it, made straight from the answer's rows: no `Committed` per
+    partition (100,000 of them a cycle at 100,000 group-partitions, ~0.15 s)."""
+    if "error" in raw:
+        return str(raw["error"])
+    return {(t, p): None if o < 0 else o for t, p, o, e in raw["offsets"] if e is None}
 
 
 def _described(raw: dict[str, Any]) -> Described | str:

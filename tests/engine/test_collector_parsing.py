@@ -7,19 +7,29 @@ from confluent_kafka import ConsumerGroupState, ConsumerGroupType, Node, TopicPa
 from confluent_kafka.admin import ConsumerGroupDescription, ConsumerGroupListing, MemberAssignment, MemberDescription
 
 from lagbot.core.model import GroupSnapshot, GroupState, Member
-from lagbot.engine.collector import _committed_offsets, _complete, _known_descriptions
-from lagbot.engine.offset_reader import Described, _group_answer, _member, _state, described_state
+from lagbot.engine.collector import _complete, _interesting_topics, _known_descriptions, _shown_partitions
+from lagbot.engine.offset_reader import (
+    Committed,
+    Described,
+    _committed_offsets,
+    _group_answer,
+    _member,
+    _state,
+    described_state,
+)
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:
     # The offset reader's child answers with the client's own values (-1001: nothing committed).
-    answer = _group_answer({"offsets": [["t", 0, 5, None], ["t", 1, -1001, None], ["t", 2, 0, None]]})
-    assert _committed_offsets(answer) == {("t", 0): 5, ("t", 1): None, ("t", 2): 0}
+    raw = {"offsets": [["t", 0, 5, None], ["t", 1, -1001, None], ["t", 2, 0, None]]}
+    assert _committed_offsets(raw) == {("t", 0): 5, ("t", 1): None, ("t", 2): 0}
+    assert _group_answer(raw) == [Committed("t", 0, 5), Committed("t", 1, None), Committed("t", 2, 0)]
 
 
 def test_partition_errors_are_left_out() -> None:
-    answer = _group_answer({"offsets": [["t", 0, 5, None], ["t", 1, 7, "Broker: Unstable offset commit"]]})
-    assert _committed_offsets(answer) == {("t", 0): 5}
+    raw = {"offsets": [["t", 0, 5, None], ["t", 1, 7, "Broker: Unstable offset commit"]]}
+    assert _committed_offsets(raw) == {("t", 0): 5}
+    assert _committed_offsets({"error": "Broker: Not coordinator"}) == "Broker: Not coordinator"
 
 
 def test_member_keeps_ids_host_and_sorted_assignment() -> None:
@@ -80,10 +90,13 @@ def test_complete_lists_every_partition_of_consumed_topics_and_drops_deleted_one
         (Member("m", "c", "/h", (("u", 0),)),),
         {("t", 0): 7, ("gone", 0): 3},
     )
-    counts = {"t": 3, "u": 1}
+    partitions = [("gone", 0), ("t", 0), ("t", 1), ("t", 2), ("u", 0)]
     log_end = {("t", 0): 9, ("t", 1): 4, ("t", 2): 0, ("u", 0): 2}
-    completed = _complete(group, counts, log_end)
+    shown = _shown_partitions(partitions, log_end)
+    assert shown == {"t": [("t", 0), ("t", 1), ("t", 2)], "u": [("u", 0)]}
+    completed = _complete(group, sorted(_interesting_topics(group)), shown)
     assert completed.committed == {("t", 0): 7, ("t", 1): None, ("t", 2): None, ("u", 0): None}
+    assert list(completed.committed) == [("t", 0), ("t", 1), ("t", 2), ("u", 0)]  # topic, then partition order
     assert completed.members == group.members
 
 
