@@ -85,10 +85,19 @@ def judge_window(
     verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index)
     if index is not None:
         measured_at = window.samples[-1].at if window.samples else now
-        parts = verdict.partitions
-        baselines = index.baselines_of([p.tp for p in parts], [p.log_end for p in parts], measured_at)
-        verdict = replace(verdict, baseline_produce=baselines)
+        verdict = replace(verdict, baseline_produce=_baselines(verdict, window, index, measured_at))
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
+
+
+def _baselines(
+    verdict: GroupVerdict, window: GroupWindow, index: IndexTables, measured_at: float
+) -> tuple[tuple[float, float | None], ...]:
+    """The group's baseline produce rates: of its verdict's partitions, which are its window's arrays' rows when it
+    has arrays (their log ends are the arrays' newest)."""
+    if window.columns is not None:
+        return index.baselines_of(window.columns.tps, window.columns.log_end[:, -1], measured_at)
+    parts = verdict.partitions
+    return index.baselines_of([p.tp for p in parts], [p.log_end for p in parts], measured_at)
 
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:

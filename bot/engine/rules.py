@@ -537,9 +537,13 @@ def lag_seconds_tables(
             False
         ] * count
     fell = log_end[:, 1:] < log_end[:, :-1]
-    restart = np.where(fell.any(axis=1), length - 1 - np.argmax(fell[:, ::-1], axis=1), 0)
-    in_run = np.arange(length) >= restart[:, None]
-    below = restart + (in_run & (log_end <= committed[:, None])).sum(axis=1) - 1  # bisect_right - 1
+    reached = log_end <= committed[:, None]
+    if fell.any():
+        restart = np.where(fell.any(axis=1), length - 1 - np.argmax(fell[:, ::-1], axis=1), 0)
+        reached &= np.arange(length) >= restart[:, None]
+    else:  # no log end fell (every plain row): every run starts at the oldest sample
+        restart = np.zeros(count, dtype=np.intp)
+    below = restart + reached.sum(axis=1) - 1  # bisect_right - 1
     caught_up = committed >= last_end
     older = (below < restart) & ~caught_up  # older than the run: a lower bound
     interpolated = ~(caught_up | older)

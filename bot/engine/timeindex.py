@@ -350,19 +350,21 @@ class IndexTables:
         return found, lower, methods
 
     def baselines_of(
-        self, tps: Sequence[TopicPartition], log_ends: Sequence[int], measured_at: float
+        self, tps: Sequence[TopicPartition], log_ends: Sequence[int] | NDArray[np.int64], measured_at: float
     ) -> tuple[tuple[float, float | None], ...]:
-        """`baselines` of a group's partitions, each horizon's rates found at once and summed in the partitions'
-        order as `baselines` sums them (Python's `sum` of the same floats: the same total, to the last bit)."""
+        """`baselines` of a group's partitions (their log ends: a list, or an array of a window's arrays), each
+        horizon's rates found at once and summed in the partitions' order as `baselines` sums them (Python's `sum`
+        of the same floats: the same total, to the last bit)."""
         import numpy as np
 
-        rows = [self.row.get(tp, -1) for tp in tps]
-        taken = [(r, end) for r, end in zip(rows, log_ends, strict=True) if r >= 0 and self.full[r]]
-        exact = all(self.past_exact[r] and 0 <= end < _EXACT_LIMIT for r, end in taken)
+        row_of, full = self.row, self.full
+        rows = [row_of.get(tp, -1) for tp in tps]
+        taken = [j for j, r in enumerate(rows) if r >= 0 and full[r]]
+        ends = np.asarray(log_ends, dtype=np.int64 if _exact_ints(log_ends) else object)[taken]
+        at = np.array([rows[j] for j in taken], dtype=np.intp)
+        exact = ends.dtype == np.int64 and _exact(ends) and all(self.past_exact[r] for r in at.tolist())
         if not taken or not self.horizons or not exact:
-            return baselines(tps, log_ends, self.history, measured_at)
-        at = np.array([r for r, _ in taken])
-        ends = np.array([end for _, end in taken], dtype=np.int64)
+            return baselines(tps, list(log_ends), self.history, measured_at)
         past_at = self.past_at[at]
         known = (self.past_known[at] & (measured_at > past_at)).all(axis=0).tolist()
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -383,6 +385,11 @@ def _kind(table: Sequence[tuple[float, int]]) -> int:
     if not table:
         return _NO_TABLE
     return _ARRAYS if all(0 <= end < _EXACT_LIMIT for _, end in table) else _SCALAR
+
+
+def _exact_ints(offsets: Sequence[int] | NDArray[np.int64]) -> bool:
+    """The offsets fit an int64 array: an array already, or ints from 0 to below `_EXACT_LIMIT`."""
+    return not isinstance(offsets, list | tuple) or all(0 <= end < _EXACT_LIMIT for end in offsets)
 
 
 def _exact(offsets: NDArray[np.int64]) -> bool:
