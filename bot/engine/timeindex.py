@@ -296,11 +296,15 @@ class IndexTables:
         full = [len(found) == shape[1] for found in self.history.values()]
         points = [found if whole else first for found, whole in zip(self.history.values(), full, strict=True)]
         ends = [[p.log_end for p in found] for found in points]
-        self.full = np.array(full, dtype=np.bool_)
         self.past_at = np.array([[p.at for p in found] for found in points], dtype=np.float64).reshape(shape)
-        self.past_exact = [all(e is None or 0 <= e < _EXACT_LIMIT for e in row) for row in ends]
+        exact = [all(e is None or 0 <= e < _EXACT_LIMIT for e in row) for row in ends]
+        self.summed = [
+            _LEFT_OUT if not whole else _SUMMED if fits else _ROUNDED for whole, fits in zip(full, exact, strict=True)
+        ]
+        """Per partition, how `baselines_of` takes its rates: left out (not a point per horizon, as `baselines`
+        leaves it out), summed from the arrays, or by `baselines` (log ends the arrays would round)."""
         self.past_known = np.array([[e is not None for e in row] for row in ends], dtype=np.bool_).reshape(shape)
-        exact_ends = [row if exact else [0] * shape[1] for row, exact in zip(ends, self.past_exact, strict=True)]
+        exact_ends = [row if fits else [0] * shape[1] for row, fits in zip(ends, exact, strict=True)]
         self.past_end = np.array([[e or 0 for e in row] for row in exact_ends], dtype=np.int64).reshape(shape)
 
     def improve(self, verdict: PartitionVerdict) -> PartitionVerdict:
@@ -357,18 +361,22 @@ class IndexTables:
         of the same floats: the same total, to the last bit)."""
         import numpy as np
 
-        row_of, full = self.row, self.full
+        row_of, summed = self.row, self.summed
         rows = [row_of.get(tp, -1) for tp in tps]
-        taken = [j for j, r in enumerate(rows) if r >= 0 and full[r]]
-        ends = np.asarray(log_ends, dtype=np.int64 if _exact_ints(log_ends) else object)[taken]
-        at = np.array([rows[j] for j in taken], dtype=np.intp)
-        exact = ends.dtype == np.int64 and _exact(ends) and all(self.past_exact[r] for r in at.tolist())
-        if not taken or not self.horizons or not exact:
+        marks = [summed[r] if r >= 0 else _LEFT_OUT for r in rows]
+        if _ROUNDED in marks or _SUMMED not in marks or not self.horizons or not _exact_ints(log_ends):
+            return baselines(tps, list(log_ends), self.history, measured_at)  # the rule, with Python's ints
+        taken = [j for j, mark in enumerate(marks) if mark == _SUMMED]
+        ends = np.asarray(log_ends, dtype=np.int64)
+        at = np.array(rows, dtype=np.intp)
+        if len(taken) < len(rows):
+            ends, at = ends[taken], at[taken]
+        if not _exact(ends):
             return baselines(tps, list(log_ends), self.history, measured_at)
         past_at = self.past_at[at]
-        known = (self.past_known[at] & (measured_at > past_at)).all(axis=0).tolist()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rates = ((ends[:, None] - self.past_end[at]) / (measured_at - past_at)).T.tolist()
+        after = measured_at > past_at
+        known = (self.past_known[at] & after).all(axis=0).tolist()
+        rates = ((ends[:, None] - self.past_end[at]) / np.where(after, measured_at - past_at, 1.0)).T.tolist()
         found = [(h, sum(r) if ok else None) for h, ok, r in zip(self.horizons, known, rates, strict=True)]
         return tuple(reversed(found))
 
@@ -399,6 +407,8 @@ def _exact(offsets: NDArray[np.int64]) -> bool:
 
 _NO_TABLE, _ARRAYS, _SCALAR = 0, 1, 2
 """How `IndexTables` finds a partition's figure: none (no known point), by the arrays, by `lag_seconds_by_index`."""
+_LEFT_OUT, _SUMMED, _ROUNDED = 0, 1, 2
+"""How `IndexTables.baselines_of` takes a partition's rates (`IndexTables.summed`)."""
 
 
 def _take(
