@@ -528,14 +528,26 @@ def lag_seconds_tables(
     """`lag_seconds` of many (time, log end) tables of the same length at once, one per row, each with the committed
     offset of its newest sample: the same restart (after the last log-end decrease), the same bisection (a count,
     as the log ends never fall after the restart), the same interpolation and lower bound."""
+
+    count, length = log_end.shape
+    if length < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
+        last_end = log_end[:, -1].tolist()
+        return [None if c < e else 0.0 for c, e in zip(committed.tolist(), last_end, strict=True)], [False] * count
+    seconds, older = lag_seconds_arrays(times, log_end, committed, now)
+    found: list[float | None] = seconds.tolist()
+    bounds: list[bool] = older.tolist()
+    return found, bounds
+
+
+def lag_seconds_arrays(
+    times: NDArray[np.float64], log_end: NDArray[np.int64], committed: NDArray[np.int64], now: float
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """`lag_seconds_tables` of tables of at least two samples, as arrays: every figure is known (a float), and
+    whether each is a lower bound."""
     import numpy as np
 
     count, length = log_end.shape
     last_end = log_end[:, -1]
-    if length < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
-        return [None if c < e else 0.0 for c, e in zip(committed.tolist(), last_end.tolist(), strict=True)], [
-            False
-        ] * count
     fell = log_end[:, 1:] < log_end[:, :-1]
     reached = log_end <= committed[:, None]
     if fell.any():
@@ -554,10 +566,10 @@ def lag_seconds_tables(
     fraction = (committed - before_end) / np.where(interpolated, after_end - before_end, 1)
     written_at = before_at + fraction * (after_at - before_at)
     since_restart = np.maximum(0.0, now - times[row, restart])
-    seconds = np.where(caught_up, 0.0, np.where(older, since_restart, np.maximum(0.0, now - written_at)))
-    found: list[float | None] = seconds.tolist()
-    bounds: list[bool] = older.tolist()
-    return found, bounds
+    seconds: NDArray[np.float64] = np.where(
+        caught_up, 0.0, np.where(older, since_restart, np.maximum(0.0, now - written_at))
+    )
+    return seconds, older
 
 
 # ---------------------------------------------------------------------------------------------------

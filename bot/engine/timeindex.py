@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
-from lagbot.engine.rules import lag_seconds, lag_seconds_tables
+from lagbot.engine.rules import lag_seconds, lag_seconds_arrays, lag_seconds_tables
 
 if TYPE_CHECKING:
     import numpy as np
@@ -279,6 +279,7 @@ class IndexTables:
         tables = [_known_before(found, now) for found in history.values()]
         longest = max((len(table) for table in tables), default=0)
         self.kind = [_kind(table) for table in tables]
+        self.kinds = np.array([*self.kind, _NO_TABLE], dtype=np.int8)
         arrays = [
             table if kind == _ARRAYS else [(now, 0)] * longest for table, kind in zip(tables, self.kind, strict=True)
         ]
@@ -326,6 +327,10 @@ class IndexTables:
         at once (bot/engine/rules.py `lag_seconds_tables`)."""
         import numpy as np
 
+        if None not in seconds:
+            by_arrays = self._improve_by_arrays(tps, committed, log_end, lags, seconds, bounds)
+            if by_arrays is not None:
+                return by_arrays
         found, lower, methods = list(seconds), list(bounds), [None if s is None else "window" for s in seconds]
         row_of, kind = self.row, self.kind
         wanted = [  # lagging, and the window's figure is unknown or a lower bound (`_wants_index`), with points
@@ -352,6 +357,38 @@ class IndexTables:
         for (j, _), figure in zip(arrays, figures, strict=True):
             _take(j, seconds[j], figure, found, lower, methods)
         return found, lower, methods
+
+    def _improve_by_arrays(
+        self,
+        tps: Sequence[TopicPartition],
+        committed: NDArray[np.int64],
+        log_end: NDArray[np.int64],
+        lags: Sequence[int],
+        seconds: Sequence[float | None],
+        bounds: Sequence[bool],
+    ) -> tuple[list[float | None], list[bool], list[str | None]] | None:
+        """`improve_rows` where every window figure is known (a window of two samples or more) and the arrays take
+        every figure the index gives (none judged by `lag_seconds_by_index`): which partitions want a figure, which
+        figures win, and the lists, by array operations. None otherwise."""
+        import numpy as np
+
+        rows = np.array([self.row.get(tp, -1) for tp in tps], dtype=np.intp)
+        kinds = self.kinds[rows]  # -1, not in the index: the last, _NO_TABLE
+        lower = np.array(bounds, dtype=np.bool_)
+        at = np.flatnonzero((np.asarray(lags) > 0) & lower & (kinds != _NO_TABLE))  # `_wants_index`, with points
+        found = np.array(seconds, dtype=np.float64)
+        indexed = np.zeros(len(tps), dtype=np.bool_)
+        if len(at):
+            if (kinds[at] == _SCALAR).any() or not (_exact(committed[at]) and _exact(log_end[at])):
+                return None
+            ends = np.concatenate((self.ends[rows[at]], log_end[at][:, None]), axis=1)
+            figures, bound = lag_seconds_arrays(self.times[rows[at]], ends, committed[at], self.now)
+            wins = ~bound | (figures > found[at])  # `index_wins` of a known window figure
+            took = at[wins]
+            found[took], lower[took], indexed[took] = figures[wins], bound[wins], True
+        methods: list[str | None] = [_METHODS[won] for won in indexed.tolist()]
+        figures_found: list[float | None] = found.tolist()
+        return figures_found, lower.tolist(), methods
 
     def baselines_of(
         self, tps: Sequence[TopicPartition], log_ends: Sequence[int] | NDArray[np.int64], measured_at: float
@@ -407,6 +444,8 @@ def _exact(offsets: NDArray[np.int64]) -> bool:
 
 _NO_TABLE, _ARRAYS, _SCALAR = 0, 1, 2
 """How `IndexTables` finds a partition's figure: none (no known point), by the arrays, by `lag_seconds_by_index`."""
+_METHODS = ("window", "time_index")
+"""`lag_seconds_method` of a known figure: the window's (False) or the index's (True)."""
 _LEFT_OUT, _SUMMED, _ROUNDED = 0, 1, 2
 """How `IndexTables.baselines_of` takes a partition's rates (`IndexTables.summed`)."""
 
