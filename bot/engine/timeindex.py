@@ -292,7 +292,7 @@ class IndexTables:
 
     def _baseline_points(self, np: Any, first: Sequence[IndexPoint]) -> None:
         """Per partition and horizon (in the points' order): the point's time, log end and whether it is known; per
-        partition, whether it has a point per horizon (`full`) and offsets the arrays take exactly."""
+        partition, how `baselines_of` takes its rates (`summed`)."""
         shape = (len(self.history), len(first))
         full = [len(found) == shape[1] for found in self.history.values()]
         points = [found if whole else first for found, whole in zip(self.history.values(), full, strict=True)]
