@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from lagbot.core.config import Settings, build_settings
 from lagbot.core.model import ClusterSnapshot, GroupVerdict, GroupWindow, TopicPartition
@@ -57,10 +60,25 @@ def by_the_rules(window: GroupWindow, points: dict[TopicPartition, tuple[IndexPo
     return replace(verdict, causes=diagnose(verdict, python_way, rules))
 
 
-def test_the_index_given_to_the_evaluator_gives_with_index_verdicts() -> None:
+def count_routes(monkeypatch: pytest.MonkeyPatch) -> dict[bool, int]:
+    """Counts of `improve_rows` by array operations alone (True) and of its fallback to its lists (False)."""
+    routes = {True: 0, False: 0}
+    by_arrays = IndexTables._improve_by_arrays
+
+    def counted(self: IndexTables, *args: Any) -> Any:
+        found = by_arrays(self, *args)
+        routes[found is not None] += 1
+        return found
+
+    monkeypatch.setattr(IndexTables, "_improve_by_arrays", counted)
+    return routes
+
+
+def test_the_index_given_to_the_evaluator_gives_with_index_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(51)
     configured = settings()
     judged = from_arrays = known_baselines = 0
+    routes = count_routes(monkeypatch)
     for _ in range(40):
         store = MemoryWindowStore(samples=rng.randint(2, 8))
         history = History(rng)
@@ -80,6 +98,7 @@ def test_the_index_given_to_the_evaluator_gives_with_index_verdicts() -> None:
                     from_arrays += sum(p.lag_seconds_method == "time_index" for p in verdict.partitions)
                     known_baselines += sum(rate is not None for _, rate in verdict.baseline_produce)
     # A proof only if the array forms gave figures and baselines.
+    assert routes[True] > 100
     assert judged > 300
     assert from_arrays > 200
     assert known_baselines > 100
@@ -106,3 +125,25 @@ def test_big_offsets_in_the_index_are_judged_by_the_scalar_rules() -> None:
         assert verdict == by_the_rules(window, points, now)
         figures += sum(p.lag_seconds_method == "time_index" for p in verdict.partitions)
     assert figures > 0
+
+
+def test_index_points_the_arrays_would_round_next_to_windows_with_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows with arrays, and index log ends past what the arrays take: improve_rows leaves its array operations
+    # for its lists and `lag_seconds_by_index`.
+    routes = count_routes(monkeypatch)
+    rng = random.Random(53)
+    for _ in range(20):
+        history = History(rng)
+        history.big = False
+        store = MemoryWindowStore(samples=rng.randint(2, 6))
+        for _ in range(rng.randint(2, 8)):
+            snapshot = history.step()
+            store.append(snapshot)
+            now = snapshot.taken_at + 5.0
+            points = {
+                tp: (IndexPoint(now - 3600, 2**50, 3600.0), IndexPoint(now - 60, 0, 60.0)) for tp in snapshot.log_end
+            }
+            index = IndexTables(points, now)
+            for window in store.windows(CLUSTER, list(GROUPS)).values():
+                assert judge_window(window, settings(), now, index=index) == by_the_rules(window, points, now)
+    assert routes[False] > 0
