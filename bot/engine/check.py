@@ -20,7 +20,7 @@ from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
 from lagbot.engine.exactlag import first_timestamps, pick, with_exact
-from lagbot.engine.timeindex import BaselineCache, IndexPoint, offsets_at, with_index
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, offsets_at
 from lagbot.engine.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -57,14 +57,18 @@ def judge(
     thresholds_for: ThresholdsFor | None = None,
     history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
 ) -> list[GroupVerdict]:
-    """Verdicts (with causes) for every group of a snapshot, from the windows that include it."""
+    """Verdicts (with causes) for every group of a snapshot, from the windows that include it.
+
+    The time index's points (`history`) are read into tables once (`IndexTables`), for every group: the groups that
+    read a topic share its partitions' points."""
+    index = IndexTables(history, now) if history else None
     verdicts = []
     for name, group in sorted(snapshot.groups.items()):
         window = windows.get(name)
         if group.error is not None or window is None:
             verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
-        verdicts.append(judge_window(window, settings, now, thresholds_for, history))
+        verdicts.append(judge_window(window, settings, now, thresholds_for, index))
     return verdicts
 
 
@@ -73,15 +77,27 @@ def judge_window(
     settings: Settings,
     now: float,
     thresholds_for: ThresholdsFor | None = None,
-    history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
+    index: IndexTables | None = None,
 ) -> GroupVerdict:
-    """One group's verdict, with its causes, from its window (and the broker's time index, when asked)."""
+    """One group's verdict, with its causes, from its window (and the broker's time index, when asked): what
+    lagbot.engine.timeindex `with_index` adds to the window's verdict, put in as the verdict is made."""
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
-    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now)
-    if history:
+    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index)
+    if index is not None:
         measured_at = window.samples[-1].at if window.samples else now
-        verdict = with_index(verdict, history, now, measured_at, arrays=window.columns is not None)
+        verdict = replace(verdict, baseline_produce=_baselines(verdict, window, index, measured_at))
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
+
+
+def _baselines(
+    verdict: GroupVerdict, window: GroupWindow, index: IndexTables, measured_at: float
+) -> tuple[tuple[float, float | None], ...]:
+    """The group's baseline produce rates: of its verdict's partitions, which are its window's arrays' rows when it
+    has arrays (their log ends are the arrays' newest)."""
+    if window.columns is not None:
+        return index.baselines_of(window.columns.tps, window.columns.log_end[:, -1], measured_at)
+    parts = verdict.partitions
+    return index.baselines_of([p.tp for p in parts], [p.log_end for p in parts], measured_at)
 
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lagbot.core.config import Evaluation, Level, Thresholds
 from lagbot.core.model import (
@@ -47,6 +47,32 @@ from lagbot.engine.rules import (
     window_facts,
 )
 from lagbot.engine.siblings import SiblingStall, stuck_vs_siblings, stuck_vs_siblings_rows
+
+if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+class TimeIndex(Protocol):
+    """The broker's time index of a cycle, as the evaluator asks it (lagbot.engine.timeindex `IndexTables`): the
+    figure of lag in seconds it gives a partition where the window's is unknown or only a lower bound it improves on,
+    put in the verdict when the verdict is made."""
+
+    def improve(self, verdict: PartitionVerdict) -> PartitionVerdict:
+        """The verdict with the index's figure, where it improves on the window's."""
+        ...
+
+    def improve_rows(
+        self,
+        tps: Sequence[TopicPartition],
+        committed: NDArray[np.int64],
+        log_end: NDArray[np.int64],
+        lags: Sequence[int],
+        seconds: Sequence[float | None],
+        bounds: Sequence[bool],
+    ) -> tuple[list[float | None], list[bool], list[str | None]]:
+        """`improve` of partitions before their verdicts are made: each one's figure, lower bound and method."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +241,11 @@ def partition_verdict(
     )
 
 
-def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> tuple[PartitionVerdict, ...]:
-    """`evaluate_partition` of every partition of the window that has samples, in (topic, partition) order.
+def evaluate_partitions(
+    window: GroupWindow, rules: Evaluation, now: float, index: TimeIndex | None = None
+) -> tuple[PartitionVerdict, ...]:
+    """`evaluate_partition` of every partition of the window that has samples, in (topic, partition) order, with the
+    time index's figures of lag in seconds when `index` is given.
 
     With the window's arrays (`columns`) its plain partitions (see `plain_facts`) are judged all at once, by the
     array forms of the rules (bot/engine/rules.py `PlainRows`), instead of a Python loop over every sample and
@@ -227,14 +256,15 @@ def evaluate_partitions(window: GroupWindow, rules: Evaluation, now: float) -> t
     """
     owners = Owners(window.latest)
     if window.columns is not None:
-        return _evaluate_columns(window, window.columns, owners, rules, now)
+        return _evaluate_columns(window, window.columns, owners, rules, now, index)
     facts = {tp: window_facts(samples) for tp, samples in sorted(window.partitions.items()) if samples}
     siblings = stuck_vs_siblings(facts, owners)
-    return tuple(partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
+    verdicts = (partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
+    return tuple(verdicts if index is None else map(index.improve, verdicts))
 
 
 def _evaluate_columns(
-    window: GroupWindow, columns: WindowColumns, owners: Owners, rules: Evaluation, now: float
+    window: GroupWindow, columns: WindowColumns, owners: Owners, rules: Evaluation, now: float, index: TimeIndex | None
 ) -> tuple[PartitionVerdict, ...]:
     """`evaluate_partitions` of a window with arrays: its plain partitions by rows, the others one by one."""
     rows = plain_rows(columns)
@@ -245,14 +275,15 @@ def _evaluate_columns(
     owned = owners.of_all(plain)
     ownerships = [ownership for ownership, _ in owned]
     siblings = stuck_vs_siblings_rows(rows, plain, ownerships, others, owners)
-    verdicts = plain_verdicts(plain, rows, owned, columns.last_log_start[rows.at].tolist(), siblings, rules, now)
+    log_starts = columns.last_log_start[rows.at].tolist()
+    verdicts = plain_verdicts(plain, rows, owned, log_starts, siblings, rules, now, index)
     if not others:
         return tuple(verdicts)
     judged = dict(zip(plain, verdicts, strict=True))
-    return tuple(
-        judged[tp] if tp in judged else partition_verdict(tp, others[tp], owners, rules, now, siblings.get(tp))
-        for tp in tps
-    )
+    other_verdicts = {tp: partition_verdict(tp, others[tp], owners, rules, now, siblings.get(tp)) for tp in others}
+    if index is not None:
+        other_verdicts = {tp: index.improve(verdict) for tp, verdict in other_verdicts.items()}
+    return tuple(judged[tp] if tp in judged else other_verdicts[tp] for tp in tps)
 
 
 def plain_verdicts(
@@ -263,51 +294,48 @@ def plain_verdicts(
     siblings: Mapping[TopicPartition, SiblingStall],
     rules: Evaluation,
     now: float,
+    index: TimeIndex | None = None,
 ) -> list[PartitionVerdict]:
-    """The verdicts of the plain partitions `tps` (`rows`), as `partition_verdict` makes them, in one loop."""
+    """The verdicts of the plain partitions `tps` (`rows`), as `partition_verdict` makes them, in one loop; with the
+    time index's figures of lag in seconds (`index`), each verdict as `TimeIndex.improve` would make it of that."""
     findings = plain_findings(rows, [ownership for ownership, _ in owned], rules)
     seconds, bounds = lag_seconds_rows(rows, now)
+    lags = rows.lags[:, -1].tolist()
+    if index is None:
+        methods: list[str | None] = [None if s is None else "window" for s in seconds]
+    else:
+        committed, log_end = rows.committed[:, -1], rows.log_end[:, -1]
+        seconds, bounds, methods = index.improve_rows(tps, committed, log_end, lags, seconds, bounds)
+    sibling_commits = [0] * len(tps)
+    for j, sibling in enumerate(map(siblings.get, tps) if siblings else ()):
+        if sibling is not None and findings[j][0] <= Status.WARN:
+            findings[j], sibling_commits[j] = sibling.finding, sibling.sibling_commits
     newest = zip(
         tps,
-        findings,
-        owned,
         rows.committed[:, -1].tolist(),
         rows.log_end[:, -1].tolist(),
         log_starts,
-        rows.lags[:, -1].tolist(),
+        lags,
         seconds,
         bounds,
+        findings,
         produce_rates(rows),
         consume_rates(rows),
+        owned,
+        sibling_commits,
+        methods,
         strict=True,
     )
-    verdicts: list[PartitionVerdict] = []
-    for tp, finding, (_, owner), committed, log_end, log_start, lag, lagged, bound, produced, consumed in newest:
-        status, reason = finding
-        sibling_commits = 0
-        sibling = siblings.get(tp) if siblings else None
-        if sibling is not None and status <= Status.WARN:
-            (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
-        verdicts.append(
-            PartitionVerdict(
-                topic=tp[0],
-                partition=tp[1],
-                committed=committed,
-                log_end=log_end,
-                log_start=log_start,
-                lag=lag,
-                lag_seconds=lagged,
-                lag_seconds_lower_bound=bound,
-                status=status,
-                reason=reason,
-                produce_rate=produced,
-                consume_rate=consumed,
-                owner=owner,
-                sibling_commits=sibling_commits,
-                lag_seconds_method=None if lagged is None else "window",
-            )
+    # PartitionVerdict's fields in their order, given by position: one verdict per partition and cycle, and
+    # keywords cost a quarter more (as PartitionVerdict.with_lag_seconds).
+    return [
+        PartitionVerdict(
+            tp[0], tp[1], committed, log_end, log_start, lag, lagged, bound, status, reason, produced, consumed,
+            owner, commits, method,
         )
-    return verdicts
+        for tp, committed, log_end, log_start, lag, lagged, bound, (status, reason), produced, consumed, (_, owner),
+        commits, method in newest
+    ]  # fmt: skip
 
 
 def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Samples]) -> dict[TopicPartition, Facts]:
@@ -431,10 +459,13 @@ def group_lag_seconds(partitions: Sequence[PartitionVerdict]) -> float | None:
     return max(known) if known else None
 
 
-def evaluate_group(window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float) -> GroupVerdict:
-    """Judge a whole group at `now` (causes are added by the diagnosis)."""
+def evaluate_group(
+    window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float, index: TimeIndex | None = None
+) -> GroupVerdict:
+    """Judge a whole group at `now` (causes are added by the diagnosis), with the time index's figures of lag in
+    seconds when `index` is given (its baselines are the caller's: lagbot.engine.check `judge_window`)."""
     latest = window.latest
-    partitions = evaluate_partitions(window, rules, now)
+    partitions = evaluate_partitions(window, rules, now, index)
     lags = [p.lag for p in partitions if p.lag is not None]
     total_lag = sum(lags) if lags else None
     # Rates of partitions with nothing committed are left out, as their (unknown) lag is: otherwise a group

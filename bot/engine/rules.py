@@ -526,34 +526,39 @@ def lag_seconds_tables(
     times: NDArray[np.float64], log_end: NDArray[np.int64], committed: NDArray[np.int64], now: float
 ) -> tuple[list[float | None], list[bool]]:
     """`lag_seconds` of many (time, log end) tables of the same length at once, one per row, each with the committed
-    offset of its newest sample: the same restart (after the last log-end decrease), the same bisection (a count,
-    as the log ends never fall after the restart), the same interpolation and lower bound."""
+    offset of its newest sample (`lag_seconds_arrays`; with one sample, behind is None and caught up 0)."""
+    if log_end.shape[1] < 2:
+        ends = log_end[:, -1].tolist()
+        return [None if c < e else 0.0 for c, e in zip(committed.tolist(), ends, strict=True)], [False] * len(ends)
+    seconds, older = lag_seconds_arrays(times, log_end, committed, now)
+    return seconds.tolist(), older.tolist()
+
+
+def lag_seconds_arrays(
+    times: NDArray[np.float64], log_end: NDArray[np.int64], committed: NDArray[np.int64], now: float
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """`lag_seconds_tables` of two samples or more, as arrays (every figure known): the same restart (after the last
+    log-end decrease), bisection (a count: no log end falls after the restart), interpolation and lower bound."""
     import numpy as np
 
     count, length = log_end.shape
-    last_end = log_end[:, -1]
-    if length < 2:  # behind, and one sample: nothing to interpolate between; caught up: 0
-        return [None if c < e else 0.0 for c, e in zip(committed.tolist(), last_end.tolist(), strict=True)], [
-            False
-        ] * count
     fell = log_end[:, 1:] < log_end[:, :-1]
-    restart = np.where(fell.any(axis=1), length - 1 - np.argmax(fell[:, ::-1], axis=1), 0)
-    in_run = np.arange(length) >= restart[:, None]
-    below = restart + (in_run & (log_end <= committed[:, None])).sum(axis=1) - 1  # bisect_right - 1
-    caught_up = committed >= last_end
+    reached = log_end <= committed[:, None]
+    restart = np.zeros(count, dtype=np.intp)  # no log end fell (every plain row): every run starts at the oldest
+    if fell.any():
+        restart = np.where(fell.any(axis=1), length - 1 - np.argmax(fell[:, ::-1], axis=1), 0)
+        reached &= np.arange(length) >= restart[:, None]
+    below = restart + reached.sum(axis=1) - 1  # bisect_right - 1
+    caught_up = committed >= log_end[:, -1]
     older = (below < restart) & ~caught_up  # older than the run: a lower bound
     interpolated = ~(caught_up | older)
-    row = np.arange(count)
-    i = np.where(interpolated, below, 0)
-    before_end, after_end = log_end[row, i], log_end[row, i + 1]
-    before_at, after_at = times[row, i], times[row, i + 1]
+    row, i = np.arange(count), np.where(interpolated, below, 0)
+    before_end, after_end, before_at, after_at = log_end[row, i], log_end[row, i + 1], times[row, i], times[row, i + 1]
     fraction = (committed - before_end) / np.where(interpolated, after_end - before_end, 1)
     written_at = before_at + fraction * (after_at - before_at)
     since_restart = np.maximum(0.0, now - times[row, restart])
     seconds = np.where(caught_up, 0.0, np.where(older, since_restart, np.maximum(0.0, now - written_at)))
-    found: list[float | None] = seconds.tolist()
-    bounds: list[bool] = older.tolist()
-    return found, bounds
+    return seconds, older
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -78,6 +78,7 @@ def stuck_against(
     span (most candidates of a group share the window's), not once per candidate and partition."""
     members = {tp: who.member_id for tp in moves if (who := owners.of(tp)[1]) is not None}
     tallies: dict[tuple[float, float], dict[str, tuple[int, int]]] = {}
+    sums: dict[tuple[float, float, str], int | None] = {}  # per span and owner: its siblings' commits, if enough
     found: dict[TopicPartition, SiblingStall] = {}
     for tp, candidate in still.items():
         owner = owners.of(tp)[1]
@@ -87,15 +88,26 @@ def stuck_against(
         per_member = tallies.get(key)
         if per_member is None:
             per_member = tallies[key] = _commits_per_member(moves, members, candidate.start, candidate.end)
-        others = [tally for member, tally in per_member.items() if member != owner.member_id]
-        if max((most for _, most in others), default=0) < SIBLING_MIN_COMMITS:
+        summed = (*key, owner.member_id)
+        if summed not in sums:
+            sums[summed] = _sibling_commits(per_member, owner.member_id)
+        commits = sums[summed]
+        if commits is None:
             continue
-        commits = sum(total for total, _ in others)
         reason = wording.reason_stall_siblings(
             candidate.last_lag, candidate.end - candidate.start, candidate.first_lag, commits
         )
         found[tp] = SiblingStall((Status.STALL, reason), commits)
     return found
+
+
+def _sibling_commits(per_member: Mapping[str, tuple[int, int]], owner: str) -> int | None:
+    """The commits of the other members' partitions (`_commits_per_member`), or None when none of those committed in
+    at least SIBLING_MIN_COMMITS steps."""
+    others = [tally for member, tally in per_member.items() if member != owner]
+    if max((most for _, most in others), default=0) < SIBLING_MIN_COMMITS:
+        return None
+    return sum(total for total, _ in others)
 
 
 def _commits_per_member(

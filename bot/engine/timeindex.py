@@ -20,13 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import wait
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
-from lagbot.engine.rules import lag_seconds, lag_seconds_tables
+from lagbot.engine.rules import lag_seconds, lag_seconds_arrays, lag_seconds_tables
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 HORIZONS = (60.0, 300.0, 900.0, 3600.0)
 """The default horizons in seconds: the last 1, 5, 15 and 60 minutes."""
@@ -115,48 +120,9 @@ def lag_seconds_by_index(
     return lag_seconds(table, now)
 
 
-def lag_seconds_by_index_rows(
-    points: Sequence[Sequence[IndexPoint]], committed: Sequence[int], log_end: Sequence[int], now: float
-) -> list[tuple[float | None, bool]]:
-    """`lag_seconds_by_index` of many partitions at once (their points, committed offsets and log ends): the same
-    tables, judged by the array form of the window's rule (bot/engine/rules.py `lag_seconds_tables`), a few array
-    operations instead of a loop per partition.
-
-    The tables are made as long as the longest by repeating their oldest point in front: a copy of a point changes
-    no answer of the rule (no log end falls between copies, the bisection lands on the last copy, and older than
-    the oldest point is older than its copies, at the same time). A table with no known point stays alone.
-    """
-    import numpy as np
-
-    tables = [[(p.at, p.log_end) for p in found if p.log_end is not None and p.at < now] for found in points]
-    longest = max((len(table) for table in tables), default=0)
-    by_length: dict[int, list[int]] = {}
-    for row, table in enumerate(tables):
-        table.sort(key=_time)  # stable, as `sorted` in lag_seconds_by_index
-        table[:0] = table[:1] * (longest - len(table))
-        by_length.setdefault(len(table), []).append(row)
-    answers: list[tuple[float | None, bool]] = [(None, False)] * len(tables)
-    for rows in by_length.values():
-        times = np.array([[at for at, _ in tables[r]] + [now] for r in rows], dtype=np.float64)
-        try:
-            ends = np.array([[end for _, end in tables[r]] + [log_end[r]] for r in rows], dtype=np.int64)
-            offsets = np.array([committed[r] for r in rows], dtype=np.int64)
-            exact = min(ends.min(), offsets.min()) >= 0 and max(ends.max(), offsets.max()) < _EXACT_LIMIT
-        except OverflowError:
-            exact = False
-        if not exact:
-            for r in rows:  # offsets the array arithmetic would round: the scalar rule, with Python's exact ints
-                answers[r] = lag_seconds_by_index(points[r], committed[r], log_end[r], now)
-            continue
-        seconds, bounds = lag_seconds_tables(times, ends, offsets, now)
-        for r, found, bound in zip(rows, seconds, bounds, strict=True):
-            answers[r] = (found, bound)
-    return answers
-
-
 _EXACT_LIMIT = 2**48
-"""Offsets at or above this (or negative) are judged by `lag_seconds_by_index` (as in lagbot.engine.window): int64
-and float64 arithmetic on them would not be exact."""
+"""Offsets at or above this (or negative) are judged by `lag_seconds_by_index` and `baselines` (as in
+lagbot.engine.window): int64 and float64 arithmetic on them would not be exact."""
 
 
 def _time(point: tuple[float, int]) -> float:
@@ -214,12 +180,7 @@ class BaselineCache:
 
 
 def with_index(
-    verdict: GroupVerdict,
-    history: Mapping[TopicPartition, Sequence[IndexPoint]],
-    now: float,
-    measured_at: float,
-    *,
-    arrays: bool = False,
+    verdict: GroupVerdict, history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float, measured_at: float
 ) -> GroupVerdict:
     """The verdict with what the time index adds: lag in seconds where the window cannot say (unknown, or only
     a lower bound the index improves on) and the group's baseline produce rate per horizon.
@@ -227,57 +188,48 @@ def with_index(
     A figure from the index replaces the window's only when it is known and either the window had none or the
     window's was a lower bound and the index's is exact or longer. `lag_seconds_method` says which gave it.
     `measured_at` is when the verdict's log ends were read (the rates run from the index's points to then).
-    `arrays`: find the figures of all partitions at once (`lag_seconds_by_index_rows`), for a verdict judged by the
-    evaluator's array route (numpy is loaded already); the same figures.
+    The rules one partition at a time: `lagbot run` gives the index to the evaluator instead (`IndexTables`), which
+    makes each verdict once with the same figures.
     """
-    if arrays:
-        partitions = _indexed_rows(verdict.partitions, history, now)
-    else:
-        partitions = tuple(_indexed(p, history.get(p.tp, ()), now) for p in verdict.partitions)
-    horizons = len(next(iter(history.values()), ()))
-    rates: list[list[float | None]] = [[] for _ in range(horizons)]
-    for p in verdict.partitions:  # each partition's points once, every horizon's rates in the partitions' order
-        points = history.get(p.tp, ())
-        if len(points) == horizons:
-            for found, past in zip(rates, points, strict=True):
-                found.append(baseline_rate(past, measured_at, p.log_end))
-    baselines = []
-    for i, found in enumerate(rates):
-        horizon = next(iter(history.values()))[i].horizon
-        known = bool(found) and all(r is not None for r in found)
-        baselines.append((horizon, sum(r or 0.0 for r in found) if known else None))
+    partitions = tuple(_indexed(p, history.get(p.tp, ()), now) for p in verdict.partitions)
     return replace(
         verdict,
         partitions=partitions,
         max_lag_seconds=group_lag_seconds(partitions),
-        baseline_produce=tuple(reversed(baselines)),
+        baseline_produce=baselines(
+            [p.tp for p in verdict.partitions], [p.log_end for p in verdict.partitions], history, measured_at
+        ),
     )
+
+
+def baselines(
+    tps: Sequence[TopicPartition],
+    log_ends: Sequence[int],
+    history: Mapping[TopicPartition, Sequence[IndexPoint]],
+    measured_at: float,
+) -> tuple[tuple[float, float | None], ...]:
+    """The group's baseline produce rate per horizon (shortest first): the sum of its partitions' `baseline_rate`s
+    (each partition's log end in `log_ends`), None where one of them is unknown. Partitions without a point per
+    horizon are left out."""
+    horizons = len(next(iter(history.values()), ()))
+    rates: list[list[float | None]] = [[] for _ in range(horizons)]
+    for tp, log_end in zip(tps, log_ends, strict=True):  # each partition's points once, every horizon's rates
+        points = history.get(tp, ())
+        if len(points) == horizons:
+            for found, past in zip(rates, points, strict=True):
+                found.append(baseline_rate(past, measured_at, log_end))
+    found_per_horizon = []
+    for i, found in enumerate(rates):
+        horizon = next(iter(history.values()))[i].horizon
+        known = bool(found) and all(r is not None for r in found)
+        found_per_horizon.append((horizon, sum(r or 0.0 for r in found) if known else None))
+    return tuple(reversed(found_per_horizon))
 
 
 def _indexed(p: PartitionVerdict, points: Sequence[IndexPoint], now: float) -> PartitionVerdict:
     if not points or not _wants_index(p) or p.committed is None:
         return p
     return _with_figure(p, *lag_seconds_by_index(points, p.committed, p.log_end, now))
-
-
-def _indexed_rows(
-    partitions: tuple[PartitionVerdict, ...], history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float
-) -> tuple[PartitionVerdict, ...]:
-    """`_indexed` of every partition, the index's figures of those that want one found at once."""
-    wanted = [
-        (j, p, points, p.committed)
-        for j, p in enumerate(partitions)
-        if (points := history.get(p.tp, ())) and _wants_index(p) and p.committed is not None
-    ]
-    if not wanted:
-        return partitions
-    found = lag_seconds_by_index_rows(
-        [points for _, _, points, _ in wanted], [c for _, _, _, c in wanted], [p.log_end for _, p, _, _ in wanted], now
-    )
-    indexed = list(partitions)
-    for (j, p, _, _), (seconds, bound) in zip(wanted, found, strict=True):
-        indexed[j] = _with_figure(p, seconds, bound)
-    return tuple(indexed)
 
 
 def _wants_index(p: PartitionVerdict) -> bool:
@@ -288,8 +240,226 @@ def _wants_index(p: PartitionVerdict) -> bool:
 def _with_figure(p: PartitionVerdict, seconds: float | None, bound: bool) -> PartitionVerdict:
     """The verdict with the index's figure where it is known and the window's is unknown or a lower bound the
     index's is exact or longer than."""
-    if seconds is None:
+    if not index_wins(p.lag_seconds, seconds, bound):
         return p
-    if p.lag_seconds is not None and bound and seconds <= p.lag_seconds:
-        return p
-    return p.with_lag_seconds(seconds, bound, "time_index")
+    return p.with_lag_seconds(seconds, bound, "time_index")  # type: ignore[arg-type]  # known when it wins
+
+
+def index_wins(window: float | None, seconds: float | None, bound: bool) -> bool:
+    """Whether the index's figure (`seconds`, `bound`: only a lower bound) replaces the window's figure `window` of a
+    partition that wants one: it is known, and the window had none or the index's is exact or longer."""
+    return seconds is not None and (window is None or not bound or seconds > window)
+
+
+class IndexTables:
+    """The time index of a cycle's partitions as arrays, read out of their `IndexPoint`s once per cycle (`judge`):
+    every group that reads a topic has the same partitions' points, so their tables, which `lag_seconds_by_index`
+    makes per partition and call, and their baseline points are made here once for all the groups.
+
+    Given to the evaluator (bot/engine/evaluate.py `evaluate_group`), which makes each partition's verdict once with
+    the index's figure in it (`improve_rows`, `improve`) rather than copying the verdicts after judging them; the
+    group's baselines are `baselines_of`. The same figures as `with_index`, the rules one partition at a time
+    (tests/engine/test_time_index_rules.py compares both on random histories). Kept only while a cycle is judged.
+
+    A partition's table is its known points before now, oldest first, made as long as the longest by repeating its
+    oldest point in front (a copy of a point changes no answer of the rule: no log end falls between copies, the
+    bisection lands on the last copy, and older than the oldest point is older than its copies, at the same time),
+    then now. A partition with no known point has no table (no figure); one with offsets the arrays would round is
+    judged by `lag_seconds_by_index`.
+    """
+
+    def __init__(self, history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float) -> None:
+        import numpy as np
+
+        self.history = history
+        self.now = now
+        self.row = {tp: i for i, tp in enumerate(history)}
+        first = next(iter(history.values()), ())
+        self.horizons = tuple(p.horizon for p in first)
+        tables = [_known_before(found, now) for found in history.values()]
+        longest = max((len(table) for table in tables), default=0)
+        self.kind = [_kind(table) for table in tables]
+        self.kinds = np.array([*self.kind, _NO_TABLE], dtype=np.int8)
+        arrays = [
+            table if kind == _ARRAYS else [(now, 0)] * longest for table, kind in zip(tables, self.kind, strict=True)
+        ]
+        padded = [table[:1] * (longest - len(table)) + table for table in arrays]
+        shape = (len(padded), longest)
+        self.times = np.array([[at for at, _ in table] + [now] for table in padded], dtype=np.float64)
+        self.times = self.times.reshape(shape[0], longest + 1)
+        self.ends = np.array([[end for _, end in table] for table in padded], dtype=np.int64).reshape(shape)
+        self._baseline_points(np, first)
+
+    def _baseline_points(self, np: Any, first: Sequence[IndexPoint]) -> None:
+        """Per partition and horizon (in the points' order): the point's time, log end and whether it is known; per
+        partition, how `baselines_of` takes its rates (`summed`)."""
+        shape = (len(self.history), len(first))
+        full = [len(found) == shape[1] for found in self.history.values()]
+        points = [found if whole else first for found, whole in zip(self.history.values(), full, strict=True)]
+        ends = [[p.log_end for p in found] for found in points]
+        self.past_at = np.array([[p.at for p in found] for found in points], dtype=np.float64).reshape(shape)
+        exact = [all(e is None or 0 <= e < _EXACT_LIMIT for e in row) for row in ends]
+        self.summed = [
+            _LEFT_OUT if not whole else _SUMMED if fits else _ROUNDED for whole, fits in zip(full, exact, strict=True)
+        ]
+        """Per partition, how `baselines_of` takes its rates: left out (not a point per horizon, as `baselines`
+        leaves it out), summed from the arrays, or by `baselines` (log ends the arrays would round)."""
+        self.past_known = np.array([[e is not None for e in row] for row in ends], dtype=np.bool_).reshape(shape)
+        exact_ends = [row if fits else [0] * shape[1] for row, fits in zip(ends, exact, strict=True)]
+        self.past_end = np.array([[e or 0 for e in row] for row in exact_ends], dtype=np.int64).reshape(shape)
+
+    def improve(self, verdict: PartitionVerdict) -> PartitionVerdict:
+        """The partition's verdict with the index's figure where it improves on the window's (as `with_index`)."""
+        return _indexed(verdict, self.history.get(verdict.tp, ()), self.now)
+
+    def improve_rows(
+        self,
+        tps: Sequence[TopicPartition],
+        committed: NDArray[np.int64],
+        log_end: NDArray[np.int64],
+        lags: Sequence[int],
+        seconds: Sequence[float | None],
+        bounds: Sequence[bool],
+    ) -> tuple[list[float | None], list[bool], list[str | None]]:
+        """`improve` of the verdicts of partitions `tps` (their newest committed offsets, log ends and lags, and the
+        window's figures), before they are made: each one's figure of lag in seconds, whether it is a lower bound and
+        which method gave it (`PartitionVerdict.lag_seconds_method`). The figures of those the arrays take are found
+        at once (bot/engine/rules.py `lag_seconds_tables`)."""
+        import numpy as np
+
+        if None not in seconds:
+            by_arrays = self._improve_by_arrays(tps, committed, log_end, lags, seconds, bounds)
+            if by_arrays is not None:
+                return by_arrays
+        found, lower, methods = list(seconds), list(bounds), [None if s is None else "window" for s in seconds]
+        row_of, kind = self.row, self.kind
+        wanted = [  # lagging, and the window's figure is unknown or a lower bound (`_wants_index`), with points
+            (j, row)
+            for j, (tp, lag, window, bound) in enumerate(zip(tps, lags, seconds, bounds, strict=True))
+            if lag and (window is None or bound) and (row := row_of.get(tp)) is not None and kind[row] != _NO_TABLE
+        ]
+        if not wanted:
+            return found, lower, methods
+        at = np.array([j for j, _ in wanted], dtype=np.intp)
+        exact = _exact(committed[at]) and _exact(log_end[at])
+        arrays = [(j, row) for j, row in wanted if exact and kind[row] == _ARRAYS]
+        for j, row in wanted if len(arrays) < len(wanted) else ():
+            if not exact or kind[row] == _SCALAR:
+                figure = lag_seconds_by_index(self.history[tps[j]], int(committed[j]), int(log_end[j]), self.now)
+                _take(j, seconds[j], figure, found, lower, methods)
+        if not arrays:
+            return found, lower, methods
+        if len(arrays) < len(wanted):
+            at = np.array([j for j, _ in arrays], dtype=np.intp)
+        rows = np.array([row for _, row in arrays], dtype=np.intp)
+        ends = np.concatenate((self.ends[rows], log_end[at][:, None]), axis=1)
+        figures = zip(*lag_seconds_tables(self.times[rows], ends, committed[at], self.now), strict=True)
+        for (j, _), figure in zip(arrays, figures, strict=True):
+            _take(j, seconds[j], figure, found, lower, methods)
+        return found, lower, methods
+
+    def _improve_by_arrays(
+        self,
+        tps: Sequence[TopicPartition],
+        committed: NDArray[np.int64],
+        log_end: NDArray[np.int64],
+        lags: Sequence[int],
+        seconds: Sequence[float | None],
+        bounds: Sequence[bool],
+    ) -> tuple[list[float | None], list[bool], list[str | None]] | None:
+        """`improve_rows` where every window figure is known (a window of two samples or more) and the arrays take
+        every figure the index gives (none judged by `lag_seconds_by_index`): which partitions want a figure, which
+        figures win, and the lists, by array operations. None otherwise."""
+        import numpy as np
+
+        rows = np.array([self.row.get(tp, -1) for tp in tps], dtype=np.intp)
+        kinds = self.kinds[rows]  # -1, not in the index: the last, _NO_TABLE
+        lower = np.array(bounds, dtype=np.bool_)
+        at = np.flatnonzero((np.asarray(lags) > 0) & lower & (kinds != _NO_TABLE))  # `_wants_index`, with points
+        found = np.array(seconds, dtype=np.float64)
+        indexed = np.zeros(len(tps), dtype=np.bool_)
+        if len(at):
+            if (kinds[at] == _SCALAR).any() or not (_exact(committed[at]) and _exact(log_end[at])):
+                return None
+            ends = np.concatenate((self.ends[rows[at]], log_end[at][:, None]), axis=1)
+            figures, bound = lag_seconds_arrays(self.times[rows[at]], ends, committed[at], self.now)
+            wins = ~bound | (figures > found[at])  # `index_wins` of a known window figure
+            took = at[wins]
+            found[took], lower[took], indexed[took] = figures[wins], bound[wins], True
+        methods: list[str | None] = [_METHODS[won] for won in indexed.tolist()]
+        figures_found: list[float | None] = found.tolist()
+        return figures_found, lower.tolist(), methods
+
+    def baselines_of(
+        self, tps: Sequence[TopicPartition], log_ends: Sequence[int] | NDArray[np.int64], measured_at: float
+    ) -> tuple[tuple[float, float | None], ...]:
+        """`baselines` of a group's partitions (their log ends: a list, or an array of a window's arrays), each
+        horizon's rates found at once and summed in the partitions' order as `baselines` sums them (Python's `sum`
+        of the same floats: the same total, to the last bit)."""
+        import numpy as np
+
+        row_of, summed = self.row, self.summed
+        rows = [row_of.get(tp, -1) for tp in tps]
+        marks = [summed[r] if r >= 0 else _LEFT_OUT for r in rows]
+        if _ROUNDED in marks or _SUMMED not in marks or not self.horizons or not _exact_ints(log_ends):
+            return baselines(tps, list(log_ends), self.history, measured_at)  # the rule, with Python's ints
+        taken = [j for j, mark in enumerate(marks) if mark == _SUMMED]
+        ends = np.asarray(log_ends, dtype=np.int64)
+        at = np.array(rows, dtype=np.intp)
+        if len(taken) < len(rows):
+            ends, at = ends[taken], at[taken]
+        if not _exact(ends):
+            return baselines(tps, list(log_ends), self.history, measured_at)
+        past_at = self.past_at[at]
+        after = measured_at > past_at
+        known = (self.past_known[at] & after).all(axis=0).tolist()
+        rates = ((ends[:, None] - self.past_end[at]) / np.where(after, measured_at - past_at, 1.0)).T.tolist()
+        found = [(h, sum(r) if ok else None) for h, ok, r in zip(self.horizons, known, rates, strict=True)]
+        return tuple(reversed(found))
+
+
+def _known_before(points: Sequence[IndexPoint], now: float) -> list[tuple[float, int]]:
+    """The (time, log end) of the known points before now, oldest first: `lag_seconds_by_index`'s table but now."""
+    table = [(p.at, p.log_end) for p in points if p.log_end is not None and p.at < now]
+    table.sort(key=_time)  # stable, as `sorted` in lag_seconds_by_index
+    return table
+
+
+def _kind(table: Sequence[tuple[float, int]]) -> int:
+    """How `IndexTables` finds the figure of a partition with this table (`_NO_TABLE`, `_ARRAYS`, `_SCALAR`)."""
+    if not table:
+        return _NO_TABLE
+    return _ARRAYS if all(0 <= end < _EXACT_LIMIT for _, end in table) else _SCALAR
+
+
+def _exact_ints(offsets: Sequence[int] | NDArray[np.int64]) -> bool:
+    """The offsets fit an int64 array: an array already, or ints from 0 to below `_EXACT_LIMIT`."""
+    return not isinstance(offsets, list | tuple) or all(0 <= end < _EXACT_LIMIT for end in offsets)
+
+
+def _exact(offsets: NDArray[np.int64]) -> bool:
+    """The offsets are ones the arrays take exactly (from 0 to below `_EXACT_LIMIT`)."""
+    return not len(offsets) or (int(offsets.min()) >= 0 and int(offsets.max()) < _EXACT_LIMIT)
+
+
+_NO_TABLE, _ARRAYS, _SCALAR = 0, 1, 2
+"""How `IndexTables` finds a partition's figure: none (no known point), by the arrays, by `lag_seconds_by_index`."""
+_METHODS = ("window", "time_index")
+"""`lag_seconds_method` of a known figure: the window's (False) or the index's (True)."""
+_LEFT_OUT, _SUMMED, _ROUNDED = 0, 1, 2
+"""How `IndexTables.baselines_of` takes a partition's rates (`IndexTables.summed`)."""
+
+
+def _take(
+    j: int,
+    window: float | None,
+    figure: tuple[float | None, bool],
+    seconds: list[float | None],
+    bounds: list[bool],
+    methods: list[str | None],
+) -> None:
+    """Put the index's `figure` of the j-th partition in place of the window's (`window`) where it wins, as
+    `_with_figure` does."""
+    found, bound = figure
+    if index_wins(window, found, bound):
+        seconds[j], bounds[j], methods[j] = found, bound, "time_index"

@@ -296,12 +296,19 @@ def _entry(
     snapshot: ClusterSnapshot, group: GroupSnapshot, *, like: _Entry | None = None, arrays: bool = True
 ) -> _Entry:
     at = snapshot.taken_at
+    if arrays:  # the usual case: the arrays straight from the snapshot's offsets, no sample made
+        log_end, log_start = snapshot.log_end, snapshot.log_start
+        tps = _like(tuple(sorted(tp for tp in group.committed if tp in log_end)), like)
+        committed = [group.committed[tp] for tp in tps]
+        columns = _offset_columns(committed, [log_end[tp] for tp in tps], [log_start.get(tp, 0) for tp in tps])
+        if columns is not None:
+            return _made_entry(at, group.state, group.members, group.generation, tps, None, columns)
     partitions = {
         tp: PartitionSample(at, committed, snapshot.log_end[tp], snapshot.log_start.get(tp, 0))
         for tp, committed in group.committed.items()
         if tp in snapshot.log_end
     }
-    return _new_entry(at, group.state, group.members, group.generation, partitions, like=like, arrays=arrays)
+    return _new_entry(at, group.state, group.members, group.generation, partitions, like=like, arrays=False)
 
 
 def _new_entry(
@@ -314,44 +321,52 @@ def _new_entry(
     like: _Entry | None,
     arrays: bool = True,
 ) -> _Entry:
-    """An entry with its derived parts. `like` is the group's previous entry: when it has the same partitions,
-    the new entry shares its `tps` tuple, so that a window sees at a glance (`is`) that its entries line up."""
-    tps = tuple(sorted(partitions))
-    if like is not None and like.tps == tps:
-        tps = like.tps
+    """An entry with its derived parts. `like` is the group's previous entry (see `_like`)."""
+    tps = _like(tuple(sorted(partitions)), like)
     samples = tuple([partitions[tp] for tp in tps])
     columns = _entry_columns(at, samples) if arrays else None
-    return _Entry(
-        at=at,
-        state=state,
-        members=members,
-        generation=generation,
-        tps=tps,
-        samples=samples if columns is None else None,
-        group_sample=GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation),
-        columns=columns,
-    )
+    return _made_entry(at, state, members, generation, tps, samples if columns is None else None, columns)
+
+
+def _like(tps: tuple[TopicPartition, ...], like: _Entry | None) -> tuple[TopicPartition, ...]:
+    """`tps`, or the previous entry's `like` equal tuple: entries with the same partitions share one `tps` tuple, so
+    that a window sees at a glance (`is`) that its entries line up."""
+    return like.tps if like is not None and like.tps == tps else tps
+
+
+def _made_entry(
+    at: float,
+    state: GroupState,
+    members: tuple[Member, ...],
+    generation: int | None,
+    tps: tuple[TopicPartition, ...],
+    samples: tuple[PartitionSample, ...] | None,
+    columns: NDArray[np.int64] | None,
+) -> _Entry:
+    group_sample = GroupSample(at, state, tuple(sorted(m.member_id for m in members)), generation)
+    return _Entry(at, state, members, generation, tps, samples, group_sample, columns)
 
 
 def _entry_columns(at: float, samples: tuple[PartitionSample, ...]) -> NDArray[np.int64] | None:
-    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless they are all
-    integers (committed and log end from 0 to below _EXACT_LIMIT) and every sample is at the entry's time (numpy
-    infers int64 only for ints; a float, an int too big for int64 or anything else gives another dtype, and an
-    entry without partitions gives float64)."""
-    import numpy as np
-
+    """The entry's offsets as a 3 x partitions array (see `_Entry.columns`), or None unless `_offset_columns` takes
+    them and every sample is at the entry's time."""
     if not samples or any(s.at != at for s in samples):
         return None
-    committed = [s.committed for s in samples]
+    return _offset_columns([s.committed for s in samples], [s.log_end for s in samples], [s.log_start for s in samples])
+
+
+def _offset_columns(committed: list[int | None], log_end: list[int], log_start: list[int]) -> NDArray[np.int64] | None:
+    """Rows committed (-1 where None), log end and log start as an int64 array, or None unless there are some and
+    they are all integers (committed and log end from 0 to below _EXACT_LIMIT): numpy infers int64 only for ints; a
+    float, an int too big for int64 or anything else gives another dtype."""
+    import numpy as np
+
+    if not committed:
+        return None
     try:
         if any(c < 0 for c in committed if c is not None):  # -1 stands for None in the array
             return None
-        rows = [
-            [-1 if c is None else c for c in committed],
-            [s.log_end for s in samples],
-            [s.log_start for s in samples],
-        ]
-        columns = np.array(rows)
+        columns = np.array([[-1 if c is None else c for c in committed], log_end, log_start])
     except (OverflowError, TypeError, ValueError):
         return None
     if columns.dtype != np.int64 or columns[1].min() < 0 or columns[:2].max() >= _EXACT_LIMIT:

@@ -49,7 +49,16 @@ from lagbot.engine.rules import (
     window_facts,
 )
 from lagbot.engine.siblings import commit_times, commit_times_rows, still_and_growing, still_and_growing_rows
-from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore, _entry, decode_entry, encode_entry
+from lagbot.engine.window import (
+    MemoryWindowStore,
+    RedisWindowStore,
+    WindowStore,
+    _Entry,
+    _entry,
+    _new_entry,
+    decode_entry,
+    encode_entry,
+)
 
 CLUSTER = "prod"
 GROUPS = ("billing", "audit", "search")
@@ -487,3 +496,36 @@ def test_rule_histories_judge_the_same_both_ways() -> None:
     assert siblings >= 10, siblings
     assert min(statuses.get(s.name, 0) for s in (Status.OK, Status.WARN, Status.STALL)) >= 10
     assert statuses.get(Status.STOP.name, 0) >= 10 and statuses.get(Status.REWIND.name, 0) >= 10, statuses
+
+
+def test_an_entry_made_from_the_snapshot_is_the_one_made_from_its_samples() -> None:
+    # `_entry` makes the arrays straight from the snapshot's offsets; `_new_entry` from the samples (what a decoded
+    # entry goes through): the same entry, arrays or samples alike, on random histories with big offsets too.
+    rng = random.Random(17)
+    with_columns = without = 0
+    for _ in range(60):
+        history = History(rng)
+        previous: dict[str, _Entry] = {}
+        for _ in range(rng.randint(1, 4)):
+            snapshot = history.step()
+            for group in snapshot.groups.values():
+                like = previous.get(group.group)
+                made = _entry(snapshot, group, like=like)
+                partitions = {
+                    tp: PartitionSample(snapshot.taken_at, c, snapshot.log_end[tp], snapshot.log_start[tp])
+                    for tp, c in group.committed.items()
+                }
+                args = (snapshot.taken_at, group.state, group.members, group.generation, partitions)
+                reference = _new_entry(*args, like=like)
+                assert replace(made, columns=None) == replace(reference, columns=None)
+                if like is not None and like.tps == made.tps:
+                    assert made.tps is like.tps
+                if reference.columns is None:
+                    assert made.columns is None
+                    without += 1
+                else:
+                    assert made.columns is not None and made.columns.tolist() == reference.columns.tolist()
+                    assert made.columns.dtype == reference.columns.dtype
+                    with_columns += 1
+                previous[group.group] = made
+    assert with_columns > 50 and without > 20

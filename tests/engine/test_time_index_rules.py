@@ -4,9 +4,13 @@ checked against figures worked out by hand (tests/engine/test_time_index.py asks
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
-from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
-from lagbot.engine.timeindex import IndexPoint, lag_seconds_by_index, lag_seconds_by_index_rows, point, with_index
+import numpy as np
+
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status, TopicPartition
+from lagbot.engine.evaluate import group_lag_seconds
+from lagbot.engine.timeindex import IndexPoint, IndexTables, point, with_index
 
 
 def partition(p: int, committed: int | None, log_end: int, seconds: float | None, bound: bool) -> PartitionVerdict:
@@ -85,20 +89,36 @@ def random_points(rng: random.Random) -> tuple[tuple[IndexPoint, ...], int, int]
     return points, max(committed, big), log_end
 
 
-def test_the_index_figures_of_many_partitions_at_once_are_each_partitions_own() -> None:
-    rng = random.Random(41)
-    for _ in range(200):
-        drawn = [random_points(rng) for _ in range(rng.randint(1, 30))]
-        points, committed, log_end = ([d[i] for d in drawn] for i in range(3))
-        assert lag_seconds_by_index_rows(points, committed, log_end, NOW) == [  # type: ignore[arg-type]
-            lag_seconds_by_index(p, c, e, NOW) for p, c, e in drawn
-        ]
+def by_tables(judged: GroupVerdict, history: dict[TopicPartition, tuple[IndexPoint, ...]]) -> GroupVerdict:
+    """`with_index` by `IndexTables`: the figures of all partitions at once, and the baselines by arrays."""
+    index = IndexTables(history, NOW)
+    parts = judged.partitions
+    tps, log_ends = [p.tp for p in parts], [p.log_end for p in parts]
+    figures = index.improve_rows(
+        tps,
+        np.array([p.committed for p in parts], dtype=np.int64),
+        np.array(log_ends, dtype=np.int64),
+        [p.lag or 0 for p in parts],
+        [p.lag_seconds for p in parts],
+        [p.lag_seconds_lower_bound for p in parts],
+    )
+    partitions = tuple(
+        replace(p, lag_seconds=s, lag_seconds_lower_bound=b, lag_seconds_method=m)
+        for p, s, b, m in zip(parts, *figures, strict=True)
+    )
+    assert partitions == tuple(index.improve(p) for p in parts)
+    return replace(
+        judged,
+        partitions=partitions,
+        max_lag_seconds=group_lag_seconds(partitions),
+        baseline_produce=index.baselines_of(tps, log_ends, NOW),
+    )
 
 
-def test_with_index_gives_the_same_verdict_with_arrays_or_without() -> None:
+def test_the_index_tables_give_with_index_verdict() -> None:
     rng = random.Random(42)
-    lower_bounds = 0
-    for _ in range(200):
+    lower_bounds = exact = baselines = 0
+    for _ in range(300):
         drawn = [random_points(rng) for _ in range(rng.randint(1, 12))]
         window_figures = [rng.choice([(None, False), (5.0, True), (2_000.0, True), (40.0, False)]) for _ in drawn]
         judged = verdict(
@@ -107,9 +127,10 @@ def test_with_index_gives_the_same_verdict_with_arrays_or_without() -> None:
         history = {("orders", j): p for j, (p, _, _) in enumerate(drawn) if p or rng.random() < 0.5}
         if not history:
             continue
-        with_arrays = with_index(judged, history, NOW, NOW, arrays=True)
-        assert with_arrays == with_index(judged, history, NOW, NOW)
-        lower_bounds += sum(
-            p.lag_seconds_method == "time_index" and p.lag_seconds_lower_bound for p in with_arrays.partitions
-        )
-    assert lower_bounds >= 10
+        found = by_tables(judged, history)
+        assert found == with_index(judged, history, NOW, NOW)
+        indexed = [p for p in found.partitions if p.lag_seconds_method == "time_index"]
+        lower_bounds += sum(p.lag_seconds_lower_bound for p in indexed)
+        exact += sum(not p.lag_seconds_lower_bound for p in indexed)
+        baselines += sum(rate is not None for _, rate in found.baseline_produce)
+    assert lower_bounds >= 10 and exact >= 10 and baselines >= 10
