@@ -46,7 +46,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
     from confluent_kafka.admin import AdminClient
 
     from lagbot.core.config import ClusterConfig, build_settings
-    from lagbot.engine.check import Checker, tune_gc
+    from lagbot.engine.check import Checker, collector_paused, tune_gc
     from lagbot.engine.collector import ClusterAdmin
     from lagbot.engine.window import RedisWindowStore
 
@@ -76,21 +76,22 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
     seconds, requests, timed = [], {}, GcClock()
     phases: list[tuple[float, float]] = []  # (collect and append, judge) of each timed cycle
     groups = 0
-    for _ in range(options["cycles"]):
-        before = counter.snapshot(admins[0])
-        with timed.running():
-            begun = time.perf_counter()
-            snapshots = checker.sample()
-            collected = time.perf_counter()
-            report = checker.evaluate(snapshots)
-            seconds.append(time.perf_counter() - begun)
-            del snapshots  # as `checker.cycle()` (what `lagbot run` calls) keeps no snapshot after judging it
-            phases.append((collected - begun, time.perf_counter() - collected))
-        if options.get("freeze"):
-            gc.freeze()  # an experiment, not what `lagbot run` does: see --gc-freeze
-        requests = dict(counter.snapshot(admins[0]) - before)
-        assert not report.cluster_errors, report.cluster_errors
-        groups = len(report.verdicts)
+    with timed.running():  # the collector's time in and between the cycles (it resumes after each)
+        for _ in range(options["cycles"]):
+            before = counter.snapshot(admins[0])
+            with collector_paused():  # as the bot's loop runs a cycle (lagbot.service.bot `check`)
+                begun = time.perf_counter()
+                snapshots = checker.sample()
+                collected = time.perf_counter()
+                report = checker.evaluate(snapshots)
+                seconds.append(time.perf_counter() - begun)
+                del snapshots  # as `checker.cycle()` (what `lagbot run` calls) keeps no snapshot after judging it
+                phases.append((collected - begun, time.perf_counter() - collected))
+            if options.get("freeze"):
+                gc.freeze()  # an experiment, not what `lagbot run` does: see --gc-freeze
+            requests = dict(counter.snapshot(admins[0]) - before)
+            assert not report.cluster_errors, report.cluster_errors
+            groups = len(report.verdicts)
     partitions = sum(len(v.partitions) for v in report.verdicts)
     full = min(len(w.samples) for w in store.windows("scale", [v.group for v in report.verdicts]).values())
     status = _status("self")

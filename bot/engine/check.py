@@ -6,10 +6,12 @@ collector and the window store and is what the CLI, the scheduler and the benchm
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from confluent_kafka.admin import AdminClient
@@ -122,6 +124,41 @@ def tune_gc() -> None:
     Process-wide, so it is called by the bot's entry point, never by a library function.
     """
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+_pauses = 0
+"""How many `collector_paused` blocks are running (in any thread)."""
+_pauses_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """CPython's cyclic garbage collector paused while the block runs: a check cycle, in the bot's own loop.
+
+    A cycle's objects (snapshot, windows, verdicts, futures) live until the cycle ends and are then freed by
+    reference counting; young collections during it only walk and promote them. Measured at 100,000
+    group-partitions with `tune_gc`'s thresholds: 0.19-0.23 s of collector time a cycle of ~3 s. Cyclic garbage
+    made meanwhile (by the cycle or another thread) waits for the block's end, when the collector resumes with
+    its thresholds. Blocks may overlap (one cycle per cluster, each on its own thread): the collector resumes
+    when the last one ends. A collector already disabled (by whoever runs lagbot) is left as it is.
+    Process-wide, so used by the bot's loop, never by a library function.
+    """
+    global _pauses
+    with _pauses_lock:
+        if _pauses == 0 and not gc.isenabled():
+            paused = False
+        else:
+            _pauses += 1
+            paused = True
+            gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            with _pauses_lock:
+                _pauses -= 1
+                if _pauses == 0:
+                    gc.enable()
 
 
 class Checker:

@@ -27,10 +27,9 @@ from lagbot.core.model import (
     WindowColumns,
 )
 from lagbot.engine import wording
+from lagbot.engine.ownership import Owners, Ownership
 from lagbot.engine.rules import (
     Facts,
-    Owners,
-    Ownership,
     PlainRows,
     Samples,
     consume_rate,

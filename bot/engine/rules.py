@@ -29,36 +29,25 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum, IntEnum
+from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from lagbot.core import messages
 from lagbot.core.config import Evaluation
 from lagbot.core.model import (
     ColumnSamples,
-    GroupSnapshot,
-    Member,
     PartitionSample,
     Status,
-    TopicPartition,
     WindowColumns,
 )
 from lagbot.engine import wording
+from lagbot.engine.ownership import Ownership
 
 if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
     import numpy as np
     from numpy.typing import NDArray
 
 Samples = Sequence[PartitionSample]
-
-
-class Ownership(Enum):
-    """Who, if anyone, consumes a partition according to the newest group description."""
-
-    OWNED = "owned"
-    UNOWNED = "unowned"
-    UNKNOWN = "unknown"
-    """The group is live but reports no members, so owners cannot be known."""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -559,45 +548,3 @@ def lag_seconds_arrays(
     since_restart = np.maximum(0.0, now - times[row, restart])
     seconds = np.where(caught_up, 0.0, np.where(older, since_restart, np.maximum(0.0, now - written_at)))
     return seconds, older
-
-
-# ---------------------------------------------------------------------------------------------------
-# Ownership
-# ---------------------------------------------------------------------------------------------------
-
-
-class Owners:
-    """Who owns which partition in the newest description of a group, looked up once per group."""
-
-    def __init__(self, group: GroupSnapshot | None) -> None:
-        self.group = group
-        self.owners: dict[TopicPartition, Member] = {}
-        if group is not None:
-            for member in reversed(group.members):  # the first member that has a partition owns it
-                self.owners.update(dict.fromkeys(member.assignment, member))
-        self.whole_group: Ownership | None = None
-        """UNOWNED for a group that is gone or has no live members, UNKNOWN for a live group reporting none (for
-        every partition alike); None when each partition is OWNED or UNOWNED by the members' assignments."""
-        if group is None or not group.state.is_active:
-            self.whole_group = Ownership.UNOWNED
-        elif not group.members:
-            self.whole_group = Ownership.UNKNOWN
-
-    def of(self, tp: TopicPartition) -> tuple[Ownership, Member | None]:
-        """UNOWNED for a group that is gone or has no live members; UNKNOWN for a live group reporting none."""
-        if self.whole_group is not None:
-            return self.whole_group, None
-        owner = self.owners.get(tp)
-        return (Ownership.OWNED, owner) if owner else (Ownership.UNOWNED, None)
-
-    def of_all(self, tps: Sequence[TopicPartition]) -> list[tuple[Ownership, Member | None]]:
-        """`of` of each of `tps`, in order."""
-        if self.whole_group is not None:
-            return [(self.whole_group, None)] * len(tps)
-        owners = self.owners
-        return [(Ownership.OWNED, owner) if (owner := owners.get(tp)) else (Ownership.UNOWNED, None) for tp in tps]
-
-
-def ownership_of(group: GroupSnapshot | None, tp: TopicPartition) -> tuple[Ownership, Member | None]:
-    """Who owns `tp` in the newest description of the group."""
-    return Owners(group).of(tp)

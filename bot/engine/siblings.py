@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from lagbot.core.model import Status, TopicPartition
 from lagbot.engine import wording
-from lagbot.engine.rules import Facts, Finding, Owners, Ownership, PlainRows, caught_up_in_window, caught_up_rows
+from lagbot.engine.ownership import Owners, Ownership
+from lagbot.engine.rules import Facts, Finding, PlainRows, caught_up_in_window, caught_up_rows
 
 if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
     import numpy as np

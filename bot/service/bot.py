@@ -30,7 +30,7 @@ from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity
 from lagbot.core.stored import StoredFormatError
 from lagbot.engine import agreement
-from lagbot.engine.check import Checker, CheckReport
+from lagbot.engine.check import Checker, CheckReport, collector_paused
 from lagbot.engine.window import RedisWindowStore
 from lagbot.policies.model import Policy
 from lagbot.service import wording
@@ -219,7 +219,8 @@ class Bot:
         if self.epoch.lost():
             self.announce_state_lost(now=self.clock())
         started = time.monotonic()
-        report = self.checker.cycle([cluster])
+        with collector_paused():  # the cycle's objects die with it: nothing for the collector to walk meanwhile
+            report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
         note_reachability(cluster, self.latest.get(cluster), report, self.away_since)
         self.latest[cluster] = report

@@ -53,14 +53,13 @@ from lagbot.engine.evaluate import (
     severity,
     trend,
 )
+from lagbot.engine.ownership import Ownership, ownership_of
 from lagbot.engine.rules import (
     Facts,
-    Ownership,
     consume_rate,
     eta_seconds,
     lag_seconds,
     log_end_restart,
-    ownership_of,
     partition_status,
     produce_rate,
     rule_rewind,

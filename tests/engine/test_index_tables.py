@@ -22,7 +22,7 @@ from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
 from lagbot.engine.timeindex import IndexPoint, IndexTables, with_index
 from lagbot.engine.window import MemoryWindowStore
-from tests.engine.test_evaluate_columns import CLUSTER, GROUPS, History
+from tests.support.histories import CLUSTER, GROUPS, History
 
 HORIZONS = (3600.0, 900.0, 300.0, 60.0)
 
