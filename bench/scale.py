@@ -3,9 +3,12 @@
 For each size, groups of P partitions sharing topics (default 50 partitions, 20 groups per topic: 200 groups for
 10,000 group-partitions, 2,000 groups for 100,000; bench/estate.py) on one Apache Kafka 4.1 broker and one
 redis-server. The cycle runs in a child process set up as `lagbot run` sets its check loop up: the Redis window
-store (30 samples), the bot's collector thresholds (`lagbot.engine.check.tune_gc`). Its windows are filled first (one
-collected snapshot appended at 29 earlier times, then real cycles: every window full, the steady state), then it
-times real cycles (collect + append + evaluate + diagnose), and prints:
+store (30 samples), the bot's collector thresholds (`lagbot.engine.check.tune_gc`), each cycle with the collector
+paused as the bot's loop runs it (`collector_paused`). Its windows are filled first (one collected snapshot appended
+at the 29 earlier cycles of a bot checking every minute, the time index asked and shown each of them as the bot
+would have: every window full, the steady state), then it times real cycles (collect + append + evaluate +
+diagnose) back to back, on a clock that starts each a minute after the last (`Cadence`): the time index's horizons
+fall due as often as in `lagbot run`. It prints:
 - seconds per cycle (median, min), split into collect + append and read windows + judge;
 - the broker requests of a cycle (librdkafka's statistics): the checker's own client (cluster-wide requests), and
   every request of one collect, the per-group ones its reader child sends included (counted on a client that reads
@@ -39,6 +42,26 @@ WINDOW = 30
 GIB = 1 << 30
 
 
+class Cadence:
+    """The clock of a bot checking every `interval` seconds, for cycles run back to back: within a cycle it runs
+    as the wall clock; each `next_cycle` starts the next one `interval` after the last began. So the time index
+    and the windows see what `lagbot run` shows them (its horizons due as often, its samples as far apart), while
+    the benchmark does not wait between cycles."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._start = time.time()
+        self._cycles = 0
+        self._cycle_began = time.time()
+
+    def next_cycle(self) -> None:
+        self._cycles += 1
+        self._cycle_began = time.time()
+
+    def __call__(self) -> float:
+        return self._start + self._cycles * self.interval + (time.time() - self._cycle_began)
+
+
 def child(options: dict[str, Any]) -> dict[str, Any]:
     """The check loop of `lagbot run`, measured: runs in its own process so that its memory is its own."""
     import redis
@@ -63,22 +86,30 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         admins.append(admin)
         return admin
 
-    checker = Checker(settings, store, admin_factory=factory)
+    clock = Cadence(settings.clusters[0].check_interval)
+    checker = Checker(settings, store, clock=clock, admin_factory=factory)
     started = time.perf_counter()
     snapshot = checker.sample()["scale"]
     assert snapshot.error is None, snapshot.error
-    for back in range(WINDOW - 1, 1, -1):  # fill the windows: the same offsets, seen at earlier times
-        store.append(dataclasses.replace(snapshot, taken_at=snapshot.taken_at - back * 30.0))
+    back = range(WINDOW - 1, 0, -1)  # fill the windows: the same offsets, seen at earlier cycles, oldest first
+    earlier = [dataclasses.replace(snapshot, taken_at=snapshot.taken_at - n * clock.interval) for n in back]
+    for seen in earlier:
+        store.append(seen)
+    for seen in [*earlier, snapshot]:  # what the time index was asked, and saw, at those cycles
+        checker.history(seen)
+    clock.next_cycle()
     checker.cycle()
     fill = time.perf_counter() - started
     if options.get("freeze"):
         gc.freeze()
     seconds, requests, timed = [], {}, GcClock()
     phases: list[tuple[float, float]] = []  # (collect and append, judge) of each timed cycle
+    list_offsets: list[int] = []  # ListOffsets requests of each timed cycle: 2, plus the time index's horizons asked
     groups = 0
     with timed.running():  # the collector's time in and between the cycles (it resumes after each)
         for _ in range(options["cycles"]):
             before = counter.snapshot(admins[0])
+            clock.next_cycle()
             with collector_paused():  # as the bot's loop runs a cycle (lagbot.service.bot `check`)
                 begun = time.perf_counter()
                 snapshots = checker.sample()
@@ -90,6 +121,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
             if options.get("freeze"):
                 gc.freeze()  # an experiment, not what `lagbot run` does: see --gc-freeze
             requests = dict(counter.snapshot(admins[0]) - before)
+            list_offsets.append(breakdown(_counter(requests)).get("ListOffsets", 0))
             assert not report.cluster_errors, report.cluster_errors
             groups = len(report.verdicts)
     partitions = sum(len(v.partitions) for v in report.verdicts)
@@ -109,6 +141,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         "phases": phases,
         "requests": requests,
         "requests_breakdown": breakdown(_counter(requests)),
+        "list_offsets": list_offsets,
         "whole_collect_requests": whole,
         "gc_seconds": timed.seconds,
         "gc_full": timed.full,
@@ -243,7 +276,8 @@ def report(results: list[dict[str, Any]]) -> None:
             f"({r['window_bytes'] / r['groups'] / 1024:.1f} KiB a group of {r['group_partitions'] // r['groups']}), "
             f"{r['gc_full']} full collections; all requests of a collect {r['whole_collect_requests']}; "
             f"collect + append s {[round(c, 3) for c, _ in r['phases']]}, "
-            f"read windows + judge s {[round(j, 3) for _, j in r['phases']]}"
+            f"read windows + judge s {[round(j, 3) for _, j in r['phases']]}, "
+            f"ListOffsets requests (2 + the time index's horizons asked) {r['list_offsets']}"
         )
     if len(results) >= 2:
         small, big = results[0], results[-1]

@@ -229,7 +229,9 @@ class Checker:
                 offsets_at(self.admin(snapshot.cluster), timeout), horizons
             )
         tps = sorted(snapshot.log_end)
-        return cache.history(tps, snapshot.taken_at, snapshot.log_end, snapshot.log_start)
+        history = cache.history(tps, snapshot.taken_at, snapshot.log_end, snapshot.log_start)
+        cache.saw(snapshot.taken_at, snapshot.log_end)  # a later cycle's horizon may take these log ends
+        return history
 
     def exact(self, cluster: str, verdicts: list[GroupVerdict], now: float) -> list[GroupVerdict]:
         """The verdicts with exact lag in seconds for the worst partitions, when `exact_lag_seconds` allows it."""
