@@ -22,7 +22,7 @@ from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
 from lagbot.engine.exactlag import first_timestamps, pick, with_exact
-from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, offsets_at
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, baselines, offsets_at
 from lagbot.engine.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -98,8 +98,8 @@ def _baselines(
     has arrays (their log ends are the arrays' newest)."""
     if window.columns is not None:
         return index.baselines_of(window.columns.tps, window.columns.log_end[:, -1], measured_at)
-    parts = verdict.partitions
-    return index.baselines_of([p.tp for p in parts], [p.log_end for p in parts], measured_at)
+    parts = verdict.partitions  # a window without arrays: the rule itself, no arrays made for it (nor numpy loaded)
+    return baselines([p.tp for p in parts], [p.log_end for p in parts], index.history, measured_at)
 
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:

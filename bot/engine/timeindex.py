@@ -324,11 +324,20 @@ class IndexTables:
     """
 
     def __init__(self, history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float) -> None:
-        import numpy as np
-
         self.history = history
         self.now = now
         self.row = {tp: i for i, tp in enumerate(history)}
+        self.arrays_made = False
+
+    def make_arrays(self) -> None:
+        """The arrays, made at the first ask that needs them: a cycle whose windows have no arrays (`lagbot check`,
+        judged one partition at a time by `improve`) never loads numpy."""
+        if self.arrays_made:
+            return
+        self.arrays_made = True
+        import numpy as np
+
+        history, now = self.history, self.now
         first = next(iter(history.values()), ())
         self.horizons = tuple(p.horizon for p in first)
         tables = [_known_before(found, now) for found in history.values()]
@@ -382,6 +391,7 @@ class IndexTables:
         at once (bot/engine/rules.py `lag_seconds_tables`)."""
         import numpy as np
 
+        self.make_arrays()
         if None not in seconds:
             by_arrays = self._improve_by_arrays(tps, committed, log_end, lags, seconds, bounds)
             if by_arrays is not None:
@@ -453,6 +463,7 @@ class IndexTables:
         of the same floats: the same total, to the last bit)."""
         import numpy as np
 
+        self.make_arrays()
         row_of, summed = self.row, self.summed
         rows = [row_of.get(tp, -1) for tp in tps]
         marks = [summed[r] if r >= 0 else _LEFT_OUT for r in rows]

@@ -118,13 +118,15 @@ def test_big_offsets_in_the_index_are_judged_by_the_scalar_rules() -> None:
         tp: (IndexPoint(now - 3600, 2**50, 3600.0), IndexPoint(now - 60, 2**50 + 3, 60.0)) for tp in snapshot.log_end
     }
     index = IndexTables(points, now)
-    assert set(index.kind) == {2}  # the scalar rule: never the arrays
     figures = 0
     for window in store.windows(CLUSTER, list(GROUPS)).values():
         verdict = judge_window(window, settings(), now, index=index)
         assert verdict == by_the_rules(window, points, now)
         figures += sum(p.lag_seconds_method == "time_index" for p in verdict.partitions)
     assert figures > 0
+    assert not index.arrays_made  # windows without arrays are judged one partition at a time: no arrays made
+    index.make_arrays()
+    assert set(index.kind) == {2}  # and had they been: the scalar rule for these tables, never the arrays
 
 
 def test_index_points_the_arrays_would_round_next_to_windows_with_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
