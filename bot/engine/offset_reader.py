@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import IO, Any, NoReturn
@@ -351,13 +351,15 @@ class InProcessReader(OffsetReader):
     def __init__(self, admin: Any) -> None:
         super().__init__({})
         self._admin = admin
-        self._answers: deque[dict[str, Any]] = deque()
+        self._answers: deque[Callable[[], dict[str, Any]]] = deque()
 
     def _write(self, request: dict[str, Any]) -> None:
-        self._answers.append(_answer(self._admin, request))
+        """Send the request's groups' requests now; their answer is gathered when it is read (so the chunks asked
+        ahead are in flight together, as they are when the child reads them)."""
+        self._answers.append(_started(self._admin, request))
 
     def _read_answer(self, deadline: float) -> dict[str, Any]:
-        return self._answers.popleft()
+        return self._answers.popleft()()
 
     @property
     def child_pid(self) -> int | None:
@@ -430,8 +432,15 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _answer(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
+    return _started(admin, request)()
+
+
+def _started(admin: Any, request: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    """The request's Kafka requests sent; the call returned waits for them and gives the answer. A commit (`alter`)
+    is sent and answered at once: it is never asked ahead of another request."""
     if "alter" in request:
-        return _alter(admin, request["alter"], float(request["timeout"]))
+        answer = _alter(admin, request["alter"], float(request["timeout"]))
+        return lambda: answer
     return _read(admin, request)
 
 
@@ -461,13 +470,14 @@ def _alter(admin: Any, alter: dict[str, Any], timeout: float) -> dict[str, Any]:
     }
 
 
-def _read(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
-    from concurrent.futures import wait
-
+def _read(admin: Any, request: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    """Every group's OffsetFetch, and DescribeGroups of those in `describe`, sent; the call returned waits for their
+    answers (within the request's timeout, from when they were sent) and encodes them."""
     from confluent_kafka import ConsumerGroupTopicPartitions
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     timeout = float(request["timeout"])
+    deadline = time.monotonic() + timeout + 1.0
     futures = {}
     for group, partitions in request["groups"].items():
         tps = None if partitions is None else [KafkaTopicPartition(t, p) for t, p in partitions]
@@ -476,7 +486,13 @@ def _read(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
         )[group]
     asked = request["describe"]
     described = admin.describe_consumer_groups(asked, request_timeout=timeout) if asked else {}
-    wait([*futures.values(), *described.values()], timeout=timeout + 1.0)
+    return lambda: _gathered(futures, described, timeout, deadline)
+
+
+def _gathered(futures: dict[str, Any], described: dict[str, Any], timeout: float, deadline: float) -> dict[str, Any]:
+    from concurrent.futures import wait
+
+    wait([*futures.values(), *described.values()], timeout=max(0.0, deadline - time.monotonic()))
     answer: dict[str, Any] = {}
     for group, future in futures.items():
         problem = _future_problem(future, timeout)
@@ -556,15 +572,67 @@ def main() -> int:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_logging()  # JSON lines on stderr like the bot's; librdkafka's connection noise stays out
-    first = sys.stdin.buffer.readline()
+    lines = _Lines(sys.stdin.buffer.fileno())
+    first = lines.next(wait=True)
     if not first:
         return 0
     admin = AdminClient({**json.loads(first), "logger": logging.getLogger("librdkafka")})
-    for line in sys.stdin.buffer:
-        answer = _answer(admin, json.loads(line))
-        sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
-        sys.stdout.buffer.flush()
+    serve(lines, lambda request: _started(admin, request), _reply)
     return 0
+
+
+def serve(
+    lines: _Lines, start: Callable[[dict[str, Any]], Callable[[], dict[str, Any]]], reply: Callable[[Any], None]
+) -> None:
+    """Answer every request line, in order, until the pipe closes. Every request already asked is sent (`start`)
+    before the oldest one is answered, at most AHEAD in flight: the parent asks the next chunk before it reads this
+    one's answer, and the broker then works on both. The requests asked before the pipe closed are still answered."""
+    pending: deque[Callable[[], dict[str, Any]]] = deque()
+    while True:
+        line = lines.next(wait=not pending) if len(pending) < AHEAD else None
+        if line is None:
+            reply(pending.popleft()())
+        elif not line:  # stdin closed: the parent stopped or gave up on this child
+            while pending:
+                reply(pending.popleft()())
+            return
+        else:
+            pending.append(start(json.loads(line)))
+
+
+def _reply(answer: Any) -> None:
+    sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
+    sys.stdout.buffer.flush()
+
+
+class _Lines:
+    """The lines of a pipe, read from its descriptor: `next(wait=False)` answers at once whether a whole line has
+    arrived (None when not), which a buffered file's `readline` cannot."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = b""
+        self._closed = False
+
+    def next(self, *, wait: bool) -> bytes | None:
+        """The next line (without its newline), b"" once the pipe is closed, None if `wait` is False and no whole
+        line is there yet."""
+        while b"\n" not in self._buffer and not self._closed:
+            if not wait and not _readable(self._fd):
+                return None
+            chunk = os.read(self._fd, 1 << 16)
+            self._closed = not chunk
+            self._buffer += chunk
+        if b"\n" not in self._buffer:
+            return b""
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+
+def _readable(fd: int) -> bool:
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        return bool(selector.select(0))
 
 
 if __name__ == "__main__":

@@ -4,10 +4,12 @@ deadline, and an unreachable cluster costs one timeout and one new child, not on
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -112,7 +114,8 @@ def test_a_chunk_failed_as_a_whole_drops_the_chunk_asked_ahead_of_it(monkeypatch
             return {g: {"error": "Local: Timed out (_TIMED_OUT)"} for g in groups}
         return {g: {"offsets": [["t", 0, 7, None]]} for g in groups}
 
-    monkeypatch.setattr(offset_reader, "_answer", answer)
+    # The requests' answer as the reader gets it when it sends them (`_started`), gathered when it is read.
+    monkeypatch.setattr(offset_reader, "_started", lambda admin, request: partial(dict, answer(admin, request)))
     reader = InProcessReader(admin=None)
     first = reader.fetch({g: None for g in ("a", "b", "c", "d", "e")}, 5.0)
     assert asked == [["a", "b"], ["c", "d"]]  # the second chunk was asked ahead, the third never
@@ -121,3 +124,43 @@ def test_a_chunk_failed_as_a_whole_drops_the_chunk_asked_ahead_of_it(monkeypatch
     second = reader.fetch({"e": None}, 5.0)
     assert asked[2:] == [["e"]]
     assert second == {"e": [offset_reader.Committed("t", 0, 7, None)]}
+
+
+def test_the_child_sends_every_request_asked_before_it_answers_the_oldest() -> None:
+    """Requests already on the pipe are all sent (at most AHEAD in flight) before the oldest is answered, answers go
+    back in the order asked, and the child stops when the pipe closes."""
+    read_end, write_end = os.pipe()
+    events: list[str] = []
+
+    def start(request: dict[str, Any]) -> Any:
+        events.append(f"send {request['n']}")
+        return lambda: {"n": request["n"]}
+
+    def reply(answer: dict[str, Any]) -> None:
+        events.append(f"answer {answer['n']}")
+        if answer["n"] == 3:  # the parent asks a fourth request once it has read the third answer, then leaves
+            os.write(write_end, b'{"n": 4}\n')
+            os.close(write_end)
+
+    os.write(write_end, b"".join(json.dumps({"n": n}).encode() + b"\n" for n in (1, 2, 3)))
+    with os.fdopen(read_end, "rb", buffering=0):
+        offset_reader.serve(offset_reader._Lines(read_end), start, reply)
+    assert offset_reader.AHEAD == 2
+    assert events == ["send 1", "send 2", "answer 1", "send 3", "answer 2", "answer 3", "send 4", "answer 4"]
+
+
+def test_lines_tell_a_whole_line_from_a_part_without_waiting() -> None:
+    read_end, write_end = os.pipe()
+    lines = offset_reader._Lines(read_end)
+    try:
+        assert lines.next(wait=False) is None
+        os.write(write_end, b'{"a": 1}\n{"b"')
+        assert lines.next(wait=False) == b'{"a": 1}'
+        assert lines.next(wait=False) is None  # half a line is not a line
+        os.write(write_end, b": 2}\n")
+        assert lines.next(wait=True) == b'{"b": 2}'
+        os.close(write_end)
+        assert lines.next(wait=True) == b""
+        assert lines.next(wait=False) == b""
+    finally:
+        os.close(read_end)
