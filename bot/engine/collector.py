@@ -7,8 +7,8 @@ A cycle is four batched rounds, whatever the number of partitions:
    process (`lagbot.engine.offset_reader`) where a crash of the Kafka client on a coordinator error cannot stop the bot
    (`lagbot check`, a one-shot command, sends them itself: `make_admin(..., isolate_group_reads=False)`);
 3. Metadata of every topic those groups consume (partition counts), in one request;
-4. ListOffsets latest and earliest of every partition of those topics, both issued at once
-   (librdkafka batches them per partition leader).
+4. ListOffsets latest and earliest of every partition of those topics, all issued at once, in chunks of partitions
+   (lagbot.engine.list_offsets: librdkafka batches each chunk per partition leader).
 
 Every wait has a deadline. A cluster that is down or slow gives a snapshot whose `error` says why;
 one group that cannot be read gives that group an `error`. Never a crash, never a hang.
@@ -25,13 +25,13 @@ from concurrent.futures import Future, wait
 from typing import Any
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, TopicPartition
 from lagbot.engine import wording
+from lagbot.engine.list_offsets import ask_offsets
 from lagbot.engine.offset_reader import (
     Described,
     GroupRead,
@@ -328,12 +328,12 @@ def _partition_counts(admin: AdminClient, cluster: str, topics: list[str], timeo
 def _list_offsets(
     admin: AdminClient, cluster: str, partitions: list[TopicPartition], timeout: float
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
-    """Log-end and log-start offsets of every partition: two batched ListOffsets rounds, in flight together."""
+    """Log-end and log-start offsets of every partition: ListOffsets latest and earliest, in chunks of partitions
+    (lagbot.engine.list_offsets), all in flight together."""
     if not partitions:
         return {}, {}
-    tps = [KafkaTopicPartition(topic, p) for topic, p in partitions]
-    latest = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, request_timeout=timeout)
-    earliest = admin.list_offsets({tp: OffsetSpec.earliest() for tp in tps}, request_timeout=timeout)
+    latest = ask_offsets(admin, partitions, OffsetSpec.latest(), timeout)
+    earliest = ask_offsets(admin, partitions, OffsetSpec.earliest(), timeout)
     _wait_all([*latest.values(), *earliest.values()], timeout)
     if all(_failed(f) for f in latest.values()):
         sample = _error_text(next(iter(latest.values())), timeout)

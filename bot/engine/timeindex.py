@@ -23,11 +23,11 @@ from concurrent.futures import wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
+from lagbot.engine.list_offsets import ask_offsets
 from lagbot.engine.rules import lag_seconds, lag_seconds_arrays, lag_seconds_tables
 
 if TYPE_CHECKING:
@@ -46,19 +46,13 @@ after that time, or -1 when nothing was written since. A partition the broker di
 
 
 def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
-    """ListOffsets by timestamp through `admin`: one batched request per timestamp, for every partition at once, the
-    requests of all the timestamps in flight together."""
+    """ListOffsets by timestamp through `admin`: per timestamp, every partition (in chunks: lagbot.engine.list_offsets),
+    the requests of all the timestamps in flight together."""
 
     def ask(tps: Sequence[TopicPartition], ats: Sequence[float]) -> list[Mapping[TopicPartition, int]]:
         if not tps:
             return [{} for _ in ats]
-        asked = [
-            admin.list_offsets(
-                {KafkaTopicPartition(t, p): OffsetSpec.for_timestamp(int(at * 1000)) for t, p in tps},
-                request_timeout=timeout,
-            )
-            for at in ats
-        ]
+        asked = [ask_offsets(admin, tps, OffsetSpec.for_timestamp(int(at * 1000)), timeout) for at in ats]
         wait([future for futures in asked for future in futures.values()], timeout=timeout + 1.0)
         return [
             {
