@@ -22,13 +22,13 @@ import time
 import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from lagbot.core import messages
-from lagbot.core.config import ClusterConfig, ConfigError, Settings
+from lagbot.core.errors import ConfigError
 from lagbot.core.model import ClusterSnapshot, GroupSnapshot, GroupState, TopicPartition
 from lagbot.engine import wording
 from lagbot.engine.list_offsets import ask_offsets
@@ -39,6 +39,9 @@ from lagbot.engine.offset_reader import (
     OffsetReader,
     plain_properties,
 )
+
+if TYPE_CHECKING:  # the settings' models (pydantic) are not loaded by reading a cluster
+    from lagbot.core.config import ClusterConfig, Settings
 
 log = logging.getLogger(__name__)
 
