@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lagbot.cli import wording
+from lagbot.cli.early import FLAG_CLUSTER
 from lagbot.core.config import ClusterConfig, ConfigError, GroupFilter, Settings, build_settings, load_settings
 from lagbot.engine.collector import check_clients
 
@@ -33,7 +34,7 @@ def load_for_cli(
         # Clusters come from --bootstrap (or else LAGBOT_CLUSTERS); the rest may still come from the environment.
         seed: dict[str, Any] = {}
         if bootstrap is not None:  # validated here, so a bad value is named as the flag
-            cluster = _flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)
+            cluster = _flag(ClusterConfig, "--bootstrap", name=FLAG_CLUSTER, bootstrap_servers=bootstrap)
             seed = {"clusters": [cluster.model_dump()]}
         settings, source = build_settings(seed, source="environment"), "environment"
     settings = apply_flags(settings, bootstrap=bootstrap, group=group, replace_clusters=config is None)
@@ -46,7 +47,7 @@ def apply_flags(settings: Settings, *, bootstrap: str | None, group: str | None,
     clusters = list(settings.clusters)
     if bootstrap is not None:
         if replace_clusters:
-            clusters = [_flag(ClusterConfig, "--bootstrap", name="default", bootstrap_servers=bootstrap)]
+            clusters = [_flag(ClusterConfig, "--bootstrap", name=FLAG_CLUSTER, bootstrap_servers=bootstrap)]
         elif len(clusters) == 1:
             clusters = [
                 _flag(ClusterConfig, "--bootstrap", **{**clusters[0].model_dump(), "bootstrap_servers": bootstrap})

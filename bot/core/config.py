@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from lagbot.core import messages
+from lagbot.core.cluster_defaults import ALL_GROUPS, REQUEST_TIMEOUT, group_matches
 from lagbot.core.config_env import EnvValueError, environment_values, merged
 from lagbot.core.digest_config import DigestSettings
 from lagbot.core.errors import ConfigError as ConfigError  # raised here, and by every command
@@ -65,7 +66,7 @@ class _Strict(BaseModel):
 class GroupFilter(_Strict):
     """Which consumer groups of a cluster are watched: include minus exclude (regexes, full match)."""
 
-    include: list[str] = Field(default_factory=lambda: [".*"])
+    include: list[str] = Field(default_factory=lambda: [ALL_GROUPS])
     exclude: list[str] = Field(default_factory=list)
 
     @field_validator("include", "exclude")
@@ -79,8 +80,7 @@ class GroupFilter(_Strict):
         return patterns
 
     def matches(self, group: str) -> bool:
-        included = any(re.fullmatch(p, group) for p in self.include)
-        return included and not any(re.fullmatch(p, group) for p in self.exclude)
+        return group_matches(self.include, self.exclude, group)
 
 
 class ClusterConfig(_Strict):
@@ -97,7 +97,7 @@ class ClusterConfig(_Strict):
     kafka_env: dict[str, str] = Field(default_factory=dict)
     groups: GroupFilter = Field(default_factory=GroupFilter)
     check_interval: Duration = Field(default=60.0, gt=0)
-    request_timeout: Duration = Field(default=10.0, gt=0)
+    request_timeout: Duration = Field(default=REQUEST_TIMEOUT, gt=0)
 
     @field_validator("kafka")
     @classmethod

@@ -261,12 +261,15 @@ class Checker:
         *,
         sleep: Callable[[float], None] = time.sleep,
         progress: Callable[[int], None] | None = None,
+        first: Mapping[str, ClusterSnapshot] | None = None,
     ) -> CheckReport:
         """Take `samples` snapshots `every` seconds apart, then judge the newest against the window.
 
+        `first`: snapshots already read of some clusters (`lagbot check` reads the cluster named by --bootstrap while
+        its settings load: lagbot.cli.early), taken as their first sample instead of reading them again.
         Stops sampling early when every cluster failed: more waiting cannot make them answer sooner.
         """
-        snapshots = self.sample()
+        snapshots = self.sample() if not first else self._first_sample(first)
         for taken in range(1, samples):
             if all(s.error is not None for s in snapshots.values()):
                 break
@@ -275,6 +278,17 @@ class Checker:
             sleep(every)
             snapshots = self.sample()
         return self.evaluate(snapshots)
+
+    def _first_sample(self, taken: Mapping[str, ClusterSnapshot]) -> dict[str, ClusterSnapshot]:
+        """`sample` with the snapshots already `taken` of configured clusters appended as they are, the other
+        clusters read now."""
+        names = [c.name for c in self.settings.clusters]
+        for name in names:
+            if name in taken:
+                self.store.append(taken[name])
+        rest = [name for name in names if name not in taken]
+        read = self.sample(rest) if rest else {}
+        return {name: taken[name] if name in taken else read[name] for name in names}
 
     def cycle(self, clusters: list[str] | None = None) -> CheckReport:
         """One full cycle: sample every cluster (or those named), then judge."""

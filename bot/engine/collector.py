@@ -22,7 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, wait
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -41,9 +41,32 @@ from lagbot.engine.offset_reader import (
 )
 
 if TYPE_CHECKING:  # the settings' models (pydantic) are not loaded by reading a cluster
-    from lagbot.core.config import ClusterConfig, Settings
+    from lagbot.core.config import Settings
 
 log = logging.getLogger(__name__)
+
+
+class GroupPicker(Protocol):
+    """Which groups of a cluster are watched (`GroupFilter`)."""
+
+    def matches(self, group: str) -> bool: ...
+
+
+class Cluster(Protocol):
+    """What reading a cluster needs of its settings: `ClusterConfig`, or the cluster `lagbot check --bootstrap`
+    reads before its settings are loaded (lagbot.cli.early)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def request_timeout(self) -> float: ...
+
+    @property
+    def groups(self) -> GroupPicker: ...
+
+    def client_config(self) -> dict[str, Any]: ...
+
 
 _NO_OFFSET = -1001  # OFFSET_INVALID: what OffsetFetch answers for a partition with nothing committed
 
@@ -96,7 +119,7 @@ _AFTER_STATE = re.compile(r" \(after \d+ms in state \w+\)$")
 """librdkafka's suffix on connection errors: timing noise for a human."""
 
 
-def make_admin(cluster: ClusterConfig, *, isolate_group_reads: bool = True) -> AdminClient:
+def make_admin(cluster: Cluster, *, isolate_group_reads: bool = True) -> AdminClient:
     """An AdminClient for `cluster`, its librdkafka logs routed to Python logging.
 
     Creating it does no I/O (librdkafka connects in the background), but librdkafka validates the
@@ -153,7 +176,7 @@ def _exception_text(exc: BaseException) -> str:
     return str(exc)
 
 
-def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], float] = time.time) -> ClusterSnapshot:
+def collect(admin: AdminClient, cluster: Cluster, *, clock: Callable[[], float] = time.time) -> ClusterSnapshot:
     """Read one snapshot of every watched group of `cluster`.
 
     Args:
@@ -180,7 +203,7 @@ def collect(admin: AdminClient, cluster: ClusterConfig, *, clock: Callable[[], f
         return ClusterSnapshot(cluster=cluster.name, taken_at=taken_at, error=problem)
 
 
-def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> ClusterSnapshot:
+def _collect(admin: AdminClient, cluster: Cluster, taken_at: float) -> ClusterSnapshot:
     timeout = cluster.request_timeout
     # The empty group id is legal in Kafka (old clients' default) but cannot be asked for by name.
     listed = {
@@ -206,7 +229,7 @@ def _collect(admin: AdminClient, cluster: ClusterConfig, taken_at: float) -> Clu
     )
 
 
-def _list_groups(admin: AdminClient, cluster: ClusterConfig, timeout: float) -> list[Any]:
+def _list_groups(admin: AdminClient, cluster: Cluster, timeout: float) -> list[Any]:
     """The groups' listings (ConsumerGroupListing: group_id, state, type)."""
     future = admin.list_consumer_groups(request_timeout=timeout)
     result = _result(future, timeout, cluster.name, "listing consumer groups")
