@@ -8,21 +8,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from lagbot.policies import wording
 
-app = typer.Typer(
-    name="policy", help="Check and explain remediation policies.", no_args_is_help=True, rich_markup_mode=None
-)
+# The arguments of both commands are declared in `lagbot`'s command tree (lagbot.cli.main).
 
 
-@app.command()
-def validate(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Policy YAML files (one or more).")],
-) -> None:
+def validate(*, files: list[Path]) -> int:
     """Validate policy files; every problem is named by file, rule and field (exit 4 if any file is invalid)."""
     from lagbot.policies.loader import (  # here, not at the top: `lagbot check` never pays for it
         PolicyError,
@@ -39,18 +31,10 @@ def validate(
         print(wording.policy_valid(str(file), len(policy.rules)))
     if problems:
         raise PolicyError("\n".join(problems))
+    return 0
 
 
-@app.command()
-def explain(
-    cluster: Annotated[
-        str, typer.Argument(metavar="CLUSTER", help="The cluster's name, as in lagbot's configuration.")
-    ],
-    group: Annotated[str, typer.Argument(metavar="GROUP", help="The consumer group.")],
-    policy: Annotated[
-        Path | None, typer.Option("--policy", "-p", help="Policy file (default: the shipped policies/default.yaml).")
-    ] = None,
-) -> None:
+def explain(*, cluster: str, group: str, policy: Path | None) -> int:
     """Which rule applies to a group, and what it allows."""
     from lagbot.policies.explain import explain as explain_lines
     from lagbot.policies.loader import default_policy_path, load_policy
@@ -58,3 +42,4 @@ def explain(
     loaded = load_policy(policy if policy is not None else default_policy_path())
     for line in explain_lines(loaded, cluster, group, now=time.time()):
         print(line)
+    return 0

@@ -10,25 +10,15 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from lagbot.cli import wording
 from lagbot.core import messages
 from lagbot.core.errors import ConfigError
 
-audit_app = typer.Typer(
-    name="audit", help="The audit trail of proposals, approvals and remediations.", rich_markup_mode=None
-)
+EXIT_REDIS_UNREACHABLE = 3
 
 
-@audit_app.command("export")
-def export(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="Only the last DURATION (e.g. 24h, 7d).")] = None,
-    group: Annotated[str | None, typer.Option("--group", "-g", help="Only this group (exact name).")] = None,
-) -> None:
+def export(*, config: Path | None, since: str | None, group: str | None) -> int:
     """Write every audit entry as one JSON object per line, oldest first."""
     if config is None and "LAGBOT_CLUSTERS" not in os.environ:
         raise ConfigError(wording.cli_audit_needs_config())
@@ -52,4 +42,5 @@ def export(
                 sys.stdout.write(json.dumps(json.loads(entry.to_json()), sort_keys=True) + "\n")
     except redis.RedisError as exc:
         print(messages.redis_unreachable(settings.redis_url, str(exc)), file=sys.stderr)
-        raise typer.Exit(3) from None
+        return EXIT_REDIS_UNREACHABLE
+    return 0

@@ -1,10 +1,12 @@
-"""The `lagbot` command line (exit codes of `lagbot check` in lagbot.cli.exits).
+"""The `lagbot` command line (exit codes of `lagbot check` in lagbot.cli.exits): its commands, its command tree
+(`command_line`: argparse, through lagbot.cli.parsing) and `main`, which runs a command and reports what went wrong.
 
 No traceback reaches the user: bad input is reported in one message naming what is wrong.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import logging
@@ -12,18 +14,13 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
-
-import typer
-from typer._click.exceptions import NoArgsIsHelpError
-from typer.exceptions import TyperException
+from typing import TYPE_CHECKING, NoReturn
 
 from lagbot.cli import wording
-from lagbot.cli.audit import audit_app
 from lagbot.cli.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from lagbot.cli.fleet import fleet_app
+from lagbot.cli.parsing import Commands, Number, Parser, UsageError, command, command_group, help_of, sub_commands
 from lagbot.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -31,38 +28,6 @@ if TYPE_CHECKING:
 
 # Only what every command needs is imported above: each command imports its own modules when it runs, so
 # that `lagbot check --help` (and every usage error) answers without loading pydantic, Kafka or Spark.
-
-app = typer.Typer(
-    name="lagbot",
-    help="Watch Kafka consumer lag, explain it, and fix it with a human's approval.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Plain help, as click lays it out: rich's help panels cost more than the rest of `lagbot check --help`.
-    rich_markup_mode=None,
-)
-
-
-def _print_version(wanted: bool) -> None:
-    if wanted:
-        from importlib.metadata import version as package_version
-
-        print(wording.cli_version(package_version("lagbot")))
-        raise typer.Exit(EXIT_OK)
-
-
-@app.callback()
-def _options(
-    ctx: typer.Context,
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_print_version, is_eager=True, help="Print lagbot's version and exit."),
-    ] = False,
-) -> None:
-    """Watch Kafka consumer lag, explain it, and fix it with a human's approval."""
-    if ctx.invoked_subcommand != check.__name__:  # `check` resumes the collector once it has loaded (see there)
-        _resume_collector()
-
 
 _collector_paused = False
 """True while the `lagbot` process has CPython's cyclic garbage collector paused: see `_pause_collector`."""
@@ -104,7 +69,7 @@ def _finish_one_shot(code: int) -> NoReturn:
     (freeing every module and object) and the Kafka clients (librdkafka joins its threads) took 0.05 to 0.19 s
     of a 0.9 s `lagbot check` (median 0.14 s) and does nothing the operating system does not do when the process
     ends; a check holds no group membership, transaction or file to close. Called by a program, it raises
-    `typer.Exit` as every other command does.
+    SystemExit with the code, as `main` does after every other command.
     """
     if _leave_at_once:
         with contextlib.suppress(BrokenPipeError):  # the reader went away (`| head`): nothing left to tell it
@@ -112,23 +77,19 @@ def _finish_one_shot(code: int) -> NoReturn:
         sys.stderr.flush()
         logging.shutdown()
         os._exit(code)
-    raise typer.Exit(code)
+    raise SystemExit(code)
 
 
-@app.command()
 def check(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
-    bootstrap: Annotated[
-        str | None, typer.Option("--bootstrap", "-b", help="HOST:PORT of a broker (one cluster, no config).")
-    ] = None,
-    group: Annotated[str | None, typer.Option("--group", "-g", help="Only groups matching this regex.")] = None,
-    samples: Annotated[
-        int, typer.Option("--samples", "-n", min=1, max=1000, help="Snapshots to take (1: lag only).")
-    ] = 4,
-    every: Annotated[float, typer.Option("--every", min=0.1, max=3600, help="Seconds between snapshots.")] = 5.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
-) -> None:
+    *,
+    config: Path | None,
+    bootstrap: str | None,
+    group: str | None,
+    samples: int,
+    every: float,
+    as_json: bool,
+    verbose: bool,
+) -> NoReturn:
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
     from functools import partial
 
@@ -209,11 +170,7 @@ class _Started:
         return self._value
 
 
-@app.command()
-def run(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
-) -> None:
+def run(*, config: Path | None, verbose: bool) -> int:
     """Run the Slack bot: scheduled checks, incident threads, slash commands, /healthz and /metrics."""
     from lagbot.app.runner import run_bot
     from lagbot.cli.settings import load_for_cli
@@ -221,30 +178,19 @@ def run(
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, None, None, takes_bootstrap=False)
-    raise typer.Exit(run_bot(settings))
+    return run_bot(settings)
 
 
-@app.command()
 def demo(
-    check_only: Annotated[
-        bool, typer.Option("--check-only", help="Only `lagbot check` on an embedded lagging group (no bot).")
-    ] = False,
-    web: Annotated[
-        bool, typer.Option("--web", help="Serve the demo's Slack channel as a page on 127.0.0.1; you click Approve.")
-    ] = False,
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="--web: the page's port (0: a free one).")] = 0,
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", min=60, max=900, help="Seconds the bot demo may take at most (170; --web: 900)."),
-    ] = None,
-    seconds: Annotated[
-        float | None, typer.Option("--every", min=0.5, max=60, help="--check-only: seconds between snapshots.")
-    ] = None,
-    samples: Annotated[
-        int | None, typer.Option("--samples", "-n", min=2, max=50, help="--check-only: snapshots to take.")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="--check-only: one JSON object instead of tables.")] = False,
-) -> None:
+    *,
+    check_only: bool,
+    web: bool,
+    port: int,
+    timeout: float | None,
+    seconds: float | None,
+    samples: int | None,
+    as_json: bool,
+) -> int:
     """Run the Slack bot end to end on embedded services: an incident, an approved scale, the lag drained.
 
     Exit codes: 0 it showed everything, 1 something did not happen (one line says what; logs are kept),
@@ -259,52 +205,35 @@ def demo(
     if check_only:
         from lagbot.devkit.demo import run_demo
 
-        raise typer.Exit(run_demo(every=seconds or 4.0, samples=samples or 4, as_json=as_json))
+        return run_demo(every=seconds or 4.0, samples=samples or 4, as_json=as_json)
     for option, given in (("--every", seconds is not None), ("--samples", samples is not None), ("--json", as_json)):
         if given:
             raise ConfigError(wording.demo_option_needs_check_only(option))
     if web:
         from lagbot.devkit.demo_web import run_web_demo
 
-        raise typer.Exit(run_web_demo(timeout=timeout or 900.0, port=port))
+        return run_web_demo(timeout=timeout or 900.0, port=port)
     from lagbot.devkit.demo_bot import run_bot_demo
 
-    raise typer.Exit(run_bot_demo(timeout=timeout or 170.0))
+    return run_bot_demo(timeout=timeout or 170.0)
 
-
-def _add_policy_commands() -> None:
-    from lagbot.policies.cli import app as policy_app
-
-    app.add_typer(policy_app, name="policy")
-
-
-_add_policy_commands()
-
-app.add_typer(fleet_app)
-app.add_typer(audit_app)
 
 EXIT_DRAIN_FAILED = 1
 
 
-@app.command()
 def drain(
-    group: Annotated[str, typer.Option("--group", "-g", help="The consumer group to drain (its exact name).")],
-    sink: Annotated[
-        str | None, typer.Option("--sink", help="Parquet path or Hadoop URL, or kafka:TOPIC to replay.")
-    ] = None,
-    cluster: Annotated[str | None, typer.Option("--cluster", help="The cluster of the group (by name).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration file.")] = None,
-    bootstrap: Annotated[
-        str | None, typer.Option("--bootstrap", "-b", help="HOST:PORT of a broker (one cluster, no config).")
-    ] = None,
-    chunk: Annotated[
-        int | None, typer.Option("--chunk", min=1, max=100_000_000, help="Offsets per range (one Spark task each).")
-    ] = None,
-    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Only this topic (repeatable).")] = None,
-    master: Annotated[str | None, typer.Option("--master", help="Spark master (default: drain.master).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; read, write and commit nothing.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens (JSON lines).")] = False,
-) -> None:
+    *,
+    group: str,
+    sink: str | None,
+    cluster: str | None,
+    config: Path | None,
+    bootstrap: str | None,
+    chunk: int | None,
+    topic: list[str] | None,
+    master: str | None,
+    dry_run: bool,
+    verbose: bool,
+) -> int:
     """Drain a group's backlog with Spark into a sink, then advance its offsets past it.
 
     Exit codes: 0 drained (or dry run, or nothing to drain), 1 the drain failed (nothing committed),
@@ -316,50 +245,211 @@ def drain(
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, re.escape(group))
-    raise typer.Exit(
-        run_drain(
-            settings,
-            group=group,
-            cluster=cluster,
-            sink=sink,
-            overrides={"chunk": chunk, "master": master, "topics": tuple(topic) if topic else None},
-            dry_run=dry_run,
-        )
+    return run_drain(
+        settings,
+        group=group,
+        cluster=cluster,
+        sink=sink,
+        overrides={"chunk": chunk, "master": master, "topics": tuple(topic) if topic else None},
+        dry_run=dry_run,
     )
 
 
+# The command tree: every command, option and argument of `lagbot`, declared once, here. A command's function is
+# called with its options as keyword arguments (their `dest`) and returns the exit code; what `--help` shows of
+# defaults and ranges is read off these declarations (lagbot.cli.parsing.HelpLayout). A command's options, and a
+# group's commands, are declared when that command is used: `lagbot check` builds no other command's parser.
+
+
+def command_line() -> Parser:
+    """The `lagbot` command line: its own options and its commands."""
+    parser = Parser(
+        prog="lagbot", description="Watch Kafka consumer lag, explain it, and fix it with a human's approval."
+    )
+    parser.add_argument("--version", action=_PrintVersion, help=wording.cli_version_option())
+    parser.set_defaults(_run=help_of(parser))  # `lagbot` alone: its help
+    commands = sub_commands(parser)
+    command(commands, "check", check, _check_options)
+    command(commands, "run", run, _run_options)
+    command(commands, "demo", demo, _demo_options)
+    command(commands, "drain", drain, _drain_options)
+    command_group(commands, "policy", "Check and explain remediation policies.", _policy_commands)
+    command_group(
+        commands,
+        "fleet",
+        "A local consumer fleet for the demo: start, scale, restart, make stuck, stop.",
+        _fleet_commands,
+    )
+    command_group(commands, "audit", "The audit trail of proposals, approvals and remediations.", _audit_commands)
+    return parser
+
+
+class _PrintVersion(argparse.Action):
+    """`--version`: print `lagbot <version>` and exit 0, whatever follows it."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import version as package_version
+
+        print(wording.cli_version(package_version("lagbot")))
+        parser.exit(EXIT_OK)
+
+
+def _add_config(parser: Parser) -> None:
+    parser.add_argument("-c", "--config", type=Path, help="YAML configuration file.")
+
+
+def _add_bootstrap(parser: Parser) -> None:
+    parser.add_argument("-b", "--bootstrap", help="HOST:PORT of a broker (one cluster, no config).")
+
+
+def _add_verbose(parser: Parser) -> None:
+    parser.add_argument("-v", "--verbose", action="store_true", help="Log what happens (JSON lines).")
+
+
+def _check_options(parser: Parser) -> None:
+    _add_config(parser)
+    _add_bootstrap(parser)
+    parser.add_argument("-g", "--group", help="Only groups matching this regex.")
+    parser.add_argument(
+        "-n", "--samples", type=Number(int, (1, 1000)), default=4, help="Snapshots to take (1: lag only)."
+    )
+    parser.add_argument("--every", type=Number(float, (0.1, 3600)), default=5.0, help="Seconds between snapshots.")
+    parser.add_argument("--json", dest="as_json", action="store_true", help="Print one JSON object instead of tables.")
+    _add_verbose(parser)
+
+
+def _run_options(parser: Parser) -> None:
+    _add_config(parser)
+    _add_verbose(parser)
+
+
+def _demo_options(parser: Parser) -> None:
+    parser.add_argument(
+        "--check-only", action="store_true", help="Only `lagbot check` on an embedded lagging group (no bot)."
+    )
+    parser.add_argument(
+        "--web", action="store_true", help="Serve the demo's Slack channel as a page on 127.0.0.1; you click Approve."
+    )
+    parser.add_argument(
+        "--port", type=Number(int, (0, 65535)), default=0, help="--web: the page's port (0: a free one)."
+    )
+    parser.add_argument(
+        "--timeout", type=Number(float, (60, 900)), help="Seconds the bot demo may take at most (170; --web: 900)."
+    )
+    parser.add_argument(
+        "--every", dest="seconds", type=Number(float, (0.5, 60)), help="--check-only: seconds between snapshots."
+    )
+    parser.add_argument("-n", "--samples", type=Number(int, (2, 50)), help="--check-only: snapshots to take.")
+    parser.add_argument(
+        "--json", dest="as_json", action="store_true", help="--check-only: one JSON object instead of tables."
+    )
+
+
+def _drain_options(parser: Parser) -> None:
+    parser.add_argument("-g", "--group", required=True, help="The consumer group to drain (its exact name).")
+    parser.add_argument("--sink", help="Parquet path or Hadoop URL, or kafka:TOPIC to replay.")
+    parser.add_argument("--cluster", help="The cluster of the group (by name).")
+    _add_config(parser)
+    _add_bootstrap(parser)
+    parser.add_argument("--chunk", type=Number(int, (1, 100_000_000)), help="Offsets per range (one Spark task each).")
+    parser.add_argument("-t", "--topic", action="append", help="Only this topic (repeatable).")
+    parser.add_argument("--master", help="Spark master (default: drain.master).")
+    parser.add_argument("--dry-run", action="store_true", help="Print the plan; read, write and commit nothing.")
+    _add_verbose(parser)
+
+
+def _policy_commands(policies: Commands[Parser]) -> None:
+    from lagbot.policies import cli as policy
+
+    validate = command(policies, "validate", policy.validate)
+    validate.add_argument("files", metavar="FILE", nargs="+", type=Path, help="Policy YAML files (one or more).")
+    explain = command(policies, "explain", policy.explain)
+    explain.add_argument("cluster", metavar="CLUSTER", help="The cluster's name, as in lagbot's configuration.")
+    explain.add_argument("group", metavar="GROUP", help="The consumer group.")
+    explain.add_argument("-p", "--policy", type=Path, help="Policy file (default: the shipped policies/default.yaml).")
+
+
+def _fleet_commands(fleets: Commands[Parser]) -> None:
+    from lagbot.cli import fleet
+
+    start = command(fleets, "start", fleet.start)
+    start.add_argument("name", help="The fleet's name (client ids are <name>-<index>).")
+    start.add_argument("-b", "--bootstrap", required=True, help="HOST:PORT of a broker.")
+    start.add_argument("-g", "--group", required=True, help="The consumer group.")
+    start.add_argument("-t", "--topic", action="append", required=True, help="A topic to consume (repeat for more).")
+    start.add_argument("-n", "--replicas", type=Number(int), default=1, help="Members to start.")
+    start.add_argument("--delay-ms", type=Number(float), default=0.0, help="Processing time per message.")
+    start.add_argument("--commit-every", type=Number(int), default=100, help="Commit after this many messages.")
+    start.add_argument("--stuck-after", type=Number(int), default=0, help="Get stuck after N messages (0: never).")
+    start.add_argument("--max-seconds", type=Number(float), default=3600, help="Members exit by themselves after.")
+    scale = command(fleets, "scale", fleet.scale)
+    scale.add_argument("name", help="The fleet.")
+    scale.add_argument("replicas", type=Number(int, (0, 64)), help="Members wanted.")
+    restart = command(fleets, "restart", fleet.restart)
+    restart.add_argument("name", help="The fleet.")
+    restart.add_argument("-m", "--member", help="Only the member with this client id.")
+    stuck = command(fleets, "stuck", fleet.stuck)
+    stuck.add_argument("name", help="The fleet.")
+    stuck.add_argument("member", help="The client id of the member to make stuck.")
+    stop = command(fleets, "stop", fleet.stop)
+    stop.add_argument("name", help="The fleet.")
+    status = command(fleets, "status", fleet.status)
+    status.add_argument("name", help="The fleet.")
+    status.add_argument("--json", dest="as_json", action="store_true", help="One JSON object.")
+    for each in (start, scale, restart, stuck, stop, status):
+        each.add_argument(
+            "--state-dir",
+            type=Path,
+            default=fleet.DEFAULT_STATE_DIR,
+            help="Directory of the fleets ($LAGBOT_FLEET_DIR).",
+        )
+
+
+def _audit_commands(audits: Commands[Parser]) -> None:
+    from lagbot.cli import audit
+
+    export = command(audits, "export", audit.export)
+    _add_config(export)
+    export.add_argument("--since", help="Only the last DURATION (e.g. 24h, 7d).")
+    export.add_argument("-g", "--group", help="Only this group (exact name).")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning every usage or config error into one message and exit code 4.
+    """Entry point: run a command, turning every usage or config error into one message and exit code 4.
 
     `argv` None: this is the `lagbot` process (the console script, `python -m lagbot.cli.main`).
     """
     global _leave_at_once
     _leave_at_once = argv is None
+    args = sys.argv[1:] if argv is None else argv
     if argv is None:
         _pause_collector()
+    if next((word for word in args if not word.startswith("-")), None) != "check":
+        _resume_collector()  # `check` resumes it once it has loaded (see there); `lagbot` takes no option values
     try:
-        result = app(args=argv, prog_name="lagbot", standalone_mode=False)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except NoArgsIsHelpError as asked:  # `lagbot` (or `lagbot policy`) alone: the help is the answer
-        print(asked.format_message())
-        sys.exit(EXIT_OK)
-    except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
-        print(f"lagbot: {exc.format_message()}", file=sys.stderr)
-        ctx = getattr(exc, "ctx", None)
-        if ctx is not None:
-            print(ctx.get_usage(), file=sys.stderr)
+        options = vars(command_line().parse_args(args))
+        result = options.pop("_run")(**options)
+    except UsageError as exc:  # an unknown option, a bad value, a missing argument: named, then the usage
+        print(f"lagbot: {exc}", file=sys.stderr)
+        print(exc.usage, end="", file=sys.stderr)
         sys.exit(EXIT_USAGE)
-    except typer.Abort:
-        sys.exit(130)
     except ConfigError as exc:
         print(f"lagbot: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:  # Ctrl-C: the shell's code for an interrupted command
+        sys.exit(130)
+    except BrokenPipeError:  # the reader went away (`| head`): nothing left to tell it
+        if _leave_at_once:  # nor at exit, when the interpreter flushes stdout again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except Exception as exc:  # a bug or an environment failure: one line, details in the (verbose) log
         logging.getLogger(__name__).info("internal error", exc_info=True)
         print(wording.cli_internal_error(exc), file=sys.stderr)
         sys.exit(EXIT_INTERNAL)
-    sys.exit(result if isinstance(result, int) else EXIT_OK)
+    sys.exit(result)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,26 @@ def cli_version(version: str) -> str:
     return f"lagbot {version}"
 
 
+def cli_version_option() -> str:
+    return "Print lagbot's version and exit."
+
+
+def cli_help_option() -> str:
+    return "Show this message and exit."
+
+
+def cli_unknown_arguments(extras: Sequence[str]) -> str:
+    return f"unrecognized arguments: {' '.join(extras)}"
+
+
+def cli_not_a_number(text: str, *, whole: bool) -> str:
+    return f"{text!r} is not {'a whole number' if whole else 'a number'}"
+
+
+def cli_out_of_range(text: str, low: float, high: float) -> str:
+    return f"{text} is not in the range {low} to {high}"
+
+
 def cli_no_config() -> str:
     return (
         "no configuration: give --config FILE (see examples/lagbot.yaml), or set LAGBOT_CLUSTERS and LAGBOT_REDIS_URL"

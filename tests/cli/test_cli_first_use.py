@@ -32,7 +32,17 @@ def no_lagbot_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bare_lagbot_prints_the_help_and_no_error_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys)
     assert code == 0 and err == ""
-    assert "Usage: lagbot [OPTIONS] COMMAND [ARGS]..." in out and "drain" in out and "--version" in out
+    assert out.startswith("Usage: lagbot [--help] [--version] COMMAND ...\n") and "--version" in out
+    listed = out.split("\nCommands:\n", 1)[1]
+    assert [line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line[2] != " "] == [
+        "check",
+        "run",
+        "demo",
+        "drain",
+        "policy",
+        "fleet",
+        "audit",
+    ]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

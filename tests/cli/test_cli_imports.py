@@ -1,6 +1,7 @@
 """`lagbot check` loads only what a check needs: a whole check, run in a fresh interpreter, starts no process (its
 groups are read in-process, not by the offset reader's child) and imports none of the bot's other machinery (Spark,
-Kubernetes, the Redis client, numpy, Slack, the policy model, the drain job; the YAML parser when no file is given).
+Kubernetes, the Redis client, numpy, Slack, the policy model, the drain job; the YAML parser when no file is given;
+typer, since the command line is argparse's). Help loads none of them, nor pydantic, the Kafka client or rich.
 
 What the process printed is checked too, so the test proves the check really ran to its end in that interpreter.
 """
@@ -36,6 +37,7 @@ NOT_FOR_A_CHECK = (
     "lagbot.remediations.drain_job",
     "lagbot.remediations.registry",
     "yaml",  # no configuration file given: nothing to parse
+    "typer",  # the command line is parsed with the standard library's argparse
 )
 
 PROGRAM = """
@@ -100,11 +102,28 @@ def test_a_check_imports_nothing_but_the_check(broker: ApacheKafka, kafka: Kafka
     assert [(p["partition"], p["lag"]) for p in found["partitions"]] == [(0, 4), (1, 0)]
 
 
-NOT_FOR_HELP = (*NOT_FOR_A_CHECK, "confluent_kafka", "rich", "lagbot.core.config", "lagbot.engine.check")
+NOT_FOR_HELP = (
+    *NOT_FOR_A_CHECK,
+    "pydantic",  # no value is validated before a command runs
+    "confluent_kafka",
+    "rich",
+    "lagbot.core.config",
+    "lagbot.engine.check",
+)
 
 
-@pytest.mark.parametrize("args", [("check", "--help"), ("--help",), ("drain", "--help"), ("policy", "--help")])
-def test_help_loads_no_command_s_machinery(args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (("check", "--help"), ("--bootstrap", "--samples", "1<=x<=1000", "--every", "--json")),
+        (("--help",), ("--version", "check", "run", "demo", "drain", "policy", "fleet", "audit")),
+        (("drain", "--help"), ("--group", "--sink", "--chunk", "--topic", "--master", "--dry-run")),
+        (("policy", "--help"), ("validate", "explain")),
+    ],
+    ids=["check", "lagbot", "drain", "policy"],
+)
+def test_help_loads_no_command_s_machinery(args: tuple[str, ...], shown: tuple[str, ...]) -> None:
     usage, outcome = run_check(*args, unwanted=NOT_FOR_HELP)
     assert outcome == {"exit": 0, "loaded": [], "processes": 0}
     assert usage.startswith(f"Usage: lagbot {args[0] if args[0] != '--help' else ''}".rstrip())
+    assert [text for text in shown if text not in usage] == []

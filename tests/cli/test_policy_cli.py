@@ -83,4 +83,7 @@ def test_explain_with_the_shipped_default(capsys: pytest.CaptureFixture[str]) ->
 
 def test_explain_needs_both_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "policy", "explain", "prod")
-    assert code == 4 and "Missing argument 'GROUP'" in err
+    assert code == 4 and err.splitlines() == [
+        "lagbot: the following arguments are required: GROUP",
+        "Usage: lagbot policy explain [--help] [-p <path>] CLUSTER GROUP",
+    ]
