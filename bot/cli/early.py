@@ -8,7 +8,8 @@ lagbot.core.cluster_defaults and the `--group` filter. So the read starts first,
 timeout and client properties (`fits`); otherwise it is dropped and the check reads the cluster as it always does.
 A read sends only requests that change nothing on the cluster: dropping one has no effect.
 
-Nothing here loads the settings' models: this module is imported before them.
+Nothing here loads the settings' models (only the collector and the Kafka client): this module is imported, and
+the read started, before them.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lagbot.core.cluster_defaults import ALL_GROUPS, REQUEST_TIMEOUT, group_matches
+from lagbot.engine.collector import collect, make_admin
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from confluent_kafka.admin import AdminClient
 
     from lagbot.core.config import ClusterConfig
@@ -94,17 +98,17 @@ class EarlyRead:
         self._thread.start()
 
     def _read(self) -> None:
-        from lagbot.engine.collector import collect, make_admin
-
         try:  # read in this process, as `lagbot check` reads (see lagbot.engine.collector `make_admin`)
             admin = make_admin(self.cluster, isolate_group_reads=False)
             self._snapshot, self._admin = collect(admin, self.cluster), admin
         except Exception:  # e.g. librdkafka refuses the bootstrap: the check, reading as usual, reports it
             self._snapshot = self._admin = None
 
-    def take(self, cluster: ClusterConfig) -> tuple[AdminClient, ClusterSnapshot] | None:
-        """The read's client and snapshot (waiting for the read) if they fit `cluster`, else None at once."""
-        if not fits(self.cluster, cluster):
+    def take(self, clusters: Iterable[ClusterConfig]) -> tuple[AdminClient, ClusterSnapshot] | None:
+        """The read's client and snapshot (waiting for the read) if they fit the validated settings' cluster of the
+        same name (`clusters`: the settings' clusters), else None at once."""
+        cluster = next((c for c in clusters if c.name == self.cluster.name), None)
+        if cluster is None or not fits(self.cluster, cluster):
             return None
         self._thread.join()
         if self._admin is None or self._snapshot is None:

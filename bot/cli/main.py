@@ -24,6 +24,9 @@ from lagbot.cli.parsing import Commands, Number, Parser, UsageError, command, co
 from lagbot.core.errors import ConfigError
 
 if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
+
+    from lagbot.core.config import ClusterConfig
     from lagbot.engine.check import CheckReport
 
 # Only what every command needs is imported above: each command imports its own modules when it runs, so
@@ -93,22 +96,34 @@ def check(
     """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
     from functools import partial
 
-    from lagbot.cli.settings import load_for_cli
+    from lagbot.cli.early import EarlyRead, flag_cluster
     from lagbot.core.logs import configure_logging
+
+    configure_logging(verbose=verbose)
+    # The cluster --bootstrap names is read from here on while the settings load (lagbot.cli.early): the read is taken
+    # if the validated settings name that very cluster.
+    target = flag_cluster(config, bootstrap, group)
+    early = None if target is None else EarlyRead(target)
+
+    from lagbot.cli.settings import load_for_cli
     from lagbot.engine.check import Checker
     from lagbot.engine.collector import make_admin
     from lagbot.engine.window import MemoryWindowStore
 
-    configure_logging(verbose=verbose)
     settings = load_for_cli(config, bootstrap, group)
     store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
     # A one-shot command reads the groups in its own process: a crash of the Kafka client on a coordinator error
     # is then this command failing with a nonzero exit, and no second interpreter is started (the bot isolates them).
-    checker = Checker(settings, store, admin_factory=partial(make_admin, isolate_group_reads=False))
+    admin_factory = partial(make_admin, isolate_group_reads=False)
+    taken = None if early is None else early.take(settings.clusters)
+    if taken is not None:  # its client reads again (the time index, the next samples)
+        admin_factory = partial(_reused, taken[0], taken[1].cluster, admin_factory)
+    checker = Checker(settings, store, admin_factory=admin_factory)
     shown = _Progress(samples, every, quiet=as_json)
     # The check runs from here on while this thread loads what prints its report (rich, the report's layout): most
     # of the check is waiting on the brokers, which does not hold the interpreter.
-    checking = _Started(partial(checker.run, samples, every, progress=shown))
+    first = None if taken is None else {taken[1].cluster: taken[1]}
+    checking = _Started(partial(checker.run, samples, every, progress=shown, first=first))
 
     import json
 
@@ -125,6 +140,13 @@ def check(
     else:
         print_report(report, Console())
     _finish_one_shot(exit_code(report))
+
+
+def _reused(
+    admin: AdminClient, name: str, make: Callable[[ClusterConfig], AdminClient], cluster: ClusterConfig
+) -> AdminClient:
+    """`admin` for the cluster `name` (the client of the read taken early); a new client made by `make` for others."""
+    return admin if cluster.name == name else make(cluster)
 
 
 class _Progress:

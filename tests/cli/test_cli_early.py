@@ -3,13 +3,18 @@ when the validated settings name the very cluster it was made for, and it is the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from lagbot.cli import early
 from lagbot.cli.early import FLAG_CLUSTER, EarlyRead, FlagCluster, fits, flag_cluster
+from lagbot.cli.main import main
 from lagbot.cli.settings import load_for_cli
 from lagbot.core.config import ClusterConfig, GroupFilter
+from lagbot.engine import check
 from lagbot.engine.collector import collect, make_admin
 from tests.conftest import Kafka, Names
 
@@ -74,7 +79,7 @@ def test_the_early_read_is_the_snapshot_a_read_now_takes(kafka: Kafka, names: Na
     cluster = settings.cluster(FLAG_CLUSTER)
     read = flag_cluster(None, kafka.bootstrap, f"{prefix}-.*")
     assert read is not None
-    taken = EarlyRead(read).take(cluster)
+    taken = EarlyRead(read).take(settings.clusters)
     assert taken is not None
     admin, early = taken
     now = collect(make_admin(cluster, isolate_group_reads=False), cluster)
@@ -85,4 +90,46 @@ def test_the_early_read_is_the_snapshot_a_read_now_takes(kafka: Kafka, names: Na
     assert {g: s.committed for g, s in early.groups.items()} == {g: s.committed for g, s in now.groups.items()}
     again = collect(admin, cluster)  # the client is handed to the check, which reads with it again (samples, index)
     assert again.error is None and again.log_end == early.log_end
-    assert EarlyRead(FlagCluster("127.0.0.1:1", (".*",))).take(cluster) is None  # made for another cluster: dropped
+
+
+@pytest.mark.integration
+def test_lagbot_check_reads_the_cluster_once_and_early(
+    kafka: Kafka, names: Names, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A check of one sample reads the cluster once, the early read, and reports what the broker holds; with a file
+    naming the cluster the early read is not made."""
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 9)
+    kafka.produce(topic, 1, 5)
+    kafka.commit(group, {(topic, 0): 2, (topic, 1): 5})
+    reads: list[str] = []
+
+    def counted(where: str, read: Any) -> Any:
+        def collect_counted(*args: Any, **kwargs: Any) -> Any:
+            reads.append(where)
+            return read(*args, **kwargs)
+
+        return collect_counted
+
+    monkeypatch.setattr(early, "collect", counted("early", early.collect))
+    monkeypatch.setattr(check, "collect", counted("checker", check.collect))
+
+    def run(*argv: str) -> dict[str, Any]:
+        with pytest.raises(SystemExit):
+            main(["check", "-n", "1", "--json", "-g", group, *argv])
+        report: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return report
+
+    def lags(report: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int, int]]:
+        [shown] = report["groups"]
+        return {(p["topic"], p["partition"]): (p["committed"], p["log_end"], p["lag"]) for p in shown["partitions"]}
+
+    assert lags(run("-b", kafka.bootstrap)) == {(topic, 0): (2, 9, 7), (topic, 1): (5, 5, 0)}
+    assert reads == ["early"]
+
+    reads.clear()
+    config = tmp_path / "lagbot.yaml"
+    config.write_text(f"clusters:\n  - name: default\n    bootstrap_servers: {kafka.bootstrap}\n")
+    assert lags(run("-c", str(config))) == {(topic, 0): (2, 9, 7), (topic, 1): (5, 5, 0)}
+    assert reads == ["checker"]
