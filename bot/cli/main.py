@@ -127,16 +127,22 @@ def check(
 
     import json
 
-    from rich.console import Console
-
     from lagbot.cli.exits import exit_code
-    from lagbot.cli.terminal import print_report
+    from lagbot.cli.plain import plain_width, print_plain
     from lagbot.engine.report import report_json
+
+    width = None if as_json else plain_width(sys.stdout, os.environ)
+    if width is None and not as_json:  # rich may print colours: its console (printed to a pipe or file, none needed)
+        from rich.console import Console
+
+        from lagbot.cli.terminal import print_report
 
     _resume_collector()  # everything is loaded: what is made from here on is the check's own
     report = checking.result()
     if as_json:
         print(json.dumps(report_json(report), indent=2))
+    elif width is not None:
+        print_plain(report, sys.stdout, width)
     else:
         print_report(report, Console())
     _finish_one_shot(exit_code(report))

@@ -1,7 +1,8 @@
 """`lagbot check` loads only what a check needs: a whole check, run in a fresh interpreter, starts no process (its
 groups are read in-process, not by the offset reader's child) and imports none of the bot's other machinery (Spark,
 Kubernetes, the Redis client, numpy, Slack, the policy model, the drain job; the YAML parser when no file is given;
-typer, since the command line is argparse's). Help loads none of them, nor pydantic, the Kafka client or rich.
+typer, since the command line is argparse's; rich's console, since a report to a pipe is laid out without it). Help
+loads none of them, nor pydantic, the Kafka client or rich.
 
 What the process printed is checked too, so the test proves the check really ran to its end in that interpreter.
 """
@@ -9,6 +10,7 @@ What the process printed is checked too, so the test proves the check really ran
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -38,6 +40,7 @@ NOT_FOR_A_CHECK = (
     "lagbot.remediations.registry",
     "yaml",  # no configuration file given: nothing to parse
     "typer",  # the command line is parsed with the standard library's argparse
+    "rich.console",  # the report goes to a pipe: laid out without rich's console (lagbot.cli.plain)
 )
 
 PROGRAM = """
@@ -59,8 +62,10 @@ print(json.dumps({"exit": code, "loaded": loaded, "processes": len(started)}), f
 
 
 def run_check(*args: str, unwanted: tuple[str, ...] = NOT_FOR_A_CHECK) -> tuple[str, dict[str, object]]:
+    forced = ("FORCE_COLOR", "TTY_COMPATIBLE")  # they would make rich print colours to the pipe
     completed = subprocess.run(
         [sys.executable, "-c", PROGRAM, *args],
+        env={name: value for name, value in os.environ.items() if name not in forced},
         input=json.dumps(unwanted),
         capture_output=True,
         text=True,

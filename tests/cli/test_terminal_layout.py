@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import random
 
+import pytest
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lagbot.cli.plain import cells, plain_width, print_plain
 from lagbot.cli.terminal import (
     _STATUS_STYLE,
     COLUMNS,
     NUMERIC,
-    _cells,
     partition_text,
     print_group,
     print_partitions,
     print_report,
     print_rich,
+    wide,
 )
 from lagbot.core.model import Cause, GroupVerdict, Member, Status
 from lagbot.engine.check import CheckReport
@@ -36,9 +39,9 @@ def rich_table(v: GroupVerdict) -> Table:
     for column in COLUMNS:
         table.add_column(column, justify="right" if column in NUMERIC else "left", no_wrap=True)
     for p in v.partitions:
-        cells: list[str | Text] = list(_cells(v.group, p))
-        cells[COLUMNS.index("STATUS")] = Text(p.status.name, style=_STATUS_STYLE.get(p.status, "red"))
-        table.add_row(*cells)
+        row: list[str | Text] = list(cells(v.group, p))
+        row[COLUMNS.index("STATUS")] = Text(p.status.name, style=_STATUS_STYLE.get(p.status, "red"))
+        table.add_row(*row)
     return table
 
 
@@ -149,4 +152,65 @@ def test_a_report_without_colours_is_what_rich_prints_character_for_character() 
         fast, reference = io.StringIO(), io.StringIO()
         print_report(report, Console(file=fast, width=width, color_system=None))
         print_rich(report, Console(file=reference, width=width, color_system=None))
+        assert fast.getvalue() == reference.getvalue()
+
+
+class Stream(io.StringIO):
+    """A text stream that is, or is not, a terminal."""
+
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+RICH_ENVIRONMENT = ("FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "LINES", "TERM", "NO_COLOR", "COLORTERM")
+ENVIRONS = [
+    {},
+    {"FORCE_COLOR": ""},
+    {"FORCE_COLOR": "1"},
+    {"TTY_COMPATIBLE": "0"},
+    {"TTY_COMPATIBLE": "1"},
+    {"TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"},
+    {"TTY_COMPATIBLE": "2"},
+    {"COLUMNS": "100"},
+    {"COLUMNS": "300"},
+    {"COLUMNS": "wide"},
+    {"TERM": "dumb"},
+    {"NO_COLOR": "1"},
+]
+
+
+@pytest.mark.parametrize("tty", [False, True], ids=["pipe", "terminal"])
+@pytest.mark.parametrize("environ", ENVIRONS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()) or "none")
+def test_plain_width_is_what_rich_chooses(monkeypatch: pytest.MonkeyPatch, tty: bool, environ: dict[str, str]) -> None:
+    """Where lagbot prints without rich, rich would print without colours, at that width; and lagbot does so
+    wherever rich would, but for a dumb terminal (left to rich)."""
+    for name in RICH_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    stream = Stream(tty)
+    console = wide(Console(file=stream))
+    width = plain_width(stream, os.environ)
+    if width is not None:
+        assert console.color_system is None and width == console.width
+    elif not (tty and environ.get("TERM") == "dumb"):
+        assert console.color_system is not None
+
+
+def test_a_report_printed_without_rich_is_what_rich_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in RICH_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    rng = random.Random(11)
+    for _ in range(200):
+        report = random_report(rng)
+        fast, reference = Stream(False), Stream(False)
+        monkeypatch.setenv("COLUMNS", str(rng.choice([80, 240, 300])))
+        width = plain_width(fast, os.environ)
+        assert width is not None
+        print_plain(report, fast, width)
+        print_report(report, Console(file=reference))
         assert fast.getvalue() == reference.getvalue()
