@@ -1,15 +1,16 @@
-"""`lagbot check --bootstrap`'s first read of the cluster, made while the settings load.
+"""`lagbot check --bootstrap`'s first read of the cluster, and of its time index, made while the settings load.
 
 Loading and validating the settings (pydantic and every settings model: ~150 ms of CPU) and reading the cluster
 (~0.1 s for 200 groups, most of it waiting on the broker) do not need each other when the cluster comes from
 `--bootstrap` and no file: the settings then name exactly that cluster, `FLAG_CLUSTER`, with the defaults of
-lagbot.core.cluster_defaults and the `--group` filter. So the read starts first, in a thread, from the flags alone
-(`EarlyRead`), and its snapshot is taken only if the validated settings name the same cluster with the same groups,
-timeout and client properties (`fits`); otherwise it is dropped and the check reads the cluster as it always does.
-A read sends only requests that change nothing on the cluster: dropping one has no effect.
+lagbot.core.defaults and the `--group` filter. So the read, then the time index at the default horizons, starts
+first, in a thread, from the flags alone (`EarlyRead`). Its snapshot is taken only if the validated settings name the
+same cluster with the same groups, timeout and client properties (`fits`), its index only if they ask the default
+horizons; otherwise they are dropped and the check reads as it always does. A read sends only requests that change
+nothing on the cluster: dropping one has no effect.
 
-Nothing here loads the settings' models (only the collector and the Kafka client): this module is imported, and
-the read started, before them.
+Nothing here loads the settings' models (only the collector, the time index and the Kafka client): this module is
+imported, and the read started, before them.
 """
 
 from __future__ import annotations
@@ -20,15 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lagbot.core.cluster_defaults import ALL_GROUPS, REQUEST_TIMEOUT, group_matches
+from lagbot.core.defaults import ALL_GROUPS, HISTORY_HORIZONS, REQUEST_TIMEOUT, group_matches
 from lagbot.engine.collector import collect, make_admin
+from lagbot.engine.timeindex import BaselineCache, offsets_at
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from confluent_kafka.admin import AdminClient
 
-    from lagbot.core.config import ClusterConfig
+    from lagbot.core.config import ClusterConfig, Settings
     from lagbot.core.model import ClusterSnapshot
 
 FLAG_CLUSTER = "default"
@@ -86,31 +86,50 @@ def fits(read: FlagCluster, cluster: ClusterConfig) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Taken:
+    """What an early read gives the check: its client, its snapshot, and the time index's answers for that snapshot
+    (None when the settings ask other horizons than the defaults it asked)."""
+
+    admin: AdminClient
+    snapshot: ClusterSnapshot
+    index: BaselineCache | None
+
+
 class EarlyRead:
-    """One read of a `FlagCluster`, in a thread of its own from creation (a daemon: a dropped read is not waited
-    for). `take` gives its client and snapshot when they fit the validated settings' cluster."""
+    """One read of a `FlagCluster`, then its time index at the default horizons, in a thread of its own from
+    creation (a daemon: a dropped read is not waited for). `take` gives them when they fit the validated settings."""
 
     def __init__(self, cluster: FlagCluster) -> None:
         self.cluster = cluster
         self._admin: AdminClient | None = None
         self._snapshot: ClusterSnapshot | None = None
+        self._index: BaselineCache | None = None
         self._thread = threading.Thread(target=self._read, name="lagbot-early-read", daemon=True)
         self._thread.start()
 
     def _read(self) -> None:
         try:  # read in this process, as `lagbot check` reads (see lagbot.engine.collector `make_admin`)
             admin = make_admin(self.cluster, isolate_group_reads=False)
-            self._snapshot, self._admin = collect(admin, self.cluster), admin
+            snapshot = collect(admin, self.cluster)
+            self._snapshot, self._admin = snapshot, admin
+            if snapshot.error is None and snapshot.log_end:  # as the Checker asks it (lagbot.engine.check `history`)
+                index = BaselineCache(offsets_at(admin, self.cluster.request_timeout), HISTORY_HORIZONS)
+                index.history(sorted(snapshot.log_end), snapshot.taken_at, snapshot.log_end, snapshot.log_start)
+                self._index = index
         except Exception:  # e.g. librdkafka refuses the bootstrap: the check, reading as usual, reports it
-            self._snapshot = self._admin = None
+            self._index = None
+            if self._snapshot is None:
+                self._admin = None
 
-    def take(self, clusters: Iterable[ClusterConfig]) -> tuple[AdminClient, ClusterSnapshot] | None:
-        """The read's client and snapshot (waiting for the read) if they fit the validated settings' cluster of the
-        same name (`clusters`: the settings' clusters), else None at once."""
-        cluster = next((c for c in clusters if c.name == self.cluster.name), None)
+    def take(self, settings: Settings) -> Taken | None:
+        """The read (waiting for it) if it fits the validated settings' cluster of the same name, else None at once;
+        its time index only if the settings ask the default horizons."""
+        cluster = next((c for c in settings.clusters if c.name == self.cluster.name), None)
         if cluster is None or not fits(self.cluster, cluster):
             return None
         self._thread.join()
         if self._admin is None or self._snapshot is None:
             return None
-        return self._admin, self._snapshot
+        default_horizons = tuple(sorted(settings.evaluation.history_horizons)) == HISTORY_HORIZONS
+        return Taken(self._admin, self._snapshot, self._index if default_horizons else None)

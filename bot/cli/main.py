@@ -115,14 +115,18 @@ def check(
     # A one-shot command reads the groups in its own process: a crash of the Kafka client on a coordinator error
     # is then this command failing with a nonzero exit, and no second interpreter is started (the bot isolates them).
     admin_factory = partial(make_admin, isolate_group_reads=False)
-    taken = None if early is None else early.take(settings.clusters)
-    if taken is not None:  # its client reads again (the time index, the next samples)
-        admin_factory = partial(_reused, taken[0], taken[1].cluster, admin_factory)
-    checker = Checker(settings, store, admin_factory=admin_factory)
+    taken = None if early is None else early.take(settings)
+    first, index = {}, {}
+    if taken is not None:  # its client reads again (the next samples), its snapshot is the first, its index asked
+        cluster = taken.snapshot.cluster
+        admin_factory = partial(_reused, taken.admin, cluster, admin_factory)
+        first[cluster] = taken.snapshot
+        if taken.index is not None:
+            index[cluster] = taken.index
+    checker = Checker(settings, store, admin_factory=admin_factory, index=index)
     shown = _Progress(samples, every, quiet=as_json)
     # The check runs from here on while this thread loads what prints its report (rich, the report's layout): most
     # of the check is waiting on the brokers, which does not hold the interpreter.
-    first = None if taken is None else {taken[1].cluster: taken[1]}
     checking = _Started(partial(checker.run, samples, every, progress=shown, first=first))
 
     import json

@@ -24,8 +24,8 @@ from pydantic import (
 )
 
 from lagbot.core import messages
-from lagbot.core.cluster_defaults import ALL_GROUPS, REQUEST_TIMEOUT, group_matches
 from lagbot.core.config_env import EnvValueError, environment_values, merged
+from lagbot.core.defaults import ALL_GROUPS, HISTORY_HORIZONS, REQUEST_TIMEOUT, group_matches
 from lagbot.core.digest_config import DigestSettings
 from lagbot.core.errors import ConfigError as ConfigError  # raised here, and by every command
 from lagbot.remediations.drain_settings import DrainSettings
@@ -186,7 +186,7 @@ class Evaluation(_Strict):
     """Seconds the window must span before STALL or STOP can be judged (commit intervals are seconds)."""
     diagnose_min_lag: int = Field(default=1_000, ge=0)
     """Below this total lag (and with status and severity OK) lag-distribution causes are not stated."""
-    history_horizons: list[Duration] = Field(default_factory=lambda: [60.0, 300.0, 900.0, 3600.0], max_length=8)
+    history_horizons: list[Duration] = Field(default_factory=lambda: list(HISTORY_HORIZONS), max_length=8)
     """Horizons before now over which the broker's time index gives each partition's baseline produce rate (and
     lag in seconds from the first check); one batched ListOffsets request each, asked again only when a horizon
     moved on. Empty: the index is not asked."""

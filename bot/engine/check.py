@@ -175,6 +175,7 @@ class Checker:
         clock: Callable[[], float] = time.time,
         admin_factory: Callable[..., AdminClient] = make_admin,
         thresholds_for: ThresholdsFor | None = None,
+        index: Mapping[str, BaselineCache] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -182,7 +183,8 @@ class Checker:
         self._admin_factory = admin_factory
         self._admins: dict[str, AdminClient] = {}
         self.thresholds_for = thresholds_for
-        self._index: dict[str, BaselineCache] = {}
+        self._index: dict[str, BaselineCache] = dict(index or {})
+        """The time index's answers per cluster; `index`: those already asked (`lagbot check`'s early read)."""
 
     def admin(self, cluster_name: str) -> AdminClient:
         """The cluster's AdminClient, created once and reused (remediations use it too)."""

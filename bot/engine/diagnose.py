@@ -24,12 +24,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from lagbot.core import messages
-from lagbot.core.config import Evaluation
 from lagbot.core.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
 from lagbot.engine import agreement, wording
 from lagbot.engine.burst import producer_burst_by_index
+
+if TYPE_CHECKING:  # the settings' models (pydantic): types only, so that judging loads none (lagbot.cli.early)
+    from lagbot.core.config import Evaluation
 
 RESTART = "restart"
 SCALE = "scale"

@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lagbot.core.config import Evaluation, Level, Thresholds
 from lagbot.core.model import (
     GroupSnapshot,
     GroupState,
@@ -47,9 +46,11 @@ from lagbot.engine.rules import (
 )
 from lagbot.engine.siblings import SiblingStall, stuck_vs_siblings, stuck_vs_siblings_rows
 
-if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
+if TYPE_CHECKING:  # types only: the array route alone loads numpy, and judging loads no settings model (pydantic)
     import numpy as np
     from numpy.typing import NDArray
+
+    from lagbot.core.config import Evaluation, Level, Thresholds
 
 
 class TimeIndex(Protocol):

@@ -33,7 +33,6 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from lagbot.core import messages
-from lagbot.core.config import Evaluation
 from lagbot.core.model import (
     ColumnSamples,
     PartitionSample,
@@ -43,9 +42,11 @@ from lagbot.core.model import (
 from lagbot.engine import wording
 from lagbot.engine.ownership import Ownership
 
-if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
+if TYPE_CHECKING:  # types only: the array route alone loads numpy, and judging loads no settings model (pydantic)
     import numpy as np
     from numpy.typing import NDArray
+
+    from lagbot.core.config import Evaluation
 
 Samples = Sequence[PartitionSample]
 

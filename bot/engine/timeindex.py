@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from lagbot.core.defaults import HISTORY_HORIZONS
 from lagbot.core.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
 from lagbot.engine.list_offsets import ask_offsets
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-HORIZONS = (60.0, 300.0, 900.0, 3600.0)
+HORIZONS = HISTORY_HORIZONS
 """The default horizons in seconds: the last 1, 5, 15 and 60 minutes."""
 REASK_SHARE = 0.1
 """A horizon is asked again once `now` moved on by this share of it (6 s for 1 min, 6 min for 60 min)."""

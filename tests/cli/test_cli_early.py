@@ -14,7 +14,7 @@ from lagbot.cli.early import FLAG_CLUSTER, EarlyRead, FlagCluster, fits, flag_cl
 from lagbot.cli.main import main
 from lagbot.cli.settings import load_for_cli
 from lagbot.core.config import ClusterConfig, GroupFilter
-from lagbot.engine import check
+from lagbot.engine import check, timeindex
 from lagbot.engine.collector import collect, make_admin
 from tests.conftest import Kafka, Names
 
@@ -79,9 +79,10 @@ def test_the_early_read_is_the_snapshot_a_read_now_takes(kafka: Kafka, names: Na
     cluster = settings.cluster(FLAG_CLUSTER)
     read = flag_cluster(None, kafka.bootstrap, f"{prefix}-.*")
     assert read is not None
-    taken = EarlyRead(read).take(settings.clusters)
+    taken = EarlyRead(read).take(settings)
     assert taken is not None
-    admin, early = taken
+    admin, early = taken.admin, taken.snapshot
+    assert taken.index is not None  # the time index, at the default horizons the settings ask
     now = collect(make_admin(cluster, isolate_group_reads=False), cluster)
     assert early.error is None and sorted(early.groups) == [f"{prefix}-a", f"{prefix}-b"]
     assert early.groups[f"{prefix}-a"].committed == {(topic, 0): 4, (topic, 1): 11, (topic, 2): 0}
@@ -96,8 +97,8 @@ def test_the_early_read_is_the_snapshot_a_read_now_takes(kafka: Kafka, names: Na
 def test_lagbot_check_reads_the_cluster_once_and_early(
     kafka: Kafka, names: Names, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """A check of one sample reads the cluster once, the early read, and reports what the broker holds; with a file
-    naming the cluster the early read is not made."""
+    """A check of one sample reads the cluster and its time index once, early, and reports what the broker holds; with
+    a file naming the cluster no early read is made."""
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 2)
     kafka.produce(topic, 0, 9)
@@ -114,6 +115,7 @@ def test_lagbot_check_reads_the_cluster_once_and_early(
 
     monkeypatch.setattr(early, "collect", counted("early", early.collect))
     monkeypatch.setattr(check, "collect", counted("checker", check.collect))
+    monkeypatch.setattr(timeindex, "ask_offsets", counted("index", timeindex.ask_offsets))
 
     def run(*argv: str) -> dict[str, Any]:
         with pytest.raises(SystemExit):
@@ -126,10 +128,10 @@ def test_lagbot_check_reads_the_cluster_once_and_early(
         return {(p["topic"], p["partition"]): (p["committed"], p["log_end"], p["lag"]) for p in shown["partitions"]}
 
     assert lags(run("-b", kafka.bootstrap)) == {(topic, 0): (2, 9, 7), (topic, 1): (5, 5, 0)}
-    assert reads == ["early"]
+    assert reads == ["early", "index", "index", "index", "index"]  # the index's four horizons, asked once, early
 
     reads.clear()
     config = tmp_path / "lagbot.yaml"
     config.write_text(f"clusters:\n  - name: default\n    bootstrap_servers: {kafka.bootstrap}\n")
     assert lags(run("-c", str(config))) == {(topic, 0): (2, 9, 7), (topic, 1): (5, 5, 0)}
-    assert reads == ["checker"]
+    assert reads == ["checker", "index", "index", "index", "index"]
