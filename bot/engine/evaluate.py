@@ -25,6 +25,8 @@ from lagbot.core.model import (
     Status,
     TopicPartition,
     WindowColumns,
+    partition_verdict_of,
+    partition_verdicts,
 )
 from lagbot.engine import wording
 from lagbot.engine.ownership import Owners, Ownership
@@ -221,22 +223,22 @@ def partition_verdict(
         (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
     seconds, lower_bound = lag_seconds(facts.samples, now, facts)
     last = facts.last
-    return PartitionVerdict(
-        topic=tp[0],
-        partition=tp[1],
-        committed=last.committed,
-        log_end=last.log_end,
-        log_start=last.log_start,
-        lag=last.lag,
-        lag_seconds=seconds,
-        lag_seconds_lower_bound=lower_bound,
-        status=status,
-        reason=reason,
-        produce_rate=produce_rate(facts),
-        consume_rate=consume_rate(facts),
-        owner=owner,
-        sibling_commits=sibling_commits,
-        lag_seconds_method=None if seconds is None else "window",
+    return partition_verdict_of(  # PartitionVerdict's fields by position (lagbot.core.model)
+        tp[0],
+        tp[1],
+        last.committed,
+        last.log_end,
+        last.log_start,
+        last.lag,
+        seconds,
+        lower_bound,
+        status,
+        reason,
+        produce_rate(facts),
+        consume_rate(facts),
+        owner,
+        sibling_commits,
+        None if seconds is None else "window",
     )
 
 
@@ -309,32 +311,25 @@ def plain_verdicts(
     for j, sibling in enumerate(map(siblings.get, tps) if siblings else ()):
         if sibling is not None and findings[j][0] <= Status.WARN:
             findings[j], sibling_commits[j] = sibling.finding, sibling.sibling_commits
-    newest = zip(
-        tps,
+    statuses, reasons = zip(*findings, strict=True) if findings else ((), ())
+    # PartitionVerdict's fields in their order, a column each (lagbot.core.model `partition_verdicts`).
+    return partition_verdicts(
+        [tp[0] for tp in tps],
+        [tp[1] for tp in tps],
         rows.committed[:, -1].tolist(),
         rows.log_end[:, -1].tolist(),
         log_starts,
         lags,
         seconds,
         bounds,
-        findings,
+        statuses,
+        reasons,
         produce_rates(rows),
         consume_rates(rows),
-        owned,
+        [owner for _, owner in owned],
         sibling_commits,
         methods,
-        strict=True,
     )
-    # PartitionVerdict's fields in their order, given by position: one verdict per partition and cycle, and
-    # keywords cost a quarter more (as PartitionVerdict.with_lag_seconds).
-    return [
-        PartitionVerdict(
-            tp[0], tp[1], committed, log_end, log_start, lag, lagged, bound, status, reason, produced, consumed,
-            owner, commits, method,
-        )
-        for tp, committed, log_end, log_start, lag, lagged, bound, (status, reason), produced, consumed, (_, owner),
-        commits, method in newest
-    ]  # fmt: skip
 
 
 def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Samples]) -> dict[TopicPartition, Facts]:
