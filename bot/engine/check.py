@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status, TopicPartition
+from lagbot.engine.batch import GroupRows, group_rows
 from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
@@ -62,15 +63,18 @@ def judge(
     """Verdicts (with causes) for every group of a snapshot, from the windows that include it.
 
     The time index's points (`history`) are read into tables once (`IndexTables`), for every group: the groups that
-    read a topic share its partitions' points."""
+    read a topic share its partitions' points. The windows' arrays are judged together (lagbot.engine.batch
+    `group_rows`): the groups of a snapshot share its sample times."""
     index = IndexTables(history, now) if history else None
+    judged = {name: windows[name] for name, group in snapshot.groups.items() if group.error is None and name in windows}
+    rows = group_rows(judged.values(), settings.evaluation, now, index)
     verdicts = []
     for name, group in sorted(snapshot.groups.items()):
-        window = windows.get(name)
-        if group.error is not None or window is None:
+        window = judged.get(name)
+        if window is None:
             verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
-        verdicts.append(judge_window(window, settings, now, thresholds_for, index))
+        verdicts.append(judge_window(window, settings, now, thresholds_for, index, rows.get(name)))
     return verdicts
 
 
@@ -80,14 +84,20 @@ def judge_window(
     now: float,
     thresholds_for: ThresholdsFor | None = None,
     index: IndexTables | None = None,
+    rows: GroupRows | None = None,
 ) -> GroupVerdict:
     """One group's verdict, with its causes, from its window (and the broker's time index, when asked): what
-    lagbot.engine.timeindex `with_index` adds to the window's verdict, put in as the verdict is made."""
+    lagbot.engine.timeindex `with_index` adds to the window's verdict, put in as the verdict is made. `rows`: what the
+    array rules found of its window with the others of its sample times (`group_rows`, given the same `now` and
+    `index`)."""
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
-    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index)
+    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index, rows=rows)
     if index is not None:
         measured_at = window.samples[-1].at if window.samples else now
-        verdict = replace(verdict, baseline_produce=_baselines(verdict, window, index, measured_at))
+        found = rows.baselines if rows is not None else None
+        verdict = replace(
+            verdict, baseline_produce=_baselines(verdict, window, index, measured_at) if found is None else found
+        )
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 

@@ -17,10 +17,12 @@ Nothing here reads a clock: `now` is an argument. The proof is tests/engine/test
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import wait
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -482,6 +484,44 @@ class IndexTables:
         rates = ((ends[:, None] - self.past_end[at]) / np.where(after, measured_at - past_at, 1.0)).T.tolist()
         found = [(h, sum(r) if ok else None) for h, ok, r in zip(self.horizons, known, rates, strict=True)]
         return tuple(reversed(found))
+
+    def baselines_of_stack(
+        self, tps: Sequence[TopicPartition], log_ends: NDArray[np.int64], edges: Sequence[int], measured_at: float
+    ) -> list[tuple[tuple[float, float | None], ...]]:
+        """`baselines_of` of many groups measured at the same time (windows with the same sample times, stacked:
+        lagbot.engine.batch), the groups' partitions and log ends one after the other, group g's from edges[g] to
+        edges[g + 1]: each horizon's rates of all their partitions found at once, each group's summed in its
+        partitions' order as `baselines_of` sums them. A group `baselines_of` would not take by arrays is judged
+        by it."""
+        import numpy as np
+
+        self.make_arrays()
+        row_of, summed = self.row, self.summed
+        rows = [row_of.get(tp, -1) for tp in tps]
+        marks = [summed[r] if r >= 0 else _LEFT_OUT for r in rows]
+        taken = [j for j, mark in enumerate(marks) if mark == _SUMMED]
+        if not self.horizons or not _exact(log_ends[taken]):
+            return [self.baselines_of(tps[lo:hi], log_ends[lo:hi], measured_at) for lo, hi in pairwise(edges)]
+        at = np.array(rows, dtype=np.intp)[taken]
+        past_at = self.past_at[at]
+        after = measured_at > past_at
+        unknown = np.cumsum(~(self.past_known[at] & after), axis=0).T.tolist()  # per horizon, unknown rates so far
+        rates = (
+            (log_ends[taken][:, None] - self.past_end[at]) / np.where(after, measured_at - past_at, 1.0)
+        ).T.tolist()
+        found = []
+        for lo, hi in pairwise(edges):
+            first, last = bisect_left(taken, lo), bisect_left(taken, hi)  # the group's rows in `taken`
+            group_marks = marks[lo:hi]
+            if first == last or _ROUNDED in group_marks:
+                found.append(self.baselines_of(tps[lo:hi], log_ends[lo:hi], measured_at))
+                continue
+            per_horizon = [
+                (h, sum(r[first:last]) if u[last - 1] == (u[first - 1] if first else 0) else None)
+                for h, u, r in zip(self.horizons, unknown, rates, strict=True)
+            ]
+            found.append(tuple(reversed(per_horizon)))
+        return found
 
 
 def _known_before(points: Sequence[IndexPoint], now: float) -> list[tuple[float, int]]:
