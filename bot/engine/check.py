@@ -23,7 +23,7 @@ from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
 from lagbot.engine.exactlag import first_timestamps, pick, with_exact
-from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, baselines, offsets_at
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, offsets_at
 from lagbot.engine.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -91,25 +91,25 @@ def judge_window(
     array rules found of its window with the others of its sample times (`group_rows`, given the same `now` and
     `index`)."""
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
-    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index, rows=rows)
+    found: tuple[tuple[float, float | None], ...] = ()
     if index is not None:
         measured_at = window.samples[-1].at if window.samples else now
-        found = rows.baselines if rows is not None else None
-        verdict = replace(
-            verdict, baseline_produce=_baselines(verdict, window, index, measured_at) if found is None else found
-        )
+        stacked = rows.baselines if rows is not None else None
+        found = _baselines(window, index, measured_at) if stacked is None else stacked
+    verdict = evaluate_group(
+        window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index, rows=rows, baselines=found
+    )
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 
-def _baselines(
-    verdict: GroupVerdict, window: GroupWindow, index: IndexTables, measured_at: float
-) -> tuple[tuple[float, float | None], ...]:
+def _baselines(window: GroupWindow, index: IndexTables, measured_at: float) -> tuple[tuple[float, float | None], ...]:
     """The group's baseline produce rates: of its verdict's partitions, which are its window's arrays' rows when it
-    has arrays (their log ends are the arrays' newest)."""
+    has arrays (their log ends are the arrays' newest), else the partitions with samples, at their newest log ends."""
     if window.columns is not None:
         return index.baselines_of(window.columns.tps, window.columns.log_end[:, -1], measured_at)
-    parts = verdict.partitions  # a window without arrays: the rule itself, no arrays made for it (nor numpy loaded)
-    return baselines([p.tp for p in parts], [p.log_end for p in parts], index.history, measured_at)
+    # a window without arrays: the rule itself, no arrays made for it (nor numpy loaded)
+    newest = [(tp, samples[-1].log_end) for tp, samples in sorted(window.partitions.items()) if samples]
+    return index.baselines([tp for tp, _ in newest], [end for _, end in newest], measured_at)
 
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:
