@@ -77,7 +77,8 @@ class GroupRows:
     time index's figure where it wins), whether a lower bound, and which method gave it; `committed`, `log_end`,
     `log_start`, `lags` its newest sample's; `first_lags` its oldest lag; `produce`, `consume` its rates; `growing`
     whether it is a candidate of the sibling rule (`still_and_growing`) when owned; `start` and `end` the window's
-    first and last sample times; `moves` the commit times of each row (`commit_times`), made when asked; `totals`
+    first and last sample times; `moves` the commit times of each row (`commit_times`), made when asked, and
+    `commits` how many there are; `totals`
     the group's total known lag at each sample time (None when the evaluator must add it up itself); `baselines` the
     group's baseline produce rates from the time index, of all its partitions (None without an index)."""
 
@@ -98,6 +99,7 @@ class GroupRows:
     start: float
     end: float
     moves: Callable[[], list[list[float]]]
+    commits: list[int]
     totals: dict[float, int] | None
     baselines: tuple[tuple[float, float | None], ...] | None
 
@@ -122,6 +124,8 @@ def judge_stack(
 ) -> list[GroupRows]:
     """The `GroupRows` of windows whose arrays have the same sample times, by one pass of the array rules over their
     rows stacked (the first window's rows, then the second's, ...)."""
+    import numpy as np
+
     columns = _stacked([window_columns for _, window_columns in stacked])
     rows = plain_rows(columns)
     edges = [0]
@@ -147,6 +151,7 @@ def judge_stack(
     growing = still_and_growing_rows(rows).tolist()
     start, end = float(rows.times[0]), float(rows.times[-1])
     moves = _Moves(rows)
+    commits = np.count_nonzero(rows.committed[:, 1:] != rows.committed[:, :-1], axis=1).tolist()
     totals = lag_totals(columns, edges)
     baselines: list[tuple[tuple[float, float | None], ...] | None] = [None] * len(stacked)
     if index is not None:  # of every partition of the windows (their log ends are the arrays' newest)
@@ -173,6 +178,7 @@ def judge_stack(
                 start=start,
                 end=end,
                 moves=moves.cut(lo, hi),
+                commits=commits[lo:hi],
                 totals=None if totals is None or edges[g + 1] - base >= TOTALS_LIMIT else totals[g],
                 baselines=baselines[g],
             )

@@ -145,6 +145,10 @@ def stuck_vs_siblings_rows(
 ) -> dict[TopicPartition, SiblingStall]:
     """`stuck_vs_siblings` of a group whose plain partitions `plain` are `rows` (what the array rules found of them:
     lagbot.engine.batch `GroupRows`) and whose other partitions have their Facts in `others`."""
+    if max(rows.commits, default=0) < SIBLING_MIN_COMMITS and all(
+        len(commit_times(f)) < SIBLING_MIN_COMMITS for f in others.values()
+    ):
+        return {}  # no partition committed often enough for any candidate's siblings to (`_sibling_commits`)
     still: dict[TopicPartition, StillPartition] = {}
     if any(rows.growing):
         start, end = rows.start, rows.end
@@ -165,7 +169,7 @@ def stuck_vs_siblings_rows(
 class PlainFound(Protocol):
     """What `stuck_vs_siblings_rows` reads of a group's plain rows (lagbot.engine.batch `GroupRows`), one item per
     row: `still_and_growing` (`growing`), the ownership (`owned`), the first and last lags, the window's first and
-    last sample times and each row's `commit_times` (`moves`)."""
+    last sample times, each row's `commit_times` (`moves`) and how many there are (`commits`)."""
 
     @property
     def growing(self) -> list[bool]: ...
@@ -181,6 +185,8 @@ class PlainFound(Protocol):
     def end(self) -> float: ...
     @property
     def moves(self) -> Callable[[], list[list[float]]]: ...
+    @property
+    def commits(self) -> list[int]: ...
 
 
 def still_and_growing_rows(rows: PlainRows) -> NDArray[np.bool_]:
