@@ -158,65 +158,75 @@ class PartitionSample:
         object.__setattr__(self, "lag", lag)
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnWindow:
+    """What the views of one window's partitions (`ColumnSamples`) share: the sample `times`, oldest first; `blocks`,
+    the offsets of each sample time as rows committed (-1 where None), log end and log start, one column per
+    partition; `log_end`, the window's log ends, partitions x samples."""
+
+    times: tuple[float, ...]
+    blocks: tuple[NDArray[np.int64], ...]
+    log_end: NDArray[np.int64]
+
+
 class ColumnSamples(Sequence[PartitionSample]):
     """One partition's samples in a window, read-only, made from the window's arrays as they are read.
 
-    `blocks` holds the offsets of each sample time, oldest first, as rows committed (-1 where None), log end and
-    log start, one column per partition; `log_end` the window's log ends, partitions x samples; this view is
-    partition `index`, at `times`. A sample is made the first time it is read and kept by the view: the evaluator
-    judges most partitions from the window's arrays (WindowColumns) and reads the samples of the others only.
+    This view is partition `index` of `window` (`ColumnWindow`, shared by the window's views). A sample is made the
+    first time it is read and kept by the view: the evaluator judges most partitions from the window's arrays
+    (WindowColumns) and reads the samples of the others only, so a view keeps nothing until one is read (a window
+    has a view per partition, 100,000 per cycle at 2,000 groups x 50 partitions).
     The window store builds these views (lagbot.engine.window), so that a window kept for 30 cycles holds arrays
     rather than one object per partition and sample. Equal to the tuple of the same samples, as a tuple is to
     another.
     """
 
-    __slots__ = ("_blocks", "_cache", "_index", "_log_end", "times")
+    __slots__ = ("_cache", "_index", "_window")
 
-    def __init__(
-        self,
-        times: tuple[float, ...],
-        blocks: tuple[NDArray[np.int64], ...],
-        log_end: NDArray[np.int64],
-        index: int,
-    ) -> None:
-        self.times = times
-        self._blocks = blocks
-        self._log_end = log_end
+    def __init__(self, window: ColumnWindow, index: int) -> None:
+        self._window = window
         self._index = index
-        self._cache: list[PartitionSample | None] = [None] * len(times)
+        self._cache: list[PartitionSample | None] | None = None
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        return self._window.times
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return len(self._window.times)
 
     @overload
     def __getitem__(self, i: int) -> PartitionSample: ...
     @overload
     def __getitem__(self, i: slice) -> Sequence[PartitionSample]: ...
     def __getitem__(self, i: int | slice) -> PartitionSample | Sequence[PartitionSample]:
-        found = self._cache[i]  # an int (negative ones too) or a slice, checked by the list
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = [None] * len(self._window.times)
+        found = cache[i]  # an int (negative ones too) or a slice, checked by the list
         if found.__class__ is PartitionSample:
             return found
         if isinstance(i, slice):
-            start, stop, step = i.indices(len(self._cache))
-            if (start, stop, step) == (0, len(self._cache), 1):
+            start, stop, step = i.indices(len(cache))
+            if (start, stop, step) == (0, len(cache), 1):
                 return self  # the whole window, as a tuple gives itself
             return tuple([self[k] for k in range(start, stop, step)])
-        at = i % len(self._cache)
-        block, p = self._blocks[at], self._index
+        at = i % len(cache)
+        block, p = self._window.blocks[at], self._index
         committed = block.item(0, p)
         sample = PartitionSample(
-            self.times[at], None if committed < 0 else committed, block.item(1, p), block.item(2, p)
+            self._window.times[at], None if committed < 0 else committed, block.item(1, p), block.item(2, p)
         )
-        self._cache[at] = sample
+        cache[at] = sample
         return sample
 
     def log_ends(self) -> list[int]:
         """The log end of every sample, oldest first, without making the samples."""
-        ends: list[int] = self._log_end[self._index].tolist()
+        ends: list[int] = self._window.log_end[self._index].tolist()
         return ends
 
     def __iter__(self) -> Iterator[PartitionSample]:
-        for i in range(len(self._cache)):
+        for i in range(len(self._window.times)):
             yield self[i]
 
     def __eq__(self, other: object) -> bool:
