@@ -102,7 +102,8 @@ def deficit_explained(verdict: GroupVerdict) -> str | None:
         explained = [p for p in verdict.partitions if p.owner is not None and p.owner.member_id == owner.member_id]
     else:
         explained = stuck
-    rest = [p for p in verdict.partitions if p not in explained and p.committed is not None]
+    left_out = {id(p) for p in explained}  # a group's partitions are distinct: equal only to themselves
+    rest = [p for p in verdict.partitions if id(p) not in left_out and p.committed is not None]
     if not explained or not _keep_up(rest):
         return None
     produce = sum(p.produce_rate or 0.0 for p in rest)

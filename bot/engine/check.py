@@ -18,11 +18,12 @@ from confluent_kafka.admin import AdminClient
 
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status, TopicPartition
+from lagbot.engine.batch import GroupRows, group_rows
 from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
 from lagbot.engine.exactlag import first_timestamps, pick, with_exact
-from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, baselines, offsets_at
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, offsets_at
 from lagbot.engine.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -62,15 +63,18 @@ def judge(
     """Verdicts (with causes) for every group of a snapshot, from the windows that include it.
 
     The time index's points (`history`) are read into tables once (`IndexTables`), for every group: the groups that
-    read a topic share its partitions' points."""
+    read a topic share its partitions' points. The windows' arrays are judged together (lagbot.engine.batch
+    `group_rows`): the groups of a snapshot share its sample times."""
     index = IndexTables(history, now) if history else None
+    judged = {name: windows[name] for name, group in snapshot.groups.items() if group.error is None and name in windows}
+    rows = group_rows(judged.values(), settings.evaluation, now, index)
     verdicts = []
     for name, group in sorted(snapshot.groups.items()):
-        window = windows.get(name)
-        if group.error is not None or window is None:
+        window = judged.get(name)
+        if window is None:
             verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
             continue
-        verdicts.append(judge_window(window, settings, now, thresholds_for, index))
+        verdicts.append(judge_window(window, settings, now, thresholds_for, index, rows.get(name)))
     return verdicts
 
 
@@ -80,26 +84,32 @@ def judge_window(
     now: float,
     thresholds_for: ThresholdsFor | None = None,
     index: IndexTables | None = None,
+    rows: GroupRows | None = None,
 ) -> GroupVerdict:
     """One group's verdict, with its causes, from its window (and the broker's time index, when asked): what
-    lagbot.engine.timeindex `with_index` adds to the window's verdict, put in as the verdict is made."""
+    lagbot.engine.timeindex `with_index` adds to the window's verdict, put in as the verdict is made. `rows`: what the
+    array rules found of its window with the others of its sample times (`group_rows`, given the same `now` and
+    `index`)."""
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
-    verdict = evaluate_group(window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index)
+    found: tuple[tuple[float, float | None], ...] = ()
     if index is not None:
         measured_at = window.samples[-1].at if window.samples else now
-        verdict = replace(verdict, baseline_produce=_baselines(verdict, window, index, measured_at))
+        stacked = rows.baselines if rows is not None else None
+        found = _baselines(window, index, measured_at) if stacked is None else stacked
+    verdict = evaluate_group(
+        window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index, rows=rows, baselines=found
+    )
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 
-def _baselines(
-    verdict: GroupVerdict, window: GroupWindow, index: IndexTables, measured_at: float
-) -> tuple[tuple[float, float | None], ...]:
+def _baselines(window: GroupWindow, index: IndexTables, measured_at: float) -> tuple[tuple[float, float | None], ...]:
     """The group's baseline produce rates: of its verdict's partitions, which are its window's arrays' rows when it
-    has arrays (their log ends are the arrays' newest)."""
+    has arrays (their log ends are the arrays' newest), else the partitions with samples, at their newest log ends."""
     if window.columns is not None:
         return index.baselines_of(window.columns.tps, window.columns.log_end[:, -1], measured_at)
-    parts = verdict.partitions  # a window without arrays: the rule itself, no arrays made for it (nor numpy loaded)
-    return baselines([p.tp for p in parts], [p.log_end for p in parts], index.history, measured_at)
+    # a window without arrays: the rule itself, no arrays made for it (nor numpy loaded)
+    newest = [(tp, samples[-1].log_end) for tp, samples in sorted(window.partitions.items()) if samples]
+    return index.baselines([tp for tp, _ in newest], [end for _, end in newest], measured_at)
 
 
 def unreachable(cluster: str, known_groups: list[str], error: str) -> list[GroupVerdict]:

@@ -159,7 +159,8 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
     if not stalled:
         return None
     worst = max(stalled, key=lambda p: p.lag or 0)
-    owners = sorted({_owner_text(p, verdict) for p in stalled})
+    by_owner = {id(p.owner): p for p in stalled}  # the text is the owner's: once per owner
+    owners = sorted({_owner_text(p, verdict) for p in by_owner.values()})
     whole = agreement.whole_members(verdict, stalled)
     why_not_scale = agreement.deficit_explained(verdict) if _deficit(verdict) else None
     evidence: dict[str, object] = {
@@ -346,15 +347,16 @@ def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Caus
     times = [g.at for g in window.samples]
     # Only partitions observed at every sample time: a partition that appeared mid-window is not a burst.
     # A partition's samples are a subsequence of the group's sample times, so equal length means all of them.
-    full = [samples for samples in window.partitions.values() if len(samples) == len(times)]
-    if not full:
+    columns = window.columns  # every partition has every sample (and there is one): the log ends are its arrays'
+    full = [] if columns is not None else [s for s in window.partitions.values() if len(s) == len(times)]
+    if columns is None and not full:
         return None
     recent_dt = times[-1] - times[-2]
     trailing_dt = times[-2] - times[0]
     if recent_dt <= 0 or trailing_dt <= 0:
         return None
-    if window.columns is not None:  # every partition has every sample: the log ends are in its arrays
-        ends = window.columns.log_end[:, (0, -2, -1)].T.tolist()
+    if columns is not None:
+        ends = columns.log_end[:, (0, -2, -1)].T.tolist()
         first, previous, newest = (sum(column) for column in ends)
     else:
         first, previous, newest = (sum(samples[i].log_end for samples in full) for i in (0, -2, -1))

@@ -10,74 +10,46 @@ The proof is tests/engine/test_evaluate_cases.py (every case both ways) and test
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lagbot.core.model import (
     GroupSnapshot,
     GroupState,
     GroupVerdict,
     GroupWindow,
-    Member,
     PartitionVerdict,
     Severity,
     Status,
     TopicPartition,
     WindowColumns,
+    partition_verdict_of,
+    partition_verdicts,
 )
 from lagbot.engine import wording
-from lagbot.engine.ownership import Owners, Ownership
+from lagbot.engine.batch import TOTALS_LIMIT, GroupRows, TimeIndex, judge_stack, lag_totals
+from lagbot.engine.ownership import Owners
 from lagbot.engine.rules import (
     Facts,
-    PlainRows,
     Samples,
     consume_rate,
-    consume_rates,
     lag_seconds,
-    lag_seconds_rows,
     lag_seconds_upto,
     partition_status,
     plain_facts,
-    plain_findings,
     plain_rows,
     produce_rate,
-    produce_rates,
     window_facts,
 )
 from lagbot.engine.siblings import SiblingStall, stuck_vs_siblings, stuck_vs_siblings_rows
 
-if TYPE_CHECKING:  # types only: the array route alone loads numpy, and judging loads no settings model (pydantic)
-    import numpy as np
-    from numpy.typing import NDArray
-
+if TYPE_CHECKING:  # types only: judging loads no settings model (pydantic)
     from lagbot.core.config import Evaluation, Level, Thresholds
 
 
-class TimeIndex(Protocol):
-    """The broker's time index of a cycle, as the evaluator asks it (lagbot.engine.timeindex `IndexTables`): the
-    figure of lag in seconds it gives a partition where the window's is unknown or only a lower bound it improves on,
-    put in the verdict when the verdict is made."""
-
-    def improve(self, verdict: PartitionVerdict) -> PartitionVerdict:
-        """The verdict with the index's figure, where it improves on the window's."""
-        ...
-
-    def improve_rows(
-        self,
-        tps: Sequence[TopicPartition],
-        committed: NDArray[np.int64],
-        log_end: NDArray[np.int64],
-        lags: Sequence[int],
-        seconds: Sequence[float | None],
-        bounds: Sequence[bool],
-    ) -> tuple[list[float | None], list[bool], list[str | None]]:
-        """`improve` of partitions before their verdicts are made: each one's figure, lower bound and method."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class GroupPoint:
-    """The group's totals at one sample time: the series severity and trend are judged on."""
+class GroupPoint(NamedTuple):
+    """The group's totals at one sample time: the series severity and trend are judged on. A named tuple: immutable,
+    and made for every sample of every group each cycle (60,000 at 2,000 groups x 30 samples), at a third of a
+    frozen dataclass's cost."""
 
     at: float
     lag: int | None
@@ -222,41 +194,43 @@ def partition_verdict(
         (status, reason), sibling_commits = sibling.finding, sibling.sibling_commits
     seconds, lower_bound = lag_seconds(facts.samples, now, facts)
     last = facts.last
-    return PartitionVerdict(
-        topic=tp[0],
-        partition=tp[1],
-        committed=last.committed,
-        log_end=last.log_end,
-        log_start=last.log_start,
-        lag=last.lag,
-        lag_seconds=seconds,
-        lag_seconds_lower_bound=lower_bound,
-        status=status,
-        reason=reason,
-        produce_rate=produce_rate(facts),
-        consume_rate=consume_rate(facts),
-        owner=owner,
-        sibling_commits=sibling_commits,
-        lag_seconds_method=None if seconds is None else "window",
+    return partition_verdict_of(  # PartitionVerdict's fields by position (lagbot.core.model)
+        tp[0],
+        tp[1],
+        last.committed,
+        last.log_end,
+        last.log_start,
+        last.lag,
+        seconds,
+        lower_bound,
+        status,
+        reason,
+        produce_rate(facts),
+        consume_rate(facts),
+        owner,
+        sibling_commits,
+        None if seconds is None else "window",
     )
 
 
 def evaluate_partitions(
-    window: GroupWindow, rules: Evaluation, now: float, index: TimeIndex | None = None
+    window: GroupWindow, rules: Evaluation, now: float, index: TimeIndex | None = None, rows: GroupRows | None = None
 ) -> tuple[PartitionVerdict, ...]:
     """`evaluate_partition` of every partition of the window that has samples, in (topic, partition) order, with the
     time index's figures of lag in seconds when `index` is given.
 
     With the window's arrays (`columns`) its plain partitions (see `plain_facts`) are judged all at once, by the
     array forms of the rules (bot/engine/rules.py `PlainRows`), instead of a Python loop over every sample and
-    rule; any other partition (a sample without a commit, a rewind, a log end that went back) has its Facts
-    gathered by `window_facts` and is judged by `partition_verdict`. The proof that both routes give the same
-    verdicts, case by case, is tests/engine/test_evaluate_cases.py; tests/engine/test_evaluate_columns.py
-    compares random histories.
+    rule: by the window's own arrays, or with those of the other windows of its sample times when `rows` is given
+    (lagbot.engine.batch `group_rows`, what they found of this window's rows). Any other partition (a sample without a
+    commit, a rewind, a log end that went back) has its Facts gathered by `window_facts` and is judged by
+    `partition_verdict`. The proof that both routes give the same verdicts, case by case, is
+    tests/engine/test_evaluate_cases.py; tests/engine/test_evaluate_columns.py compares random histories.
     """
     owners = Owners(window.latest)
     if window.columns is not None:
-        return _evaluate_columns(window, window.columns, owners, rules, now, index)
+        found = rows if rows is not None else judge_stack([(window, window.columns)], rules, now, index)[0]
+        return _evaluate_columns(window, window.columns, found, owners, rules, now, index)
     facts = {tp: window_facts(samples) for tp, samples in sorted(window.partitions.items()) if samples}
     siblings = stuck_vs_siblings(facts, owners)
     verdicts = (partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
@@ -264,19 +238,23 @@ def evaluate_partitions(
 
 
 def _evaluate_columns(
-    window: GroupWindow, columns: WindowColumns, owners: Owners, rules: Evaluation, now: float, index: TimeIndex | None
+    window: GroupWindow,
+    columns: WindowColumns,
+    rows: GroupRows,
+    owners: Owners,
+    rules: Evaluation,
+    now: float,
+    index: TimeIndex | None,
 ) -> tuple[PartitionVerdict, ...]:
     """`evaluate_partitions` of a window with arrays: its plain partitions by rows, the others one by one."""
-    rows = plain_rows(columns)
     tps = columns.tps  # sorted, and every partition has every sample
-    plain = [tps[i] for i in rows.at]
-    as_rows = set(plain)
-    others = {tp: window_facts(window.partitions[tp]) for tp in tps if tp not in as_rows}
-    owned = owners.of_all(plain)
-    ownerships = [ownership for ownership, _ in owned]
-    siblings = stuck_vs_siblings_rows(rows, plain, ownerships, others, owners)
-    log_starts = columns.last_log_start[rows.at].tolist()
-    verdicts = plain_verdicts(plain, rows, owned, log_starts, siblings, rules, now, index)
+    plain = [tps[i] for i in rows.at] if len(rows.at) < len(tps) else list(tps)
+    others = {}
+    if len(plain) < len(tps):
+        as_rows = set(plain)
+        others = {tp: window_facts(window.partitions[tp]) for tp in tps if tp not in as_rows}
+    siblings = stuck_vs_siblings_rows(plain, rows, others, owners)
+    verdicts = plain_verdicts(plain, rows, siblings)
     if not others:
         return tuple(verdicts)
     judged = dict(zip(plain, verdicts, strict=True))
@@ -287,55 +265,36 @@ def _evaluate_columns(
 
 
 def plain_verdicts(
-    tps: Sequence[TopicPartition],
-    rows: PlainRows,
-    owned: Sequence[tuple[Ownership, Member | None]],
-    log_starts: Sequence[int],
-    siblings: Mapping[TopicPartition, SiblingStall],
-    rules: Evaluation,
-    now: float,
-    index: TimeIndex | None = None,
+    tps: Sequence[TopicPartition], rows: GroupRows, siblings: Mapping[TopicPartition, SiblingStall]
 ) -> list[PartitionVerdict]:
-    """The verdicts of the plain partitions `tps` (`rows`), as `partition_verdict` makes them, in one loop; with the
-    time index's figures of lag in seconds (`index`), each verdict as `TimeIndex.improve` would make it of that."""
-    findings = plain_findings(rows, [ownership for ownership, _ in owned], rules)
-    seconds, bounds = lag_seconds_rows(rows, now)
-    lags = rows.lags[:, -1].tolist()
-    if index is None:
-        methods: list[str | None] = [None if s is None else "window" for s in seconds]
-    else:
-        committed, log_end = rows.committed[:, -1], rows.log_end[:, -1]
-        seconds, bounds, methods = index.improve_rows(tps, committed, log_end, lags, seconds, bounds)
-    sibling_commits = [0] * len(tps)
-    for j, sibling in enumerate(map(siblings.get, tps) if siblings else ()):
-        if sibling is not None and findings[j][0] <= Status.WARN:
-            findings[j], sibling_commits[j] = sibling.finding, sibling.sibling_commits
-    newest = zip(
-        tps,
-        rows.committed[:, -1].tolist(),
-        rows.log_end[:, -1].tolist(),
-        log_starts,
-        lags,
-        seconds,
-        bounds,
-        findings,
-        produce_rates(rows),
-        consume_rates(rows),
-        owned,
+    """The verdicts of the plain partitions `tps`, from what the array rules found of them (`rows`: their findings,
+    figures of lag in seconds, with the time index's where it wins, as `TimeIndex.improve` would make them, rates and
+    newest offsets), as `partition_verdict` makes them, with the sibling rule's findings (`siblings`)."""
+    findings, sibling_commits = rows.findings, [0] * len(tps)
+    if siblings:
+        findings = list(findings)
+        for j, sibling in enumerate(map(siblings.get, tps)):
+            if sibling is not None and findings[j][0] <= Status.WARN:
+                findings[j], sibling_commits[j] = sibling.finding, sibling.sibling_commits
+    statuses, reasons = zip(*findings, strict=True) if findings else ((), ())
+    # PartitionVerdict's fields in their order, a column each (lagbot.core.model `partition_verdicts`).
+    return partition_verdicts(
+        [tp[0] for tp in tps],
+        [tp[1] for tp in tps],
+        rows.committed,
+        rows.log_end,
+        rows.log_start,
+        rows.lags,
+        rows.seconds,
+        rows.bounds,
+        statuses,
+        reasons,
+        rows.produce,
+        rows.consume,
+        [owner for _, owner in rows.owned],
         sibling_commits,
-        methods,
-        strict=True,
+        rows.methods,
     )
-    # PartitionVerdict's fields in their order, given by position: one verdict per partition and cycle, and
-    # keywords cost a quarter more (as PartitionVerdict.with_lag_seconds).
-    return [
-        PartitionVerdict(
-            tp[0], tp[1], committed, log_end, log_start, lag, lagged, bound, status, reason, produced, consumed,
-            owner, commits, method,
-        )
-        for tp, committed, log_end, log_start, lag, lagged, bound, (status, reason), produced, consumed, (_, owner),
-        commits, method in newest
-    ]  # fmt: skip
 
 
 def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Samples]) -> dict[TopicPartition, Facts]:
@@ -362,9 +321,14 @@ def _listed(values: Any) -> list[Any]:
     return listed
 
 
-def group_points(window: GroupWindow, thresholds: Thresholds) -> list[GroupPoint]:
-    """Total lag (and max lag in seconds, where a seconds threshold needs it) at each sample time."""
-    totals = _lag_totals_from_columns(window.columns) if window.columns is not None else None
+def group_points(window: GroupWindow, thresholds: Thresholds, rows: GroupRows | None = None) -> list[GroupPoint]:
+    """Total lag (and max lag in seconds, where a seconds threshold needs it) at each sample time; the totals from
+    the window's arrays (or its `rows`, which found them with the other windows of its sample times) where it can."""
+    totals = None
+    if rows is not None:
+        totals = rows.totals
+    elif window.columns is not None:
+        totals = _lag_totals_from_columns(window.columns)
     if totals is None:
         totals = {}
         for samples in window.partitions.values():
@@ -373,19 +337,14 @@ def group_points(window: GroupWindow, thresholds: Thresholds) -> list[GroupPoint
                     totals[s.at] = totals.get(s.at, 0) + s.lag
     needs_seconds = any(lv.seconds is not None for lv in (thresholds.warn, thresholds.critical, thresholds.page))
     seconds = _max_lag_seconds_series(window) if needs_seconds else {}
-    return [GroupPoint(at=g.at, lag=totals.get(g.at), lag_seconds=seconds.get(g.at)) for g in window.samples]
+    return [GroupPoint(g.at, totals.get(g.at), seconds.get(g.at)) for g in window.samples]
 
 
 def _lag_totals_from_columns(columns: WindowColumns) -> dict[float, int] | None:
-    """The total known lag at each sample time, from the arrays (None when two samples share a time)."""
-    times = columns.times
-    if len(set(times)) != len(times) or len(columns.tps) >= 2**14:
-        return None
-    import numpy as np
-
-    lags = np.where(columns.known, np.maximum(columns.log_end - columns.committed, 0), 0)
-    counted = zip(times, _listed(lags.sum(axis=0)), _listed(columns.known.any(axis=0)), strict=True)
-    return {at: total for at, total, any_known in counted if any_known}
+    """The total known lag at each sample time, from the arrays (None when two samples share a time or the group has
+    too many partitions for exact int64 sums)."""
+    found = lag_totals(columns, [0, len(columns.tps)])
+    return None if found is None or len(columns.tps) >= TOTALS_LIMIT else found[0]
 
 
 def _max_lag_seconds_series(window: GroupWindow) -> dict[float, float]:
@@ -460,19 +419,31 @@ def group_lag_seconds(partitions: Sequence[PartitionVerdict]) -> float | None:
 
 
 def evaluate_group(
-    window: GroupWindow, *, thresholds: Thresholds, rules: Evaluation, now: float, index: TimeIndex | None = None
+    window: GroupWindow,
+    *,
+    thresholds: Thresholds,
+    rules: Evaluation,
+    now: float,
+    index: TimeIndex | None = None,
+    rows: GroupRows | None = None,
+    baselines: tuple[tuple[float, float | None], ...] = (),
 ) -> GroupVerdict:
     """Judge a whole group at `now` (causes are added by the diagnosis), with the time index's figures of lag in
-    seconds when `index` is given (its baselines are the caller's: lagbot.engine.check `judge_window`)."""
+    seconds when `index` is given (its baselines are the caller's: lagbot.engine.check `judge_window`). `rows`: what
+    the array rules found of the window's plain partitions with the other windows of its sample times
+    (lagbot.engine.batch `group_rows`, given the same `rules`, `now` and `index`); `baselines` the group's baseline
+    produce rates from the time index (`GroupVerdict.baseline_produce`), found by the caller."""
     latest = window.latest
-    partitions = evaluate_partitions(window, rules, now, index)
+    if rows is None and window.columns is not None:
+        rows = judge_stack([(window, window.columns)], rules, now, index)[0]
+    partitions = evaluate_partitions(window, rules, now, index, rows)
     lags = [p.lag for p in partitions if p.lag is not None]
     total_lag = sum(lags) if lags else None
     # Rates of partitions with nothing committed are left out, as their (unknown) lag is: otherwise a group
     # whose consumed partitions keep pace would get an ETA of "never" from a partition it does not read.
     produce = _sum_known([p.produce_rate for p in partitions if p.committed is not None])
     consume = _sum_known([p.consume_rate for p in partitions if p.committed is not None])
-    points = group_points(window, thresholds)
+    points = group_points(window, thresholds, rows)
     direction, drained = trend(points), drain_rate(points)
     sev, sev_reason = severity(points, thresholds)
     return GroupVerdict(
@@ -490,6 +461,7 @@ def evaluate_group(
         eta_seconds=group_eta(total_lag, direction, drained),
         trend=direction,
         members=latest.members if latest else (),
+        baseline_produce=baselines,
         drain_rate=drained,
     )
 

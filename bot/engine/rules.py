@@ -467,6 +467,7 @@ def plain_findings(rows: PlainRows, ownerships: Sequence[Ownership], rules: Eval
     caught = (Status.OK, wording.reason_caught_up())
     count, whole = rows.samples, rows.span
     oks: dict[tuple[bool, bool], Finding] = {}  # one per (unmoved, caught up): the rest is the window's
+    fired_once: dict[tuple[int, int, int, Ownership], Finding] = {}  # rows of the same lags share their finding
     found: list[Finding] = []
     rows_of = zip(
         fired, first_lags, last_lags, ownerships, rows.unmoved.tolist(), caught_up_rows(rows).tolist(), strict=True
@@ -474,18 +475,28 @@ def plain_findings(rows: PlainRows, ownerships: Sequence[Ownership], rules: Eval
     for rule, first, last, ownership, unmoved, caught_up in rows_of:
         if rule == Fired.CAUGHT_UP:
             found.append(caught)
-        elif rule == Fired.STOP:
-            found.append(stop_finding(last, whole))
-        elif rule == Fired.STALL:
-            found.append(stall_finding(last, whole, ownership))
-        elif rule == Fired.WARN:
-            found.append(warn_finding(first, last, whole))
-        else:
+        elif rule == Fired.NONE:
             ok = oks.get((unmoved, caught_up))
             if ok is None:
                 ok = oks[(unmoved, caught_up)] = ok_finding(count, unmoved, whole, caught_up, rules)
             found.append(ok)
+        else:
+            key = (rule, first, last, ownership)
+            finding = fired_once.get(key)
+            if finding is None:
+                finding = fired_once[key] = _fired_finding(rule, first, last, whole, ownership)
+            found.append(finding)
     return found
+
+
+def _fired_finding(rule: int, first: int, last: int, whole: float, ownership: Ownership) -> Finding:
+    """The finding of a plain row on which STOP, STALL or WARN fired (`plain_findings`), with the scalar rules' reason:
+    its first and last lags over the window's span `whole`."""
+    if rule == Fired.STOP:
+        return stop_finding(last, whole)
+    if rule == Fired.STALL:
+        return stall_finding(last, whole, ownership)
+    return warn_finding(first, last, whole)
 
 
 def produce_rates(rows: PlainRows) -> list[float | None]:

@@ -10,11 +10,11 @@ tests/engine/test_agreement_cases.py; tests/engine/test_evaluate_columns.py comp
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from lagbot.core.model import Status, TopicPartition
+from lagbot.core.model import Member, Status, TopicPartition
 from lagbot.engine import wording
 from lagbot.engine.ownership import Owners, Ownership
 from lagbot.engine.rules import Facts, Finding, PlainRows, caught_up_in_window, caught_up_rows
@@ -138,22 +138,22 @@ def commit_times(facts: Facts) -> list[float]:
 
 
 def stuck_vs_siblings_rows(
-    rows: PlainRows,
     plain: Sequence[TopicPartition],
-    ownerships: Sequence[Ownership],
+    rows: PlainFound,
     others: Mapping[TopicPartition, Facts],
     owners: Owners,
 ) -> dict[TopicPartition, SiblingStall]:
-    """`stuck_vs_siblings` of a group whose plain partitions `plain` (with their `ownerships`) are `rows` and whose
-    other partitions have their Facts in `others`."""
+    """`stuck_vs_siblings` of a group whose plain partitions `plain` are `rows` (what the array rules found of them:
+    lagbot.engine.batch `GroupRows`) and whose other partitions have their Facts in `others`."""
+    if max(rows.commits, default=0) < SIBLING_MIN_COMMITS and all(
+        len(commit_times(f)) < SIBLING_MIN_COMMITS for f in others.values()
+    ):
+        return {}  # no partition committed often enough for any candidate's siblings to (`_sibling_commits`)
     still: dict[TopicPartition, StillPartition] = {}
-    growing = still_and_growing_rows(rows)
-    if growing.any():
-        start, end = float(rows.times[0]), float(rows.times[-1])
-        lags = zip(
-            plain, growing.tolist(), ownerships, rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist(), strict=True
-        )
-        for tp, is_still, ownership, first, last in lags:
+    if any(rows.growing):
+        start, end = rows.start, rows.end
+        found = zip(plain, rows.growing, rows.owned, rows.first_lags, rows.lags, strict=True)
+        for tp, is_still, (ownership, _), first, last in found:
             if is_still and ownership is Ownership.OWNED:
                 still[tp] = StillPartition(start, end, first, last)
     for tp, f in others.items():
@@ -161,9 +161,32 @@ def stuck_vs_siblings_rows(
             still[tp] = still_partition(f)
     if not still:
         return {}
-    moves: dict[TopicPartition, Sequence[float]] = dict(zip(plain, commit_times_rows(rows), strict=True))
+    moves: dict[TopicPartition, Sequence[float]] = dict(zip(plain, rows.moves(), strict=True))
     moves.update((tp, commit_times(f)) for tp, f in others.items())
     return stuck_against(still, moves, owners)
+
+
+class PlainFound(Protocol):
+    """What `stuck_vs_siblings_rows` reads of a group's plain rows (lagbot.engine.batch `GroupRows`), one item per
+    row: `still_and_growing` (`growing`), the ownership (`owned`), the first and last lags, the window's first and
+    last sample times, each row's `commit_times` (`moves`) and how many there are (`commits`)."""
+
+    @property
+    def growing(self) -> list[bool]: ...
+    @property
+    def owned(self) -> list[tuple[Ownership, Member | None]]: ...
+    @property
+    def first_lags(self) -> list[int]: ...
+    @property
+    def lags(self) -> list[int]: ...
+    @property
+    def start(self) -> float: ...
+    @property
+    def end(self) -> float: ...
+    @property
+    def moves(self) -> Callable[[], list[list[float]]]: ...
+    @property
+    def commits(self) -> list[int]: ...
 
 
 def still_and_growing_rows(rows: PlainRows) -> NDArray[np.bool_]:

@@ -17,10 +17,12 @@ Nothing here reads a clock: `now` is an argument. The proof is tests/engine/test
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import wait
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -110,10 +112,15 @@ def lag_seconds_by_index(
     `now`, are the table it interpolates in; older than the oldest known point is a lower bound. Points with no
     data that old are left out.
     """
+    return lag_seconds([*index_table(points, now), PartitionSample(now, committed, log_end, 0)], now)
+
+
+def index_table(points: Sequence[IndexPoint], now: float) -> tuple[PartitionSample, ...]:
+    """`lag_seconds_by_index`'s table but its newest row: the known points before now, oldest first, as samples. The
+    same for every group that reads the partition: the rule reads the time and log end of these rows (the committed
+    offset only of the newest), so they carry none."""
     known = sorted((p for p in points if p.log_end is not None and p.at < now), key=lambda p: p.at)
-    table = [PartitionSample(p.at, committed, p.log_end or 0, 0) for p in known]
-    table.append(PartitionSample(now, committed, log_end, 0))
-    return lag_seconds(table, now)
+    return tuple([PartitionSample(p.at, None, p.log_end or 0, 0) for p in known])
 
 
 _EXACT_LIMIT = 2**48
@@ -257,17 +264,24 @@ def baselines(
     log_ends: Sequence[int],
     history: Mapping[TopicPartition, Sequence[IndexPoint]],
     measured_at: float,
+    seen: dict[tuple[TopicPartition, int], tuple[float | None, ...]] | None = None,
 ) -> tuple[tuple[float, float | None], ...]:
     """The group's baseline produce rate per horizon (shortest first): the sum of its partitions' `baseline_rate`s
     (each partition's log end in `log_ends`), None where one of them is unknown. Partitions without a point per
-    horizon are left out."""
+    horizon are left out. `seen`: each partition's rates per horizon at its log end, kept for the other groups that
+    read it measured at the same time (`IndexTables.baselines`)."""
     horizons = len(next(iter(history.values()), ()))
     rates: list[list[float | None]] = [[] for _ in range(horizons)]
     for tp, log_end in zip(tps, log_ends, strict=True):  # each partition's points once, every horizon's rates
         points = history.get(tp, ())
         if len(points) == horizons:
-            for found, past in zip(rates, points, strict=True):
-                found.append(baseline_rate(past, measured_at, log_end))
+            rated = None if seen is None else seen.get((tp, log_end))
+            if rated is None:
+                rated = tuple([baseline_rate(past, measured_at, log_end) for past in points])
+                if seen is not None:
+                    seen[(tp, log_end)] = rated
+            for found, rate in zip(rates, rated, strict=True):
+                found.append(rate)
     found_per_horizon = []
     for i, found in enumerate(rates):
         horizon = next(iter(history.values()))[i].horizon
@@ -323,6 +337,10 @@ class IndexTables:
         self.now = now
         self.row = {tp: i for i, tp in enumerate(history)}
         self.arrays_made = False
+        self._tables: dict[TopicPartition, tuple[PartitionSample, ...]] = {}
+        """`index_table` of each partition `improve` was asked about."""
+        self._rates: dict[float, dict[tuple[TopicPartition, int], tuple[float | None, ...]]] = {}
+        """Per time measured at, the rates `baselines` found of each partition at a log end."""
 
     def make_arrays(self) -> None:
         """The arrays, made at the first ask that needs them: a cycle whose windows have no arrays (`lagbot check`,
@@ -368,8 +386,24 @@ class IndexTables:
         self.past_end = np.array([[e or 0 for e in row] for row in exact_ends], dtype=np.int64).reshape(shape)
 
     def improve(self, verdict: PartitionVerdict) -> PartitionVerdict:
-        """The partition's verdict with the index's figure where it improves on the window's (as `with_index`)."""
-        return _indexed(verdict, self.history.get(verdict.tp, ()), self.now)
+        """The partition's verdict with the index's figure where it improves on the window's (as `with_index`): by
+        `lag_seconds_by_index`, each partition's table (`index_table`) made once for all the groups that read it."""
+        points = self.history.get(verdict.tp, ())
+        if not points or not _wants_index(verdict) or verdict.committed is None:
+            return verdict
+        table = self._tables.get(verdict.tp)
+        if table is None:
+            table = self._tables[verdict.tp] = index_table(points, self.now)
+        newest = PartitionSample(self.now, verdict.committed, verdict.log_end, 0)
+        return _with_figure(verdict, *lag_seconds([*table, newest], self.now))
+
+    def baselines(
+        self, tps: Sequence[TopicPartition], log_ends: Sequence[int], measured_at: float
+    ) -> tuple[tuple[float, float | None], ...]:
+        """`baselines` of a group's partitions without the arrays (`lagbot check`), each partition's rates found once
+        for all the groups measured at `measured_at` that read it at the same log end."""
+        seen = self._rates.setdefault(measured_at, {})
+        return baselines(tps, log_ends, self.history, measured_at, seen)
 
     def improve_rows(
         self,
@@ -477,6 +511,44 @@ class IndexTables:
         rates = ((ends[:, None] - self.past_end[at]) / np.where(after, measured_at - past_at, 1.0)).T.tolist()
         found = [(h, sum(r) if ok else None) for h, ok, r in zip(self.horizons, known, rates, strict=True)]
         return tuple(reversed(found))
+
+    def baselines_of_stack(
+        self, tps: Sequence[TopicPartition], log_ends: NDArray[np.int64], edges: Sequence[int], measured_at: float
+    ) -> list[tuple[tuple[float, float | None], ...]]:
+        """`baselines_of` of many groups measured at the same time (windows with the same sample times, stacked:
+        lagbot.engine.batch), the groups' partitions and log ends one after the other, group g's from edges[g] to
+        edges[g + 1]: each horizon's rates of all their partitions found at once, each group's summed in its
+        partitions' order as `baselines_of` sums them. A group `baselines_of` would not take by arrays is judged
+        by it."""
+        import numpy as np
+
+        self.make_arrays()
+        row_of, summed = self.row, self.summed
+        rows = [row_of.get(tp, -1) for tp in tps]
+        marks = [summed[r] if r >= 0 else _LEFT_OUT for r in rows]
+        taken = [j for j, mark in enumerate(marks) if mark == _SUMMED]
+        if not self.horizons or not _exact(log_ends[taken]):
+            return [self.baselines_of(tps[lo:hi], log_ends[lo:hi], measured_at) for lo, hi in pairwise(edges)]
+        at = np.array(rows, dtype=np.intp)[taken]
+        past_at = self.past_at[at]
+        after = measured_at > past_at
+        unknown = np.cumsum(~(self.past_known[at] & after), axis=0).T.tolist()  # per horizon, unknown rates so far
+        rates = (
+            (log_ends[taken][:, None] - self.past_end[at]) / np.where(after, measured_at - past_at, 1.0)
+        ).T.tolist()
+        found = []
+        for lo, hi in pairwise(edges):
+            first, last = bisect_left(taken, lo), bisect_left(taken, hi)  # the group's rows in `taken`
+            group_marks = marks[lo:hi]
+            if first == last or _ROUNDED in group_marks:
+                found.append(self.baselines_of(tps[lo:hi], log_ends[lo:hi], measured_at))
+                continue
+            per_horizon = [
+                (h, sum(r[first:last]) if u[last - 1] == (u[first - 1] if first else 0) else None)
+                for h, u, r in zip(self.horizons, unknown, rates, strict=True)
+            ]
+            found.append(tuple(reversed(per_horizon)))
+        return found
 
 
 def _known_before(points: Sequence[IndexPoint], now: float) -> list[tuple[float, int]]:

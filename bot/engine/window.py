@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # numpy is loaded by the first entry with arrays; the Redis c
 from lagbot.core.model import (
     ClusterSnapshot,
     ColumnSamples,
+    ColumnWindow,
     GroupSample,
     GroupSnapshot,
     GroupState,
@@ -385,6 +386,13 @@ def _entry_rows(entry: _Entry) -> list[tuple[TopicPartition, int | None, int, in
     ]
 
 
+def _entry_committed(entry: _Entry) -> dict[TopicPartition, int | None]:
+    """The committed offset (or None) of each partition of the entry, in `tps` order (`_entry_rows`'s second)."""
+    if entry.columns is None:
+        return {tp: committed for tp, committed, _, _ in _entry_rows(entry)}
+    return dict(zip(entry.tps, [None if c < 0 else c for c in entry.columns[0].tolist()], strict=True))
+
+
 def _entry_samples(entry: _Entry) -> tuple[PartitionSample, ...]:
     """The entry's samples in `tps` order: kept, or built from its arrays (see `_Entry`)."""
     if entry.samples is not None:
@@ -429,7 +437,7 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         group=group,
         state=newest.state,
         members=newest.members,
-        committed={tp: committed for tp, committed, _, _ in _entry_rows(newest)},
+        committed=_entry_committed(newest),
         generation=newest.generation,
     )
     tps = newest.tps
@@ -443,14 +451,15 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
         # the plain partitions from the arrays alone (bot/engine/rules.py `PlainRows`), reading no sample of them.
         columns = _window_columns(entries)
         blocks = tuple(e.columns for e in entries if e.columns is not None)
-        partitions = {tp: ColumnSamples(columns.times, blocks, columns.log_end, i) for i, tp in enumerate(tps)}
+        shared = ColumnWindow(columns.times, blocks, columns.log_end)
+        partitions = {tp: ColumnSamples(shared, i) for i, tp in enumerate(tps)}
     else:
         # The same partitions, some entry without arrays: transposing the rows is one zip.
         partitions = dict(zip(tps, zip(*[_entry_samples(e) for e in entries], strict=True), strict=True))
     return GroupWindow(
         cluster=cluster,
         group=group,
-        samples=tuple(e.group_sample for e in entries),
+        samples=tuple([e.group_sample for e in entries]),
         partitions=partitions,
         latest=latest,
         columns=columns,

@@ -4,6 +4,8 @@ when the validated settings name the very cluster it was made for, and it is the
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +137,13 @@ def test_lagbot_check_reads_the_cluster_once_and_early(
     config.write_text(f"clusters:\n  - name: default\n    bootstrap_servers: {kafka.bootstrap}\n")
     assert lags(run("-c", str(config))) == {(topic, 0): (2, 9, 7), (topic, 1): (5, 5, 0)}
     assert reads == ["checker", "index", "index", "index", "index"]
+
+
+def test_the_early_read_loads_no_settings_model() -> None:
+    """What the early read imports (the collector, the time index and what judging needs of them) loads neither
+    pydantic nor the settings' models, or it would wait for them instead of running beside them."""
+    program = (
+        "import sys, lagbot.cli.early; print(sorted(m for m in ('pydantic', 'lagbot.core.config') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ import numpy as np
 
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
-from lagbot.engine.timeindex import IndexPoint, IndexTables, point, with_index
+from lagbot.engine.timeindex import IndexPoint, IndexTables, _indexed, baselines, point, with_index
 
 
 def partition(p: int, committed: int | None, log_end: int, seconds: float | None, bound: bool) -> PartitionVerdict:
@@ -134,3 +134,30 @@ def test_the_index_tables_give_with_index_verdict() -> None:
         exact += sum(not p.lag_seconds_lower_bound for p in indexed)
         baselines += sum(rate is not None for _, rate in found.baseline_produce)
     assert lower_bounds >= 10 and exact >= 10 and baselines >= 10
+
+
+def test_one_index_judges_partitions_shared_by_groups_as_the_rules_do() -> None:
+    # `lagbot check` judges each group's partitions by `IndexTables.improve` and `IndexTables.baselines`, which make
+    # a partition's table and rates once for the groups that read it: the same partitions asked again, with other
+    # committed offsets, log ends and times measured at, must get the rules' answers.
+    rng = random.Random(8)
+    improved = 0
+    for _ in range(100):
+        horizons = rng.sample([30.0, 60.0, 300.0, 900.0, 3600.0], rng.randint(1, 4))
+        history = {
+            ("orders", j): tuple(
+                IndexPoint(NOW - h, None if rng.random() < 0.2 else rng.choice([0, 10, 500, 900, 1_000]), h)
+                for h in horizons
+            )
+            for j in range(4)
+        }
+        index = IndexTables(history, NOW)
+        for _ in range(6):
+            drawn = [(j, *random_points(rng)[1:]) for j in range(4) if rng.random() < 0.8]
+            parts = [partition(j, c, e, rng.choice([None, 5.0, 2_000.0]), True) for j, c, e in drawn]
+            assert [index.improve(p) for p in parts] == [_indexed(p, history[p.tp], NOW) for p in parts]
+            improved += sum(index.improve(p).lag_seconds_method == "time_index" for p in parts)
+            tps, ends = [p.tp for p in parts], [p.log_end for p in parts]
+            measured_at = NOW - rng.choice([0.0, 1.0])
+            assert index.baselines(tps, ends, measured_at) == baselines(tps, ends, history, measured_at)
+    assert improved > 100
