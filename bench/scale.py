@@ -13,7 +13,9 @@ fall due as often as in `lagbot run`. It prints:
 - the broker requests of a cycle (librdkafka's statistics): the checker's own client (cluster-wide requests), and
   every request of one collect, the per-group ones its reader child sends included (counted on a client that reads
   the groups itself);
-- the child's resident memory after the cycles (VmRSS) and its peak (VmHWM), with full windows;
+- the child's resident memory after the cycles (VmRSS), its peak during the timed cycles (VmHWM, reset after the
+  fill) and its peak while the windows were filled (29 snapshots appended at once: not a steady state), with full
+  windows;
 - Redis: MEMORY USAGE of every window list, per group-partition, and the estate that fits 1 GB at that rate.
 Offsets do not move between cycles, so every lagging partition runs every rule to its end (the worst case).
 Prints the machine's load average (the machine is shared). Results are recorded in bench/README.md.
@@ -100,6 +102,8 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
     clock.next_cycle()
     checker.cycle()
     fill = time.perf_counter() - started
+    fill_peak = int(_status("self")["VmHWM"].split()[0]) / 1024
+    _reset_peak()  # from here VmHWM is the timed cycles' own peak: the steady state's, not the fill's
     if options.get("freeze"):
         gc.freeze()
     seconds, requests, timed = [], {}, GcClock()
@@ -147,6 +151,7 @@ def child(options: dict[str, Any]) -> dict[str, Any]:
         "gc_full": timed.full,
         "rss_mib": int(status["VmRSS"].split()[0]) / 1024,
         "peak_rss_mib": int(status["VmHWM"].split()[0]) / 1024,
+        "fill_peak_rss_mib": fill_peak,
         "reader_rss_mib": int(reader_status["VmRSS"].split()[0]) / 1024,
         "window_keys": len(keys),
         "window_bytes": window_bytes,
@@ -174,6 +179,12 @@ def _requests_of_a_whole_collect(settings: Any) -> dict[str, int]:
     assert snapshot.error is None, snapshot.error
     counted = counter.snapshot(admin) - before
     return {"total": counted["total"], **breakdown(counted)}
+
+
+def _reset_peak() -> None:
+    """Reset this process's VmHWM to its current resident size (Linux: `clear_refs` 5)."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
 
 
 def _status(pid: str) -> dict[str, str]:
@@ -257,7 +268,8 @@ def report(results: list[dict[str, Any]]) -> None:
     print()
     header = (
         f"{'group-partitions':>16} {'groups':>6} {'cycle s median':>14} {'min':>6} {'requests':>8} "
-        f"{'RSS MiB':>8} {'peak MiB':>8} {'reader MiB':>10} {'Redis B/gp':>10} {'fits 1 GiB':>12} {'gc s':>6}"
+        f"{'RSS MiB':>8} {'cycle peak':>10} {'fill peak':>9} {'reader MiB':>10} {'Redis B/gp':>10} "
+        f"{'fits 1 GiB':>12} {'gc s':>6}"
     )
     print(header)
     for r in results:
@@ -265,7 +277,8 @@ def report(results: list[dict[str, Any]]) -> None:
         print(
             f"{r['group_partitions']:16,d} {r['groups']:6d} {statistics.median(r['seconds']):14.3f} "
             f"{min(r['seconds']):6.3f} {r['requests'].get('total', 0):8d} {r['rss_mib']:8.1f} "
-            f"{r['peak_rss_mib']:8.1f} {r['reader_rss_mib']:10.1f} {per_gp:10.1f} {int(GIB / per_gp):12,d} "
+            f"{r['peak_rss_mib']:10.1f} {r['fill_peak_rss_mib']:9.1f} {r['reader_rss_mib']:10.1f} {per_gp:10.1f} "
+            f"{int(GIB / per_gp):12,d} "
             f"{r['gc_seconds']:6.3f}"
         )
     for r in results:
