@@ -67,15 +67,39 @@ def judge(
     `group_rows`): the groups of a snapshot share its sample times."""
     index = IndexTables(history, now) if history else None
     judged = {name: windows[name] for name, group in snapshot.groups.items() if group.error is None and name in windows}
-    rows = group_rows(judged.values(), settings.evaluation, now, index)
     verdicts = []
-    for name, group in sorted(snapshot.groups.items()):
-        window = judged.get(name)
-        if window is None:
-            verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
-            continue
-        verdicts.append(judge_window(window, settings, now, thresholds_for, index, rows.get(name)))
+    for names in _batches(sorted(snapshot.groups), judged, BATCH_PARTITIONS):
+        rows = group_rows([judged[name] for name in names if name in judged], settings.evaluation, now, index)
+        for name in names:
+            window, group = judged.get(name), snapshot.groups[name]
+            if window is None:
+                verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
+            else:
+                verdicts.append(judge_window(window, settings, now, thresholds_for, index, rows.get(name)))
     return verdicts
+
+
+BATCH_PARTITIONS = 2_000
+"""Partitions whose windows the array rules judge together (`group_rows`), at most, unless one group has more: enough
+rows that numpy's cost per operation does not count, few enough that what the rules make of them (stacked arrays,
+each row's findings and figures) stays small beside the windows. Measured at 100,000 group-partitions: judged in one
+stack, each cycle's resident memory rose by ~140 MiB above its steady state."""
+
+
+def _batches(names: Sequence[str], windows: Mapping[str, GroupWindow], limit: int) -> Iterator[list[str]]:
+    """`names` in order, in runs whose windows have at most `limit` partitions together (one group may have more)."""
+    batch: list[str] = []
+    size = 0
+    for name in names:
+        window = windows.get(name)
+        count = len(window.partitions) if window is not None else 0
+        if batch and size + count > limit:
+            yield batch
+            batch, size = [], 0
+        batch.append(name)
+        size += count
+    if batch:
+        yield batch
 
 
 def judge_window(

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import itertools
 import random
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from lagbot.core.config import Evaluation, Settings, build_settings
-from lagbot.core.model import ClusterSnapshot, GroupVerdict, TopicPartition
+from lagbot.core.model import ClusterSnapshot, GroupVerdict, GroupWindow, TopicPartition
+from lagbot.engine import check
 from lagbot.engine.batch import group_rows
 from lagbot.engine.check import judge, judge_window
 from lagbot.engine.timeindex import IndexPoint, IndexTables
@@ -151,3 +153,20 @@ def test_the_baselines_of_a_stack_are_each_groups_own() -> None:
         assert found == expected
         compared += sum(rate is not None for baselines in found for _, rate in baselines)
     assert compared > 300
+
+
+def test_windows_judged_in_batches_of_a_few_partitions_are_judged_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`judge` cuts a snapshot's groups into batches of a few partitions (`BATCH_PARTITIONS`): the same verdicts."""
+    monkeypatch.setattr(check, "BATCH_PARTITIONS", 3)
+    judged, _ = run(seed=5, histories=30)
+    assert judged > 100
+
+
+def test_batches_keep_the_order_and_hold_at_most_the_limit_but_for_one_large_group() -> None:
+    def window(partitions: int) -> GroupWindow:
+        return SimpleNamespace(partitions=dict.fromkeys(range(partitions)))  # type: ignore[return-value]
+
+    windows = {"a": window(2), "b": window(2), "c": window(5), "d": window(1), "e": window(1)}
+    assert list(check._batches(["a", "b", "c", "d", "e", "x"], windows, 4)) == [["a", "b"], ["c"], ["d", "e", "x"]]
+    assert list(check._batches(["a", "b"], windows, 100)) == [["a", "b"]]
+    assert list(check._batches([], windows, 4)) == []
