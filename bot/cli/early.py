@@ -9,8 +9,8 @@ same cluster with the same groups, timeout and client properties (`fits`), its i
 horizons; otherwise they are dropped and the check reads as it always does. A read sends only requests that change
 nothing on the cluster: dropping one has no effect.
 
-Nothing here loads the settings' models (only the collector, the time index and the Kafka client): this module is
-imported, and the read started, before them.
+Nothing here loads the settings' models (only the collector and the Kafka client; the time index once the read is
+sent): this module is imported, and the read started, before them.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from lagbot.core.defaults import ALL_GROUPS, HISTORY_HORIZONS, REQUEST_TIMEOUT, group_matches
 from lagbot.engine.collector import collect, make_admin
-from lagbot.engine.timeindex import BaselineCache, offsets_at
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
     from lagbot.core.config import ClusterConfig, Settings
     from lagbot.core.model import ClusterSnapshot
+    from lagbot.engine.timeindex import BaselineCache
 
 FLAG_CLUSTER = "default"
 """The name of the cluster `--bootstrap` names (lagbot.cli.settings gives it this name)."""
@@ -114,6 +114,8 @@ class EarlyRead:
             snapshot = collect(admin, self.cluster)
             self._snapshot, self._admin = snapshot, admin
             if snapshot.error is None and snapshot.log_end:  # as the Checker asks it (lagbot.engine.check `history`)
+                from lagbot.engine.timeindex import BaselineCache, offsets_at  # after the requests: they go out first
+
                 index = BaselineCache(offsets_at(admin, self.cluster.request_timeout), HISTORY_HORIZONS)
                 index.history(sorted(snapshot.log_end), snapshot.taken_at, snapshot.log_end, snapshot.log_start)
                 self._index = index

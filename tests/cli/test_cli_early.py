@@ -140,10 +140,11 @@ def test_lagbot_check_reads_the_cluster_once_and_early(
 
 
 def test_the_early_read_loads_no_settings_model() -> None:
-    """What the early read imports (the collector, the time index and what judging needs of them) loads neither
+    """What the early read imports (the collector, then the time index and what judging needs of it) loads neither
     pydantic nor the settings' models, or it would wait for them instead of running beside them."""
     program = (
-        "import sys, lagbot.cli.early; print(sorted(m for m in ('pydantic', 'lagbot.core.config') if m in sys.modules))"
+        "import sys, lagbot.cli.early, lagbot.engine.timeindex; "
+        "print(sorted(m for m in ('pydantic', 'lagbot.core.config') if m in sys.modules))"
     )
     loaded = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60)
     assert loaded.stdout.strip() == "[]"
