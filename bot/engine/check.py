@@ -67,15 +67,27 @@ def judge(
     `group_rows`): the groups of a snapshot share its sample times."""
     index = IndexTables(history, now) if history else None
     judged = {name: windows[name] for name, group in snapshot.groups.items() if group.error is None and name in windows}
-    verdicts = []
-    for names in _batches(sorted(snapshot.groups), judged, BATCH_PARTITIONS):
-        rows = group_rows([judged[name] for name in names if name in judged], settings.evaluation, now, index)
+    found = judge_windows(judged, settings, now, thresholds_for, index)
+    return [
+        found[name] if name in found else error_verdict(snapshot.cluster, name, group.state, group.error or "no window")
+        for name, group in sorted(snapshot.groups.items())
+    ]
+
+
+def judge_windows(
+    windows: Mapping[str, GroupWindow],
+    settings: Settings,
+    now: float,
+    thresholds_for: ThresholdsFor | None = None,
+    index: IndexTables | None = None,
+) -> dict[str, GroupVerdict]:
+    """Every window's verdict (`judge_window`), keyed by group, in the groups' order: the array rules run on batches of
+    windows together (`group_rows`, at most BATCH_PARTITIONS partitions a batch)."""
+    verdicts = {}
+    for names in _batches(sorted(windows), windows, BATCH_PARTITIONS):
+        rows = group_rows([windows[name] for name in names], settings.evaluation, now, index)
         for name in names:
-            window, group = judged.get(name), snapshot.groups[name]
-            if window is None:
-                verdicts.append(error_verdict(snapshot.cluster, name, group.state, group.error or "no window"))
-            else:
-                verdicts.append(judge_window(window, settings, now, thresholds_for, index, rows.get(name)))
+            verdicts[name] = judge_window(windows[name], settings, now, thresholds_for, index, rows.get(name))
     return verdicts
 
 
@@ -287,8 +299,7 @@ class Checker:
         """
         names = self.store.groups(cluster) if groups is None else groups
         windows = self.store.windows(cluster, names)
-        now = self._clock()
-        return [judge_window(windows[name], self.settings, now, self.thresholds_for) for name in sorted(windows)]
+        return list(judge_windows(windows, self.settings, self._clock(), self.thresholds_for).values())
 
     def run(
         self,

@@ -13,6 +13,7 @@ partition) simply has fewer samples; one that is gone from the newest entry is g
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -422,13 +423,51 @@ def decode_entry(raw: bytes | str, *, like: _Entry | None = None) -> _Entry:
         Member(member_id=m[0], client_id=m[1], host=m[2], assignment=tuple((t, p) for t, p in m[3]))
         for m in document["members"]
     )
-    at = document["at"]
+    at, state, generation = document["at"], GroupState(document["state"]), document["generation"]
+    made = _decoded_with_arrays(at, state, members, generation, document["topics"], like)
+    if made is not None:
+        return made
     partitions = {
         (topic, row[0]): PartitionSample(at, row[1], row[2], row[3])
         for topic, rows in document["topics"].items()
         for row in rows
     }
-    return _new_entry(at, GroupState(document["state"]), members, document["generation"], partitions, like=like)
+    return _new_entry(at, state, members, generation, partitions, like=like)
+
+
+def _decoded_with_arrays(
+    at: float,
+    state: GroupState,
+    members: tuple[Member, ...],
+    generation: int | None,
+    topics: dict[str, list[list[int | None]]],
+    like: _Entry | None,
+) -> _Entry | None:
+    """The entry of a decoded document's `topics` ([partition, committed, log end, log start] rows per topic) with its
+    arrays made straight from them, as `_entry` makes a snapshot's: no sample per partition (a replica that reads a
+    window cold decodes 30 entries of every group). None when the rows are not in partition order without repeats
+    (as `encode_entry` writes them) or the arrays cannot hold them (`_offset_columns`): the entry is then made of
+    samples, as before."""
+    tps: list[TopicPartition] = []
+    committed: list[int | None] = []
+    log_end: list[int] = []
+    log_start: list[int] = []
+    for topic, rows in topics.items():
+        if rows:
+            partitions, commits, ends, starts = zip(*rows, strict=True)
+            tps += zip(itertools.repeat(topic), partitions)
+            committed += commits
+            log_end += ends
+            log_start += starts
+    found = tuple(tps)
+    if like is not None and found == like.tps:
+        found = like.tps  # the previous entry's, already found in order
+    elif tps != sorted(set(tps)):
+        return None
+    columns = _offset_columns(committed, log_end, log_start)
+    if columns is None:
+        return None
+    return _made_entry(at, state, members, generation, found, None, columns)
 
 
 def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
