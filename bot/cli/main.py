@@ -26,8 +26,10 @@ from lagbot.core.errors import ConfigError
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
-    from lagbot.core.config import ClusterConfig
-    from lagbot.engine.check import CheckReport
+    from lagbot.cli.early import Taken
+    from lagbot.core.config import ClusterConfig, Settings
+    from lagbot.core.model import ClusterSnapshot
+    from lagbot.engine.check import Checker, CheckReport
 
 # Only what every command needs is imported above: each command imports its own modules when it runs, so
 # that `lagbot check --help` (and every usage error) answers without loading pydantic, Kafka or Spark.
@@ -106,27 +108,12 @@ def check(
     early = None if target is None else EarlyRead(target)
 
     from lagbot.cli.settings import load_for_cli
-    from lagbot.engine.check import Checker
-    from lagbot.engine.collector import make_admin
-    from lagbot.engine.window import MemoryWindowStore
 
     settings = load_for_cli(config, bootstrap, group)
-    store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
-    # A one-shot command reads the groups in its own process: a crash of the Kafka client on a coordinator error
-    # is then this command failing with a nonzero exit, and no second interpreter is started (the bot isolates them).
-    admin_factory = partial(make_admin, isolate_group_reads=False)
-    taken = None if early is None else early.take(settings)
-    first, index = {}, {}
-    if taken is not None:  # its client reads again (the next samples), its snapshot is the first, its index asked
-        cluster = taken.snapshot.cluster
-        admin_factory = partial(_reused, taken.admin, cluster, admin_factory)
-        first[cluster] = taken.snapshot
-        if taken.index is not None:
-            index[cluster] = taken.index
-    checker = Checker(settings, store, admin_factory=admin_factory, index=index)
+    checker, first = _checker(settings, samples, None if early is None else early.take(settings))
     shown = _Progress(samples, every, quiet=as_json)
-    # The check runs from here on while this thread loads what prints its report (rich, the report's layout): most
-    # of the check is waiting on the brokers, which does not hold the interpreter.
+    # The check runs from here on while this thread loads what prints its report: most of the check is waiting on
+    # the brokers, which does not hold the interpreter.
     checking = _Started(partial(checker.run, samples, every, progress=shown, first=first))
 
     import json
@@ -150,6 +137,27 @@ def check(
     else:
         print_report(report, Console())
     _finish_one_shot(exit_code(report))
+
+
+def _checker(settings: Settings, samples: int, taken: Taken | None) -> tuple[Checker, dict[str, ClusterSnapshot]]:
+    """`lagbot check`'s Checker, and the snapshots it takes as their first sample: with the early read `taken`, its
+    snapshot is one, its client reads again (the next samples) and its time index is the one already asked."""
+    from functools import partial
+
+    from lagbot.engine.check import Checker
+    from lagbot.engine.collector import make_admin
+    from lagbot.engine.window import MemoryWindowStore
+
+    store = MemoryWindowStore(samples=max(samples, 2), ttl=settings.window.ttl, arrays=False)
+    # A one-shot command reads the groups in its own process: a crash of the Kafka client on a coordinator error
+    # is then this command failing with a nonzero exit, and no second interpreter is started (the bot isolates them).
+    admin_factory = partial(make_admin, isolate_group_reads=False)
+    if taken is None:
+        return Checker(settings, store, admin_factory=admin_factory), {}
+    cluster = taken.snapshot.cluster
+    index = {} if taken.index is None else {cluster: taken.index}
+    admin_factory = partial(_reused, taken.admin, cluster, admin_factory)
+    return Checker(settings, store, admin_factory=admin_factory, index=index), {cluster: taken.snapshot}
 
 
 def _reused(
