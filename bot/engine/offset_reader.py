@@ -21,6 +21,7 @@ then one JSON line per request (every group of a check at once), one JSON line p
 or does not answer in time fails only that request: every group of it gets an error saying so, and the next
 request starts a new child. The child exits when its stdin closes (the bot stopped or was killed).
 
+The Kafka requests themselves, and their answers as JSON lines, are lagbot.engine.group_requests.
 `InProcessReader` sends the same requests from the calling process instead, through the cluster's own
 AdminClient. It is for a one-shot command (`lagbot check`): there a crash of the Kafka client is a failed command
 with a nonzero exit, not a bot that stops watching, and starting a second interpreter (with confluent-kafka
@@ -48,6 +49,7 @@ from typing import IO, Any, NoReturn
 
 from lagbot.core import messages
 from lagbot.core.model import GroupState, Member
+from lagbot.engine.group_requests import send
 
 TopicPartition = tuple[str, int]
 ANSWER_GRACE = 5.0
@@ -356,7 +358,7 @@ class InProcessReader(OffsetReader):
     def _write(self, request: dict[str, Any]) -> None:
         """Send the request's groups' requests now; their answer is gathered when it is read (so the chunks asked
         ahead are in flight together, as they are when the child reads them)."""
-        self._answers.append(_started(self._admin, request))
+        self._answers.append(send(self._admin, request))
 
     def _read_answer(self, deadline: float) -> dict[str, Any]:
         return self._answers.popleft()()
@@ -424,146 +426,6 @@ def _described(raw: dict[str, Any]) -> Described | str:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _error_text(exc: BaseException) -> str:
-    error: Any = exc.args[0] if exc.args else None
-    if hasattr(error, "str") and hasattr(error, "name"):
-        return f"{error.str()} ({error.name()})"
-    return str(exc) or type(exc).__name__
-
-
-def _answer(admin: Any, request: dict[str, Any]) -> dict[str, Any]:
-    return _started(admin, request)()
-
-
-def _started(admin: Any, request: dict[str, Any]) -> Callable[[], dict[str, Any]]:
-    """The request's Kafka requests sent; the call returned waits for them and gives the answer. A commit (`alter`)
-    is sent and answered at once: it is never asked ahead of another request."""
-    if "alter" in request:
-        answer = _alter(admin, request["alter"], float(request["timeout"]))
-        return lambda: answer
-    return _read(admin, request)
-
-
-def _alter(admin: Any, alter: dict[str, Any], timeout: float) -> dict[str, Any]:
-    from concurrent.futures import TimeoutError as FuturesTimeout
-
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
-
-    group = str(alter["group"])
-    request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(t, p, o) for t, p, o in alter["offsets"]])
-    future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
-    try:
-        result = future.result(timeout + 1.0)
-    except FuturesTimeout:
-        return {"error": messages.timed_out(timeout), "code": None}
-    except KafkaException as exc:
-        error: Any = exc.args[0] if exc.args else None
-        return {"error": _error_text(exc), "code": error.code() if hasattr(error, "code") else None}
-    return {
-        "altered": [
-            [tp.topic, tp.partition, None, None]
-            if tp.error is None
-            else [tp.topic, tp.partition, tp.error.code(), tp.error.str()]
-            for tp in result.topic_partitions or ()
-        ]
-    }
-
-
-def _read(admin: Any, request: dict[str, Any]) -> Callable[[], dict[str, Any]]:
-    """Every group's OffsetFetch, and DescribeGroups of those in `describe`, sent; the call returned waits for their
-    answers (within the request's timeout, from when they were sent) and encodes them."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
-
-    timeout = float(request["timeout"])
-    deadline = time.monotonic() + timeout + 1.0
-    futures = {}
-    for group, partitions in request["groups"].items():
-        tps = None if partitions is None else [KafkaTopicPartition(t, p) for t, p in partitions]
-        futures[group] = admin.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=timeout
-        )[group]
-    asked = request["describe"]
-    described = admin.describe_consumer_groups(asked, request_timeout=timeout) if asked else {}
-    return lambda: _gathered(futures, described, timeout, deadline)
-
-
-def _gathered(futures: dict[str, Any], described: dict[str, Any], timeout: float, deadline: float) -> dict[str, Any]:
-    from concurrent.futures import wait
-
-    wait([*futures.values(), *described.values()], timeout=max(0.0, deadline - time.monotonic()))
-    answer: dict[str, Any] = {}
-    for group, future in futures.items():
-        problem = _future_problem(future, timeout)
-        if problem is not None:
-            answer[group] = {"error": problem}
-        else:
-            answer[group] = {
-                "offsets": [
-                    [tp.topic, tp.partition, tp.offset, None if tp.error is None else tp.error.str()]
-                    for tp in future.result().topic_partitions or ()
-                ]
-            }
-        if group in described:
-            answer[group].update(_description(described[group], timeout))
-    return answer
-
-
-def _future_problem(future: Any, timeout: float) -> str | None:
-    if not future.done():
-        return messages.timed_out(timeout)
-    exc = future.exception()
-    return None if exc is None else _error_text(exc)
-
-
-def _description(future: Any, timeout: float) -> dict[str, Any]:
-    problem = _future_problem(future, timeout)
-    if problem is not None:
-        return {"described_error": problem}
-    description = future.result()
-    members = [_member(m) for m in description.members]
-    return {
-        "described": {
-            "state": described_state(description).value,
-            "members": [[m.member_id, m.client_id, m.host, [list(tp) for tp in m.assignment]] for m in members],
-            "assignor": str(description.partition_assignor or ""),
-        }
-    }
-
-
-def _member(description: Any) -> Member:
-    assignment = description.assignment.topic_partitions if description.assignment else []
-    return Member(
-        member_id=description.member_id,
-        client_id=description.client_id,
-        host=description.host,
-        assignment=tuple(sorted((tp.topic, tp.partition) for tp in assignment)),
-    )
-
-
-def _state(state: Any) -> GroupState:
-    names = {
-        "STABLE": GroupState.STABLE,
-        "PREPARING_REBALANCING": GroupState.PREPARING_REBALANCE,
-        "COMPLETING_REBALANCING": GroupState.COMPLETING_REBALANCE,
-        "EMPTY": GroupState.EMPTY,
-        "DEAD": GroupState.DEAD,
-    }
-    return names.get(getattr(state, "name", str(state)).upper(), GroupState.UNKNOWN)
-
-
-def described_state(description: Any) -> GroupState:
-    """The state of a described group; a consumer-protocol (KIP-848) group with members in a state librdkafka
-    does not name is reconciling: the broker says Assigning or Reconciling, which librdkafka reports as unknown."""
-    from confluent_kafka import ConsumerGroupType
-
-    state = _state(description.state)
-    if state is GroupState.UNKNOWN and description.type == ConsumerGroupType.CONSUMER and description.members:
-        return GroupState.RECONCILING
-    return state
-
-
 def main() -> int:
     """The child: properties on the first stdin line, then one request per line; exits when stdin closes."""
     from confluent_kafka.admin import AdminClient
@@ -577,7 +439,7 @@ def main() -> int:
     if not first:
         return 0
     admin = AdminClient({**json.loads(first), "logger": logging.getLogger("librdkafka")})
-    serve(lines, lambda request: _started(admin, request), _reply)
+    serve(lines, lambda request: send(admin, request), _reply)
     return 0
 
 

@@ -70,8 +70,8 @@ def test_groups_all_unreadable_are_an_unreachable_cluster_even_when_none_was_des
         assert request["describe"] == []
         return {g: {"error": "Local: Timed out (_TIMED_OUT)"} for g in request["groups"]}
 
-    # The requests' answer as the reader gets it when it sends them (`_started`), gathered when it is read.
-    monkeypatch.setattr(offset_reader, "_started", lambda admin, request: partial(dict, answer(admin, request)))
+    # The requests' answer as the reader gets it when it sends them (`send`), gathered when it is read.
+    monkeypatch.setattr(offset_reader, "send", lambda admin, request: partial(dict, answer(admin, request)))
     admin = SimpleNamespace(offsets=InProcessReader(admin=None))
     known = dict.fromkeys(("a", "b"), Described(GroupState.EMPTY, (), ""))
     with pytest.raises(CollectError) as raised:

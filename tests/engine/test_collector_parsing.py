@@ -8,15 +8,8 @@ from confluent_kafka.admin import ConsumerGroupDescription, ConsumerGroupListing
 
 from lagbot.core.model import GroupSnapshot, GroupState, Member
 from lagbot.engine.collector import _complete, _interesting_topics, _known_descriptions, _shown_partitions
-from lagbot.engine.offset_reader import (
-    Committed,
-    Described,
-    _committed_offsets,
-    _group_answer,
-    _member,
-    _state,
-    described_state,
-)
+from lagbot.engine.group_requests import _member, _state, described_state
+from lagbot.engine.offset_reader import Committed, Described, _committed_offsets, _group_answer
 
 
 def test_nothing_committed_is_none_never_minus_1001() -> None:

@@ -85,10 +85,10 @@ def test_the_child_loads_only_the_kafka_client_and_the_foundation(kafka: Kafka, 
     code = (
         "import json, sys\n"
         "from confluent_kafka.admin import AdminClient\n"
-        "from lagbot.engine import offset_reader\n"
+        "from lagbot.engine import group_requests, offset_reader\n"
         f"admin = AdminClient({{'bootstrap.servers': {kafka.bootstrap!r}}})\n"
         f"request = {{'timeout': 10.0, 'describe': [{group!r}], 'groups': {{{group!r}: None}}}}\n"
-        "answer = offset_reader._answer(admin, request)\n"
+        "answer = group_requests.send(admin, request)()\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml', 'numpy')"
         " or m in ('lagbot.engine.collector', 'lagbot.core.config'))\n"
         "print(json.dumps([answer, heavy]))\n"
@@ -114,8 +114,8 @@ def test_a_chunk_failed_as_a_whole_drops_the_chunk_asked_ahead_of_it(monkeypatch
             return {g: {"error": "Local: Timed out (_TIMED_OUT)"} for g in groups}
         return {g: {"offsets": [["t", 0, 7, None]]} for g in groups}
 
-    # The requests' answer as the reader gets it when it sends them (`_started`), gathered when it is read.
-    monkeypatch.setattr(offset_reader, "_started", lambda admin, request: partial(dict, answer(admin, request)))
+    # The requests' answer as the reader gets it when it sends them (`send`), gathered when it is read.
+    monkeypatch.setattr(offset_reader, "send", lambda admin, request: partial(dict, answer(admin, request)))
     reader = InProcessReader(admin=None)
     first = reader.fetch({g: None for g in ("a", "b", "c", "d", "e")}, 5.0)
     assert asked == [["a", "b"], ["c", "d"]]  # the second chunk was asked ahead, the third never
