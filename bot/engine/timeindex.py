@@ -290,10 +290,22 @@ def baselines(
     return tuple(reversed(found_per_horizon))
 
 
-def _indexed(p: PartitionVerdict, points: Sequence[IndexPoint], now: float) -> PartitionVerdict:
+def _indexed(
+    p: PartitionVerdict,
+    points: Sequence[IndexPoint],
+    now: float,
+    tables: dict[TopicPartition, tuple[PartitionSample, ...]] | None = None,
+) -> PartitionVerdict:
+    """The verdict with the index's figure where it improves on the window's (`lag_seconds_by_index`). `tables`: each
+    partition's `index_table`, kept for the other groups that read it."""
     if not points or not _wants_index(p) or p.committed is None:
         return p
-    return _with_figure(p, *lag_seconds_by_index(points, p.committed, p.log_end, now))
+    table = None if tables is None else tables.get(p.tp)
+    if table is None:
+        table = index_table(points, now)
+        if tables is not None:
+            tables[p.tp] = table
+    return _with_figure(p, *lag_seconds([*table, PartitionSample(now, p.committed, p.log_end, 0)], now))
 
 
 def _wants_index(p: PartitionVerdict) -> bool:
@@ -388,14 +400,7 @@ class IndexTables:
     def improve(self, verdict: PartitionVerdict) -> PartitionVerdict:
         """The partition's verdict with the index's figure where it improves on the window's (as `with_index`): by
         `lag_seconds_by_index`, each partition's table (`index_table`) made once for all the groups that read it."""
-        points = self.history.get(verdict.tp, ())
-        if not points or not _wants_index(verdict) or verdict.committed is None:
-            return verdict
-        table = self._tables.get(verdict.tp)
-        if table is None:
-            table = self._tables[verdict.tp] = index_table(points, self.now)
-        newest = PartitionSample(self.now, verdict.committed, verdict.log_end, 0)
-        return _with_figure(verdict, *lag_seconds([*table, newest], self.now))
+        return _indexed(verdict, self.history.get(verdict.tp, ()), self.now, self._tables)
 
     def baselines(
         self, tps: Sequence[TopicPartition], log_ends: Sequence[int], measured_at: float
