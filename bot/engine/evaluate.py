@@ -10,7 +10,7 @@ The proof is tests/engine/test_evaluate_cases.py (every case both ways) and test
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from lagbot.core.model import (
     GroupSnapshot,
@@ -313,12 +313,6 @@ def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Sam
         )
         for i, unmoved, zero_seen, never_down in found
     }
-
-
-def _listed(values: Any) -> list[Any]:
-    """An array's values as a list of Python ints or bools (never numpy scalars: verdicts hold plain numbers)."""
-    listed: list[Any] = values.tolist()
-    return listed
 
 
 def group_points(window: GroupWindow, thresholds: Thresholds, rows: GroupRows | None = None) -> list[GroupPoint]:
