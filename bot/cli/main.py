@@ -258,9 +258,6 @@ def demo(
     return run_bot_demo(timeout=timeout or 170.0)
 
 
-EXIT_DRAIN_FAILED = 1
-
-
 def drain(
     *,
     group: str,
