@@ -53,7 +53,6 @@ kafka-groups: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check bot remediations policies tests bench tools
 	$(BIN)/ruff format --check bot remediations policies tests bench tools
-	$(BIN)/python tools/typecheck_tree.py
 	$(BIN)/mypy
 
 test: lint kafka-fetch browser

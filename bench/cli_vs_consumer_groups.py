@@ -1,6 +1,6 @@
 """Benchmark: `lagbot check --samples 1` against Apache Kafka's own ConsumerGroupCommand, as whole processes.
 
-On one Apache Kafka 4.1 broker (bot/devkit/apache_kafka.py) with G groups x P partitions (bench/estate.py: groups
+On one Apache Kafka 4.1 broker (lagbot.devkit.apache_kafka) with G groups x P partitions (bench/estate.py: groups
 sharing topics, a known lag on every partition), alternately, R times each after one warm-up run of each:
 - `lagbot check --samples 1 --bootstrap B` as a user runs it (the installed `lagbot` script, its bytecode
   compiled once and cached, as a pip install leaves it); and the same with bytecode caching off

@@ -32,7 +32,10 @@ HORIZONS = (3600.0, 900.0, 300.0, 60.0)
 
 
 def use_tree(tree: Path) -> None:
-    """Import `lagbot` from `tree`'s bot/ folder instead of the installed one."""
+    """Import `lagbot` from `tree` instead of the installed one (its three roots, or an older tree's bot/)."""
+    if (tree / "bot" / "lagbot").is_dir():
+        sys.path[:0] = [str(tree.resolve() / root) for root in ("bot", "remediations", "policies")]
+        return
     link = Path(tempfile.mkdtemp(prefix="lagbot-tree-"))
     (link / "lagbot").symlink_to(tree.resolve() / "bot")
     sys.path.insert(0, str(link))

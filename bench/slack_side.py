@@ -1,6 +1,6 @@
 """Benchmark: the Slack side of `lagbot run` at 100,000 group-partitions (2,000 groups x 50 partitions).
 
-On Apache Kafka 4.1, a redis-server and the Slack emulator (bot/devkit/emulator.py), in one run:
+On Apache Kafka 4.1, a redis-server and the Slack emulator (lagbot.devkit.emulator), in one run:
 
 1. The estate (bench/estate.py: groups reading shared topics, known lag on every partition), then the state a
    running bot keeps in Redis, written by the product's own stores: every group's window filled (one collected

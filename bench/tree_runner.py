@@ -1,8 +1,9 @@
 """Run `lagbot` from another source tree (e.g. `git archive` of an earlier commit): `tree_runner.py TREE ARGS...`.
 
-Trees from before the re-layout have top-level `bot`, `remediations` and `policies` packages; later trees install
-bot/ as `lagbot` with remediations/ and policies/ under it (pyproject.toml's package-dir), which is mapped here by
-hand so that nothing from the installed tree is imported instead.
+Trees from before the re-layout have top-level `bot`, `remediations` and `policies` packages; later trees installed
+bot/ as `lagbot` with remediations/ and policies/ under it (setuptools' package-dir), which is mapped here by hand;
+today's trees hold `lagbot` as a namespace package under the three roots, which go first on sys.path. Either way
+nothing from the installed tree is imported instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ def _package(name: str, folder: Path) -> None:
 def main() -> None:
     tree = Path(sys.argv[1]).resolve()
     sys.argv = ["lagbot", *sys.argv[2:]]
-    if (tree / "bot" / "cli.py").exists():  # the flat layout
+    if (tree / "bot" / "lagbot").is_dir():  # one namespace package under three roots
+        sys.path[:0] = [str(tree / root) for root in ("bot", "remediations", "policies")]
+        entry = "lagbot.cli.main"
+    elif (tree / "bot" / "cli.py").exists():  # the flat layout
         sys.path.insert(0, str(tree))
         entry = "bot.cli"
     else:

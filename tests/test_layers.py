@@ -1,6 +1,7 @@
 """The layers of the `lagbot` package, read off the tree, and a check that imports only go down.
 
-bot/ is installed as `lagbot` (pyproject.toml's package-dir), remediations/ and policies/ as its sub-packages. From
+`lagbot` is one namespace package whose parts live in bot/lagbot/, remediations/lagbot/remediations/ and
+policies/lagbot/policies/ (tests/support/tree.py): a file's path below its root is its import name. From
 the bottom: the foundation (core), the engine that judges lag, the remediations, the policies that allow them, the
 running service, Slack, the assembled `lagbot run` process, the command line, the dev kit, and on top the `lagbot`
 command's entry point, which dispatches to all of them. A module may import its own layer and the layers below;
@@ -10,12 +11,14 @@ every import counts, also one inside a function or under TYPE_CHECKING.
 from __future__ import annotations
 
 import ast
-import tomllib
+import importlib.util
+import pkgutil
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+import lagbot
+from tests.support.tree import ROOT, module_name, source_files, source_roots
 
 LAYERS = (
     "lagbot.core",
@@ -40,19 +43,8 @@ ALLOWED_UP = {
 SETTINGS_MODULES = ("lagbot.remediations.drain_settings", "lagbot.remediations.executors.config")
 
 
-def module_name(path: Path) -> str:
-    """The installed name of a source file: bot/x.py is lagbot.x, remediations/x.py is lagbot.remediations.x."""
-    rel = path.relative_to(ROOT).with_suffix("")
-    parts = list(rel.parts)
-    parts[0:1] = ["lagbot"] if parts[0] == "bot" else ["lagbot", parts[0]]
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def sources() -> dict[str, Path]:
-    files = [p for folder in ("bot", "remediations", "policies") for p in (ROOT / folder).rglob("*.py")]
-    return {module_name(p): p for p in sorted(files) if "__pycache__" not in p.parts}
+    return {module_name(p): p for p in source_files()}
 
 
 def imported(path: Path) -> set[str]:
@@ -106,15 +98,26 @@ def test_settings_modules_import_only_the_foundation(module: str) -> None:
     assert sorted(t for t in targets if layer(t) > 0 and not t.startswith(module.rsplit(".", 1)[0])) == []
 
 
-def test_pyproject_lists_every_package() -> None:
-    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    packages = {name for name, path in sources().items() if path.name == "__init__.py"}
-    assert sorted(setuptools["packages"]) == sorted(packages)
-    assert setuptools["package-dir"] == {
-        "lagbot": "bot",
-        "lagbot.remediations": "remediations",
-        "lagbot.policies": "policies",
+def test_the_tree_is_the_import_tree() -> None:
+    """The installed modules are the files under the roots, by the same names: nothing maps one to the other."""
+    installed = {
+        info.name
+        for info in pkgutil.walk_packages(lagbot.__path__, "lagbot.")
+        if not info.name.startswith("lagbot.devkit.static")
     }
+    assert installed | {"lagbot"} == set(sources()) | {"lagbot"}
+    for name, path in sources().items():
+        if name != "lagbot":
+            spec = importlib.util.find_spec(name)
+            assert spec is not None and spec.origin == str(path), name
+    assert not hasattr(lagbot, "__file__") or lagbot.__file__ is None, "lagbot is a namespace package (PEP 420)"
+
+
+def test_a_root_folder_is_no_package_of_its_own() -> None:
+    """From the repository root, `import remediations.base` finds nothing instead of a second copy of the module."""
+    for root in source_roots():
+        assert not (root / "__init__.py").exists()
+        assert sorted(p.name for p in root.iterdir() if p.name != "__pycache__") == ["lagbot"]
 
 
 def test_the_readme_layout_names_every_package_folder_and_nothing_else() -> None:
@@ -122,8 +125,9 @@ def test_the_readme_layout_names_every_package_folder_and_nothing_else() -> None
     block = readme.split("## Layout", 1)[1].split("```", 2)[1]
     named = {line.split()[0].rstrip("/") for line in block.splitlines() if line and not line.startswith(" ")}
     named.discard("bench")  # the last line lists the other folders together
-    folders = {"bot/" + p.name for p in (ROOT / "bot").iterdir() if (p / "__init__.py").exists()}
-    assert named == folders | {"remediations", "policies", "tests"}
+    layers = {p.name for p in (ROOT / "bot" / "lagbot").iterdir() if (p / "__init__.py").exists()}
+    folders = {"bot/lagbot/" + name for name in layers}
+    assert named == folders | {"remediations/lagbot/remediations", "policies/lagbot/policies", "tests"}
     assert [p for p in ("bench", "docs", "deploy", "tools") if not (ROOT / p).is_dir()] == []
 
 

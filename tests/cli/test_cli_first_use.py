@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from lagbot.cli.main import main
+from tests.support.tree import package_folder
 
 NOT_UTF8 = b"clusters:\n  - name: caf\xe9\n"  # Latin-1, as an editor on another system may save it
-EXAMPLES = sorted((Path(__file__).parents[2] / "policies" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((package_folder("lagbot.policies") / "examples").glob("*.yaml"))
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

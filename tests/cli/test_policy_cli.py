@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from lagbot.cli.main import main
+from tests.support.tree import package_folder
 
-EXAMPLE = Path(__file__).parents[2] / "policies" / "examples" / "teams.yaml"
+EXAMPLE = package_folder("lagbot.policies") / "examples" / "teams.yaml"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -13,6 +13,8 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from tests.support.tree import package_folder
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Debian release -> the JRE packages its main archive ships (bookworm: 17; trixie dropped 17 for 21).
@@ -72,8 +74,8 @@ def floor(req: Requirement) -> Version:
 
 
 def test_the_slack_sdk_floor_has_the_table_block_the_renderer_imports() -> None:
-    # TableBlock (bot/slack/render.py's per-partition table) first shipped in slack-sdk 3.39.0.
-    source = (ROOT / "bot" / "slack" / "render.py").read_text()
+    # TableBlock (lagbot.slack.render's per-partition table) first shipped in slack-sdk 3.39.0.
+    source = (package_folder("lagbot.slack") / "render.py").read_text()
     assert "TableBlock" in source
     assert floor(dependencies()["slack-sdk"]) >= Version("3.39.0")
 

@@ -98,7 +98,7 @@ def permission(method: str, path: str) -> Permission:
 
 
 def exercise(executor: KubernetesExecutor, workload: Workload, actions: set[str], pod_ip: str) -> None:
-    """What each allowed remediation asks of the executor (remediations/scale.py, restart.py, drain.py)."""
+    """What each allowed remediation asks of the executor (lagbot.remediations.scale, restart.py, drain.py)."""
     if actions & {"scale", "drain"}:
         before = executor.replicas(workload)
         assert executor.scale(workload, 0).ok  # the drain's pause; a scale is the same call with another count

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tree import module_name, package_folder, source_files
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,11 +26,13 @@ def test_the_wheel_holds_lagbot_only_with_every_source_and_data_file(tmp_path: P
     names = set(zipfile.ZipFile(wheel).namelist())
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"lagbot"}
-    expected = {"lagbot/" + str(p.relative_to(ROOT / "bot")) for p in (ROOT / "bot").rglob("*.py")}
-    for folder in ("remediations", "policies"):
-        expected |= {f"lagbot/{folder}/" + str(p.relative_to(ROOT / folder)) for p in (ROOT / folder).rglob("*.py")}
+    expected = {
+        module_name(p).replace(".", "/") + ("/__init__.py" if p.name == "__init__.py" else ".py")
+        for p in source_files()
+    }
     expected |= {"lagbot/devkit/static/demo.html", "lagbot/policies/default.yaml"}
-    expected |= {f"lagbot/policies/examples/{p.name}" for p in (ROOT / "policies" / "examples").glob("*.yaml")}
+    examples = package_folder("lagbot.policies") / "examples"
+    expected |= {f"lagbot/policies/examples/{p.name}" for p in examples.glob("*.yaml")}
     assert sorted(expected - names) == []
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "lagbot = lagbot.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -1,5 +1,5 @@
-"""Numbered cases: stuck against siblings (bot/engine/siblings.py `stuck_vs_siblings`) and causes that agree
-(bot/engine/agreement.py), through the evaluator's both routes and then `diagnose`, as in production.
+"""Numbered cases: stuck against siblings (lagbot.engine.siblings `stuck_vs_siblings`) and causes that agree
+(lagbot.engine.agreement), through the evaluator's both routes and then `diagnose`, as in production.
 
     S01-..  a partition judged against the other members' partitions (status, reason, sibling commits)
     D01-..  which deficit causes fire when stuck partitions or one slow owner explain the shortfall

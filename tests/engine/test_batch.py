@@ -1,4 +1,4 @@
-"""The windows of a snapshot judged together (bot/engine/batch.py: their arrays stacked, each array rule run once) give
+"""The windows of a snapshot judged together (lagbot.engine.batch: their arrays stacked, each array rule run once) give
 every group the verdict its window gets alone, and the verdict of the per-partition route, to the last bit.
 
 Random cluster histories (tests/support/histories.py: idle and moving consumers, lag of zero, missing commits,

@@ -1,4 +1,4 @@
-"""Numbered cases: `producer_burst` against the broker's history (bot/engine/burst.py).
+"""Numbered cases: `producer_burst` against the broker's history (lagbot.engine.burst).
 
 Each case is a group verdict whose `baseline_produce` holds (horizon seconds, msg/s over it) as the time index
 gives them, shortest first, and whose `produce_rate` is the window's. Every case says why its answer is right.

@@ -281,7 +281,7 @@ def test_stuck_consumer_lists_every_stalled_partition_and_owner() -> None:
     assert cause.explanation == (
         "partitions 0, 1 of orders: committed offset not moving while 3,400 messages wait; "
         "owner: client-1@10.0.0.1 (member m-1); client-2@10.0.0.2 (member m-2); "
-        # m-1 owns only partition 0, which is stuck: the member is named (bot/engine/agreement.py whole_members).
+        # m-1 owns only partition 0, which is stuck: the member is named (lagbot.engine.agreement whole_members).
         "every partition of client-1@10.0.0.1 (member m-1) is stuck: that member is stuck, restart it; "
         # The group reads 1.7 msg/s of 5.0 written, lag growing; partition 2 keeps up (100 per 60 s both ways).
         "scaling would not help: the other 1 partition(s) keep up (1.7 msg/s read, 1.7 msg/s written) and the "

@@ -1,4 +1,4 @@
-"""The correctness proof of bot/engine/evaluate.py, in the style of Burrow's evaluator tests.
+"""The correctness proof of lagbot.engine.evaluate, in the style of Burrow's evaluator tests.
 
 Every case is a hand-made window (times in seconds, `now` passed explicitly) with a comment that says what
 it tests and why the expected answer is the right one. The tables:

@@ -2,7 +2,7 @@
 
 A window read from a window store carries `columns` (its offsets as arrays), and `evaluate_group` then
 judges all partitions of the group with a few array operations instead of a Python loop over every sample
-(bot/engine/evaluate.py `evaluate_partitions`, `group_points`). The per-partition route is the proven one
+(lagbot.engine.evaluate `evaluate_partitions`, `group_points`). The per-partition route is the proven one
 (tests/engine/test_evaluate_cases.py, which builds its windows by hand, without columns). Here random
 histories (idle and moving consumers, lag of zero, missing commits, rewinds, recreated topics, partitions
 that come and go, owners, duplicate sample times, offsets too big for the arrays) are appended to both
@@ -317,7 +317,7 @@ def test_an_entry_encodes_the_same_with_or_without_arrays() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# The array forms of the rules (bot/engine/rules.py `PlainRows`) against the scalar rules, row by row
+# The array forms of the rules (lagbot.engine.rules `PlainRows`) against the scalar rules, row by row
 # ---------------------------------------------------------------------------------------------------
 
 KINDS = ("still", "moving", "caught_up", "burst", "rewind", "restart", "uncommitted", "gap")

@@ -1,4 +1,4 @@
-"""Numbered cases: which partitions get an exact lag in seconds (bot/engine/exactlag.py `pick`) and how it is applied.
+"""Numbered cases: which partitions get an exact lag in seconds (lagbot.engine.exactlag `pick`) and how it is applied.
 
 Every case says why its answer is right. The reading itself is proved on Apache Kafka
 (tests/engine/test_exact_lag_seconds.py).

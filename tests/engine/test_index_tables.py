@@ -1,7 +1,7 @@
 """The time index given to the evaluator (`IndexTables`, built once per cycle) gives the verdicts `with_index` gives.
 
 `lagbot run` judges a group with the index's figures of lag in seconds put in its partitions' verdicts as they are
-made (bot/engine/check.py `judge_window`), and its baselines found by arrays. The reference is the rules one
+made (lagbot.engine.check `judge_window`), and its baselines found by arrays. The reference is the rules one
 partition at a time: the window's verdict by the per-partition route, then `with_index`. Random histories (those of
 tests/engine/test_evaluate_columns.py) and random index points (unknown, at or after now, out of order, fewer than
 the horizons, offsets too big for the arrays) are judged both ways; verdicts, causes included, must be equal.

@@ -15,8 +15,9 @@ from lagbot.core.model import GroupVerdict
 from lagbot.policies.model import RemediationPolicy, Remediations, remediations_model
 from lagbot.remediations import registry
 from lagbot.remediations.base import ExecutionContext, Outcome, Plan, PolicyParams, Remediation, Risk
+from tests.support.tree import package_folder
 
-POLICIES = Path(__file__).parents[2] / "policies"
+POLICIES = package_folder("lagbot.policies")
 
 
 class PausePolicy(PolicyParams):

@@ -14,8 +14,9 @@ from lagbot.policies.loader import PolicyError, default_policy_path, load_policy
 from lagbot.policies.model import MaintenanceWindow, Policy, Rule, remediation_params
 from lagbot.remediations import registry
 from lagbot.remediations.scale import ScaleParams
+from tests.support.tree import package_folder
 
-EXAMPLES = sorted((Path(__file__).parents[2] / "policies" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((package_folder("lagbot.policies") / "examples").glob("*.yaml"))
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -50,10 +51,13 @@ def test_examples_are_valid(path: Path) -> None:
 
 
 def test_examples_are_shipped_as_package_data() -> None:
-    import tomllib
+    """They are read as the package's resources (the wheel's content: tests/deploy/test_wheel.py)."""
+    from importlib.resources import files
 
-    data = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
-    assert data["tool"]["setuptools"]["package-data"]["lagbot.policies"] == ["*.yaml", "examples/*.yaml"]
+    shipped = sorted(
+        p.name for p in files("lagbot.policies").joinpath("examples").iterdir() if p.name.endswith(".yaml")
+    )
+    assert shipped == [p.name for p in EXAMPLES]
     assert len(EXAMPLES) >= 2
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from lagbot.core.config import build_settings, load_settings
 from lagbot.policies.loader import default_policy_path, load_policy
+from tests.support.tree import package_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,7 +46,9 @@ def test_the_kubernetes_configmap_holds_a_valid_configuration() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [default_policy_path(), *sorted((ROOT / "policies" / "examples").glob("*.yaml"))], ids=lambda p: p.name
+    "path",
+    [default_policy_path(), *sorted((package_folder("lagbot.policies") / "examples").glob("*.yaml"))],
+    ids=lambda p: p.name,
 )
 def test_shipped_policies_are_valid(path: Path) -> None:
     assert load_policy(path).default is not None

@@ -13,8 +13,9 @@ from typing import Any
 import yaml
 from slack_sdk import WebClient
 
+from tests.support.tree import source_files
+
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("bot", "policies", "remediations")
 NOT_PRODUCT = {"emulator.py", "emulator_ws.py"}  # the test-and-demo Slack stand-in serves these methods
 
 # WebClient method -> the bot token scopes Slack requires for it (api.slack.com/methods).
@@ -33,13 +34,12 @@ def web_api_calls() -> dict[str, list[str]]:
     """WebClient method name -> where the product calls it (file:line)."""
     methods = {name for name in dir(WebClient) if not name.startswith("_") and callable(getattr(WebClient, name))}
     calls: dict[str, list[str]] = {}
-    for package in PRODUCT:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            if path.name in NOT_PRODUCT:
-                continue
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
-                    calls.setdefault(node.func.attr, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    for path in source_files():
+        if path.name in NOT_PRODUCT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
+                calls.setdefault(node.func.attr, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return calls
 
 
@@ -56,8 +56,8 @@ def granted_scopes() -> set[str]:
 def test_the_scan_finds_the_calls_we_know_of() -> None:
     calls = web_api_calls()
     assert set(calls) == set(METHOD_SCOPES), "a Web API method is called that the scope table does not list"
-    assert any(where.startswith("bot/service/outbox.py") for where in calls["chat_update"])
-    assert any(where.startswith("policies/approvers.py") for where in calls["usergroups_users_list"])
+    assert any(where.startswith("bot/lagbot/service/outbox.py") for where in calls["chat_update"])
+    assert any(where.startswith("policies/lagbot/policies/approvers.py") for where in calls["usergroups_users_list"])
 
 
 def test_every_called_method_has_its_scopes_granted() -> None:

@@ -518,7 +518,7 @@ class Remediator:
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
             # The rebalance a restart or scale causes is expected until its settle checks have passed
-            # (bot/engine/agreement.py own_rebalance).
+            # (lagbot.engine.agreement own_rebalance).
             settle = self.rule(proposal.cluster, proposal.group).verification.settle_checks + 1
             interval = self.bot.settings.cluster(proposal.cluster).check_interval
             remediation = dataclasses.replace(

@@ -8,7 +8,7 @@ covers every partition at once. From a few such points a single check knows what
   (log end now - log end at now - h) / h. A partition whose oldest retained message is newer than now - h
   (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed;
 - lag in seconds from the first check: when the first unconsumed message was written, by the same bounded
-  interpolation the window uses (bot/engine/rules.py `lag_seconds`) on the (time, log end) points of the index, never
+  interpolation the window uses (lagbot.engine.rules `lag_seconds`) on the (time, log end) points of the index, never
   extrapolated beyond the oldest point (older than that is a lower bound).
 
 `BaselineCache` asks a horizon again only when it has moved on (by a tenth of itself), not every cycle.
@@ -332,7 +332,7 @@ class IndexTables:
     every group that reads a topic has the same partitions' points, so their tables, which `lag_seconds_by_index`
     makes per partition and call, and their baseline points are made here once for all the groups.
 
-    Given to the evaluator (bot/engine/evaluate.py `evaluate_group`), which makes each partition's verdict once with
+    Given to the evaluator (lagbot.engine.evaluate `evaluate_group`), which makes each partition's verdict once with
     the index's figure in it (`improve_rows`, `improve`) rather than copying the verdicts after judging them; the
     group's baselines are `baselines_of`. The same figures as `with_index`, the rules one partition at a time
     (tests/engine/test_time_index_rules.py compares both on random histories). Kept only while a cycle is judged.
@@ -422,7 +422,7 @@ class IndexTables:
         """`improve` of the verdicts of partitions `tps` (their newest committed offsets, log ends and lags, and the
         window's figures), before they are made: each one's figure of lag in seconds, whether it is a lower bound and
         which method gave it (`PartitionVerdict.lag_seconds_method`). The figures of those the arrays take are found
-        at once (bot/engine/rules.py `lag_seconds_tables`)."""
+        at once (lagbot.engine.rules `lag_seconds_tables`)."""
         import numpy as np
 
         self.make_arrays()

@@ -1,7 +1,7 @@
 """`producer_burst` against the broker's own history: the recent produce rate against the baseline before it.
 
 The window alone compares its newest interval with its earlier ones, which miss a burst that began before the
-window or filled it. The time index (bot/engine/timeindex.py) gives the group's produce rate over horizons before the
+window or filled it. The time index (lagbot.engine.timeindex) gives the group's produce rate over horizons before the
 check (`GroupVerdict.baseline_produce`); from two of them the rate over the short recent horizon and the rate
 over the time before it follow:
 

@@ -15,7 +15,7 @@ Validation rules beyond types, each with a message naming the field:
 - each remediation's own rules (its `Policy`: the replica range in order, two approvals where data is lost...);
 - `auto_approve` only for low-risk remediations (lagbot.remediations.registry's risk);
 - regexes compile; time zones are IANA names; rule names are unique.
-Parsing does no I/O; policies/loader.py reads files.
+Parsing does no I/O; lagbot.policies.loader reads files.
 """
 
 from __future__ import annotations

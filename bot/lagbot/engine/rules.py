@@ -1,6 +1,6 @@
 """The partition rules: pure functions from one partition's window to its status, rates and lag in seconds.
 
-Each rule has one home, here: the evaluator's per-partition route (bot/engine/evaluate.py) calls these functions
+Each rule has one home, here: the evaluator's per-partition route (lagbot.engine.evaluate) calls these functions
 on a partition's `Facts`; its array route calls their array forms, next to them (`PlainRows` and the functions
 after it), which build the reasons with the same functions (tests/engine/test_evaluate_columns.py compares both,
 row by row). Nothing here reads a clock or does I/O: `now` is an argument. The rules follow Burrow's evaluator,

@@ -1,4 +1,4 @@
-"""The evaluator's array route for many groups at once: the plain partitions (bot/engine/rules.py `PlainRows`) of every
+"""The evaluator's array route for many groups at once: the plain partitions (lagbot.engine.rules `PlainRows`) of every
 window that shares its sample times with the others, judged by one pass of the array rules.
 
 All groups of one cluster's snapshot are read at the same times, so their windows' arrays stack into one: each array
@@ -7,7 +7,7 @@ a numpy operation on a 50 x 30 array costs a few microseconds whatever it does (
 rule of the array route is a row's own answer (no row reads another), so a row judged in a stack gets the answer it
 gets in its window alone: the same integers, the same floats to the last bit. What a group's verdict then needs of
 its rows is handed to the evaluator as lists (`GroupRows`), cut out of the stack's.
-A window alone is a stack of one (bot/engine/evaluate.py `evaluate_group`). The proof that a stack judges as its
+A window alone is a stack of one (lagbot.engine.evaluate `evaluate_group`). The proof that a stack judges as its
 windows alone, and as the per-partition route, is tests/engine/test_batch.py.
 """
 
@@ -233,7 +233,7 @@ class _Moves:
 
 
 def lag_totals(columns: WindowColumns, edges: list[int]) -> list[dict[float, int]] | None:
-    """Per window of the stack, its total known lag at each sample time (bot/engine/evaluate.py `group_points`); None
+    """Per window of the stack, its total known lag at each sample time (lagbot.engine.evaluate `group_points`); None
     when two samples share a time."""
     times = columns.times
     if len(set(times)) != len(times):

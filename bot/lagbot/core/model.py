@@ -312,11 +312,11 @@ class PartitionVerdict:
     owner: Member | None
     sibling_commits: int = 0
     """Commits of other members' partitions seen while this one did not move, when it was judged stuck against
-    them (bot/engine/siblings.py `stuck_vs_siblings`); 0 otherwise."""
+    them (lagbot.engine.siblings `stuck_vs_siblings`); 0 otherwise."""
     lag_seconds_method: str | None = None
     """Which method gave `lag_seconds`: 'window' (interpolated in the window's samples), 'time_index' (in the
-    broker's time index, bot/engine/timeindex.py), 'exact' (the first unconsumed record's timestamp,
-    bot/engine/exactlag.py), None when unknown."""
+    broker's time index, lagbot.engine.timeindex), 'exact' (the first unconsumed record's timestamp,
+    lagbot.engine.exactlag), None when unknown."""
 
     @property
     def tp(self) -> TopicPartition:

@@ -1,6 +1,6 @@
 """The lag history store: one point per group per minute for two days, for the digest's charts and comparisons.
 
-The window store (bot/engine/window.py) keeps only the last ~30 samples per group, enough to judge behaviour but
+The window store (lagbot.engine.window) keeps only the last ~30 samples per group, enough to judge behaviour but
 far too short for "lag over the last 24 h" or "compared with 24 h before". This store keeps, per
 (cluster, group), a time series of small points (at, total lag, lag in seconds, status, severity) at a
 bounded resolution for a bounded retention.

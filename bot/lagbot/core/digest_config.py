@@ -1,7 +1,7 @@
 """Settings of the daily digest and of the lag history behind it (`digest:` in the configuration file).
 
-Kept apart from bot/service/digest.py so that bot/core/config.py can import it without pulling in Slack or matplotlib,
-and it imports nothing from bot/core/config.py at import time (bot/core/config.py imports this module).
+Kept apart from lagbot.service.digest so that lagbot.core.config can import it without pulling in Slack or matplotlib,
+and it imports nothing from lagbot.core.config at import time (lagbot.core.config imports this module).
 
 ```yaml
 digest:
@@ -40,7 +40,7 @@ class _Strict(BaseModel):
 
 
 class HistoryConfig(_Strict):
-    """How much lag history is kept per group (bot/service/history.py)."""
+    """How much lag history is kept per group (lagbot.service.history)."""
 
     retention: Duration = Field(default=2 * DAY)
     """Points older than this are dropped; at least 1 d, since the digest compares with 24 h before."""

@@ -30,7 +30,7 @@ from typing import Any, Self
 
 from lagbot.devkit.embedded import EmbeddedBroker, EmbeddedError, _Service, _wait_for_port, free_port
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]  # bot/lagbot/devkit/ -> the checkout
 POM = PROJECT_ROOT / "tools" / "kafka" / "pom.xml"
 CACHE = Path(os.environ.get("LAGBOT_KAFKA_CACHE", PROJECT_ROOT / ".kafka"))
 RUN_DIR = Path(os.environ.get("LAGBOT_KAFKA_RUN", CACHE / "run"))  # where `make kafka-up` keeps its broker

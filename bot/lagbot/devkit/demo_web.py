@@ -1,6 +1,6 @@
 """`lagbot demo --web`: the bot demo's Slack channel served as a page on 127.0.0.1 that looks like Slack.
 
-The scenario and everything it runs are the terminal demo's (bot/devkit/demo_bot.py): the broker, redis, the Slack
+The scenario and everything it runs are the terminal demo's (lagbot.devkit.demo_bot): the broker, redis, the Slack
 emulator, the consumer fleet, the producer and `lagbot run` as a child process. Instead of the demo clicking
 the scale button, a person does, in the page: the page shows what the emulator holds (the root message as
 edited in place, the thread with the per-partition table and the causes, the buttons), polls it for changes,

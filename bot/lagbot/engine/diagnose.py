@@ -6,14 +6,14 @@ what fired by confidence. Kinds are stable names that other tools parse:
     data_loss               committed < log start: messages were deleted before they were read
     retention_risk          lag >= 80% of the retained messages: deletion will overtake the consumer soon
     stuck_consumer          partition owned (or owner unknown) but its committed offset does not move (over
-                            the window, or while other members' partitions commit: bot/engine/rules.py)
+                            the window, or while other members' partitions commit: lagbot.engine.rules)
     no_active_members       the group is Empty or Dead while it has lag
     unassigned_partitions   the group is Stable with members, yet some partitions have no owner
     hot_partition           one partition holds most of the lag (key skew or a slow owner)
     partition_ceiling       a throughput deficit with as many members as partitions: scaling cannot help
     throughput_deficit      consumers commit slower than producers write; with the replicas that would keep up
-                            (not when stuck partitions or one slow owner explain it: bot/engine/agreement.py)
-    producer_burst          the recent produce rate is >= 3x the broker's history before it (bot/engine/burst.py), or
+                            (not when stuck partitions or one slow owner explain it: lagbot.engine.agreement)
+    producer_burst          the recent produce rate is >= 3x the broker's history before it (lagbot.engine.burst), or
                             without that history, the window's newest interval >= 3x its trailing average
     rebalance_churn         state, member ids or generation keep changing between snapshots
     idle_members            more members than partitions: some members have nothing to do

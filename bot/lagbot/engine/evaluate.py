@@ -1,7 +1,7 @@
 """The evaluator: a group's window to its verdict: partition statuses, totals, rates, ETA, trend, severity.
 
 Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules (STOP, REWIND, STALL,
-WARN, the rates and lag in seconds) live in bot/engine/rules.py; this module judges each partition by the
+WARN, the rates and lag in seconds) live in lagbot.engine.rules; this module judges each partition by the
 per-partition route (its Facts, the rule functions) or, for the plain partitions of a window with arrays, by the
 array route (the array forms of the same rules, next to them in rules.py), and judges the group.
 The proof is tests/engine/test_evaluate_cases.py (every case both ways) and tests/engine/test_evaluate_columns.py.
@@ -220,7 +220,7 @@ def evaluate_partitions(
     time index's figures of lag in seconds when `index` is given.
 
     With the window's arrays (`columns`) its plain partitions (see `plain_facts`) are judged all at once, by the
-    array forms of the rules (bot/engine/rules.py `PlainRows`), instead of a Python loop over every sample and
+    array forms of the rules (lagbot.engine.rules `PlainRows`), instead of a Python loop over every sample and
     rule: by the window's own arrays, or with those of the other windows of its sample times when `rows` is given
     (lagbot.engine.batch `group_rows`, what they found of this window's rows). Any other partition (a sample without a
     commit, a rewind, a log end that went back) has its Facts gathered by `window_facts` and is judged by

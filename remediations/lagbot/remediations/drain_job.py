@@ -2,7 +2,7 @@
 
 Two ways to run it:
 - in-process (`run_job` with a SparkSession from `spark_session`): the default `local[*]` master;
-- `spark-submit remediations/drain_job.py --config JOB.json` to a cluster (`spark_submit_argv` builds
+- `spark-submit lagbot.remediations.drain_job --config JOB.json` to a cluster (`spark_submit_argv` builds
   the command line). The driver then prints one `LAGBOT-DRAIN-PROGRESS {json}` line per change and a
   final `LAGBOT-DRAIN-RESULT {manifest}` line on stdout, which lagbot reads (client deploy mode).
 
