@@ -6,6 +6,8 @@ and it imports nothing from lagbot.core.config at import time (lagbot.core.confi
 ```yaml
 digest:
   history: {retention: 2d, resolution: 60}   # one point per group per minute, kept two days
+  # and, beside it, 15-minute min/max/last rollups kept 30 days (rollup_retention: 0 keeps none):
+  # history: {retention: 2d, resolution: 60, rollup_resolution: 15m, rollup_retention: 30d}
   channels:
     - {channel: C0123ALERTS, cron: "0 9 * * mon-fri", timezone: Europe/Paris, period: 1d}
 ```
@@ -46,6 +48,27 @@ class HistoryConfig(_Strict):
     """Points older than this are dropped; at least 1 d, since the digest compares with 24 h before."""
     resolution: Duration = Field(default=60.0)
     """At most one point per this many seconds per group (a whole number of seconds, >= 1)."""
+
+    rollup_resolution: Duration = Field(default=900.0)
+    """The long-term tier: one min/max/last rollup per group per this many seconds (a multiple of `resolution`)."""
+    rollup_retention: Duration = Field(default=30 * DAY, ge=0)
+    """Rollups (and incidents) older than this are dropped; 0 keeps no rollups (the minute points only)."""
+
+    @model_validator(mode="after")
+    def _rollups_fit(self) -> Self:
+        if self.rollup_retention == 0:
+            return self
+        ratio = self.rollup_resolution / self.resolution
+        if self.rollup_resolution < self.resolution or not ratio.is_integer():
+            raise ValueError(messages.history_bad_rollup_resolution(self.rollup_resolution, self.resolution))
+        if self.rollup_retention < self.retention:
+            raise ValueError(messages.history_rollups_shorter(self.rollup_retention, self.retention))
+        return self
+
+    @property
+    def longest(self) -> float:
+        """How far back the history reaches: the rollups' retention, or the points' when there are no rollups."""
+        return max(self.retention, self.rollup_retention)
 
     @field_validator("retention")
     @classmethod

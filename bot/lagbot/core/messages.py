@@ -299,6 +299,20 @@ def digest_bad_resolution(value: float) -> str:
     return f"{value:g} is not a whole number of seconds >= 1"
 
 
+def history_bad_rollup_resolution(rollup: float, resolution: float) -> str:
+    return (
+        f"digest.history.rollup_resolution must be a whole multiple of resolution ({duration(resolution)}); "
+        f"got {duration(rollup)}"
+    )
+
+
+def history_rollups_shorter(rollups: float, points: float) -> str:
+    return (
+        f"digest.history.rollup_retention ({duration(rollups)}) must be at least retention ({duration(points)}), "
+        "or 0 for no rollups"
+    )
+
+
 def digest_bad_timezone(name: str) -> str:
     return f"{name!r} is not an IANA time zone (such as 'UTC' or 'Europe/Paris')"
 

@@ -139,3 +139,53 @@ def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail:
     if state == "denied":
         return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_escape(detail)}"
     return f":hourglass: {what}: expired, nothing was run."
+
+
+# --- recurring patterns (lagbot.service.patterns): plain text, no names in it ---
+
+_WEEKDAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
+
+
+def clock(offset: float) -> str:
+    """Seconds into a day as HH:MM."""
+    minutes = round(offset / 60) % (24 * 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _when(period_is_day: bool, offset: float) -> tuple[str, str, str]:
+    """(most ..., of the last N ..., HH:MM) of a pattern's offset into its day or week."""
+    if period_is_day:
+        night = offset < 6 * 3600 or offset >= 20 * 3600
+        return ("most nights" if night else "most days"), ("nights" if night else "days"), clock(offset)
+    day = int(offset // 86_400) % 7
+    return f"most {_WEEKDAYS[day]}", "weeks", clock(offset % 86_400)
+
+
+def pattern_text(daily: bool, offset: float, peak: int, drains_in: float, seen: int, out_of: int) -> str:
+    """'most nights from 02:00, peak ~40k, drains in ~20 min; 6 of the last 7 nights'"""
+    most, unit, at = _when(daily, offset)
+    return (
+        f"{most} from {at}, peak ~{approx(peak)}, drains in ~{duration(drains_in)}; "
+        f"{seen} of the last {out_of} {unit}"
+    )
+
+
+def pattern_match_text(daily: bool, offset: float, drains_by: float, seen: int, out_of: int) -> str:
+    """'as on 6 of the last 7 nights; usually drains by 02:20'"""
+    _, unit, _ = _when(daily, offset)
+    return f"as on {seen} of the last {out_of} {unit}; usually drains by {clock(drains_by % 86_400)}"
+
+
+def pattern_window_hint(daily: bool, offset: float, drains_by: float) -> str:
+    """The maintenance window it may deserve (never set by lagbot)."""
+    most, _, at = _when(daily, offset)
+    return f"a maintenance window for {most.removeprefix('most ')} {at}-{clock(drains_by % 86_400)} may fit it"
+
+
+def approx(n: int) -> str:
+    """40_213 -> '40k', 1_250_000 -> '1.2M', 950 -> '950'."""
+    if abs(n) >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if abs(n) >= 1_000:
+        return f"{round(n / 1_000)}k"
+    return str(n)
