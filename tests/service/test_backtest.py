@@ -45,8 +45,10 @@ def test_the_current_level_replayed_opens_one_incident_per_burst_at_its_first_mi
     assert len(opened) == 12
     assert [s.start for s in opened] == [*SPIKES, REAL, MIDDLE]
     # resolved `resolve_after` after the first point back under the level
-    assert [s.end for s in opened] == [at + 3 * MINUTE + 600 for at in SPIKES] + [REAL + HOUR + 600,
-                                                                                   MIDDLE + 3 * MINUTE + 600]
+    assert [s.end for s in opened] == [at + 3 * MINUTE + 600 for at in SPIKES] + [
+        REAL + HOUR + 600,
+        MIDDLE + 3 * MINUTE + 600,
+    ]
 
 
 def test_the_proposal_comes_from_the_healthy_points_and_the_backtest_counts_are_exact() -> None:

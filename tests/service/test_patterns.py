@@ -86,8 +86,7 @@ def test_a_real_incident_inside_the_pattern_does_not_match_it_but_a_usual_night_
     assert match(patterns, last_night + 3 * MINUTE, 41_000, tz=UTC, rules=RULES) is pattern
     assert match(patterns, last_night + 4 * HOUR, 41_000, tz=UTC, rules=RULES) is None  # another time of day
     assert as_usual(pattern) == (
-        "as on 7 of the last 7 nights; usually drains by 02:20 "
-        "(a maintenance window for nights 02:00-02:20 may fit it)"
+        "as on 7 of the last 7 nights; usually drains by 02:20 (a maintenance window for nights 02:00-02:20 may fit it)"
     )
 
 

@@ -61,6 +61,4 @@ def series(shape: Shape, *, days: float, noise: int = 0, seed: int = 7, every: f
 
 def with_incident(points: list[LagPoint], start: float, end: float, lag: int) -> list[LagPoint]:
     """`points` with lag `lag` (severity WARN) from `start` to `end` (exclusive)."""
-    return [
-        LagPoint(p.at, lag, lag * 0.01, Status.WARN, Severity.WARN) if start <= p.at < end else p for p in points
-    ]
+    return [LagPoint(p.at, lag, lag * 0.01, Status.WARN, Severity.WARN) if start <= p.at < end else p for p in points]

@@ -53,6 +53,21 @@ class HistoryConfig(_Strict):
     """The long-term tier: one min/max/last rollup per group per this many seconds (a multiple of `resolution`)."""
     rollup_retention: Duration = Field(default=30 * DAY, ge=0)
     """Rollups (and incidents) older than this are dropped; 0 keeps no rollups (the minute points only)."""
+    timezone: str = "UTC"
+    """The zone in which recurring patterns are found and told ("most nights from 02:00")."""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(messages.digest_bad_timezone(name)) from exc
+        return name
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
 
     @model_validator(mode="after")
     def _rollups_fit(self) -> Self:

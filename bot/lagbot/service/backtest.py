@@ -70,7 +70,7 @@ def round_up(value: float) -> float:
     """The smallest of 1, 2, 2.5, 5 times a power of ten that is >= value (value > 0)."""
     if value <= 0:
         return 0.0
-    power = 10 ** math.floor(math.log10(value))
+    power = 10.0 ** math.floor(math.log10(value))
     for step in (1.0, 2.0, 2.5, 5.0, 10.0):
         if step * power >= value - 1e-9 * power:
             return step * power

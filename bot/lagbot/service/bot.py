@@ -38,14 +38,16 @@ from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
 from lagbot.service.cluster_health import note_reachability
 from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
-from lagbot.service.history import HistoryStore, make_history
+from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
 from lagbot.service.lease import FencedLock, Lease
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
 from lagbot.service.outbox import DeliveryReport, Fence, Operation, Outbox
+from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
+from lagbot.service.rollups import make_tiered_history
 from lagbot.service.state_epoch import StateEpoch
 from lagbot.service.summary import SummaryStore
 
@@ -176,10 +178,12 @@ class Bot:
         self.policy = policy
         store = RedisWindowStore(redis_client, samples=settings.window.samples, ttl=settings.window.ttl)
         self.checker = Checker(settings, store, clock=clock, thresholds_for=self.thresholds_for)
-        self.incidents: IncidentStore = RedisIncidentStore(redis_client)
+        self.incidents: IncidentStore = RedisIncidentStore(redis_client, keep=settings.digest.history.longest)
         self.outbox = Outbox(redis_client)
         self.metrics = Metrics()
-        self.history: HistoryStore = make_history(settings.digest.history, redis_client)
+        self.history: HistoryStore = make_tiered_history(settings.digest.history, redis_client)
+        kept = settings.digest.history
+        self.pattern_notes = PatternNotes(self.history, tz=kept.zone, width=kept.rollup_resolution)
         self.summaries = SummaryStore(redis_client, ttl=settings.window.ttl)
         self.audit = AuditLog(redis_client)
         self.leadership = Leadership(
@@ -330,6 +334,8 @@ class Bot:
             self.incidents.put(incident)
             buttons = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
+            if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
+                effects += self.pattern_notes.effects(incident, now=now)
             if buttons and not any(e.kind == REPLY for e in effects):
                 effects.append(Effect(REPLY, Change.REMEDIATION, wording.remediations_offered()))
             for effect in effects:

@@ -50,6 +50,8 @@ class Change(StrEnum):
     RECOVERING = "recovering"
     RESOLVED = "resolved"
     REMEDIATION = "remediation"
+    PATTERN = "pattern"
+    """The incident looks like the group's recurring pattern (lagbot.service.pattern_notes): said, never silenced."""
 
 
 @dataclass(frozen=True)
@@ -308,9 +310,11 @@ return #old
 class RedisIncidentStore(IncidentStore):
     """Incidents in Redis: the current one per group, and an index of all by their last change."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot", keep: float = HISTORY_KEEP) -> None:
         self._redis = client
         self._prefix = prefix
+        self._keep = max(keep, HISTORY_KEEP)
+        """Resolved incidents stay this long (as long as the history's rollups: the weekly report reads them)."""
         self._index = f"{prefix}:incidents:changed"
         self._by_id = f"{prefix}:incidents:by-id"
         self._trim = client.register_script(_TRIM)
@@ -326,10 +330,10 @@ class RedisIncidentStore(IncidentStore):
         raw = encode_incident(incident)
         pipe = self._redis.pipeline(transaction=True)
         # An open incident stays; a resolved one is forgotten after HISTORY_KEEP (groups come and go).
-        pipe.set(self._key(incident.cluster, incident.group), raw, ex=None if incident.is_open else int(HISTORY_KEEP))
+        pipe.set(self._key(incident.cluster, incident.group), raw, ex=None if incident.is_open else int(self._keep))
         pipe.hset(self._by_id, incident.id, raw)
         pipe.zadd(self._index, {incident.id: incident.updated_at})
-        self._trim(keys=[self._index, self._by_id], args=[repr(incident.updated_at - HISTORY_KEEP)], client=pipe)
+        self._trim(keys=[self._index, self._by_id], args=[repr(incident.updated_at - self._keep)], client=pipe)
         pipe.execute()
 
     def changed_since(self, since: float) -> list[Incident]:

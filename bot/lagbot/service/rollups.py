@@ -384,7 +384,8 @@ class RedisRollupStore(RollupStore):
         low = math.floor(since / self.width) * self.width  # the bucket holding `since`: its newest point may be later
         pipe = self._redis.pipeline(transaction=False)
         for group in names:
-            pipe.zrangebyscore(rollup_keys(self._prefix, cluster, group)[2], self.day(low), self.day(until + self.width))
+            days_key = rollup_keys(self._prefix, cluster, group)[2]
+            pipe.zrangebyscore(days_key, self.day(low), self.day(until + self.width))
         days_of = [[int(d) for d in found] for found in pipe.execute()]
         pipe = self._redis.pipeline(transaction=False)
         for group, days in zip(names, days_of, strict=True):

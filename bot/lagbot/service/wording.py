@@ -165,8 +165,7 @@ def pattern_text(daily: bool, offset: float, peak: int, drains_in: float, seen: 
     """'most nights from 02:00, peak ~40k, drains in ~20 min; 6 of the last 7 nights'"""
     most, unit, at = _when(daily, offset)
     return (
-        f"{most} from {at}, peak ~{approx(peak)}, drains in ~{duration(drains_in)}; "
-        f"{seen} of the last {out_of} {unit}"
+        f"{most} from {at}, peak ~{approx(peak)}, drains in ~{duration(drains_in)}; {seen} of the last {out_of} {unit}"
     )
 
 
