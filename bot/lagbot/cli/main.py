@@ -318,6 +318,9 @@ def command_line() -> Parser:
         _fleet_commands,
     )
     command_group(commands, "audit", "The audit trail of proposals, approvals and remediations.", _audit_commands)
+    from lagbot.cli import history  # `history` and `thresholds` (stdlib only at import)
+
+    history.register(commands)
     return parser
 
 

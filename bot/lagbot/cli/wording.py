@@ -140,3 +140,18 @@ def demo_web_not_with_check_only() -> str:
 
 def demo_option_needs_web(option: str) -> str:
     return f"{option} only applies to `lagbot demo --web`"
+
+
+# --- lagbot history, lagbot thresholds suggest (lagbot.cli.history); names come in already escaped ---
+
+
+def history_unknown_cluster(cluster: str, known: Sequence[str]) -> str:
+    return f"--cluster {cluster}: no such cluster in the configuration (clusters: {', '.join(known) or 'none'})"
+
+
+def history_unknown_group(group: str) -> str:
+    return f"group {group}: no stored history on any configured cluster (has the bot checked it yet?)"
+
+
+def history_group_on_clusters(group: str, clusters: Sequence[str]) -> str:
+    return f"group {group} has history on several clusters ({', '.join(clusters)}): name one with --cluster"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from lagbot.core.config import IncidentConfig, Level
-from lagbot.service import backtest, report
+from lagbot.service import backtest, report, wording
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.service.backtest import Comparison, Proposal, Span
 from lagbot.service.history import HistoryStore, LagPoint
@@ -232,3 +232,25 @@ def peaks_by_day(past: GroupHistory, tz: tzinfo) -> list[tuple[float, int | None
     """(local midnight, the day's peak lag) for the month's chart."""
     rows = daily_rows(past, tz)
     return [(datetime.fromisoformat(r.day).replace(tzinfo=tz).timestamp(), r.peak_lag) for r in rows]
+
+
+def _figures(level: Level, result: Comparison) -> tuple[str, int, int, int, int, str]:
+    return (
+        wording.level_text(level.messages, level.seconds, level.sustained_for, level.growing),
+        len(result.would_open),
+        len(result.also_opened),
+        len(result.missed),
+        len(result.missed_acted),
+        wording.start_shift([delta for _, delta in result.also_opened]),
+    )
+
+
+def suggestion_table(s: Suggestion) -> list[list[str]]:
+    """The current and proposed levels side by side with their backtest counts (header row first)."""
+    current = _figures(s.current, s.current_result)
+    if s.proposed is None or s.proposed_result is None:
+        return [
+            wording.suggestion_columns(),
+            *([row[0], row[1], "-"] for row in wording.suggestion_rows(current, current)),
+        ]
+    return [wording.suggestion_columns(), *wording.suggestion_rows(current, _figures(s.proposed, s.proposed_result))]

@@ -6,8 +6,9 @@ Tiny functions, one per message (see lagbot.core.messages for the shared ones an
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
-from lagbot.core.messages import duration, slack_escape, slack_user
+from lagbot.core.messages import behind, count, duration, slack_escape, slack_user
 from lagbot.service.approvals import Verdict
 
 
@@ -188,3 +189,149 @@ def approx(n: int) -> str:
     if abs(n) >= 1_000:
         return f"{round(n / 1_000)}k"
     return str(n)
+
+
+# --- the history, the weekly report and the thresholds suggestion: plain text, names passed in already made safe
+# for where they are shown (Slack escapes them, a terminal shows control characters escaped) ---
+
+
+def report_title(days: float, shown: int, total: int) -> str:
+    return f"Lag report of the last {duration(days)}: {shown} group(s) with something to say, of {total}, worst first"
+
+
+def report_empty(days: float) -> str:
+    return f"Lag report of the last {duration(days)}: no incident, no time in trouble, no remediation. Quiet."
+
+
+def report_line(group: str, cluster: str, r: ReportFigures) -> str:
+    """'billing (prod): 4 incidents (1 open), 10 min at WARN, 2 min CRITICAL+, resolved in 2 h on average;
+    causes: slow_consumer x3, producer_burst x1; scale worked 2 of 3, restart worked 0 of 3; a human acted in 1'"""
+    parts = [f"{group} ({cluster}): {r.incidents} incident(s)" + (f" ({r.open_now} open)" if r.open_now else "")]
+    parts.append(f"{duration(r.warn_seconds)} at WARN, {duration(r.critical_seconds)} CRITICAL+")
+    if r.unreadable_seconds:
+        parts.append(f"{duration(r.unreadable_seconds)} unreadable")
+    if r.mttr is not None:
+        parts.append(f"resolved in {duration(r.mttr)} on average")
+    line = ", ".join(parts)
+    if r.causes:
+        line += "; causes: " + ", ".join(f"{cause} x{n}" for cause, n in r.causes)
+    if r.actions:
+        line += "; " + ", ".join(
+            f"{a.action} worked {a.worked} of {a.runs}" + (f" (did not: {a.did_not})" if a.did_not else "")
+            for a in r.actions
+        )
+    if r.acted:
+        line += f"; a human acted in {r.acted}"
+    return line
+
+
+class ReportFigures(Protocol):
+    """What `report_line` reads of lagbot.service.report.GroupReport."""
+
+    @property
+    def incidents(self) -> int: ...
+    @property
+    def open_now(self) -> int: ...
+    @property
+    def warn_seconds(self) -> float: ...
+    @property
+    def critical_seconds(self) -> float: ...
+    @property
+    def unreadable_seconds(self) -> float: ...
+    @property
+    def mttr(self) -> float | None: ...
+    @property
+    def causes(self) -> tuple[tuple[str, int], ...]: ...
+    @property
+    def actions(self) -> Sequence[ActionFigures]: ...
+    @property
+    def acted(self) -> int: ...
+
+
+class ActionFigures(Protocol):
+    @property
+    def action(self) -> str: ...
+    @property
+    def runs(self) -> int: ...
+    @property
+    def worked(self) -> int: ...
+    @property
+    def did_not(self) -> int: ...
+
+
+def history_columns() -> list[str]:
+    return ["day", "peak lag", "peak behind", "at WARN", "CRITICAL+", "unreadable", "incidents"]
+
+
+def history_cells(day: str, peak_lag: int | None, peak_seconds: float | None, warn: float, critical: float,
+                  unreadable: float, incidents: int) -> list[str]:  # fmt: skip
+    def spent(seconds: float) -> str:
+        return duration(seconds) if seconds else "-"
+
+    return [day, count(peak_lag), behind(peak_seconds), spent(warn), spent(critical), spent(unreadable),
+            str(incidents) if incidents else "-"]  # fmt: skip
+
+
+def history_title(group: str, cluster: str, days: float, points: int) -> str:
+    return f"History of {group} ({cluster}), last {duration(days)}: {points} stored point(s)"
+
+
+def history_no_points(group: str, cluster: str) -> str:
+    return f"No stored history for {group} ({cluster}) in that time: has the bot checked it yet?"
+
+
+def history_patterns(lines: Sequence[str]) -> str:
+    if not lines:
+        return "Recurring patterns: none."
+    return "Recurring patterns: " + "; ".join(lines) + " (named only: nothing is silenced)"
+
+
+def suggestion_title(group: str, cluster: str, points: int, days: float) -> str:
+    return (
+        f"Thresholds for {group} ({cluster}), backtested on {points} stored point(s) over {duration(days)} "
+        "(nothing is changed: review the YAML below)"
+    )
+
+
+def suggestion_no_proposal() -> str:
+    return "No proposal: there is no healthy history to learn from yet (no stored point outside acted incidents)."
+
+
+def suggestion_basis(healthy_points: int) -> str:
+    return (
+        f"Proposed from {healthy_points} healthy point(s) (outside the incidents a human acted on): "
+        "the 99.9th percentile of lag in messages and in seconds, x1.5, rounded up"
+    )
+
+
+def suggestion_columns() -> list[str]:
+    return ["", "current", "proposed"]
+
+
+def level_text(messages_limit: int | None, seconds_limit: float | None, sustained_for: float, growing: bool) -> str:
+    limits = [f"{count(messages_limit)} msg" if messages_limit is not None else "",
+              f"{duration(seconds_limit)} behind" if seconds_limit is not None else ""]  # fmt: skip
+    text = " or ".join(x for x in limits if x) or "no limit"
+    if sustained_for:
+        text += f" for {duration(sustained_for)}"
+    return text + (", growing" if growing else "")
+
+
+def suggestion_rows(
+    current: tuple[str, int, int, int, int, str], proposed: tuple[str, int, int, int, int, str]
+) -> list[list[str]]:
+    """Rows of (level, would open, also opened, missed, missed that a human acted on, start vs actual)."""
+    names = ["WARN level", "incidents it would open", "of the actual ones, opened too", "actual ones it misses",
+             "missed that a human acted on", "its start vs the actual start"]  # fmt: skip
+    return [[name, str(a), str(b)] for name, a, b in zip(names, current, proposed, strict=True)]
+
+
+def start_shift(deltas: Sequence[float]) -> str:
+    """How the replay's starts compare with the actual ones: 'same', '4 min earlier (median)', '-'."""
+    if not deltas:
+        return "-"
+    ordered = sorted(deltas)
+    middle = ordered[(len(ordered) - 1) // 2]
+    if abs(middle) < 1:
+        return "same (median)"
+    return f"{duration(abs(middle))} {'later' if middle > 0 else 'earlier'} (median)"

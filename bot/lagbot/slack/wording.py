@@ -563,3 +563,42 @@ def replay_refused() -> str:
 
 def replay_check_failed() -> str:
     return "cannot check this request for replays right now: try again\n"
+
+
+# --- /lag report, /lag history, /lag thresholds (lagbot.slack.history_replies) ---
+
+
+def history_chart_x_axis(tz: tzinfo) -> str:
+    return f"day ({tz})"
+
+
+def lag_usage_report() -> str:
+    return "/lag report [days] [--here]"
+
+
+def lag_summary_report() -> str:
+    return "repeat offenders: per group, incidents, time in trouble, time to resolve, causes, what fixed it"
+
+
+def lag_usage_history() -> str:
+    return "/lag history <group> [days] [--cluster NAME] [--here]"
+
+
+def lag_summary_history() -> str:
+    return "a group's days: peak lag, time in trouble, incidents, and its recurring patterns"
+
+
+def lag_usage_thresholds() -> str:
+    return "/lag thresholds <group> [days] [--cluster NAME]"
+
+
+def lag_summary_thresholds() -> str:
+    return "thresholds proposed from the group's own history, backtested (approvers only; changes nothing)"
+
+
+def lag_days_out_of_range(value: str, low: int, high: int) -> str:
+    return f"`{slack_escape(value)}` is not a number of days from {low} to {high}"
+
+
+def lag_thresholds_not_approver(group: str) -> str:
+    return f"Only an approver of `{slack_escape(group)}` (its policy rule) may ask for its thresholds."
