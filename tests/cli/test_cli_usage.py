@@ -166,7 +166,7 @@ def test_an_unknown_command_is_named_with_the_commands_there_are(capsys: pytest.
     assert (code, out) == (4, "")
     assert err.splitlines() == [
         "lagbot: argument COMMAND: invalid choice: 'chekc' (choose from 'check', 'run', 'demo', 'drain', 'policy', "
-        "'fleet', 'audit')",
+        "'fleet', 'audit', 'history', 'thresholds')",
         "Usage: lagbot [--help] [--version] COMMAND ...",
     ]
 

@@ -423,6 +423,12 @@ def test_help_lists_every_subcommand_one_line_each(text: str) -> None:
         "`/lag audit <group> [--cluster NAME]`: what was done to the group and by whom",
         "`/lag remediate <group> <action> [args] [--cluster NAME]`: propose a remediation for the group, "
         "for an approver to approve (approvers only)",
+        "`/lag report [days] [--here]`: repeat offenders: per group, incidents, time in trouble, time to resolve, "
+        "causes, what fixed it",
+        "`/lag history <group> [days] [--cluster NAME] [--here]`: a group's days: peak lag, time in trouble, "
+        "incidents, and its recurring patterns",
+        "`/lag thresholds <group> [days] [--cluster NAME]`: thresholds proposed from the group's own history, "
+        "backtested (approvers only; changes nothing)",
         "`/lag help`: this list",
     ]
     assert_within_limits(reply)

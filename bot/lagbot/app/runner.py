@@ -33,6 +33,7 @@ from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
 from lagbot.slack.app import build_app
 from lagbot.slack.guard import CommandGuard
+from lagbot.slack.history_replies import compose_report
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replay import ReplayGuard, refuse_replays
 from lagbot.slack.replies import audit_reply, remediate_reply
@@ -149,6 +150,7 @@ def run_bot(
     commands.digest = lambda channel: bot.digest(digest_config_for(settings, channel))
     remediator = build_remediator(bot)
     bot.remediations = remediator
+    bot.report_composer = lambda config, now: compose_report(bot, config, now=now)  # `report: true` digests
     commands.guard = build_guard(bot, remediator.directory)
     commands.audit_reply = lambda cluster, group: audit_reply(bot, cluster, group)
     commands.remediate_reply = lambda cluster, group, action, user, args: remediate_reply(

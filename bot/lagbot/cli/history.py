@@ -197,7 +197,7 @@ def history_text(past: GroupHistory, rows: list[Any], patterns: list[str], days:
                               r.unreadable_seconds, r.incidents) for r in rows
     ]  # fmt: skip
     title = wording.history_title(safe(past.group), safe(past.cluster), days * DAY, len(past.series))
-    return "\n".join([title, "", *aligned(table), "", wording.history_patterns(patterns)])
+    return "\n".join([title, "", *wording.columns(table), "", wording.history_patterns(patterns)])
 
 
 def show_suggestion(settings: Settings, client: redis.Redis, group: str, cluster: str | None, *, days: int,
@@ -233,7 +233,7 @@ def suggestion_text(made: Suggestion, days: int) -> str:
         lines.append(wording.suggestion_no_proposal())
     else:
         lines.append(wording.suggestion_basis(made.proposal.healthy_points))
-    lines += ["", *aligned(suggestion_table(made))]
+    lines += ["", *wording.columns(suggestion_table(made))]
     if made.snippet is not None:
         lines += ["", made.snippet.rstrip("\n")]
     return "\n".join(lines)
@@ -275,9 +275,3 @@ def safe(name: str) -> str:
     if name.isprintable():
         return name
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
-
-
-def aligned(rows: list[list[str]]) -> list[str]:
-    """Rows as left-aligned columns (two spaces apart)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]

@@ -107,6 +107,10 @@ class DigestConfig(_Strict):
     cron: str = "0 9 * * *"
     timezone: str = "UTC"
     period: Duration = Field(default=DAY, gt=0)
+    report: bool = False
+    """Post the report of repeat offenders over `period` (e.g. weekly: cron "0 9 * * mon", period 7d) instead of the
+    daily digest: per group, incidents, time in trouble, time to resolve, causes, what fixed it, and the month's
+    chart (lagbot.slack.history_replies)."""
 
     @field_validator("channel")
     @classmethod
@@ -155,8 +159,7 @@ class DigestSettings(_Strict):
     @model_validator(mode="after")
     def _periods_within_history(self) -> Self:
         for digest in self.channels:
-            if digest.period > self.history.retention:
-                raise ValueError(
-                    messages.digest_period_beyond_history(digest.channel, digest.period, self.history.retention)
-                )
+            kept = self.history.longest if digest.report else self.history.retention  # a report reads the rollups
+            if digest.period > kept:
+                raise ValueError(messages.digest_period_beyond_history(digest.channel, digest.period, kept))
         return self

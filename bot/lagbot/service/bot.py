@@ -37,7 +37,7 @@ from lagbot.service import wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
 from lagbot.service.cluster_health import note_reachability
-from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
+from lagbot.service.digest import ComposedDigest, IncidentSummary, PostedDigest, RemediationSummary, post_digest
 from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
 from lagbot.service.lease import FencedLock, Lease
@@ -196,6 +196,8 @@ class Bot:
         self.away_since: dict[str, float] = {}
         """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
         self.remediations: RemediationHooks | None = None
+        self.report_composer: Callable[[DigestConfig, float], ComposedDigest] | None = None
+        """Composes the weekly report of a `report: true` digest (set by the app: lagbot.slack.history_replies)."""
 
     # -- what the policy says about a group --------------------------------------------------------------
 
@@ -462,6 +464,10 @@ class Bot:
     def digest(self, config: DigestConfig) -> PostedDigest:
         """Post the digest of `config.channel` now: the groups routed there (every group when none is)."""
         now = self.clock()
+        if config.report and self.report_composer is not None:
+            report = self.report_composer(config, now)
+            return post_digest(self.slack, config.channel, report.message, report.chart_png, filename="lag-month.png",
+                               alt_text=report.chart_alt, on_error=self.metrics.slack_error)  # fmt: skip
         since = now - config.period
         verdicts = [v for c in self.settings.clusters for v in self.current_verdicts(c.name)]
         routed = [v for v in verdicts if self.channel_for(v.cluster, v.group) == config.channel] or verdicts

@@ -335,3 +335,17 @@ def start_shift(deltas: Sequence[float]) -> str:
     if abs(middle) < 1:
         return "same (median)"
     return f"{duration(abs(middle))} {'later' if middle > 0 else 'earlier'} (median)"
+
+
+def columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as left-aligned columns, two spaces apart (a terminal, a Slack code block)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def report_chart_title() -> str:
+    return "Lag of the worst groups over the month (each day's peak)"
+
+
+def suggestion_never_applied() -> str:
+    return "lagbot changes no setting: review the YAML, then put it in the policy file yourself."

@@ -10,6 +10,9 @@ Grammar (the first word picks the command; any other first word is a group):
     /lag digest | /lag help | /lag             Digest, Help
     /lag audit <group> [--cluster NAME]        Audit       handled by deps.audit
     /lag remediate <group> <action> [args] [--cluster NAME]   Remediate, handled by deps.remediate
+    /lag report [days] [--here]                Report      handled by deps.report (lagbot.slack.history_replies)
+    /lag history <group> [days] [--cluster NAME] [--here]     History, handled by deps.history
+    /lag thresholds <group> [days] [--cluster NAME]           Thresholds, handled by deps.thresholds (approvers)
 
 Options are `--name value` or `--name=value`, anywhere among the arguments; for `silence`, before the
 reason (everything after the duration is the reason, word for word). `--here` posts the reply in the
@@ -101,7 +104,36 @@ class Remediate:
     cluster: str | None = None
 
 
-Command = ShowGroup | Top | Silence | Unsilence | Digest | Help | Audit | Remediate
+@dataclass(frozen=True, slots=True)
+class Report:
+    """`/lag report [days]`: repeat offenders over the last `days` days (default 7)."""
+
+    days: int = 7
+    public: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """`/lag history <group> [days]`: the group's days and recurring patterns (default 7 days)."""
+
+    group: str
+    days: int = 7
+    cluster: str | None = None
+    public: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """`/lag thresholds <group> [days]`: thresholds proposed and backtested (approvers only; default 30 days)."""
+
+    group: str
+    days: int = 30
+    cluster: str | None = None
+
+
+MAX_DAYS = 90
+
+Command = ShowGroup | Top | Silence | Unsilence | Digest | Help | Audit | Remediate | Report | History | Thresholds
 
 
 class CommandError(Exception):
@@ -306,6 +338,34 @@ def _parse_remediate(tokens: list[_Token], text: str) -> Remediate:
     return Remediate(_name(group), action, tuple(rest), _cluster_option(args))
 
 
+def _days(args: _Args, index: int, default: int) -> int:
+    if len(args.positionals) <= index:
+        return default
+    value = args.positionals[index]
+    if not re.fullmatch(r"[0-9]{1,3}", value) or not 1 <= int(value) <= MAX_DAYS:
+        raise CommandError(wording.lag_days_out_of_range(value, 1, MAX_DAYS))
+    return int(value)
+
+
+def _parse_report(tokens: list[_Token], text: str) -> Report:
+    args = _split(tokens, text, most=1, flags=["--here"])
+    return Report(_days(args, 0, 7), public=bool(args.options.get("--here")))
+
+
+def _parse_history(tokens: list[_Token], text: str) -> History:
+    args = _split(tokens, text, most=2, flags=["--here"], valued=["--cluster"])
+    _need(args, 1, ["<group>"])
+    return History(
+        _name(args.positionals[0]), _days(args, 1, 7), _cluster_option(args), bool(args.options.get("--here"))
+    )
+
+
+def _parse_thresholds(tokens: list[_Token], text: str) -> Thresholds:
+    args = _split(tokens, text, most=2, valued=["--cluster"])
+    _need(args, 1, ["<group>"])
+    return Thresholds(_name(args.positionals[0]), _days(args, 1, 30), _cluster_option(args))
+
+
 SUBCOMMANDS: dict[str, Subcommand] = {
     s.name: s
     for s in (
@@ -321,6 +381,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Subcommand("digest", wording.lag_usage_digest, wording.lag_summary_digest, _parse_no_args(Digest)),
         Subcommand("audit", wording.lag_usage_audit, wording.lag_summary_audit, _parse_audit),
         Subcommand("remediate", wording.lag_usage_remediate, wording.lag_summary_remediate, _parse_remediate),
+        Subcommand("report", wording.lag_usage_report, wording.lag_summary_report, _parse_report),
+        Subcommand("history", wording.lag_usage_history, wording.lag_summary_history, _parse_history),
+        Subcommand("thresholds", wording.lag_usage_thresholds, wording.lag_summary_thresholds, _parse_thresholds),
         Subcommand("help", wording.lag_usage_help, wording.lag_summary_help, _parse_no_args(Help)),
     )
 }
@@ -335,6 +398,9 @@ USAGE_OF: dict[type, Callable[[], str]] = {
     Help: wording.lag_usage_help,
     Audit: wording.lag_usage_audit,
     Remediate: wording.lag_usage_remediate,
+    Report: wording.lag_usage_report,
+    History: wording.lag_usage_history,
+    Thresholds: wording.lag_usage_thresholds,
 }
 
 

@@ -33,9 +33,12 @@ from lagbot.slack.command_parse import (
     CommandError,
     Digest,
     Help,
+    History,
     Remediate,
+    Report,
     ShowGroup,
     Silence,
+    Thresholds,
     Top,
     Unsilence,
     hinted,
@@ -97,6 +100,12 @@ class CommandDeps(Protocol):
     def audit(self, cluster: str, group: str) -> Reply: ...
 
     def remediate(self, cluster: str, group: str, action: str, user: str, *, args: Sequence[str]) -> Reply: ...
+
+    def report(self, channel: str, days: int, *, public: bool) -> Reply: ...
+
+    def history(self, cluster: str, group: str, days: int, *, public: bool) -> Reply: ...
+
+    def thresholds(self, cluster: str, group: str, days: int) -> Reply: ...
 
 
 def text_reply(text: str, *, public: bool = False) -> Reply:
@@ -212,6 +221,14 @@ def _dispatch(command: Command, deps: CommandDeps, *, user: str, channel: str, n
             cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
             return _supplied("remediate", lambda: deps.remediate(cluster, group, command.action, user,
                                                                  args=command.args))  # fmt: skip
+        case Report():
+            return _supplied("report", lambda: deps.report(channel, command.days, public=command.public))
+        case History():
+            cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
+            return _supplied("history", lambda: deps.history(cluster, group, command.days, public=command.public))
+        case Thresholds():
+            cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
+            return _supplied("thresholds", lambda: deps.thresholds(cluster, group, command.days))
         case _:
             assert_never(command)
 

@@ -30,6 +30,7 @@ from lagbot.slack.command_parse import (
     Digest,
     Remediate,
     Silence,
+    Thresholds,
     Unsilence,
     parse,
     resolve_group,
@@ -124,8 +125,8 @@ class CommandGuard:
         """Refuse (and audit) a change by someone the policy does not list; reads pass."""
         if isinstance(command, Silence | Unsilence):
             what, silencing = ("silence" if isinstance(command, Silence) else "unsilence"), True
-        elif isinstance(command, Remediate):
-            what, silencing = "remediate", False
+        elif isinstance(command, Remediate | Thresholds):  # thresholds: what a group's past says is for approvers
+            what, silencing = ("remediate" if isinstance(command, Remediate) else "thresholds"), False
         else:
             return
         for cluster, group in self._targets(command, deps, now=now):
@@ -139,7 +140,7 @@ class CommandGuard:
                 self.audit.record(AuditEntry(now, "refused", cluster, group, user, what, None, {"reason": reason}))
                 raise Refusal(text_reply(wording.command_not_allowed(what, rule.name, group)))
 
-    def _targets(self, command: Silence | Unsilence | Remediate, deps: CommandDeps, *, now: float) -> list[
+    def _targets(self, command: Silence | Unsilence | Remediate | Thresholds, deps: CommandDeps, *, now: float) -> list[
             tuple[str, str]]:  # fmt: skip
         """The (cluster, group) the command would change; when the name does not resolve, every cluster it
         could mean (the command then fails on the name, but never passes for lack of a rule to ask)."""

@@ -74,6 +74,21 @@ class BotCommands:
             raise NotImplementedError
         return self.remediate_reply(cluster, group, action, user, args)
 
+    def report(self, channel: str, days: int, *, public: bool) -> Reply:
+        from lagbot.slack.history_replies import report_reply
+
+        return report_reply(self.bot, channel, days, public=public, now=self.bot.clock())
+
+    def history(self, cluster: str, group: str, days: int, *, public: bool) -> Reply:
+        from lagbot.slack.history_replies import history_reply
+
+        return history_reply(self.bot, cluster, group, days, public=public, now=self.bot.clock())
+
+    def thresholds(self, cluster: str, group: str, days: int) -> Reply:
+        from lagbot.slack.history_replies import thresholds_reply
+
+        return thresholds_reply(self.bot, cluster, group, days, now=self.bot.clock())
+
     def run(self, text: str, user: str, channel: str) -> Reply:
         """One `/lag` text: behind the guard (ids, rate limits, the policy's word) when one is set."""
         if self.guard is not None:
