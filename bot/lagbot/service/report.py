@@ -14,6 +14,7 @@ worse, or the run failed; one still improving when the report was made counts as
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,8 +72,12 @@ def in_period(incident: Incident, since: float, now: float) -> bool:
 def time_in_trouble(
     points: Sequence[LagPoint], rollups: Sequence[Rollup], *, resolution: float, since: float, until: float
 ) -> tuple[float, float, float]:
-    """(WARN, CRITICAL+, unreadable) seconds within [since, until]: each minute point counts `resolution`
-    seconds; before the first minute point, the rollups count in proportion of their points."""
+    """(WARN, CRITICAL+, unreadable) seconds within [since, until].
+
+    A minute point stands for the time until the next one (checks may be further apart than `resolution`), at most
+    twice the usual gap between points (the median; `resolution` with fewer than two points): a stop of the bot is
+    no time in trouble. Before the first minute point, the rollups count in proportion of their points.
+    """
     warn = critical = unreadable = 0.0
     shown = [p for p in points if since <= p.at <= until]
     first = shown[0].at if shown else float("inf")
@@ -80,14 +85,22 @@ def time_in_trouble(
         if rollup.end <= first and rollup.end > since and rollup.start <= until:
             w, c, u = trouble_seconds(rollup)
             warn, critical, unreadable = warn + w, critical + c, unreadable + u
-    for point in shown:
+    for point, spent in zip(shown, point_weights(shown, resolution), strict=True):
         if point.status is Status.ERR:
-            unreadable += resolution
+            unreadable += spent
         elif point.severity is Severity.WARN:
-            warn += resolution
+            warn += spent
         elif point.severity >= Severity.CRITICAL:
-            critical += resolution
+            critical += spent
     return warn, critical, unreadable
+
+
+def point_weights(points: Sequence[LagPoint], resolution: float) -> list[float]:
+    """The seconds each point stands for (see `time_in_trouble`)."""
+    gaps = [b.at - a.at for a, b in zip(points, points[1:], strict=False)]
+    usual = statistics.median(gaps) if gaps else resolution
+    usual = max(usual, resolution)
+    return [min(gap, 2 * usual) for gap in gaps] + ([usual] if points else [])
 
 
 def outcomes(entries: Iterable[AuditEntry]) -> tuple[ActionOutcome, ...]:
