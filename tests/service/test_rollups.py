@@ -123,6 +123,15 @@ def test_a_store_folds_each_check_into_its_rollup_as_downsample_does(store: Roll
     assert store.rollups("prod", "nobody", START, START + HOUR) == []
 
 
+def test_equal_rollups_of_one_day_are_all_kept(store: RollupStore) -> None:
+    for i in range(8):  # the same lag every 15 minutes: eight rollups alike but for their time
+        store.record(report(START + i * WIDTH, lagging("billing", 20)))
+
+    found = store.rollups("prod", "billing", START, START + 2 * HOUR)
+
+    assert [(r.start, r.max_lag) for r in found] == [(START + i * WIDTH, 20) for i in range(8)]
+
+
 def test_unreadable_checks_are_counted_without_a_lag(store: RollupStore) -> None:
     store.record(report(START, unreadable("billing")))
     store.record(report(START + MINUTE, lagging("billing", 500)))

@@ -150,19 +150,20 @@ def _cluster_of(settings: Settings, known: list[tuple[str, list[str]]], group: s
 def show_history(settings: Settings, client: redis.Redis, group: str, cluster: str | None, *, days: int,
                  png: Path | None, as_json: bool, now: float, out: TextIO) -> int:  # fmt: skip
     from lagbot.service.history_read import daily_rows
-    from lagbot.service.pattern_notes import even_points
-    from lagbot.service.patterns import PatternRules, describe, find_patterns
+    from lagbot.service.pattern_notes import patterns_of
+    from lagbot.service.patterns import PatternRules, describe
+    from lagbot.service.rollups import make_tiered_history
 
     past = read_past(settings, client, group, cluster, days=days, now=now)
     tz = settings.digest.history.zone
     rows = daily_rows(past, tz)
-    width = settings.digest.history.rollup_resolution
-    patterns = find_patterns(even_points(list(past.series), width), now=now, tz=tz,
-                             rules=PatternRules(min_points=1))  # fmt: skip
+    store = make_tiered_history(settings.digest.history, client)  # patterns look back their own 4 weeks
+    patterns = patterns_of(store, past.cluster, group, now=now, tz=tz, width=settings.digest.history.rollup_resolution,
+                           rules=PatternRules(min_points=1))  # fmt: skip
     if png is not None:
         from lagbot.slack.history_chart import span_chart
 
-        series = {group: [(p.at, p.total_lag) for p in past.series]}
+        series = {safe(group): [(p.at, p.total_lag) for p in past.series]}
         png.write_bytes(span_chart(series, since=past.since, until=now, tz=tz, title=safe(group)))
     if as_json:
         document: dict[str, Any] = {

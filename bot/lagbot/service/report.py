@@ -14,6 +14,7 @@ worse, or the run failed; one still improving when the report was made counts as
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -97,7 +98,7 @@ def time_in_trouble(
 
 def point_weights(points: Sequence[LagPoint], resolution: float) -> list[float]:
     """The seconds each point stands for (see `time_in_trouble`)."""
-    gaps = [b.at - a.at for a, b in zip(points, points[1:], strict=False)]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(points)]
     usual = statistics.median(gaps) if gaps else resolution
     usual = max(usual, resolution)
     return [min(gap, 2 * usual) for gap in gaps] + ([usual] if points else [])

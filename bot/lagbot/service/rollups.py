@@ -41,6 +41,7 @@ from lagbot.service.history import (
 )
 
 ROLLUP_VERSION = 1
+DAY = 86_400.0
 _STATUS_NAMES = {code: name for name, code in STATUS_CODES.items()}
 _SEVERITY_NAMES = {code: name for name, code in SEVERITY_CODES.items()}
 
@@ -167,12 +168,20 @@ def trouble_seconds(rollup: Rollup) -> tuple[float, float, float]:
 
 
 def encode_rollup(rollup: Rollup) -> str:
-    """[version, points, warn, critical, unreadable, min, max, last, max s, last s, status, severity] (the time is
-    the member's score; the bucket is the score's)."""
+    """[version, points, warn, critical, unreadable, min, max, last, max s, last s, status, severity, slot] (the time
+    is the member's score; `slot`, the bucket's number within its day, keeps two equal rollups of a day apart: a
+    sorted set holds a member once)."""
     row = [ROLLUP_VERSION, rollup.points, rollup.warn, rollup.critical, rollup.unreadable,
            rollup.min_lag, rollup.max_lag, rollup.last_lag, _int(rollup.max_seconds), _int(rollup.last_seconds),
-           STATUS_CODES[rollup.status.name], SEVERITY_CODES[rollup.severity.name]]  # fmt: skip
+           STATUS_CODES[rollup.status.name], SEVERITY_CODES[rollup.severity.name],
+           slot_of(rollup.start, rollup.width)]  # fmt: skip
     return json.dumps(row, separators=(",", ":"))
+
+
+def slot_of(start: float, width: float) -> int:
+    """The bucket's number within its day (the day of a Redis key: `RedisRollupStore.day`)."""
+    span = max(DAY, width)
+    return math.floor((start - math.floor(start / span) * span) / width)
 
 
 def _int(value: float | None) -> int | None:
@@ -181,7 +190,7 @@ def _int(value: float | None) -> int | None:
 
 def decode_rollup(raw: bytes | str, at: float, width: float) -> Rollup:
     """The rollup `encode_rollup` wrote, whose newest point is at `at`; raises StoredFormatError otherwise."""
-    points, warn, critical, unreadable, low, high, last, high_s, last_s, status, severity = decode_row(
+    points, warn, critical, unreadable, low, high, last, high_s, last_s, status, severity, _slot = decode_row(
         "history rollup", ROLLUP_VERSION, raw
     )
     return Rollup(
@@ -330,8 +339,6 @@ end
 redis.call('EXPIRE', KEYS[3], ARGV[5])
 return 1
 """
-
-DAY = 86_400.0
 
 
 class RedisRollupStore(RollupStore):

@@ -29,8 +29,8 @@ from lagbot.service.history_read import (
     suggestion_table,
     weekly_report,
 )
-from lagbot.service.pattern_notes import even_points
-from lagbot.service.patterns import PatternRules, describe, find_patterns
+from lagbot.service.pattern_notes import patterns_of
+from lagbot.service.patterns import PatternRules, describe
 from lagbot.service.report import GroupReport
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import MAX_SECTION_TEXT, clip
@@ -126,8 +126,8 @@ def history_reply(bot: Bot, cluster: str, group: str, days: int, *, public: bool
         said.history_cells(r.day, r.peak_lag, r.peak_seconds, r.warn_seconds, r.critical_seconds,
                            r.unreadable_seconds, r.incidents) for r in rows
     ]  # fmt: skip
-    patterns = find_patterns(even_points(list(past.series), kept.rollup_resolution), now=now, tz=kept.zone,
-                             rules=PatternRules(min_points=1))  # fmt: skip
+    patterns = patterns_of(bot.history, cluster, group, now=now, tz=kept.zone, width=kept.rollup_resolution,
+                           rules=PatternRules(min_points=1))  # fmt: skip
     title = f"*{said.history_title(shown_group, shown_cluster, days * DAY, len(past.series))}*"
     return _reply(title, _code(said.columns(table)), said.history_patterns([describe(p) for p in patterns]),
                   public=public)  # fmt: skip
