@@ -14,16 +14,9 @@ import yaml
 from lagbot.cli.history import safe, show_history, show_suggestion
 from lagbot.cli.main import main
 from lagbot.core.config import Settings
-from lagbot.core.model import Severity, Status
-from lagbot.engine.check import CheckReport
-from lagbot.service.incidents import Incident, RedisIncidentStore
-from lagbot.service.rollups import make_tiered_history
-from tests.support.lag_histories import DAY, HOUR, MINUTE, START
-from tests.support.verdict_factory import verdict
+from tests.support.lag_histories import DAY, HOUR, NIGHTS, START, STEP, store_nights
 
 HOSTILE = "orders\x1b[31m\u202e"
-NIGHTS = 7
-STEP = 15 * MINUTE
 END = START + NIGHTS * DAY - STEP
 
 
@@ -32,25 +25,6 @@ def settings(redis_url: str) -> Settings:
         {"clusters": [{"name": "prod", "bootstrap_servers": "127.0.0.1:9"}], "redis_url": redis_url,
          "thresholds": {"warn": {"messages": 1_000}}}
     )  # fmt: skip
-
-
-def store_nights(client: redis.Redis, config: Settings, group: str) -> None:
-    """Seven nights: 3,000 messages at 02:00 and 02:15, drained by 02:30; an incident each night."""
-    history = make_tiered_history(config.digest.history, client)
-    incidents = RedisIncidentStore(client, keep=config.digest.history.longest)
-    for check in range(NIGHTS * 96):
-        at = START + check * STEP
-        night, of_day = divmod(check, 96)
-        high = of_day in (8, 9)
-        lag = 3_000 if high else 20
-        history.record(CheckReport(at, [verdict(group, total_lag=lag, lag_seconds=None,
-                                                status=Status.WARN if high else Status.OK,
-                                                severity=Severity.WARN if high else Severity.OK)],
-                                   clusters=["prod"]))  # fmt: skip
-        if of_day == 8:
-            done = at + 45 * MINUTE
-            incidents.put(Incident(f"i{night}", "prod", group, "C1", at, Severity.WARN, Severity.WARN, 3_000,
-                                   "slow_consumer", "WARN", done, resolved_at=done))  # fmt: skip
 
 
 @pytest.fixture

@@ -62,6 +62,7 @@ def test_eight_nights_make_a_pattern_a_report_and_a_backtest(
         )  # fmt: skip
         bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: now[0])
         assert bot.leadership.tick()
+        lags: list[tuple[int, int | None]] = []
         for check in range(NIGHTS * 96):
             night, of_day = divmod(check, 96)
             now[0] = T0 + check * STEP
@@ -82,6 +83,14 @@ def test_eight_nights_make_a_pattern_a_report_and_a_backtest(
                     bot.audit.record(AuditEntry(now[0], event, "prod", group, user, "scale", "p-night5", detail))
             result = bot.check("prod")
             assert result is not None
+            (seen,) = result.report.verdicts
+            lags.append((check, seen.total_lag))
+
+        # The lag read back from the broker: the batch from 02:00, nothing from 02:30 (every check of every night).
+        expected = [(c, (20_000 if c // 96 == ACTED_NIGHT else 2_000) if c % 96 in (AT_2AM, AT_2AM + 1) else 0)
+                    for c in range(NIGHTS * 96)]  # fmt: skip
+        wrong = [(c, lag) for (c, lag), want in zip(lags, expected, strict=True) if (c, lag) != want]
+        assert wrong == []
 
         # The thread of the eighth night's incident says it is as usual (and that no silence was set).
         threads = [m for m in slack.history(CHANNEL) if m.text and "as on 7 of the last 7 nights" in m.text]
