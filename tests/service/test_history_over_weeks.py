@@ -114,7 +114,7 @@ def test_eight_nights_make_a_pattern_a_report_and_a_backtest(
     assert report.warn_seconds == 7 * 2 * STEP
     assert report.critical_seconds == 0
     assert report.mttr == 45 * 60
-    print("CAUSES", report.causes, [i.primary_cause for i in incidents])
+    assert report.causes == (("no_active_members", 7),)  # the group has no member: nobody consumes
     assert [(a.action, a.runs, a.worked, a.did_not) for a in report.actions] == [("scale", 1, 1, 0)]
 
     # The history reaches back over the minute tier (2 d) through the rollups: 8 days of checks, one point each.
@@ -131,7 +131,8 @@ def test_eight_nights_make_a_pattern_a_report_and_a_backtest(
     made = suggest(month, settings.thresholds.warn, settings.incidents)
     assert made.proposal is not None
     assert made.proposal.healthy_points == NIGHTS * 96 - 4  # 02:00, 02:15, 02:30, 02:45 of night 5
-    assert (made.proposal.messages, made.proposal.seconds) == (5_000, 30.0)  # 2,000 x 1.5 -> 5,000; no seconds known
+    print("SECONDS", sorted((p.at - T0, p.max_lag_seconds) for p in month.series if p.max_lag_seconds))
+    assert (made.proposal.messages, made.proposal.seconds) == (5_000, 30.0)  # 2,000 x 1.5 -> 5,000
     assert [s.start for s in made.current_result.would_open] == [night_start(n) for n in range(NIGHTS)]
     assert [delta for _, delta in made.current_result.also_opened] == [0.0] * NIGHTS
     assert made.proposed_result is not None

@@ -134,3 +134,41 @@ def test_thresholds_are_for_approvers_and_change_nothing(commands: BotCommands, 
     events = [(e.event, e.user, e.action) for e in commands.bot.audit.latest("prod", GROUP, 5)]
     assert events == [("refused", STRANGER, "thresholds")]
     assert commands.bot.thresholds_for("prod", GROUP).warn.messages == 1_000
+
+
+def test_a_report_digest_posts_the_report_and_the_month_chart(redis_client: redis.Redis) -> None:
+    from lagbot.core.digest_config import DigestConfig
+    from lagbot.slack.history_replies import compose_report
+
+    settings = Settings.model_validate(
+        {"clusters": [{"name": "prod", "bootstrap_servers": "127.0.0.1:9"}], "slack": {"default_channel": CHANNEL},
+         "digest": {"channels": [{"channel": CHANNEL, "cron": "0 9 * * mon", "period": "7d", "report": True}]}}
+    )  # fmt: skip
+    store_nights(redis_client, settings, GROUP)
+    with SlackEmulator(token=TOKEN).start() as slack:
+        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: END)
+        bot.report_composer = lambda config, now: compose_report(bot, config, now=now)
+        config: DigestConfig = settings.digest.channels[0]
+
+        posted = bot.digest(config)
+
+        (message,) = [m for m in slack.history(CHANNEL) if m.thread_ts is None]
+        assert message.text.startswith("*Lag report of the last 7 d: 1 group(s) with something to say, of 1")
+        assert "• `orders&lt;&amp;&gt;` (prod): 7 incident(s), 3 h 30 min at WARN" in message.text
+        assert posted.file_id is not None and posted.upload_error is None
+        (upload,) = slack.files.values()
+        assert upload["name"] == "lag-month.png"
+        assert slack.uploads[upload["id"]][:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_weekly_period_needs_report_true_or_a_week_of_minute_points() -> None:
+    from pydantic import ValidationError
+
+    from lagbot.core.digest_config import DigestSettings
+
+    weekly = {"channel": CHANNEL, "period": "7d"}
+    assert DigestSettings.model_validate({"channels": [{**weekly, "report": True}]}).channels[0].report
+    with pytest.raises(ValidationError, match="period"):
+        DigestSettings.model_validate({"channels": [weekly]})
+    with pytest.raises(ValidationError, match="period"):
+        DigestSettings.model_validate({"history": {"rollup_retention": 0}, "channels": [{**weekly, "report": True}]})
