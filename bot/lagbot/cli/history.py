@@ -23,7 +23,7 @@ from lagbot.core.errors import ConfigError
 if TYPE_CHECKING:
     import redis
 
-    from lagbot.core.config import Settings
+    from lagbot.core.config import Level, Settings
     from lagbot.service.history_read import GroupHistory, Suggestion
 
 EXIT_REDIS_UNREACHABLE = 3
@@ -215,7 +215,7 @@ def show_suggestion(settings: Settings, client: redis.Redis, group: str, cluster
     return 0
 
 
-def current_warn(settings: Settings, cluster: str, group: str) -> Any:
+def current_warn(settings: Settings, cluster: str, group: str) -> Level:
     """The WARN level that applies to the group now: its policy rule's thresholds, else the configuration's."""
     from lagbot.policies.loader import default_policy_path, load_policy
 

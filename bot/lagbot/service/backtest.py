@@ -18,7 +18,9 @@ The backtest is as fine as the history: minute points for the recent days, one p
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -205,13 +207,9 @@ def _seconds_text(value: float | None) -> str:
 
 def _anchored(group: str) -> str:
     """The group's exact name as a regex (policies match group names with regexes)."""
-    import re
-
     return re.escape(group)
 
 
 def _quoted(text: str) -> str:
-    """A YAML double-quoted scalar: any name, however hostile, stays one string."""
-    import json
-
+    """A YAML double-quoted scalar (JSON's, ASCII only): any name, however hostile, stays one string."""
     return json.dumps(text)
