@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC
 from zoneinfo import ZoneInfo
 
+import pytest
+import redis
+
+from lagbot.core.model import Severity
+from lagbot.engine.check import CheckReport
+from lagbot.service.history import LagPoint, MemoryHistoryStore
+from lagbot.service.incidents import REPLY, Change, Effect, Incident
+from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.patterns import (
     DAY,
     PatternRules,
@@ -15,6 +24,7 @@ from lagbot.service.patterns import (
     match,
 )
 from tests.support.lag_histories import HOUR, MINUTE, START, flat, nightly, series, with_incident
+from tests.support.verdict_factory import verdict
 
 RULES = PatternRules()
 END = START + 7 * DAY
@@ -103,3 +113,49 @@ def test_a_weekly_job_is_a_weekly_pattern() -> None:
     assert pattern.offset == 9 * HOUR  # Monday 09:00
     assert (pattern.seen, pattern.out_of) == (4, 4)
     assert describe(pattern) == "most Mondays from 09:00, peak ~20k, drains in ~30 min; 4 of the last 4 weeks"
+
+
+# ---------------------------------------------------------------------------------------------------
+# What an opening incident's thread is told (lagbot.service.pattern_notes)
+# ---------------------------------------------------------------------------------------------------
+
+
+def nightly_store() -> MemoryHistoryStore:
+    """Seven nights at 15-minute checks: 3,000 messages at 02:00 and 02:15, as the bot records them."""
+    store = MemoryHistoryStore(retention=30 * DAY, resolution=60)
+    for check in range(7 * 96):
+        high = check % 96 in (8, 9)
+        lag = 3_000 if high else 20
+        store.record(CheckReport(START + check * 900, [verdict("billing", total_lag=lag, lag_seconds=None,
+                                 severity=Severity.WARN if high else Severity.OK)], clusters=["prod"]))  # fmt: skip
+    return store
+
+
+def opening(at: float, peak: int) -> Incident:
+    return Incident("i8", "prod", "billing", "C1", at, Severity.WARN, Severity.WARN, peak, None, "WARN", at)
+
+
+def test_an_incident_at_the_usual_time_is_told_so_in_its_thread_and_nothing_else_changes() -> None:
+    notes = PatternNotes(nightly_store(), tz=UTC, width=900)
+    tonight = START + 7 * DAY + 2 * HOUR
+
+    said = notes.effects(opening(tonight, 3_100), now=tonight)
+
+    assert said == [
+        Effect(REPLY, Change.PATTERN, "as on 7 of the last 7 nights; usually drains by 02:30 "
+               "(a maintenance window for nights 02:00-02:30 may fit it)")
+    ]  # fmt: skip
+    assert notes.effects(opening(tonight, 40_000), now=tonight) == []  # much bigger than usual: a real incident
+    assert notes.effects(opening(tonight + 12 * HOUR, 3_000), now=tonight + 12 * HOUR) == []  # another time
+
+
+class Unreadable(MemoryHistoryStore):
+    def series_many(self, cluster: str, groups: Iterable[str], since: float, until: float) -> dict[str, list[LagPoint]]:
+        raise redis.ConnectionError("redis went away")
+
+
+def test_a_history_that_cannot_be_read_costs_the_thread_one_line_only(caplog: pytest.LogCaptureFixture) -> None:
+    notes = PatternNotes(Unreadable(), tz=UTC, width=900)
+
+    assert notes.effects(opening(START, 3_000), now=START) == []
+    assert "pattern note failed" in caplog.text
