@@ -7,9 +7,10 @@ then reads Redis's own accounting (MEMORY USAGE of every key the history made, a
 - minute tier: bytes per group per day of points (1,440 points);
 - rollup tier: bytes per group per day of rollups (96 rollups);
 - a group's whole history at the settings' retentions (default 2 d of minutes + 30 d of rollups), and how many
-  groups fit in 1 GiB of Redis at them.
+  groups fit in 1 GiB of Redis at them;
+- what recording one check costs for `--time-groups` groups, minute points alone against both tiers (medians).
 
-    .venv/bin/python bench/history_bytes.py [--groups 20] [--days 3] [--lag-digits 7]
+    .venv/bin/python bench/history_bytes.py [--groups 20] [--days 3] [--lag-digits 7] [--time-groups 2000]
 
 Group names are 24 characters; lags have `--lag-digits` digits (the members' size depends on them).
 """
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,6 +32,7 @@ from lagbot.core.digest_config import HistoryConfig
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.engine.check import CheckReport
+from lagbot.service.history import HistoryStore
 from lagbot.service.rollups import make_tiered_history
 
 START = 1_710_201_600.0  # a midnight (UTC)
@@ -49,11 +53,24 @@ def key_bytes(client: redis.Redis, pattern: str) -> tuple[int, int]:
     return len(keys), sum(client.memory_usage(k, samples=0) or 0 for k in keys)
 
 
+def record_ms(store: HistoryStore, verdicts: list[GroupVerdict], repeat: int) -> float:
+    """Median milliseconds of recording one check of `verdicts` (a minute apart each time)."""
+    times = []
+    for i in range(repeat):
+        report = CheckReport(START + 60 * i, verdicts, clusters=["prod"])
+        started = time.perf_counter()
+        store.record(report)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--groups", type=int, default=20)
     parser.add_argument("--days", type=int, default=3)
     parser.add_argument("--lag-digits", type=int, default=7)
+    parser.add_argument("--time-groups", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     rng = random.Random(11)
     names = [f"payments-consumer-{g:06d}" for g in range(args.groups)]
@@ -71,6 +88,11 @@ def main() -> None:
         point_keys, point_bytes = key_bytes(client, "lagbot:history*")
         rollup_keys, rollup_bytes = key_bytes(client, "lagbot:rollup*")
         encodings = {client.object("encoding", k) for k in client.scan_iter(match="lagbot:*", count=1_000)}
+        many = [verdict(f"payments-consumer-{g:06d}", rng.randint(0, top)) for g in range(args.time_groups)]
+        client.flushdb()
+        alone_ms = record_ms(make_tiered_history(HistoryConfig(rollup_retention=0), client), many, args.repeat)
+        client.flushdb()
+        tiered_ms = record_ms(make_tiered_history(HistoryConfig(), client), many, args.repeat)
 
     group_days = args.groups * args.days
     per_day_points = point_bytes / group_days
@@ -88,6 +110,8 @@ def main() -> None:
           f"{(point_bytes + rollup_bytes) / group_days:,.0f} B)")  # fmt: skip
     print(f"one group at the defaults (2 d of minutes + 30 d of rollups): {whole / 1024:,.0f} KiB; "
           f"{GIB / whole:,.0f} groups fit in 1 GiB")  # fmt: skip
+    print(f"recording one check of {args.time_groups:,} groups: minute points alone {alone_ms:.0f} ms, "
+          f"with the rollups {tiered_ms:.0f} ms (medians of {args.repeat})")  # fmt: skip
     print(f"for comparison, 30 d of minute points alone: {minutes_30 / 1024:,.0f} KiB a group; "
           f"{GIB / minutes_30:,.0f} groups in 1 GiB")  # fmt: skip
 

@@ -220,8 +220,9 @@ class RollupStore(ABC):
     """Per (cluster, group): rollups of `width` seconds kept `retention` seconds (in report time).
 
     Contract: `record(report)` folds each verdict's point into its group's rollup of that time; rollups whose
-    bucket ended before `taken_at - retention` are dropped, and a group not recorded for `retention` is dropped
-    from `groups`; `rollups` returns those whose bucket overlaps [since, until], oldest first.
+    bucket ended before `taken_at - retention` are dropped (Redis: when the group's day changes, so up to a day
+    late: retention is a floor, the TTLs a ceiling), and a group not recorded for `retention` is dropped from
+    `groups`; `rollups` returns those whose bucket overlaps [since, until], oldest first.
     """
 
     def __init__(self, *, width: float, retention: float) -> None:
@@ -296,7 +297,8 @@ def rollup_keys(prefix: str, cluster: str, group: str) -> tuple[str, str, str, s
 # ARGV: 1 at, 2 bucket start, 3 bucket end (exclusive), 4 the point's rollup (encode_rollup of it alone),
 # 5 ttl, 6 group, 7 the point's day number, 8 the cutoff's day number, 9 day key before the number, 10 after it,
 # 11 cutoff (rollups whose newest point is older are dropped from the cutoff's day).
-# The held rollup of the bucket (at most one) is folded with the point's, as `fold` does.
+# The held rollup of the bucket (at most one) is folded with the point's, as `fold` does. TTLs (retention + a day)
+# are set and old days trimmed when the group's day changes: once a day per group, not at every check.
 _FOLD = """
 local held = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], '(' .. ARGV[3], 'WITHSCORES')
 local row = cjson.decode(ARGV[4])
@@ -320,23 +322,28 @@ if #held > 0 then
     row[11] = math.max(old[11], row[11])
     row[12] = math.max(old[12], row[12])
     if not newer then at = old_at end
-    redis.call('ZREM', KEYS[1], held[1])
 end
-redis.call('ZADD', KEYS[1], at, cjson.encode(row))
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-redis.call('ZADD', KEYS[2], ARGV[7], ARGV[7])
-local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[8])
-for _, day in ipairs(old) do
-    redis.call('DEL', ARGV[9] .. day .. ARGV[10])
+local member = cjson.encode(row)
+redis.call('ZADD', KEYS[1], at, member)
+if #held > 0 and held[1] ~= member then
+    redis.call('ZREM', KEYS[1], held[1])  -- after the ZADD: the key (and its TTL) never goes empty
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[8])
-redis.call('ZREMRANGEBYSCORE', ARGV[9] .. ARGV[8] .. ARGV[10], '-inf', '(' .. ARGV[11])
-redis.call('EXPIRE', KEYS[2], ARGV[5])
+if redis.call('ZADD', KEYS[2], 'NX', ARGV[7], ARGV[7]) == 1 then
+    -- the group's first point of a new day: set the TTLs (longer than a day) and trim, once a day, not every check
+    redis.call('EXPIRE', KEYS[1], ARGV[5])
+    local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[8])
+    for _, day in ipairs(old) do
+        redis.call('DEL', ARGV[9] .. day .. ARGV[10])
+    end
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[8])
+    redis.call('ZREMRANGEBYSCORE', ARGV[9] .. ARGV[8] .. ARGV[10], '-inf', '(' .. ARGV[11])
+    redis.call('EXPIRE', KEYS[2], ARGV[5])
+    redis.call('EXPIRE', KEYS[3], ARGV[5])
+end
 local last = redis.call('ZSCORE', KEYS[3], ARGV[6])
 if not last or tonumber(last) < tonumber(ARGV[1]) then
     redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
 end
-redis.call('EXPIRE', KEYS[3], ARGV[5])
 return 1
 """
 
