@@ -465,6 +465,8 @@ class SlackEmulator:
             view = json.loads(view)
         if not isinstance(view, dict) or view.get("type") not in ("modal", "home"):
             return _error("invalid_arguments")
+        if len(str(view.get("private_metadata", ""))) > 3_000:  # Slack's limit on a view's private_metadata
+            return _error("invalid_arguments")
         errors = block_errors(view.get("blocks") or [], max_blocks=MAX_VIEW_BLOCKS)
         if errors:
             return _invalid_blocks(errors)

@@ -563,3 +563,7 @@ def replay_refused() -> str:
 
 def replay_check_failed() -> str:
     return "cannot check this request for replays right now: try again\n"
+
+
+def deny_reason_required() -> str:
+    return "Say why you deny it: the reason goes to the thread and the audit trail."
