@@ -163,6 +163,8 @@ def start_app(
         ConfigError: Slack refused the bot token.
         SlackUnreachable: Slack's Web API did not answer.
     """
+    client_log = logging.getLogger("slack_sdk.web.base_client")
+    client_log.addFilter(_failed_attempt)  # each failed attempt is logged; the one line below says it once
     try:
         return build_app(
             client=slack,
@@ -178,6 +180,13 @@ def start_app(
         if problem is None:
             raise
         raise SlackUnreachable(wording.slack_unreachable(settings.slack.api_url, problem)) from None
+    finally:
+        client_log.removeFilter(_failed_attempt)
+
+
+def _failed_attempt(record: logging.LogRecord) -> bool:
+    """Drop slack_sdk's line for a request that could not be sent (while the bot starts: `start_app` reports it)."""
+    return not record.getMessage().startswith("Failed to send a request to Slack API server")
 
 
 def run_bot(
@@ -188,6 +197,10 @@ def run_bot(
 ) -> int:
     """Run the bot until `stop` is set (or SIGTERM/SIGINT). Returns the exit code."""
     tune_gc()  # a long-running process that keeps every check window: see tune_gc
+    done = stop or threading.Event()
+    if stop is None:  # from the start: a SIGTERM while starting stops the bot cleanly once it has started
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: done.set())
     secrets = Secrets(settings, os.environ if environ is None else environ)
     client = connect_redis(settings)
     slack = slack_client(secrets.bot_token, settings.slack.api_url)
@@ -229,10 +242,6 @@ def run_bot(
 
         socket_mode = SocketModeHandler(app, secrets.app_token)
         socket_mode.connect()  # type: ignore[no-untyped-call]
-    done = stop or threading.Event()
-    if stop is None:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: done.set())
     done.wait()
     if socket_mode is not None:
         socket_mode.close()  # type: ignore[no-untyped-call]
