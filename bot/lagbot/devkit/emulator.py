@@ -61,6 +61,8 @@ class Message:
     thread_ts: str | None = None
     edits: int = 0
     files: list[dict[str, Any]] = field(default_factory=list)
+    posted_at: float = field(default_factory=time.time)
+    """When it was posted (epoch seconds): what Slack shows beside a message (its ts here is a counter)."""
 
 
 @dataclass
