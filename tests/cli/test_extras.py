@@ -68,3 +68,10 @@ def test_the_extras_split_spark_from_the_bot() -> None:
     assert extras["drain"][0].startswith("pyspark[sql,connect]")
     assert extras["drain-connect"][0].startswith("pyspark-client")
     assert "lagbot[embedded,drain]" in extras["dev"]
+
+
+def test_the_image_carries_the_drain_extra_and_java_only_with_it() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "ARG LAGBOT_EXTRAS=drain\n" in dockerfile
+    assert 'pip install --no-cache-dir --prefix=/install ".[${LAGBOT_EXTRAS}]"' in dockerfile
+    assert 'if [ "${LAGBOT_EXTRAS}" = drain ]; then' in dockerfile.rsplit("openjdk-17-jre-headless", 1)[0]
