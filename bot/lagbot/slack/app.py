@@ -124,7 +124,7 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
         if not reason:
             return
         user = _user(body)
-        clicked = clicked_message((body.get("view") or {}).get("private_metadata"))
+        clicked = clicked_message(_metadata(body))
         proposal_id = _value(clicked)
         answer = _safely(lambda: clicks.deny(proposal_id, user, reason, now=clock()))
         if answer.ephemeral:
@@ -179,9 +179,16 @@ def clicked_message(metadata: object) -> dict[str, Any]:
 
 
 def _reason(body: dict[str, Any]) -> str:
-    view = body.get("view") or {}
-    value = view.get("state", {}).get("values", {}).get("reason", {}).get("text", {}).get("value")
+    """The reason typed in the deny modal ('' when missing, whatever shape the submission has)."""
+    value: Any = body
+    for key in ("view", "state", "values", "reason", "text", "value"):
+        value = value.get(key) if isinstance(value, dict) else None
     return value if isinstance(value, str) else ""
+
+
+def _metadata(body: dict[str, Any]) -> object:
+    view = body.get("view")
+    return view.get("private_metadata") if isinstance(view, dict) else None
 
 
 def _value(body: dict[str, Any]) -> str:
