@@ -21,7 +21,7 @@ import pytest
 from lagbot.cli.main import command_line
 from lagbot.cli.parsing import UsageError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NEEDS = {
     "export": "a Slack workspace (its tokens)",
