@@ -33,8 +33,8 @@ STATE_DIR = fleet.DEFAULT_STATE_DIR
 
 DEFAULTS = [
     (["check"], cli_main.check,
-     {"config": None, "bootstrap": None, "group": None, "samples": 4, "every": 5.0, "as_json": False,
-      "verbose": False}),
+     {"config": None, "bootstrap": None, "group": None, "samples": 4, "every": 5.0, "timeout": None,
+      "as_json": False, "verbose": False}),
     (["run"], cli_main.run, {"config": None, "verbose": False}),
     (["demo"], cli_main.demo,
      {"check_only": False, "web": False, "port": 0, "timeout": None, "seconds": None, "samples": None,
@@ -64,9 +64,10 @@ def test_every_command_takes_its_options_with_their_defaults(
 
 
 FLAGS = [
-    (["check", "-c", "l.yaml", "-b", "h:1", "-g", "o.*", "-n", "2", "--every", "0.5", "--json", "-v"],
-     {"config": Path("l.yaml"), "bootstrap": "h:1", "group": "o.*", "samples": 2, "every": 0.5, "as_json": True,
-      "verbose": True}),
+    (["check", "-c", "l.yaml", "-b", "h:1", "-g", "o.*", "-n", "2", "--every", "0.5", "--timeout", "2", "--json",
+      "-v"],
+     {"config": Path("l.yaml"), "bootstrap": "h:1", "group": "o.*", "samples": 2, "every": 0.5, "timeout": 2.0,
+      "as_json": True, "verbose": True}),
     (["run", "-c", "l.yaml", "-v"], {"config": Path("l.yaml"), "verbose": True}),
     (["demo", "--check-only", "--every", "1", "-n", "3", "--json"],
      {"check_only": True, "web": False, "port": 0, "timeout": None, "seconds": 1.0, "samples": 3, "as_json": True}),
@@ -137,7 +138,6 @@ REFUSED = [
     (["check", "--every", "nan"], "lagbot: argument --every: nan is not in the range 0.1 to 3600"),
     (["check", "--nope"], "lagbot: unrecognized arguments: --nope"),
     (["check", "--samp", "2"], "lagbot: unrecognized arguments: --samp 2"),  # no abbreviations
-    (["check", "-h"], "lagbot: unrecognized arguments: -h"),  # --help is the only help flag
     (["check", "extra"], "lagbot: unrecognized arguments: extra"),
     (["check", "-n"], "lagbot: argument -n/--samples: expected one argument"),
     (["drain"], "lagbot: the following arguments are required: -g/--group"),
@@ -193,8 +193,12 @@ def test_a_command_group_alone_prints_its_help(
 HELP = [
     (["check"], ["-c, --config <path>", "-b, --bootstrap <str>", "-g, --group <str>", "-n, --samples <int range>",
                  "[default: 4; 1<=x<=1000]", "--every <float range>", "[default: 5.0; 0.1<=x<=3600]", "--json",
-                 "-v, --verbose"]),
-    (["run"], ["-c, --config <path>", "-v, --verbose", "/healthz and /metrics"]),
+                 "-v, --verbose", "whole name", "-g 'events.*'", "--timeout <float range>", "[0.5<=x<=300]",
+                 "Exit codes: 0 every group ok, 1 the worst is warn, 2 the worst is critical or page, 3 a cluster",
+                 "4 bad configuration or usage, 70 internal error"]),
+    (["run"], ["-c, --config <path>", "-v, --verbose", "/healthz and /metrics", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN",
+               "SLACK_SIGNING_SECRET", "LAGBOT_CLUSTERS", "LAGBOT_REDIS_URL",
+               "Exit codes: 0 stopped (SIGTERM or Ctrl-C), 3 Slack could not be reached, 4 bad configuration"]),
     (["demo"], ["--check-only", "--web", "[default: 0; 0<=x<=65535]", "[60<=x<=900]", "[0.5<=x<=60]",
                 "-n, --samples <int range>", "[2<=x<=50]", "--json", "Exit codes: 0 it showed everything"]),
     (["drain"], ["-g, --group <str>", "[required]", "--sink <str>", "--cluster <str>", "-c, --config <path>",
@@ -218,6 +222,14 @@ def test_help_names_every_option_with_its_default_and_range(
     assert (code, err) == (0, "")
     assert out.startswith(f"Usage: lagbot {' '.join(argv)} [--help]")
     assert [text for text in shown if text not in out] == []
+
+
+@pytest.mark.parametrize("argv", [[], ["check"], ["run"], ["drain"], ["fleet", "start"]])
+def test_dash_h_is_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, out, err = run(capsys, *argv, "-h")
+    assert (code, err) == (0, "")
+    assert out == run(capsys, *argv, "--help")[1]
+    assert out.startswith(f"Usage: lagbot {' '.join(argv)}".rstrip() + " [--help]") and "--help, -h" in out
 
 
 def test_version_whatever_follows(capsys: pytest.CaptureFixture[str]) -> None:

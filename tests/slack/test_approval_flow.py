@@ -7,6 +7,7 @@ server, the click signed as Slack signs it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -125,3 +126,65 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
         assert running < done
         assert slack.responses[key] == []  # the approver got no private refusal
     assert bot.outbox.dead_letters() == []
+
+
+def test_a_denial_needs_a_reason_and_then_retires_the_proposal_message(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, kafka: Kafka, names: Names
+) -> None:
+    r = remediator(redis_client, slack, k8s, remediations={"restart": {}})
+    bot = r.bot
+    bot.settings = bot.settings.model_copy(
+        update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
+    )
+    bot.remediations = r
+    bot.leadership.tick()
+    stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    assert bot.apply([v], now=NOW) == 1
+    bot.deliver()
+    [root] = slack.channel("C1")
+    [proposal] = [m for m in slack.thread("C1", root.ts) if buttons(m)]
+    shown = [b["type"] for b in proposal.blocks]
+    app = build_app(
+        client=bot.slack,
+        signing_secret=SIGNING_SECRET,
+        run_command=lambda *_: text_reply("unused"),
+        clicks=r,
+        clock=lambda: NOW,
+    )
+    server = BotHTTPServer(
+        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=bytes, signing_secret=SIGNING_SECRET
+    )
+    with server.start() as server:
+        url = f"http://127.0.0.1:{server.port}/slack/events"
+        status, _, _ = slack.click_button(url, SIGNING_SECRET, user=APPROVER, message=proposal, action_prefix="deny:")
+        assert status == 200
+        [view] = wait_for("the deny modal", lambda: slack.views)
+
+        for blank in ("", "   \n "):
+            status, answer = slack.submit_view(
+                url, SIGNING_SECRET, user=APPROVER, view=view, values={"reason": {"text": blank}}
+            )
+            assert (status, json.loads(answer)) == (
+                200,
+                {
+                    "response_action": "errors",
+                    "errors": {"reason": "Say why you deny it: the reason goes to the thread and the audit trail."},
+                },
+            )
+        [still] = [m for m in slack.thread("C1", root.ts) if m.ts == proposal.ts]
+        assert buttons(still) and r.proposals.get(str(buttons(proposal)[0]["value"])).denied_by is None  # type: ignore[union-attr]
+
+        status, _ = slack.submit_view(
+            url, SIGNING_SECRET, user=APPROVER, view=view, values={"reason": {"text": "replaying instead"}}
+        )
+        assert status == 200
+
+        def retired() -> Message | None:
+            [now] = [m for m in slack.thread("C1", root.ts) if m.ts == proposal.ts]
+            return now if now.edits and not buttons(now) else None
+
+        edited = wait_for("the proposal message to lose its buttons", retired, timeout=30)
+        line = edited.blocks[-1]["elements"][0]["text"]
+        assert line == f":no_entry_sign: *Rolling restart of orders*: denied by <@{APPROVER}>: replaying instead"
+        assert [b["type"] for b in edited.blocks] == [*(t for t in shown if t != "actions"), "context"]

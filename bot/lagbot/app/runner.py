@@ -12,10 +12,13 @@ import os
 import signal
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
+from slack_bolt.error import BoltError
+from slack_sdk.errors import SlackApiError
 
+from lagbot.app import wording
 from lagbot.app.server import BotHTTPServer
 from lagbot.core import messages
 from lagbot.core.config import ConfigError, Settings
@@ -39,6 +42,10 @@ from lagbot.slack.replay import ReplayGuard, refuse_replays
 from lagbot.slack.replies import audit_reply, remediate_reply
 from lagbot.slack.wiring import BotCommands
 
+if TYPE_CHECKING:
+    from slack_bolt import App
+    from slack_sdk import WebClient
+
 log = logging.getLogger(__name__)
 
 
@@ -53,9 +60,31 @@ class Secrets:
         if not self.bot_token:
             raise ConfigError(messages.missing_secret(slack.bot_token_env, "the bot token (xoxb-...)"))
         if not self.app_token and not self.signing_secret:
-            raise ConfigError(
-                messages.missing_secret(slack.signing_secret_env, f"HTTP mode (or set {slack.app_token_env})")
-            )
+            raise ConfigError(wording.no_slack_mode(slack.app_token_env, slack.signing_secret_env))
+
+
+class SlackUnreachable(Exception):
+    """Slack's Web API could not be reached at start (`lagbot run` exits 3); the message says what to check."""
+
+
+def slack_problem(exc: BaseException) -> str | None:
+    """Why Slack could not be reached, when `exc` (raised by the first Web API call) is a network failure; None
+    otherwise."""
+    from urllib.error import URLError
+
+    if isinstance(exc, URLError):
+        return str(exc.reason)
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+def refused_token(exc: BoltError) -> str:
+    """Slack's error code (invalid_auth, token_revoked...) behind bolt's failed auth.test at start."""
+    cause = exc.__context__
+    if isinstance(cause, SlackApiError):
+        return str(cause.response.get("error") or cause)
+    return str(exc)
 
 
 def connect_redis(settings: Settings) -> redis.Redis:
@@ -125,6 +154,42 @@ def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
     }
 
 
+def start_app(
+    settings: Settings, slack: WebClient, secrets: Secrets, commands: BotCommands, remediator: Remediator, bot: Bot
+) -> App:
+    """The bolt app, whose start asks Slack who the token is (auth.test): a refused token is a ConfigError (exit 4),
+    an unreachable Slack is `SlackUnreachable` (exit 3), each one line naming Slack and what to check.
+
+    Raises:
+        ConfigError: Slack refused the bot token.
+        SlackUnreachable: Slack's Web API did not answer.
+    """
+    client_log = logging.getLogger("slack_sdk.web.base_client")
+    client_log.addFilter(_failed_attempt)  # each failed attempt is logged; the one line below says it once
+    try:
+        return build_app(
+            client=slack,
+            signing_secret=secrets.signing_secret or "socket-mode",
+            run_command=commands.run,
+            clicks=remediator,
+            clock=bot.clock,
+        )
+    except BoltError as exc:
+        raise ConfigError(wording.slack_refused_token(settings.slack.bot_token_env, refused_token(exc))) from None
+    except Exception as exc:
+        problem = slack_problem(exc)
+        if problem is None:
+            raise
+        raise SlackUnreachable(wording.slack_unreachable(settings.slack.api_url, problem)) from None
+    finally:
+        client_log.removeFilter(_failed_attempt)
+
+
+def _failed_attempt(record: logging.LogRecord) -> bool:
+    """Drop slack_sdk's line for a request that could not be sent (while the bot starts: `start_app` reports it)."""
+    return not record.getMessage().startswith("Failed to send a request to Slack API server")
+
+
 def run_bot(
     settings: Settings,
     *,
@@ -133,6 +198,10 @@ def run_bot(
 ) -> int:
     """Run the bot until `stop` is set (or SIGTERM/SIGINT). Returns the exit code."""
     tune_gc()  # a long-running process that keeps every check window: see tune_gc
+    done = stop or threading.Event()
+    if stop is None:  # from the start: a SIGTERM while starting stops the bot cleanly once it has started
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: done.set())
     secrets = Secrets(settings, os.environ if environ is None else environ)
     client = connect_redis(settings)
     slack = slack_client(secrets.bot_token, settings.slack.api_url)
@@ -156,13 +225,7 @@ def run_bot(
     commands.remediate_reply = lambda cluster, group, action, user, args: remediate_reply(
         remediator, commands.check_group(cluster, group), action, user, args, now=bot.clock()
     )
-    app = build_app(
-        client=slack,
-        signing_secret=secrets.signing_secret or "socket-mode",
-        run_command=commands.run,
-        clicks=remediator,
-        clock=bot.clock,
-    )
+    app = start_app(settings, slack, secrets, commands, remediator, bot)
     refuse_replays(app, ReplayGuard(client))
     server = BotHTTPServer(
         host=settings.http.host,
@@ -181,10 +244,6 @@ def run_bot(
 
         socket_mode = SocketModeHandler(app, secrets.app_token)
         socket_mode.connect()  # type: ignore[no-untyped-call]
-    done = stop or threading.Event()
-    if stop is None:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: done.set())
     done.wait()
     if socket_mode is not None:
         socket_mode.close()  # type: ignore[no-untyped-call]

@@ -15,7 +15,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lagbot.cli import wording
-from lagbot.cli.terminal import wide
 from lagbot.core import messages
 from lagbot.core.config import ClusterConfig, ConfigError, Settings
 from lagbot.core.model import GroupVerdict, Status
@@ -29,6 +28,8 @@ from lagbot.remediations.drain_offsets import DrainError
 from lagbot.remediations.drain_preflight import java_problem, sink_problem
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 3
+MIN_WIDTH = 240
+"""The plan's table is never squeezed to the terminal: long lines wrap."""
 _FLAGS = {"sink": "--sink", "chunk": "--chunk", "master": "--master", "topics": "--topic"}
 
 
@@ -51,6 +52,8 @@ def run_drain(
     err = Console(stderr=True, soft_wrap=True)  # one line per error, never cut at 80 columns
     target = pick_cluster(settings, cluster)
     params = drain_params(settings, sink, overrides)
+    if not dry_run and not spark_installed():
+        raise ConfigError(wording.cli_drain_needs_spark())
     problem = None if dry_run else java_problem(params.master) or sink_problem(params.sink, params.master)
     if problem is not None:
         err.print(f"lagbot: {problem}", style="bold red", highlight=False)
@@ -78,6 +81,22 @@ def run_drain(
         return EXIT_FAILED
     out.print(detail, highlight=False)
     return EXIT_OK
+
+
+def wide(console: Console) -> Console:
+    """The console at least MIN_WIDTH wide."""
+    if console.width >= MIN_WIDTH:
+        return console
+    return Console(file=console.file, width=MIN_WIDTH, force_terminal=console.is_terminal, no_color=console.no_color)
+
+
+def spark_installed() -> bool:
+    """Whether PySpark is installed (the `drain` extra, or `drain-connect` for a Spark Connect server)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def pick_cluster(settings: Settings, name: str | None) -> ClusterConfig:

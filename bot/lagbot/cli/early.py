@@ -56,9 +56,11 @@ class FlagCluster:
         return {"bootstrap.servers": self.bootstrap_servers}
 
 
-def flag_cluster(config: Path | None, bootstrap: str | None, group: str | None) -> FlagCluster | None:
+def flag_cluster(
+    config: Path | None, bootstrap: str | None, group: str | None, timeout: float | None = None
+) -> FlagCluster | None:
     """The cluster the settings will name when it comes from `--bootstrap` alone (no `--config`), or None. A `--group`
-    that is not a regex gives None: the settings report it."""
+    that is not a regex gives None: the settings report it. `timeout`: --timeout, if given."""
     if config is not None or not bootstrap:
         return None
     include = (ALL_GROUPS,) if group is None else (group,)
@@ -67,7 +69,7 @@ def flag_cluster(config: Path | None, bootstrap: str | None, group: str | None) 
             re.compile(pattern)
     except re.error:
         return None
-    return FlagCluster(bootstrap, include)
+    return FlagCluster(bootstrap, include, request_timeout=REQUEST_TIMEOUT if timeout is None else timeout)
 
 
 def fits(read: FlagCluster, cluster: ClusterConfig) -> bool:

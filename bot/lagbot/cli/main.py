@@ -92,10 +92,18 @@ def check(
     group: str | None,
     samples: int,
     every: float,
+    timeout: float | None,
     as_json: bool,
     verbose: bool,
 ) -> NoReturn:
-    """Check consumer lag now: per-partition table, status, lag in seconds and likely causes."""
+    """Check consumer lag now: per-partition table, status, lag in seconds and likely causes.
+
+    The groups in trouble come first; the tables fit the terminal (owner columns are left out when narrow, long
+    names cut in the middle; --json has everything). The last line sums the groups up.
+
+    Exit codes: 0 every group ok, 1 the worst is warn, 2 the worst is critical or page, 3 a cluster or a group could
+    not be read (its lag is unknown), 4 bad configuration or usage, 70 internal error.
+    """
     from functools import partial
 
     from lagbot.cli.early import EarlyRead, flag_cluster
@@ -104,12 +112,12 @@ def check(
     configure_logging(verbose=verbose)
     # The cluster --bootstrap names is read from here on while the settings load (lagbot.cli.early): the read is taken
     # if the validated settings name that very cluster.
-    target = flag_cluster(config, bootstrap, group)
+    target = flag_cluster(config, bootstrap, group, timeout)
     early = None if target is None else EarlyRead(target)
 
     from lagbot.cli.settings import load_for_cli
 
-    settings = load_for_cli(config, bootstrap, group)
+    settings = load_for_cli(config, bootstrap, group, timeout=timeout)
     checker, first = _checker(settings, samples, None if early is None else early.take(settings))
     shown = _Progress(samples, every, quiet=as_json)
     # The check runs from here on while this thread loads what prints its report: most of the check is waiting on
@@ -119,23 +127,26 @@ def check(
     import json
 
     from lagbot.cli.exits import exit_code
-    from lagbot.cli.plain import plain_width, print_plain
-    from lagbot.engine.report import report_json
+    from lagbot.cli.plain import plain_output, print_plain, table_width
+    from lagbot.cli.reasons import with_reasons
 
-    width = None if as_json else plain_width(sys.stdout, os.environ)
-    if width is None and not as_json:  # rich may print colours: its console (printed to a pipe or file, none needed)
+    plain = not as_json and plain_output(sys.stdout, os.environ)
+    width = table_width(sys.stdout, os.environ)
+    if not plain and not as_json:  # rich may print colours: its console (printed to a pipe or file, none needed)
         from rich.console import Console
 
         from lagbot.cli.terminal import print_report
 
     _resume_collector()  # everything is loaded: what is made from here on is the check's own
-    report = checking.result()
+    report = with_reasons(checking.result(), settings)
     if as_json:
-        print(json.dumps(report_json(report), indent=2))
-    elif width is not None:
-        print_plain(report, sys.stdout, width)
+        from lagbot.cli.reasons import check_json
+
+        print(json.dumps(check_json(report), indent=2))
+    elif plain:
+        print_plain(report, sys.stdout, width, group)
     else:
-        print_report(report, Console())
+        print_report(report, Console(), width, group)
     _finish_one_shot(exit_code(report))
 
 
@@ -211,14 +222,27 @@ class _Started:
 
 
 def run(*, config: Path | None, verbose: bool) -> int:
-    """Run the Slack bot: scheduled checks, incident threads, slash commands, /healthz and /metrics."""
-    from lagbot.app.runner import run_bot
+    """Run the Slack bot: scheduled checks, incident threads, slash commands, /healthz and /metrics.
+
+    Environment: SLACK_BOT_TOKEN (xoxb-..., always); SLACK_APP_TOKEN (xapp-..., Socket Mode, no public URL) or
+    SLACK_SIGNING_SECRET (HTTP mode: Slack posts to /slack/events); without --config, LAGBOT_CLUSTERS (JSON) and
+    LAGBOT_REDIS_URL. The configuration may rename the Slack variables (slack.*_env).
+
+    Exit codes: 0 stopped (SIGTERM or Ctrl-C), 3 Slack could not be reached, 4 bad configuration, a missing or
+    refused token, an unreachable Redis, 70 internal error.
+    """
+    from lagbot.app.runner import SlackUnreachable, run_bot
+    from lagbot.cli.exits import EXIT_UNREACHABLE
     from lagbot.cli.settings import load_for_cli
     from lagbot.core.logs import configure_logging
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, None, None, takes_bootstrap=False)
-    return run_bot(settings)
+    try:
+        return run_bot(settings)
+    except SlackUnreachable as exc:
+        print(f"lagbot: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
 
 
 def demo(
@@ -352,11 +376,18 @@ def _add_verbose(parser: Parser) -> None:
 def _check_options(parser: Parser) -> None:
     _add_config(parser)
     _add_bootstrap(parser)
-    parser.add_argument("-g", "--group", help="Only groups matching this regex.")
+    parser.add_argument(
+        "-g", "--group", help="Only groups whose whole name matches this regex (a prefix: -g 'events.*')."
+    )
     parser.add_argument(
         "-n", "--samples", type=Number(int, (1, 1000)), default=4, help="Snapshots to take (1: lag only)."
     )
     parser.add_argument("--every", type=Number(float, (0.1, 3600)), default=5.0, help="Seconds between snapshots.")
+    parser.add_argument(
+        "--timeout",
+        type=Number(float, (0.5, 300)),
+        help="Seconds to wait for each request to the cluster (default: request_timeout, 10).",
+    )
     parser.add_argument("--json", dest="as_json", action="store_true", help="Print one JSON object instead of tables.")
     _add_verbose(parser)
 

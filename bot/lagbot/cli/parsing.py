@@ -2,7 +2,7 @@
 
 A refused command line raises `UsageError` (argparse itself prints and exits 2): `lagbot.cli.main` reports it as
 one `lagbot: <message>` line and the usage line, exit 4. Options are never abbreviated (`--samp` is no `--samples`),
-`--help` is the only help flag, and numbers are checked against their range (`Number`). Help keeps the layout it
+`--help` (or `-h`) shows the help, and numbers are checked against their range (`Number`). Help keeps the layout it
 had: `Usage:`, the options as `-c, --config <path>`, each with its default, range or `required`, the paragraphs of a
 description kept.
 
@@ -30,7 +30,7 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, raising `UsageError` instead of exiting, with `--help` (no `-h`) and no abbreviations.
+    """argparse's parser, raising `UsageError` instead of exiting, with `--help` (`-h` too) and no abbreviations.
 
     `declare` (if given) declares its options or sub-commands when the parser is first used (it parses, or shows
     its usage or help): `lagbot check ...` builds only the parsers of `lagbot` and of `check`, and imports no other
@@ -39,7 +39,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, declare: Callable[[Parser], None] | None = None, **options: Any) -> None:
         super().__init__(formatter_class=HelpLayout, add_help=False, allow_abbrev=False, **options)
-        self.add_argument("--help", action="help", help=wording.cli_help_option())
+        self.add_argument("--help", "-h", action="help", help=wording.cli_help_option())
         self._declare = declare
 
     def _declared(self) -> None:

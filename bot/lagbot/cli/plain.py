@@ -1,78 +1,66 @@
-"""`lagbot check`'s report as plain text, as the terminal form (lagbot.cli.terminal) prints it on a console without
-colours (a pipe, a file), made without rich's console: `print_plain`.
+"""`lagbot check`'s report as lines of text: what lagbot.cli.terminal prints, styled on a console with colours, and
+what `print_plain` writes as it is to a pipe, a file or a terminal without colours (without importing rich's console,
+~35 ms of CPU, about a tenth of a whole `lagbot check` of 200 groups).
 
-rich's console takes ~35 ms of CPU to import, about a tenth of a whole `lagbot check` of 200 groups, and a report
-written to a pipe or a file needs none of it. `plain_width` tells from the stream and the environment when rich would
-print without colours, and at which width; `plain_report` lays the report out as rich prints it, character for
-character, and leaves to rich (imported then) only the lines rich would change: tabs, emoji codes, cause lines
-wider than the console, tables too wide for it. tests/cli/test_terminal_layout.py compares both ways.
-
-The table is the one `kafka-consumer-groups.sh --describe` prints, plus status and lag in seconds (`COLUMNS`).
+The report, top to bottom: the clusters that could not be read, then one section per group, the groups in trouble
+first (`by_trouble`): its headline, its partition table (laid out to fit the terminal by lagbot.cli.fit) and its
+likely causes; last, one line that sums it up. Every name the cluster sends is shown with its control characters
+escaped (`shown`): a group named with an escape sequence cannot move the cursor or recolour the terminal.
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from rich.cells import cell_len
-
 from lagbot.cli import wording
+from lagbot.cli.fit import COLUMNS, NUMERIC, RIGHT, Layout, cell_width, fit, lines
 from lagbot.core import messages
 from lagbot.core.model import GroupVerdict, PartitionVerdict
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from lagbot.engine.check import CheckReport
 
-COLUMNS = (
-    "GROUP",
-    "TOPIC",
-    "PARTITION",
-    "CURRENT-OFFSET",
-    "LOG-END-OFFSET",
-    "LAG",
-    "CONSUMER-ID",
-    "HOST",
-    "CLIENT-ID",
-    "STATUS",
-    "LAG-SECONDS",
-)
-NUMERIC = frozenset({"PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LAG-SECONDS"})
-RIGHT = tuple(column in NUMERIC for column in COLUMNS)
-MIN_WIDTH = 240
-"""Tables are never squeezed to the terminal: like kafka-consumer-groups.sh, long lines just wrap."""
-
-_STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
-"""The control codes rich strips from what it prints: bell, backspace, vertical tab, form feed, carriage return."""
+__all__ = ["COLUMNS", "NUMERIC", "RIGHT", "cell_width", "cells", "plain_report", "print_plain", "table_width"]
 
 
-def plain_width(stream: IO[str], environ: Mapping[str, str]) -> int | None:
-    """The width rich would print a report at on `stream` (at least MIN_WIDTH), when it is sure to print it without
-    colours; None whenever rich might use colours (it decides then).
+def plain_output(stream: IO[str], environ: Mapping[str, str]) -> bool:
+    """Whether rich would print to `stream` without colours, so `print_plain` prints what it would.
 
     rich prints without colours to what is not a terminal: a stream whose `isatty()` is false, unless FORCE_COLOR is
-    set and not empty or TTY_COMPATIBLE is 1 (TTY_COMPATIBLE=0 means not a terminal whatever the stream). Its width is
-    COLUMNS when that is a number, else the size of the first of stdin, stdout, stderr that is a terminal, else 80.
-    Windows, IPython and IDLE, which rich treats on their own, are left to it.
+    set and not empty or TTY_COMPATIBLE is 1 (TTY_COMPATIBLE=0 means not a terminal whatever the stream); NO_COLOR
+    set means no colours. Windows, IPython and IDLE, which rich treats on their own, are left to it.
     """
     if sys.platform == "win32" or hasattr(builtins, "get_ipython") or _in_idle():
-        return None
+        return False
     tty_compatible = environ.get("TTY_COMPATIBLE", "")
     if tty_compatible == "1":
-        return None
+        return False
     if tty_compatible != "0":
         force_color = environ.get("FORCE_COLOR")
         if force_color is not None and force_color != "":
-            return None
+            return False
         if force_color is None and _isatty(stream):
-            return None
-    return max(_console_width(environ), MIN_WIDTH)
+            return False
+    return True
+
+
+def table_width(stream: IO[str], environ: Mapping[str, str]) -> int | None:
+    """The width tables are fitted to: COLUMNS when it is a number, else the terminal's when `stream` is one; None
+    (the whole table, nothing cut) for a pipe or a file."""
+    columns = environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if not _isatty(stream):
+        return None
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or None
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _in_idle() -> bool:
@@ -86,148 +74,112 @@ def _isatty(stream: IO[str]) -> bool:
         return False
 
 
-def _console_width(environ: Mapping[str, str]) -> int:
-    columns = environ.get("COLUMNS")
-    if columns is not None and columns.isdigit():
-        return int(columns)
-    for fd in (0, 1, 2):
-        try:
-            return os.get_terminal_size(fd).columns or 80
-        except (AttributeError, ValueError, OSError):  # not a terminal
-            continue
-    return 80
-
-
-def print_plain(report: CheckReport, stream: IO[str], width: int) -> None:
-    """Write the report as `plain_report` lays it out, at `width` (`plain_width`), in one write."""
-    console: Console | None = None
-
-    def rich_console() -> Console:  # made only for a line that rich would change: the console print_report makes
-        nonlocal console
-        if console is None:
-            from rich.console import Console
-
-            from lagbot.cli.terminal import wide
-
-            console = wide(Console(file=stream))
-        return console
-
+def print_plain(report: CheckReport, stream: IO[str], width: int | None, pattern: str | None = None) -> None:
+    """Write the report as `plain_report` lays it out, in one write."""
     try:
-        stream.write(plain_report(report, width, rich_console))
+        stream.write(plain_report(report, width, pattern))
         stream.flush()
-    except BrokenPipeError:  # the reader went away (`| head`): what rich's own print does then
+    except BrokenPipeError:  # the reader went away (`| head`): nothing left to tell it
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         raise SystemExit(1) from None
 
 
-def plain_report(report: CheckReport, width: int, console: Callable[[], Console]) -> str:
-    """What lagbot.cli.terminal `print_report` prints on a console without colours `width` columns wide, as one string.
+@dataclass(frozen=True)
+class Line:
+    """One line of the report and what it is (lagbot.cli.terminal styles it by `kind`)."""
 
-    Every line that rich would print unchanged (no tab to expand, no emoji code to replace, a cause line that fits
-    the width) is written here as it is, less the control codes rich strips; anything else is printed by rich on
-    `console()` and captured. Character for character what rich prints, in about a tenth of the time: rich's print
-    costs ~0.1 ms a call, four calls a group.
-    """
-    out: list[str] = []
+    text: str
+    kind: str
+    """'cluster_error', 'blank', 'headline', 'group_error', 'header', 'row', 'note', 'cause' or 'summary'."""
+    verdict: GroupVerdict | None = None
+    partition: PartitionVerdict | None = None
+    layout: Layout | None = None
+    cells: tuple[str, ...] = ()
+    """A row's cells as shown (cut to their columns), in the order of `layout.shown`."""
+
+
+def report_lines(report: CheckReport, width: int | None, pattern: str | None = None) -> list[Line]:
+    """The report, line by line, tables fitted to `width` (None: whole); `pattern` is `-g`'s, if given."""
+    out: list[Line] = []
     for cluster, error in sorted(report.cluster_errors.items()):
-        out.append(_soft_line(wording.cli_cluster_error(cluster, error), console))
+        out.append(Line(shown(wording.cli_cluster_error(cluster, error)), "cluster_error"))
     if not report.verdicts and not report.cluster_errors:
-        out.append(_captured(console(), wording.cli_no_groups()))
-    for verdict in report.verdicts:
-        out.append("\n")
-        out.append(_soft_line(wording.cli_group_headline(verdict), console))
+        out.append(Line(shown(wording.cli_no_groups_matched(pattern) if pattern else wording.cli_no_groups()), "note"))
+    for verdict in by_trouble(report.verdicts):
+        out.append(Line("", "blank"))
+        out.append(Line(shown(wording.cli_group_headline(verdict)), "headline", verdict))
         if verdict.error:
-            out.append(_soft_line(verdict.error, console))
+            out.append(Line(shown(verdict.error), "group_error", verdict))
             continue
-        table = plain_table(verdict, width)
-        if table is None or "\t" in table:
-            out.append(_captured_group_table(console(), verdict))
-        else:
-            out.append(strip_control_codes(table) + "\n")
-        for cause in verdict.causes:
-            line = wording.cli_cause_line(cause)
-            if "\t" in line or "\n" in line or _EMOJI_CODE.search(line) or cell_width(line) > width:
-                out.append(_captured(console(), line, markup=False, highlight=False))
-            else:
-                out.append(strip_control_codes(line) + "\n")
-    return "".join(out)
+        out.extend(table_lines(verdict, width))
+        out.extend(Line(shown(wording.cli_cause_line(cause)), "cause", verdict) for cause in verdict.causes)
+    if report.verdicts:
+        out.append(Line("", "blank"))
+        out.append(Line(shown(wording.cli_summary(report.verdicts, report.cluster_errors)), "summary"))
+    return out
 
 
-def strip_control_codes(text: str) -> str:
-    """`text` less the control codes rich strips from what it prints (`_STRIPPED`)."""
-    return text.translate(_STRIPPED)
+def table_lines(verdict: GroupVerdict, width: int | None) -> list[Line]:
+    """The group's partition table, fitted to `width`, then a note naming the columns left out to fit."""
+    rows = [cells(verdict.group, p) for p in verdict.partitions]
+    layout = fit(rows, width)
+    text = lines(layout, rows)
+    out = [Line(text[0], "header", verdict, layout=layout)]
+    out.extend(
+        Line(line, "row", verdict, p, layout, layout.row(row))
+        for line, p, row in zip(text[1:], verdict.partitions, rows, strict=True)
+    )
+    if layout.hidden:
+        out.append(Line(wording.cli_columns_hidden(layout.hidden, width or 0), "note", verdict))
+    return out
 
 
-_EMOJI_CODE = re.compile(r":\S*?:")
-"""What could be an emoji code (`:smile:`), which rich replaces in a printed string: such lines are left to rich."""
+def plain_report(report: CheckReport, width: int | None, pattern: str | None = None) -> str:
+    """The report as plain text, fitted to `width` (None: tables whole)."""
+    return "".join(line.text + "\n" for line in report_lines(report, width, pattern))
 
 
-def _soft_line(text: str, console: Callable[[], Console]) -> str:
-    """`console.print(Text(text), soft_wrap=True)` without colours: the text, less control codes, unless it has tabs."""
-    if "\t" in text:
-        from rich.text import Text
-
-        return _captured(console(), Text(text), soft_wrap=True)
-    return strip_control_codes(text) + "\n"
+TROUBLE_ORDER = "unreadable", "page", "critical", "warn", "ok"
 
 
-def _captured(
-    console: Console,
-    renderable: object,
-    *,
-    markup: bool | None = None,
-    highlight: bool | None = None,
-    soft_wrap: bool = False,
-) -> str:
-    with console.capture() as capture:
-        console.print(renderable, markup=markup, highlight=highlight, soft_wrap=soft_wrap)
-    return capture.get()
+def by_trouble(verdicts: Sequence[GroupVerdict]) -> list[GroupVerdict]:
+    """The groups in trouble first: unreadable, then by severity (page, critical, warn), then the most lag in seconds
+    and messages; the groups at ok last, lagging before idle; names break ties."""
+    return sorted(verdicts, key=_trouble)
 
 
-def _captured_group_table(console: Console, verdict: GroupVerdict) -> str:
-    from lagbot.cli.terminal import print_partitions
-
-    with console.capture() as capture:
-        print_partitions(verdict, console)
-    return capture.get()
-
-
-def plain_table(verdict: GroupVerdict, width: int) -> str | None:
-    """The partition table as plain lines (no final newline), or None when it is wider than `width`."""
-    rows = [COLUMNS, *(cells(verdict.group, p) for p in verdict.partitions)]
-    sizes = [[cell_width(cell) for cell in row] for row in rows]  # each cell measured once: most of the table's time
-    widths = [max(column) for column in zip(*sizes, strict=True)]
-    if sum(widths) + 2 * (len(widths) - 1) > width:
-        return None
-    return "\n".join(
-        "  ".join(
-            " " * (w - size) + cell if right else cell + " " * (w - size)
-            for cell, size, w, right in zip(row, row_sizes, widths, RIGHT, strict=True)
-        )
-        for row, row_sizes in zip(rows, sizes, strict=True)
+def _trouble(v: GroupVerdict) -> tuple[int, int, float, int, str]:
+    return (
+        0 if v.error else 1,
+        -int(v.severity),
+        -(v.max_lag_seconds or 0.0),
+        -(v.total_lag or 0),
+        v.group,
     )
 
 
-def cell_width(text: str) -> int:
-    """`cell_len` (the columns a terminal gives `text`), found without looking at each character when every one is
-    printable ASCII, one column each: the cells of a table nearly always are."""
-    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
-
-
 def cells(group: str, p: PartitionVerdict) -> tuple[str, ...]:
-    """A partition's row of the table, in `COLUMNS` order."""
+    """A partition's row of the table, in `COLUMNS` order, names shown with control characters escaped."""
     owner = p.owner
     return (
-        group,
-        p.topic,
+        shown(group),
+        shown(p.topic),
         str(p.partition),
         "-" if p.committed is None else str(p.committed),
         str(p.log_end),
         "-" if p.lag is None else str(p.lag),
-        owner.member_id if owner else "-",
-        owner.host if owner else "-",
-        owner.client_id if owner else "-",
+        shown(owner.member_id) if owner else "-",
+        shown(owner.host) if owner else "-",
+        shown(owner.client_id) if owner else "-",
         p.status.name,
         messages.lag_seconds_cell(p.lag_seconds, p.lag_seconds_lower_bound),
     )
+
+
+def shown(text: str) -> str:
+    """`text` with every character a terminal would not print as a glyph (escape, tab, newline, bidi controls...)
+    written as a Python escape: `\\x1b`, `\\t`, `\\u202e`."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)

@@ -17,11 +17,17 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def load_for_cli(
-    config: Path | None, bootstrap: str | None, group: str | None, *, takes_bootstrap: bool = True
+    config: Path | None,
+    bootstrap: str | None,
+    group: str | None,
+    *,
+    takes_bootstrap: bool = True,
+    timeout: float | None = None,
 ) -> Settings:
     """Settings from the file (or the environment), then the command-line flags, which win over both.
 
     `takes_bootstrap`: whether the command has a --bootstrap flag to suggest when nothing names a cluster.
+    `timeout`: --timeout, every cluster's request timeout.
 
     Raises:
         ConfigError: a bad file, environment variable, flag, or librdkafka property, named.
@@ -38,6 +44,10 @@ def load_for_cli(
             seed = {"clusters": [cluster.model_dump()]}
         settings, source = build_settings(seed, source="environment"), "environment"
     settings = apply_flags(settings, bootstrap=bootstrap, group=group, replace_clusters=config is None)
+    if timeout is not None:
+        settings = settings.model_copy(
+            update={"clusters": [c.model_copy(update={"request_timeout": timeout}) for c in settings.clusters]}
+        )
     check_clients(settings, source=source)
     return settings
 

@@ -1,141 +1,64 @@
-"""The terminal form of a check: the table of `kafka-consumer-groups.sh --describe`, plus status and causes.
+"""The terminal form of a check: the lines of lagbot.cli.plain, styled (severity colours, a bold header, the status
+coloured) and printed through rich's console.
 
-A group's table is laid out here as one `Text` (the layout of rich's `Table` with `box=None`: columns two
-spaces apart, numbers right-justified, the header bold, the status coloured): rich's own `Table` measures and
-pads every cell through its renderable protocol, about 40 us a cell, which made printing 2,000 partitions
-take a second. Cells are printed as they are (a group named `a[b]` shows `a[b]`, never read as markup).
-A table wider than the console falls back to rich's `Table`, which crops its cells the way it always did.
-Printed without colours, the report is laid out by lagbot.cli.plain (whose table this is, as `COLUMNS` and `cells`).
+Every line is printed as one `Text`, never read as markup (a group named `a[b]` shows `a[b]`) nor wrapped by rich:
+the tables are already fitted to the terminal (lagbot.cli.fit); a headline or a cause line longer than the terminal
+wraps as the terminal wraps it. Without colours this prints, character for character, what `plain_report` makes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.console import Console
 from rich.text import Text
 
-if TYPE_CHECKING:
-    from rich.table import Table
-
-from lagbot.cli import wording
-from lagbot.cli.plain import COLUMNS, MIN_WIDTH, NUMERIC, RIGHT, cell_width, cells, plain_report, plain_table
-from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.cli.fit import GAP, pad
+from lagbot.cli.plain import COLUMNS, NUMERIC, Line, report_lines
+from lagbot.core.model import Severity, Status
 from lagbot.engine.check import CheckReport
 
-__all__ = ["COLUMNS", "NUMERIC", "print_report", "print_rich", "wide"]
+__all__ = ["COLUMNS", "NUMERIC", "print_report", "styled"]
 
-_SEVERITY_STYLE = {Severity.OK: "green", Severity.WARN: "yellow", Severity.CRITICAL: "red", Severity.PAGE: "bold red"}
-_STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow"}
+SEVERITY_STYLE = {Severity.OK: "green", Severity.WARN: "yellow", Severity.CRITICAL: "red", Severity.PAGE: "bold red"}
+STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow"}
+_KIND_STYLE = {"cluster_error": "bold red", "group_error": "red", "summary": "bold", "note": "dim"}
 
-
-def print_report(report: CheckReport, console: Console) -> None:
-    """Print every cluster error, then one section per group: summary line, partition table, causes."""
-    console = wide(console)
-    if console.color_system is None and not console.record:
-        try:
-            console.file.write(plain_report(report, console.width, lambda: console))
-            console.file.flush()
-        except BrokenPipeError:  # the reader went away (`| head`): what rich's own print does then
-            console.on_broken_pipe()
-    else:
-        print_rich(report, console)
+_UNSET = -1
 
 
-def print_rich(report: CheckReport, console: Console) -> None:
-    """`print_report` through rich's print, item by item (colours, or a recording console)."""
-    with console:  # buffered, written at the end: one write instead of four per group
-        for cluster, error in sorted(report.cluster_errors.items()):
-            console.print(Text(wording.cli_cluster_error(cluster, error), style="bold red"), soft_wrap=True)
-        if not report.verdicts and not report.cluster_errors:
-            console.print(wording.cli_no_groups())
-        for verdict in report.verdicts:
-            console.print()
-            print_group(verdict, console)
+def print_report(report: CheckReport, console: Console, width: int | None = _UNSET, pattern: str | None = None) -> None:
+    """Print the report on `console`, its tables fitted to `width` (by default the console's width when it is a
+    terminal; None: whole tables); `pattern` is `-g`'s, if given."""
+    if width == _UNSET:
+        width = console.width if console.is_terminal else None
+    with console:  # buffered, written at the end: one write
+        for line in report_lines(report, width, pattern):
+            console.print(styled(line), soft_wrap=True)
 
 
-def wide(console: Console) -> Console:
-    """The console at least MIN_WIDTH wide: tables are never squeezed to the terminal."""
-    if console.width >= MIN_WIDTH:
-        return console
-    return Console(file=console.file, width=MIN_WIDTH, force_terminal=console.is_terminal, no_color=console.no_color)
-
-
-def print_group(verdict: GroupVerdict, console: Console) -> None:
-    style = _SEVERITY_STYLE[verdict.severity]
-    console.print(Text(wording.cli_group_headline(verdict), style=style), soft_wrap=True)
-    if verdict.error:
-        console.print(Text(verdict.error, style="red"), soft_wrap=True)
-        return
-    print_partitions(verdict, console)
-    for cause in verdict.causes:
-        console.print(wording.cli_cause_line(cause), markup=False, highlight=False)
-
-
-def print_partitions(verdict: GroupVerdict, console: Console) -> None:
-    """The group's partition table: laid out here when it fits the console, else by rich's Table."""
-    text = partition_text(verdict, console.width, styled=console.color_system is not None)
-    if text is None:
-        console.print(partition_table(verdict))
-    else:  # every line fits: nothing to wrap or crop
-        console.print(text, no_wrap=True, overflow="ignore", crop=False)
+def styled(line: Line) -> Text:
+    """One line of the report as rich Text with its style."""
+    if line.kind == "headline" and line.verdict is not None:
+        return Text(line.text, style=SEVERITY_STYLE[line.verdict.severity])
+    if line.kind == "header":
+        return Text(line.text, style="bold")
+    if line.kind == "row" and line.partition is not None and line.layout is not None:
+        return _row(line)
+    return Text(line.text, style=_KIND_STYLE.get(line.kind, ""))
 
 
 _STATUS_COLUMN = COLUMNS.index("STATUS")
 
 
-def partition_text(verdict: GroupVerdict, width: int, *, styled: bool = True) -> Text | None:
-    """The group's partition table as one Text, or None when it is wider than `width` (rich's Table then).
-
-    Unstyled (for a console that prints no colours) it is one plain string, which rich prints fastest.
-    """
-    if not styled:
-        table = plain_table(verdict, width)
-        return None if table is None else Text(table, end="\n")
-    rows = [cells(verdict.group, p) for p in verdict.partitions]
-    widths = _widths(rows)
-    if sum(widths) + 2 * (len(widths) - 1) > width:
-        return None
+def _row(line: Line) -> Text:
+    """A table row, its STATUS cell coloured."""
+    assert line.layout is not None and line.partition is not None
+    layout = line.layout
     text = Text()
-    for i, column in enumerate(COLUMNS):  # rich styles each header cell and each padding space on its own
-        if i:
-            text.append(" ", style="bold")
-            text.append(" ", style="bold")
-        text.append(_fit(column, widths[i], RIGHT[i]), style="bold")
-    for p, row in zip(verdict.partitions, rows, strict=True):
-        text.append("\n")
-        status_style = _STATUS_STYLE.get(p.status, "red")
-        for i, cell in enumerate(row):
-            if i:
-                text.append("  ")
-            text.append(_fit(cell, widths[i], RIGHT[i]), style=status_style if i == _STATUS_COLUMN else None)
+    for position, (column, cell, width, right) in enumerate(
+        zip(layout.shown, line.cells, layout.widths, layout.right, strict=True)
+    ):
+        if position:
+            text.append(" " * GAP)
+        style = STATUS_STYLE.get(line.partition.status, "red") if column == _STATUS_COLUMN else ""
+        text.append(pad(cell, width, right), style=style)
     return text
-
-
-def _widths(rows: list[tuple[str, ...]]) -> list[int]:
-    widths = [cell_width(column) for column in COLUMNS]
-    for row in rows:
-        for i, cell in enumerate(row):
-            size = cell_width(cell)
-            if size > widths[i]:
-                widths[i] = size
-    return widths
-
-
-def _fit(cell: str, width: int, right: bool) -> str:
-    pad = " " * (width - cell_width(cell))
-    return pad + cell if right else cell + pad
-
-
-def partition_table(verdict: GroupVerdict) -> Table:
-    """The same table as rich's Table: for a table wider than the console, which rich crops."""
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for column, right in zip(COLUMNS, RIGHT, strict=True):
-        table.add_column(column, justify="right" if right else "left", no_wrap=True)
-    for p in verdict.partitions:
-        row: list[str | Text] = [Text(cell) for cell in cells(verdict.group, p)]
-        row[_STATUS_COLUMN] = Text(p.status.name, style=_STATUS_STYLE.get(p.status, "red"))
-        table.add_row(*row)
-    return table

@@ -5,10 +5,10 @@ Tiny functions, one per message (see lagbot.core.messages for the shared ones an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from lagbot.core.messages import behind, count, eta_text, status_word
-from lagbot.core.model import Cause, GroupVerdict
+from lagbot.core.messages import count, duration, eta_text, status_word
+from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status
 
 
 def bad_option(option: str, problem: str) -> str:
@@ -16,13 +16,58 @@ def bad_option(option: str, problem: str) -> str:
 
 
 def cli_group_headline(v: GroupVerdict) -> str:
-    lag_s = behind(v.max_lag_seconds)
     return (
-        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · {status_word(v)} · "
+        f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · {cli_doing(v)} · "
         f"state {v.state.value} · "
-        f"lag {count(v.total_lag)} · {lag_s} behind · trend {v.trend} · "
+        f"lag {count(v.total_lag)} · {cli_behind(v)} · trend {v.trend} · "
         f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
     )
+
+
+_IDLE_STATES = (GroupState.EMPTY, GroupState.DEAD)
+
+
+def cli_doing(v: GroupVerdict) -> str:
+    """What the consumers are doing: a group without members is consuming nothing, whatever its lag."""
+    if v.status is Status.OK and v.state in _IDLE_STATES:
+        return "no consumers"
+    return status_word(v)
+
+
+def cli_behind(v: GroupVerdict) -> str:
+    """The group's lag in seconds as its table shows it: '6 min behind', 'more than 60 s behind' when the committed
+    offset is older than every snapshot (the table's '>60'), 'not behind' with no lag, else what is not known."""
+    if v.total_lag == 0:
+        return "not behind"
+    if v.max_lag_seconds is None:
+        return "time behind unknown"
+    at_least = any(p.lag_seconds_lower_bound and p.lag_seconds == v.max_lag_seconds for p in v.partitions)
+    return f"{'more than ' if at_least else ''}{duration(v.max_lag_seconds)} behind"
+
+
+def cli_summary(verdicts: Sequence[GroupVerdict], cluster_errors: Mapping[str, str]) -> str:
+    """The report in one line: '7 groups: 1 critical, 1 warn, 4 idle, 1 ok', then the unreadable clusters."""
+    kinds = [_summary_kind(v) for v in verdicts]
+    counted = [f"{kinds.count(kind)} {kind}" for kind in _SUMMARY_KINDS if kind in kinds]
+    groups = f"{len(verdicts)} group{'' if len(verdicts) == 1 else 's'}: {', '.join(counted)}"
+    if not cluster_errors:
+        return groups
+    return f"{groups}; cluster {', '.join(sorted(cluster_errors))} unreachable"
+
+
+_SUMMARY_KINDS = ("unreadable", "page", "critical", "warn", "idle", "ok")
+
+
+def _summary_kind(v: GroupVerdict) -> str:
+    if v.error or v.status is Status.ERR:
+        return "unreadable"
+    if v.severity is not Severity.OK:
+        return v.severity.label
+    return "idle" if v.state in _IDLE_STATES else "ok"
+
+
+def cli_columns_hidden(columns: Sequence[str], width: int) -> str:
+    return f"  ({', '.join(columns)} left out to fit {width} columns; --json has every column)"
 
 
 def cli_cause_line(cause: Cause) -> str:
@@ -36,6 +81,12 @@ def cli_cluster_error(cluster: str, error: str) -> str:
 
 def cli_no_groups() -> str:
     return "no consumer groups matched"
+
+
+def cli_no_groups_matched(pattern: str) -> str:
+    """Nothing matched `-g PATTERN`, a whole-name regex: the likely intent is a prefix."""
+    hint = "" if pattern.endswith(".*") else f" (-g matches whole names: try -g '{pattern}.*' for names that start so)"
+    return f"no consumer group is named {pattern!r}{hint}"
 
 
 def cli_no_cluster() -> str:
@@ -118,6 +169,13 @@ def cli_drain_consumers_running(group: str, members: int, state: str) -> str:
     )
 
 
+def cli_drain_needs_spark() -> str:
+    return (
+        "the drain needs PySpark: pip install 'lagbot[drain]' (Spark local or spark-submit, with Java 17+), "
+        "or 'lagbot[drain-connect]' for a Spark Connect server (master sc://...; no Java)"
+    )
+
+
 def cli_drain_need_sink() -> str:
     return "--sink: required (or set drain.sink in the configuration)"
 
@@ -155,3 +213,23 @@ def history_unknown_group(group: str) -> str:
 
 def history_group_on_clusters(group: str, clusters: Sequence[str]) -> str:
     return f"group {group} has history on several clusters ({', '.join(clusters)}): name one with --cluster"
+
+
+def cli_unreachable_because(error: str, reason: str) -> str:
+    return f"{error}; {reason}"
+
+
+def cli_host_does_not_resolve(host: str, problem: str) -> str:
+    return f"the name {host} does not resolve ({problem}): check the bootstrap servers' host names"
+
+
+def cli_connection_refused(server: str) -> str:
+    return f"{server} refused the connection: no broker listens on that port (is it running? the right port?)"
+
+
+def cli_no_answer(server: str, timeout: float) -> str:
+    return f"no answer from {server} within {timeout:g} s: the host is down, or a firewall drops the connection"
+
+
+def cli_connection_failed(server: str, problem: str) -> str:
+    return f"cannot connect to {server}: {problem}"

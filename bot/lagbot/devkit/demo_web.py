@@ -81,7 +81,6 @@ class DemoPage:
         self._phase = "waiting"
         self._closed_views: set[str] = set()
         self._response_keys: list[str] = []
-        self._seen: dict[str, float] = {}
 
     @property
     def phase(self) -> str:
@@ -115,10 +114,8 @@ class DemoPage:
         return body
 
     def _with_time(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The message with `at`: when the page first saw it (the emulator's ts values are counters)."""
-        with self._lock:
-            at = self._seen.setdefault(str(message["ts"]), time.time())
-        return {**message, "at": at}
+        """The message with `at`: when the bot posted it, as Slack shows it (the emulator's ts values are counters)."""
+        return {**message, "at": message["posted_at"]}
 
     def click(self, body: dict[str, Any]) -> dict[str, Any]:
         """Click the button `action_id` of the message `ts` as the approver (a block_actions request)."""
@@ -179,7 +176,7 @@ class DemoPage:
 
 def _message_json(message: Message) -> dict[str, Any]:
     fields = asdict(message)
-    return {k: fields[k] for k in ("ts", "thread_ts", "text", "blocks", "edits", "files")}
+    return {k: fields[k] for k in ("ts", "thread_ts", "text", "blocks", "edits", "files", "posted_at")}
 
 
 def _text_field(body: dict[str, Any], name: str) -> str:
@@ -333,11 +330,13 @@ def play_web(
     run.say(wording.demo_web_url(server.url, APPROVER))
     if on_ready is not None:
         on_ready(WebDemo(server.url, services, page))
+    remind = Reminder(run, server.url, every=REMIND_EVERY)
 
     def ended() -> bool:
         return stop.is_set() or time.monotonic() >= run.deadline - 1
 
     def offered() -> tuple[Message, Message] | bool:
+        remind()
         return find_scale_button(services.slack) or ended()
 
     found = cast("tuple[Message, Message] | bool", run.until(wording.demo_wait_button(), offered, 90))
@@ -349,6 +348,8 @@ def play_web(
         def decided() -> AuditEntry | bool | None:
             if approved(services.audit, proposal):
                 page.phase = "running"
+            else:
+                remind()
             return decision_of(services.audit, proposal) or ended()
 
         entry = run.until(wording.demo_web_wait_decision(), decided, run.deadline - time.monotonic())
@@ -368,6 +369,28 @@ def _after_decision(run: Run, services: Services, scenario: Scenario, page: Demo
         return "denied"
     drain_and_resolve(run, services, scenario)
     return "resolved"
+
+
+REMIND_EVERY = 15.0
+"""Seconds between two reminders of the page's address while the demo waits for a click."""
+
+
+class Reminder:
+    """While the demo waits for a click, the page's address again every `every` seconds, once the channel has
+    printed something since: the first one scrolls off the terminal within about 20 s."""
+
+    def __init__(self, run: Run, url: str, *, every: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._run, self._url, self._every, self._clock = run, url, every, clock
+        self._last = clock()
+
+    def __call__(self) -> bool:
+        """Print the reminder if it is due; whether it did."""
+        now = self._clock()
+        if now - self._last < self._every:
+            return False
+        self._last = now
+        self._run.say(wording.demo_web_url_again(self._url))
+        return True
 
 
 def serve_until(run: Run, stop: threading.Event) -> None:

@@ -61,6 +61,8 @@ class Message:
     thread_ts: str | None = None
     edits: int = 0
     files: list[dict[str, Any]] = field(default_factory=list)
+    posted_at: float = field(default_factory=time.time)
+    """When it was posted (epoch seconds): what Slack shows beside a message (its ts here is a counter)."""
 
 
 @dataclass
@@ -464,6 +466,8 @@ class SlackEmulator:
         if isinstance(view, str):
             view = json.loads(view)
         if not isinstance(view, dict) or view.get("type") not in ("modal", "home"):
+            return _error("invalid_arguments")
+        if len(str(view.get("private_metadata", ""))) > 3_000:  # Slack's limit on a view's private_metadata
             return _error("invalid_arguments")
         errors = block_errors(view.get("blocks") or [], max_blocks=MAX_VIEW_BLOCKS)
         if errors:

@@ -32,7 +32,8 @@ TERMINAL_EMOJI = {
     "large_green_circle": "●", "large_yellow_circle": "●", "red_circle": "●", "rotating_light": "🚨",
     "white_circle": "○", "white_check_mark": "✔", "ballot_box_with_check": "☑", "x": "✖", "warning": "⚠",
     "gear": "⚙", "wrench": "🔧", "mag": "🔍", "bell": "🔔", "no_bell": "🔕", "no_entry": "⛔", "repeat": "↻",
-    "arrow_up": "↑", "arrow_down": "↓", "test_tube": "🧪",
+    "arrow_up": "↑", "arrow_down": "↓", "test_tube": "🧪", "no_entry_sign": "🚫", "hourglass": "⌛", "recycle": "♻",
+    "arrows_counterclockwise": "🔄",
 }  # fmt: skip
 """Slack emoji shortcodes lagbot uses, as characters for the demo's terminal transcript."""
 
@@ -206,6 +207,10 @@ def demo_web_title(timeout: float) -> str:
 
 def demo_web_url(url: str, user: str) -> str:
     return f"  web        open {url} in a browser: the channel as Slack shows it; you click its buttons as {user}"
+
+
+def demo_web_url_again(url: str) -> str:
+    return f"  (waiting for your click in the page: open {url})"
 
 
 def demo_web_wait_decision() -> str:

@@ -8,6 +8,7 @@ to find it in the logs (lagbot.slack.commands.respond_safely).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -51,8 +52,17 @@ def build_app(
     clicks: Clicks | None = None,
     clock: Callable[[], float] = time.time,
 ) -> App:
-    """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call."""
-    app = App(client=client, signing_secret=signing_secret, process_before_response=False)
+    """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call.
+
+    bolt asks Slack who the token is (auth.test) as it starts: a refused token raises bolt's BoltError, an unreachable
+    Slack the client's network error (lagbot.app.runner names either).
+    """
+    bolt_log = logging.getLogger("slack_bolt.App")
+    bolt_log.addFilter(_client_token_notice)
+    try:
+        app = App(client=client, signing_secret=signing_secret, process_before_response=False)
+    finally:
+        bolt_log.removeFilter(_client_token_notice)
     if clicks is not None:
         _approval_listeners(app, clicks, clock)
 
@@ -70,6 +80,12 @@ def build_app(
         log.error("slack listener failed", exc_info=error)
 
     return app
+
+
+def _client_token_notice(record: logging.LogRecord) -> bool:
+    """Drop bolt's notice that the SLACK_BOT_TOKEN it found in the environment "will be unused" since a client is
+    given: the client holds that very token (lagbot.app.runner makes it from the same variable)."""
+    return "will be unused" not in record.getMessage()
 
 
 def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) -> None:
@@ -93,24 +109,92 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
             if body.get("response_url"):
                 respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
+        view = {**view, "private_metadata": deny_metadata(_value(body), body)}
         client.views_open(trigger_id=str(trigger), view=view)
 
+    def check_reason(ack: Ack, body: dict[str, Any]) -> None:
+        """A reason is required: an empty (or blank) one is refused in the modal, which stays open."""
+        if _reason(body).strip():
+            ack()
+        else:
+            ack(response_action="errors", errors={"reason": wording.deny_reason_required()})
+
     def deny(body: dict[str, Any], client: WebClient) -> None:
-        view = body.get("view") or {}
-        reason = view.get("state", {}).get("values", {}).get("reason", {}).get("text", {}).get("value") or ""
+        reason = _reason(body).strip()
+        if not reason:
+            return
         user = _user(body)
-        answer = _safely(lambda: clicks.deny(str(view.get("private_metadata", "")), user, reason, now=clock()))
+        clicked = clicked_message(_metadata(body))
+        proposal_id = _value(clicked)
+        answer = _safely(lambda: clicks.deny(proposal_id, user, reason, now=clock()))
         if answer.ephemeral:
             client.chat_postMessage(channel=user, text=answer.ephemeral)
+        if "message" in clicked:  # the message whose Deny was clicked: retired as an approval retires it
+            respond = Respond(response_url=str(clicked.get("response_url") or "") or None)
+            settle_proposal_message(clicked, client, respond, lambda: clicks.settled(proposal_id, now=clock()))
 
     app.action(re.compile(r"^approve:"))(ack=ack_only, lazy=[approve])
     app.action(re.compile(r"^deny:"))(open_deny)
-    app.view(DENY_CALLBACK)(ack=ack_only, lazy=[deny])
+    app.view(DENY_CALLBACK)(ack=check_reason, lazy=[deny])
+
+
+MAX_PRIVATE_METADATA = 3_000
+"""Slack's limit on a view's private_metadata, in characters."""
+
+
+def deny_metadata(proposal_id: str, body: dict[str, Any]) -> str:
+    """The deny modal's private_metadata: the proposal id and, when they fit Slack's 3,000 characters, the clicked
+    message (its channel, ts, text and blocks, and the click's response_url), which the denial then retires: the
+    modal's submission carries no message of its own. JSON, read back by `clicked_message`."""
+    found, where = body.get("message"), body.get("container")
+    message: dict[str, Any] | None = found if isinstance(found, dict) else None
+    container: dict[str, Any] = where if isinstance(where, dict) else {}
+    whole = {
+        "actions": [{"value": proposal_id}],
+        "container": {k: container[k] for k in ("channel_id", "is_ephemeral") if k in container},
+        "response_url": body.get("response_url"),
+        "message": None
+        if message is None
+        else {"ts": message.get("ts"), "text": message.get("text"), "blocks": message.get("blocks") or []},
+    }
+    text = json.dumps(whole, separators=(",", ":"))
+    if message is not None and len(text) <= MAX_PRIVATE_METADATA:
+        return text
+    return json.dumps({"actions": [{"value": proposal_id}]}, separators=(",", ":"))
+
+
+def clicked_message(metadata: object) -> dict[str, Any]:
+    """`deny_metadata` read back: a click's body ({actions, container, message, response_url}); a bare proposal id
+    (a modal opened before this form) gives a body with that id alone."""
+    text = str(metadata or "")
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict) or not isinstance(found.get("actions"), list) or not found["actions"]:
+        return {"actions": [{"value": text}]}
+    if not isinstance(found.get("message"), dict):
+        found.pop("message", None)
+    return found
+
+
+def _reason(body: dict[str, Any]) -> str:
+    """The reason typed in the deny modal ('' when missing, whatever shape the submission has)."""
+    value: Any = body
+    for key in ("view", "state", "values", "reason", "text", "value"):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _metadata(body: dict[str, Any]) -> object:
+    view = body.get("view")
+    return view.get("private_metadata") if isinstance(view, dict) else None
 
 
 def _value(body: dict[str, Any]) -> str:
     actions = body.get("actions") or [{}]
-    return str(actions[0].get("value", ""))
+    first = actions[0] if isinstance(actions, list) else {}
+    return str(first.get("value", "")) if isinstance(first, dict) else ""
 
 
 def _user(body: dict[str, Any]) -> str:

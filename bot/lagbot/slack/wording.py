@@ -602,3 +602,7 @@ def lag_days_out_of_range(value: str, low: int, high: int) -> str:
 
 def lag_thresholds_not_approver(group: str) -> str:
     return f"Only an approver of `{slack_escape(group)}` (its policy rule) may ask for its thresholds."
+
+
+def deny_reason_required() -> str:
+    return "Say why you deny it: the reason goes to the thread and the audit trail."

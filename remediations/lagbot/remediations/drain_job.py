@@ -32,9 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pyspark.accumulators import AccumulatorParam
+from typing import TYPE_CHECKING, Any, cast
 
 from lagbot.remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
 from lagbot.remediations.drain_settings import DrainSettings, ParquetWriter, is_local
@@ -55,6 +53,7 @@ from lagbot.remediations.drain_sinks import (
 from lagbot.remediations.jvm_stderr import quiet_jvm_start
 
 if TYPE_CHECKING:
+    from pyspark.accumulators import AccumulatorParam
     from pyspark.sql import SparkSession
 
 JOB_VERSION = 1
@@ -213,7 +212,7 @@ def run_job(spark: SparkSession, config: JobConfig, *, on_progress: ProgressFn |
 def _run_parquet(
     spark: SparkSession, config: JobConfig, sink: ParquetSink, on_progress: ProgressFn | None
 ) -> tuple[tuple[RangeReceipt, ...], str | None]:
-    tallies = spark.sparkContext.accumulator({}, TallyParam())
+    tallies = spark.sparkContext.accumulator(Tallies(), tally_param())
     kafka, idle, fail_after = config.kafka, config.idle_timeout, config.fail_after
 
     def drain(batches: Any) -> Any:
@@ -251,7 +250,7 @@ def _run_per_range(
 ) -> tuple[tuple[RangeReceipt, ...], str | None]:
     """One task per range writes it itself (pyarrow Parquet, or replay) and hands back its receipt."""
     sc = spark.sparkContext
-    progress = sc.accumulator({}, TallyParam())
+    progress = sc.accumulator(Tallies(), tally_param())
     kafka, idle, fail_after = config.kafka, config.idle_timeout, config.fail_after
     results: list[RangeReceipt] = []
     root = _arrow_root(spark, sink) if isinstance(sink, ParquetSink) else ""
@@ -367,8 +366,12 @@ def output_schema() -> Any:
 Tallies = dict[tuple[Any, ...], list[Any]]
 
 
-class TallyParam(AccumulatorParam[Tallies]):
-    """Accumulates {(topic, partition, start, end): [count, bytes, first, last]} from the tasks."""
+class TallyParam:
+    """Accumulates {(topic, partition, start, end): [count, bytes, first, last]} from the tasks.
+
+    PySpark's `AccumulatorParam` is only these two methods (PySpark calls them, it checks no base class): this
+    module defines it without importing PySpark, so the bot and `lagbot check` load it without the `drain` extra.
+    """
 
     def zero(self, value: Tallies) -> Tallies:
         return {}
@@ -376,6 +379,11 @@ class TallyParam(AccumulatorParam[Tallies]):
     def addInPlace(self, value1: Tallies, value2: Tallies) -> Tallies:
         value1.update(value2)
         return value1
+
+
+def tally_param() -> AccumulatorParam[Tallies]:
+    """A `TallyParam`, typed as what SparkContext.accumulator takes."""
+    return cast("AccumulatorParam[Tallies]", TallyParam())
 
 
 def _key(rng: OffsetRange) -> tuple[Any, ...]:
