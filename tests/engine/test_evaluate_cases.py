@@ -217,7 +217,8 @@ STATUS_CASES = [
     ),
     # 04 Committed went 800 -> 200 (a rewind) and the consumer has since re-read everything: lag 0 now.
     #    OK "caught up": the rewound messages have all been consumed again, so there is nothing left to act on
-    #    (Burrow likewise judges nothing when the current lag is 0). The REWIND rule would fire on this window.
+    #    (Burrow likewise judges nothing when the current lag is 0). The REWIND rule does not fire either: the
+    #    consumer came back to 800, the offset it rewound from (rewind recovery, case 41).
     pytest.param(
         StatusCase(
             OWNED,
@@ -226,7 +227,6 @@ STATUS_CASES = [
             Status.OK,
             engine_wording.reason_caught_up(),
             0,
-            shadows=(Status.REWIND,),
         ),
         id="04-caught-up-now-after-rewind",
     ),
@@ -253,17 +253,18 @@ STATUS_CASES = [
         StatusCase(EMPTY, W_BURST, Ownership.UNOWNED, Status.OK, engine_wording.reason_caught_up_in_window(), 90),
         id="06-burst-after-caught-up-is-not-stop",
     ),
-    # 07 The guard's other half: the first commit appears at t=10 and is 100, exactly the log end at t=0, so the
-    #    consumer had read the whole log as it stood when the window opened; the 30 messages after it are not
-    #    committed yet. 3 committed samples over 20 s with an unmoved offset would be STALL, but the guard holds
-    #    (committed 100 >= oldest log end 100); the lag 30, 30, 30 does not grow, so no WARN. OK.
+    # 07 The guard looks only at the recent samples (the last `min_samples`): the first commit appears at t=10 and is
+    #    100, exactly the log end at t=0, but the 30 messages after it were already written at t=10 and are still
+    #    unread at t=30. The consumer reached no log end of t=10, 20, 30: 3 committed samples over 20 s with an
+    #    unmoved offset and 30 waiting are a STALL (Burrow: STALL, the lag is never zero in its commits). Before, the
+    #    guard read the log end of t=0, a sample without a commit, and said OK.
     pytest.param(
         StatusCase(
             OWNED,
             w((0, None, 100), (10, 100, 130), (20, 100, 130), (30, 100, 130)),
             Ownership.OWNED,
-            Status.OK,
-            engine_wording.reason_caught_up_in_window(),
+            Status.STALL,
+            engine_wording.reason_stall(30, 20.0, messages.owned()),
             30,
         ),
         id="07-first-commit-at-window-start-log-end",
@@ -540,21 +541,23 @@ STATUS_CASES = [
         ),
         id="26-stop-deleted-group",
     ),
-    # 27 STOP needs the whole window unmoved: the consumer committed 100 -> 200 -> 300 and left at t=20 (Empty
-    #    group), so the offset has been still for only 20 s of the 40 s window. Not STOP yet (it will be once
-    #    t=10 leaves the window); lag fell 400 -> 200, so no WARN: OK. Never at the log end (300 < 500), so the
-    #    generic reason.
+    # 27 STOP after a short grace, not a window: the consumer committed 100 -> 200 -> 300 and left at t=20 (Empty
+    #    group). The offset has been still for the last 3 committed samples (t=20, 30, 40), 20 s: the grace of
+    #    `min_samples` samples spanning `min_span` is met, nobody owns the partition and 200 messages wait, so STOP
+    #    now, not once t=10 leaves the window (a bot's window is 30 checks: half an hour late). Burrow, which does not
+    #    know owners, waits until the time since the last commit (20 s) exceeds the span of the commits (20 s): OK
+    #    here, STOP one commit interval later; lagbot knows nobody reads the partition.
     pytest.param(
         StatusCase(
             EMPTY,
             w((0, 100, 500), (10, 200, 500), (20, 300, 500), (30, 300, 500), (40, 300, 500)),
             Ownership.UNOWNED,
-            Status.OK,
-            engine_wording.reason_ok_moving(),
+            Status.STOP,
+            engine_wording.reason_stop(200, 20.0, engine_wording.nobody_owns()),
             200,
             now=40.0,
         ),
-        id="27-stop-needs-the-whole-window",
+        id="27-stop-after-a-short-grace",
     ),
     # 28 An Empty group whose offset was reset backwards (kafka-consumer-groups --reset-offsets only works on
     #    an inactive group), 500 -> 100, and has not moved since. REWIND, not STOP: STOP says the offset did not
@@ -628,15 +631,16 @@ STATUS_CASES = [
         id="32-constant-lag-keeping-pace",
     ),
     # 33 Same pace but a smaller in-flight lag (300): by t=30 the consumer has committed 400, the log end at
-    #    t=0, so it has read everything that existed when the window opened. Still OK; the reason is the
-    #    caught-up-within-the-window one, because that guard is checked before the generic reason.
+    #    t=0, so it has read everything that existed when the window opened. Still OK; the reason is the generic
+    #    one: the guard (and its reason) reads only the recent samples, t=10, 20, 30, whose log ends it has not
+    #    reached.
     pytest.param(
         StatusCase(
             OWNED,
             w((0, 100, 400), (10, 200, 500), (20, 300, 600), (30, 400, 700)),
             Ownership.OWNED,
             Status.OK,
-            engine_wording.reason_caught_up_in_window(),
+            engine_wording.reason_ok_moving(),
             300,
         ),
         id="33-keeping-pace-past-window-start",
@@ -682,16 +686,17 @@ STATUS_CASES = [
         id="36-warn-needs-three-samples",
     ),
     # 37 min_span gates STALL and STOP only (config.Evaluation documents it so): the short window of case 10
-    #    with a growing log end (lag 300, 350, 400 over 8 s) is a WARN, not a STALL.
+    #    with a growing log end (lag 300, 350, 400 over 9 s) is a WARN, not a STALL. (9 s: the oldest unread message
+    #    is older than the window, so at least 9 s old, more than `quiet_seconds`.)
     pytest.param(
         StatusCase(
             OWNED,
-            w((0, 100, 400), (4, 100, 450), (8, 100, 500)),
+            w((0, 100, 400), (4.5, 100, 450), (9, 100, 500)),
             Ownership.OWNED,
             Status.WARN,
-            engine_wording.reason_warn(300, 400, 8.0),
+            engine_wording.reason_warn(300, 400, 9.0),
             400,
-            now=8.0,
+            now=9.0,
         ),
         id="37-short-span-can-warn",
     ),
@@ -742,6 +747,169 @@ STATUS_CASES = [
             extra={"produce_rate": None, "consume_rate": 0.0},
         ),
         id="40-zero-lag-after-log-end-fell",
+    ),
+    # 41 Rewind recovery (Burrow's checkIfRewindRecovered): a rebalance made the consumer commit an old offset,
+    #    300 -> 200, and it came back past 300 (350) by t=20. The rewind no longer counts: lag 100 fell from 200,
+    #    the offset moves: OK. Before, lagbot said REWIND "from 300 to 200" for as long as the step was in its window.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 300, 400), (10, 200, 400), (20, 350, 450)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_ok_moving(),
+            100,
+            now=20.0,
+            extra={"consume_rate": 15.0},
+        ),
+        id="41-rewind-recovered",
+    ),
+    # 42 The same rewind, not yet recovered: 200 -> 250 is still short of 300: REWIND from 300 to 200.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 300, 400), (10, 200, 400), (20, 250, 450)),
+            Ownership.OWNED,
+            Status.REWIND,
+            engine_wording.reason_rewind(300, 200),
+            200,
+            now=20.0,
+        ),
+        id="42-rewind-not-recovered-yet",
+    ),
+    # 43 A stopped consumer behind an old zero lag (Burrow #290): committed 1000 never moves while the log end grows
+    #    1000 -> 2800 over 1800 s, samples 600 s apart; the lag was 0 only at the first sample. The guard looks only
+    #    at the recent samples (the last `min_samples`: t=600, 1200, 1800), where the consumer never reached the
+    #    log end: STALL, 1800 waiting, still for 1800 s. Before, the old zero lag made it OK "caught up to the log end
+    #    within the window" until t=0 left the window.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 1000, 1000), (600, 1000, 1600), (1200, 1000, 2200), (1800, 1000, 2800)),
+            Ownership.OWNED,
+            Status.STALL,
+            engine_wording.reason_stall(1800, 1800.0, messages.owned()),
+            1800,
+            now=1800.0,
+        ),
+        id="43-stopped-behind-an-old-zero-lag",
+    ),
+    # 44 The window of 43 in an Empty group: STOP (Burrow's answer for both: it does not know owners).
+    pytest.param(
+        StatusCase(
+            EMPTY,
+            w((0, 1000, 1000), (600, 1000, 1600), (1200, 1000, 2200), (1800, 1000, 2800)),
+            Ownership.UNOWNED,
+            Status.STOP,
+            engine_wording.reason_stop(1800, 1800.0, engine_wording.nobody_owns()),
+            1800,
+            now=1800.0,
+        ),
+        id="44-stopped-behind-an-old-zero-lag-unowned",
+    ),
+    # 45 No members and messages waiting: an Empty group whose offset moved early in the window (100 -> 900) and has
+    #    been still since t=20 while 2,921 messages wait. Before: "OK, consuming". Now STOP after the grace (3
+    #    samples, 20 s), which the group's `no_active_members` cause agrees with.
+    pytest.param(
+        StatusCase(
+            EMPTY,
+            w((0, 100, 3000), (10, 500, 3200), (20, 900, 3400), (30, 900, 3600), (40, 900, 3821)),
+            Ownership.UNOWNED,
+            Status.STOP,
+            engine_wording.reason_stop(2921, 20.0, engine_wording.nobody_owns()),
+            2921,
+            now=40.0,
+        ),
+        id="45-no-members-stopped-after-moving",
+    ),
+    # 46 A read_committed consumer fully caught up on a transactional topic: the producer's commit marker takes the
+    #    last offset, which the consumer never reads, so lag 1 forever and the offset never moves. Caught up: OK, no
+    #    STALL (before: STALL, and a restart button, on a healthy group).
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 500, 501), (5, 500, 501), (10, 500, 501), (15, 500, 501)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_caught_up_marker(),
+            1,
+            now=15.0,
+        ),
+        id="46-transaction-marker-is-caught-up",
+    ),
+    # 47 A consumer keeping up with 20 msg/s, committing every batch: lag 4, 6, 8, 9 rose at every sample (where it
+    #    was sampled between commits). Lag 9 is not more than `quiet_lag` (10) and half a second old: OK. Before: WARN,
+    #    then hot_partition -> drain and throughput_deficit -> scale for 9 messages.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 104), (5, 200, 206), (10, 300, 308), (15, 400, 409)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_caught_up_in_window(),
+            9,
+            now=15.0,
+        ),
+        id="47-healthy-jitter-in-messages",
+    ),
+    # 48 2,000 msg/s with auto-commit every 5.0 s, sampled every 5.3 s: each sample falls 0.3 s later after a commit,
+    #    so the lag rises 2,000, 2,600, 3,200, 3,800 and never falls. But the oldest unread message is 1.9 s old
+    #    (message 30,000 was written at t=14.0): not more than `quiet_seconds` (8 s, above auto-commit's 5 s cadence).
+    #    OK; it read past the log end of the recent samples.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 0, 2000), (5.3, 10000, 12600), (10.6, 20000, 23200), (15.9, 30000, 33800)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_caught_up_in_window(),
+            3800,
+            now=15.9,
+        ),
+        id="48-healthy-jitter-in-seconds",
+    ),
+    # 49 A rising lag that is old: the consumer commits slower than the producer writes (lag 300, 350, 400, 450), and
+    #    its oldest unread message is older than the whole window (at least 30 s): WARN, as case 30.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 400), (10, 150, 500), (20, 200, 600), (30, 250, 700)),
+            Ownership.OWNED,
+            Status.WARN,
+            engine_wording.reason_warn(300, 450, 30.0),
+            450,
+        ),
+        id="49-behind-in-messages-and-seconds-warns",
+    ),
+    # 50 An owned partition whose consumer stopped committing mid-window, for longer than it committed before
+    #    (Burrow's checkIfOffsetsStopped): committed 100, 200, then 300 from t=20 to t=60 (40 s still > 20 s moving)
+    #    while 200 -> 600 messages wait: STALL, still for 40 s. (Still for 20 s of a 40 s window, as case 27's
+    #    window owned, it is not yet: equal is not greater.)
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 500), (10, 200, 500), (20, 300, 500), (30, 300, 600), (40, 300, 700), (60, 300, 900)),
+            Ownership.OWNED,
+            Status.STALL,
+            engine_wording.reason_stall(600, 40.0, messages.owned()),
+            600,
+            now=60.0,
+        ),
+        id="50-stall-after-moving",
+    ),
+    # 51 Case 27's window, owned: still for 20 s after moving for 20 s. Not STALL yet (equal is not greater, as in
+    #    Burrow's case 1): a live consumer may be in a long batch.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 500), (10, 200, 500), (20, 300, 500), (30, 300, 500), (40, 300, 500)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_ok_moving(),
+            200,
+            now=40.0,
+        ),
+        id="51-still-as-long-as-moving-is-not-stall",
     ),
 ]
 
@@ -1419,14 +1587,14 @@ GROUP_CASES = [
     ),
     # G07 A seconds-based warn (over 15 s, held 10 s) on W_BURST-like data: committed 1000 while the log end goes
     #     1000, 1100, 1200, 1300. Judged on the window up to each sample, the partition is 0, 10, 20, 30 s behind
-    #     (message 1000 was written at t=0), so over 15 s since t=20: held 10 s: WARN. The behaviour is OK, not
-    #     STALL: the lag was 0 at t=0 (Burrow's guard); severity still reports the consumer 30 s behind.
+    #     (message 1000 was written at t=0), so over 15 s since t=20: held 10 s: WARN. The behaviour is STALL: the
+    #     lag was 0 only at t=0, before the recent samples, and 300 messages wait on an offset still for 30 s.
     pytest.param(
         GroupCase(
             gwindow({TP: w((0, 1000, 1000), (10, 1000, 1100), (20, 1000, 1200), (30, 1000, 1300))}, OWNED),
-            (Status.OK,),
+            (Status.STALL,),
             {
-                "status": Status.OK,
+                "status": Status.STALL,
                 "total_lag": 300,
                 "max_lag_seconds": 30.0,
                 "severity": Severity.WARN,
@@ -1620,8 +1788,8 @@ def test_lag_seconds_series_equals_lag_seconds_of_each_prefix() -> None:
         assert _max_lag_seconds_series(window) == pytest.approx(expected)
 
 
-STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 27, 11, 4, 3
-"""Of 40 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
+STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 36, 11, 4, 3
+"""Of 51 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
 commit, a rewind or a log end that went back, which the arrays leave to `window_facts`."""
 
 

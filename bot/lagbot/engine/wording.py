@@ -65,6 +65,10 @@ def reason_ok_moving() -> str:
     return "consuming"
 
 
+def reason_caught_up_marker() -> str:
+    return "caught up but for one offset (a transaction's commit marker takes one)"
+
+
 def reason_caught_up_in_window() -> str:
     return "caught up to the log end within the window"
 
@@ -220,4 +224,7 @@ def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> st
 
 def cause_idle(members: int, partitions: int, idle: list[str]) -> str:
     names = f" ({', '.join(idle[:5])})" if idle else ""
-    return f"{members} members for {partitions} partitions: {members - partitions} own nothing{names}"
+    return (
+        f"{members} members for {partitions} partitions: {members - partitions} own nothing{names}; "
+        "more members cannot read faster (one member per partition at most)"
+    )
