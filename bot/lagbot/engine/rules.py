@@ -157,10 +157,10 @@ def unrecovered_rewind(committed: Samples, rewinds: Sequence[tuple[int, int, int
 def plain_facts(
     samples: Samples, *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool, still_since: int
 ) -> Facts:
-    """The Facts of a plain window, whose array route found the three window-wide facts at once.
+    """The Facts of a plain window, whose array route found the window-wide facts at once (`still_since` too).
 
     Plain: every sample carries a committed offset and neither the committed offset nor the log end ever
-    went back (`still_since` too comes from the arrays). So the committed samples are all the samples, there is no rewind and no restart: exactly what
+    went back. So the committed samples are all the samples, there is no rewind and no restart: exactly what
     `window_facts` gathers for such a window (tests/engine/test_evaluate_cases.py checks it case by case).
     """
     whole = span(samples)
