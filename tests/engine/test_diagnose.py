@@ -761,19 +761,35 @@ def test_rebalance_churn_does_not_fire_for_a_single_change() -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_idle_members_fires_with_more_members_than_partitions() -> None:
+def test_idle_members_is_no_cause_of_a_group_that_keeps_up() -> None:
+    # More members than partitions in a group that has read everything: no trouble, no cause, no button.
     caught_up = [1000, 1100, 1200]
     window = make_window(
         {0: rows(caught_up, caught_up), 1: rows(caught_up, caught_up)},
         members=[member(1, 0), member(2, 1), member(3)],
     )
+    assert run(window)[1] == ()
+
+
+def test_idle_members_fires_for_a_group_behind_and_never_offers_scale() -> None:
+    # The same members, behind: partition 0's offset is stuck while 300 -> 500 wait. The idle member is named, and
+    # no cause offers to scale: more members would own nothing too (one member per partition at most).
+    caught_up = [1000, 1100, 1200]
+    window = make_window(
+        {0: rows([700, 700, 700], caught_up), 1: rows(caught_up, caught_up)},
+        members=[member(1, 0), member(2, 1), member(3)],
+    )
     _, causes = run(window)
-    assert kinds(causes) == ["idle_members"]
-    cause = causes[0]
-    assert cause.explanation == "3 members for 2 partitions: 1 own nothing (client-3)"
-    assert cause.remediation == SCALE
+    assert kinds(causes) == ["stuck_consumer", "hot_partition", "idle_members"]
+    cause = the(causes, "idle_members")
+    assert cause.explanation == (
+        "3 members for 2 partitions: 1 own nothing (client-3); more members cannot read faster (one member per"
+        " partition at most)"
+    )
+    assert cause.remediation is None
     assert cause.confidence == 0.5
     assert cause.evidence == {"members": 3, "partitions": 2, "idle": ["client-3"]}
+    assert SCALE not in [c.remediation for c in causes]
 
 
 def test_idle_members_does_not_fire_with_one_member_per_partition() -> None:
@@ -799,7 +815,7 @@ REMEDIATIONS = {
     "throughput_deficit": SCALE,
     "producer_burst": SCALE,
     "rebalance_churn": None,
-    "idle_members": SCALE,
+    "idle_members": None,
 }
 
 
