@@ -25,6 +25,7 @@ from lagbot.core.model import (
     PartitionSample,
     Status,
 )
+from lagbot.engine import wording as engine_wording
 from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE, diagnose, replicas_needed
 from lagbot.engine.evaluate import evaluate_group
 
@@ -881,3 +882,56 @@ def test_unassigned_ignores_topics_the_group_no_longer_reads() -> None:
     )
     _, causes = run(window)
     assert "unassigned_partitions" not in kinds(causes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Churn with a mechanism: a crash loop, poll-interval kick-outs (issue 22, section 3)
+# ---------------------------------------------------------------------------------------------------
+
+CHURNING = [(STABLE, ("m-1",), 1), (STABLE, ("m-5",), 2), (STABLE, ("m-6",), 3), (STABLE, ("m-1",), 4)]
+"""The one member's id changes at every snapshot: it leaves and a new member joins, three times."""
+
+
+def test_a_crash_loop_is_churn_the_member_keeps_dying_not_restart() -> None:
+    # The member reads a few messages, dies before committing, comes back: its partition's offset never moves while
+    # 300 -> 600 wait, and its member id changes at every snapshot. STALL, but the cause is the churn, first, saying
+    # the member keeps dying; restarting it is what already happens, so no cause offers a restart (or a scale).
+    window = make_window(
+        {0: rows([700, 700, 700, 700], [1000, 1100, 1200, 1300])}, members=[member(1, 0)], group_samples=CHURNING
+    )
+    verdict, causes = run(window)
+    assert verdict.status is Status.STALL
+    assert kinds(causes) == ["rebalance_churn", "stuck_consumer"]
+    churn = causes[0]
+    assert churn.evidence["mechanism"] == "crash_loop"
+    assert churn.explanation.endswith(engine_wording.churn_crash_loop(600))
+    assert churn.confidence == 0.95
+    assert [c.remediation for c in causes] == [None, None]
+    assert the(causes, "stuck_consumer").explanation.endswith("a restart would not help")
+
+
+def test_poll_interval_kick_outs_are_churn_with_a_configuration_fix() -> None:
+    # The member commits some batches (700 -> 760 -> 820 -> 880) while the producer writes faster, and its member id
+    # changes at every snapshot: it is kicked out (a batch outlasts max.poll.interval.ms) and rejoins. The churn
+    # names the configuration fix, first; nothing offers a restart or a scale.
+    window = make_window(
+        {
+            0: rows([700, 760, 820, 880], [1000, 1100, 1200, 1300]),
+            1: rows([1000, 1100, 1200, 1300], [1000, 1100, 1200, 1300]),
+        },
+        members=[member(1, 0, 1)],
+        group_samples=CHURNING,
+    )
+    _, causes = run(window)
+    assert causes[0].kind == "rebalance_churn"
+    assert causes[0].evidence["mechanism"] == "kicked_out"
+    assert causes[0].explanation.endswith(engine_wording.churn_kicked_out(420))
+    assert RESTART not in [c.remediation for c in causes] and SCALE not in [c.remediation for c in causes]
+
+
+def test_churn_without_lag_names_no_mechanism() -> None:
+    caught_up = [1000, 1100, 1200, 1300]
+    window = make_window({0: rows(caught_up, caught_up)}, members=[member(1, 0)], group_samples=CHURNING)
+    _, causes = run(window)
+    assert kinds(causes) == ["rebalance_churn"]
+    assert "mechanism" not in causes[0].evidence and causes[0].confidence == 0.8

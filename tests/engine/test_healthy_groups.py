@@ -24,8 +24,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, ConsumerGroupTopicPartitions
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
+from confluent_kafka.admin import AdminClient
 
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict, Severity, Status

@@ -15,20 +15,33 @@ what fired by confidence. Kinds are stable names that other tools parse:
                             (not when stuck partitions or one slow owner explain it: lagbot.engine.agreement)
     producer_burst          the recent produce rate is >= 3x the broker's history before it (lagbot.engine.burst), or
                             without that history, the window's newest interval >= 3x its trailing average
-    rebalance_churn         state, member ids or generation keep changing between snapshots
+    rebalance_churn         state, member ids or generation keep changing between snapshots; with lag, the mechanism:
+                            a crash loop (offsets still: the member keeps dying) or poll-interval kick-outs (offsets
+                            move between: configuration), and then stuck_consumer offers no restart
     idle_members            more members than partitions: some members have nothing to do (stated only for a group
                             that is behind, and never with a remediation: scaling cannot help)
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lagbot.core import messages
-from lagbot.core.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
+from lagbot.core.model import (
+    Cause,
+    GroupSample,
+    GroupState,
+    GroupVerdict,
+    GroupWindow,
+    PartitionVerdict,
+    Severity,
+    Status,
+)
 from lagbot.engine import agreement, wording
 from lagbot.engine.burst import producer_burst_by_index
 
@@ -62,7 +75,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
         lambda: stuck_consumer(verdict),
         lambda: no_active_members(verdict),
         lambda: unassigned_partitions(verdict),
-        lambda: rebalance_churn(window),
+        lambda: rebalance_churn(window, verdict),
     ]
     if worth_explaining(verdict, rules):
         checks += [
@@ -76,8 +89,30 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
             ),
         ]
     found = [cause for check in checks if (cause := check()) is not None]
+    found = churn_explains_stuck(found)
     found.sort(key=lambda c: -c.confidence)
     return tuple(_ranked(c, i + 1) for i, c in enumerate(found))
+
+
+def churn_explains_stuck(found: list[Cause]) -> list[Cause]:
+    """When the churn has a mechanism (a crash loop, poll-interval kick-outs), the stuck partitions and the deficit are
+    its effects: `stuck_consumer` keeps its facts but offers no restart (a crash-looping member restarts already; a
+    kicked-out one needs configuration), no cause offers to scale (more members die or are kicked out the same way),
+    and the churn, which names the mechanism, ranks first."""
+    churn = next((c for c in found if c.kind == "rebalance_churn" and c.evidence.get("mechanism")), None)
+    if churn is None:
+        return found
+    kept = []
+    for c in found:
+        if c is churn:
+            kept.append(c)
+            continue
+        if c.kind == "stuck_consumer":
+            c = replace(c, explanation=wording.stuck_by_churn(c.explanation), remediation=None)
+        elif c.remediation == SCALE:
+            c = replace(c, remediation=None)
+        kept.append(replace(c, confidence=min(c.confidence, churn.confidence - 0.01)))
+    return kept
 
 
 def worth_explaining(verdict: GroupVerdict, rules: Evaluation) -> bool:
@@ -381,8 +416,13 @@ def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Caus
     )
 
 
-def rebalance_churn(window: GroupWindow | None) -> Cause | None:
-    """State, member ids or generation changed between snapshots at least twice in the window."""
+MECHANISM_CONFIDENCE = 0.95
+"""A churn whose mechanism is named (`churn_mechanism`) outranks the stuck partitions it causes (0.9)."""
+
+
+def rebalance_churn(window: GroupWindow | None, verdict: GroupVerdict | None = None) -> Cause | None:
+    """State, member ids or generation changed between snapshots at least twice in the window; with the group's lag,
+    the mechanism when the offsets say which (`churn_mechanism`)."""
     if window is None or len(window.samples) < 2:
         return None
     samples = window.samples
@@ -391,19 +431,47 @@ def rebalance_churn(window: GroupWindow | None) -> Cause | None:
     changes, rebalancing = len(changed_at), len(rebalancing_at)
     if not agreement.churns(changes, rebalancing):
         return None
+    explanation = wording.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at)
+    evidence: dict[str, object] = {
+        "changes": changes,
+        "rebalancing_samples": rebalancing,
+        "samples": len(samples),
+        "changed_at": changed_at,
+        "rebalancing_at": rebalancing_at,
+    }
+    confidence = min(0.9, 0.5 + 0.1 * changes)
+    mechanism = churn_mechanism(verdict, departures(samples)) if verdict is not None else None
+    if verdict is not None and mechanism is not None:
+        lag = verdict.total_lag or 0
+        said = wording.churn_crash_loop(lag) if mechanism == "crash_loop" else wording.churn_kicked_out(lag)
+        explanation, confidence = f"{explanation}: {said}", MECHANISM_CONFIDENCE
+        evidence["mechanism"] = mechanism
     return Cause(
         kind="rebalance_churn",
-        explanation=wording.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
-        confidence=min(0.9, 0.5 + 0.1 * changes),
+        explanation=explanation,
+        confidence=confidence,
         remediation=None,
-        evidence={
-            "changes": changes,
-            "rebalancing_samples": rebalancing,
-            "samples": len(samples),
-            "changed_at": changed_at,
-            "rebalancing_at": rebalancing_at,
-        },
+        evidence=evidence,
     )
+
+
+def departures(samples: Sequence[GroupSample]) -> int:
+    """How many times a member id present at one snapshot was gone at the next (members joining are not counted)."""
+    return sum(1 for a, b in itertools.pairwise(samples) if set(a.member_ids) - set(b.member_ids))
+
+
+def churn_mechanism(verdict: GroupVerdict, changes: int) -> str | None:
+    """What keeps the members changing, from the group's offsets, when the group is behind: 'crash_loop' when no
+    lagging partition's offset moved over the window (a member that dies before it commits, and comes back), or
+    'kicked_out' when they moved (a member that commits some batches, then outlasts max.poll.interval.ms on one, is
+    kicked out and rejoins). None with fewer than 2 departures (`changes`: members leaving, not joining) or no lag
+    worth a cause (more than one message)."""
+    lagging = [p for p in verdict.partitions if (p.lag or 0) > 1 and p.committed is not None]
+    if changes < 2 or not lagging:
+        return None
+    if all((p.consume_rate or 0.0) <= 0 for p in lagging):
+        return "crash_loop"
+    return "kicked_out"
 
 
 def idle_members(verdict: GroupVerdict) -> Cause | None:

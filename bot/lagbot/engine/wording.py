@@ -222,6 +222,25 @@ def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> st
     )
 
 
+def churn_crash_loop(lag: int) -> str:
+    return (
+        f"members keep leaving and coming back while {lag:,} messages wait and the offsets do not move: the member"
+        " keeps dying (a crash loop); restarting it is what already happens: its logs say why it dies"
+    )
+
+
+def churn_kicked_out(lag: int) -> str:
+    return (
+        f"members keep leaving and rejoining while the offsets move between and {lag:,} messages wait: a member whose"
+        " processing of one poll's records outlasts max.poll.interval.ms is kicked out and rejoins; fix the"
+        " configuration (fewer records per poll, max.poll.records, or a longer max.poll.interval.ms), not a restart"
+    )
+
+
+def stuck_by_churn(explanation: str) -> str:
+    return f"{explanation}; the group's members keep changing (rebalance_churn): a restart would not help"
+
+
 def cause_idle(members: int, partitions: int, idle: list[str]) -> str:
     names = f" ({', '.join(idle[:5])})" if idle else ""
     return (
