@@ -75,7 +75,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
         lambda: stuck_consumer(verdict),
         lambda: no_active_members(verdict),
         lambda: unassigned_partitions(verdict),
-        lambda: rebalance_churn(window, verdict),
+        lambda: rebalance_churn(window, verdict, rules.quiet_seconds),
     ]
     if worth_explaining(verdict, rules):
         checks += [
@@ -420,7 +420,9 @@ MECHANISM_CONFIDENCE = 0.95
 """A churn whose mechanism is named (`churn_mechanism`) outranks the stuck partitions it causes (0.9)."""
 
 
-def rebalance_churn(window: GroupWindow | None, verdict: GroupVerdict | None = None) -> Cause | None:
+def rebalance_churn(
+    window: GroupWindow | None, verdict: GroupVerdict | None = None, quiet_seconds: float = 8.0
+) -> Cause | None:
     """State, member ids or generation changed between snapshots at least twice in the window; with the group's lag,
     the mechanism when the offsets say which (`churn_mechanism`)."""
     if window is None or len(window.samples) < 2:
@@ -440,7 +442,7 @@ def rebalance_churn(window: GroupWindow | None, verdict: GroupVerdict | None = N
         "rebalancing_at": rebalancing_at,
     }
     confidence = min(0.9, 0.5 + 0.1 * changes)
-    mechanism = churn_mechanism(verdict, departures(samples)) if verdict is not None else None
+    mechanism = churn_mechanism(verdict, departures(samples), quiet_seconds) if verdict is not None else None
     if verdict is not None and mechanism is not None:
         lag = verdict.total_lag or 0
         said = wording.churn_crash_loop(lag) if mechanism == "crash_loop" else wording.churn_kicked_out(lag)
@@ -460,14 +462,16 @@ def departures(samples: Sequence[GroupSample]) -> int:
     return sum(1 for a, b in itertools.pairwise(samples) if set(a.member_ids) - set(b.member_ids))
 
 
-def churn_mechanism(verdict: GroupVerdict, changes: int) -> str | None:
+def churn_mechanism(verdict: GroupVerdict, changes: int, quiet_seconds: float) -> str | None:
     """What keeps the members changing, from the group's offsets, when the group is behind: 'crash_loop' when no
     lagging partition's offset moved over the window (a member that dies before it commits, and comes back), or
     'kicked_out' when they moved (a member that commits some batches, then outlasts max.poll.interval.ms on one, is
     kicked out and rejoins). None with fewer than 2 departures (`changes`: members leaving, not joining) or no lag
-    worth a cause (more than one message)."""
+    worth a cause: a partition not OK, or lag more than `quiet_seconds` old (a member that comes and goes beside
+    members that keep up is churn, no mechanism of lag)."""
     lagging = [p for p in verdict.partitions if (p.lag or 0) > 1 and p.committed is not None]
-    if changes < 2 or not lagging:
+    behind = verdict.status >= Status.WARN or (verdict.max_lag_seconds or 0.0) > quiet_seconds
+    if changes < 2 or not lagging or not behind:
         return None
     if all((p.consume_rate or 0.0) <= 0 for p in lagging):
         return "crash_loop"
