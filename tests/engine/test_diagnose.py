@@ -935,3 +935,25 @@ def test_churn_without_lag_names_no_mechanism() -> None:
     _, causes = run(window)
     assert kinds(causes) == ["rebalance_churn"]
     assert "mechanism" not in causes[0].evidence and causes[0].confidence == 0.8
+
+
+def test_a_poison_message_is_a_partition_stuck_at_one_record_not_scale_or_restart() -> None:
+    # One member owns partitions 0 and 1. It reads partition 1 as it comes (100 msg/s) and retries one record of
+    # partition 0 forever: its offset stays at 700 while 300 -> 600 wait, over 9 s (--samples 4 --every 3). Its own
+    # other partition commits at every step, so the member is alive: partition 0 is stuck at one record. No restart,
+    # no scale: both would meet the same record.
+    window = make_window(
+        {
+            0: rows([700, 700, 700, 700], [1000, 1100, 1200, 1300]),
+            1: rows([1000, 1300, 1600, 1900], [1000, 1300, 1600, 1900]),
+        },
+        members=[member(1, 0, 1)],
+        step=3.0,
+    )
+    verdict, causes = run(window)
+    assert [p.status for p in verdict.partitions] == [Status.STALL, Status.OK]
+    stuck = the(causes, "stuck_consumer")
+    assert stuck.rank == 1 and stuck.remediation is None
+    assert stuck.evidence["poison"] is True and stuck.evidence["stuck_at"] == [700]
+    assert stuck.explanation.endswith(engine_wording.poison_record([(0, 700)], 100.0))
+    assert RESTART not in [c.remediation for c in causes] and SCALE not in [c.remediation for c in causes]

@@ -8,8 +8,8 @@ member has its partitions and every group has committed, lagbot checks them all 
 snapshots 5 s apart) and with `--samples 4 --every 3`, and every group must be OK: no partition WARN (or worse), no
 severity, no cause, so no button. The workloads must also be what they say: lagbot's produce rate of each is its rate.
 
-WORKLOADS workloads of SEEDS seeds, 2 checks each: about a minute on two shared cores (the producers and
-consumers of all workloads share the test's process).
+WORKLOADS workloads for each of SEEDS seeds (6 workloads, 12 graded checks): about two minutes on two shared cores
+(the producers and consumers of a seed's workloads share the test's process).
 """
 
 from __future__ import annotations
@@ -36,10 +36,14 @@ from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
 
-SEEDS = (22,)
-WORKLOADS = 9
-"""Per seed; the first three have the extreme rates (2,000, 1 and 2,000 msg/s), one per way of committing."""
+SEEDS = (22, 23)
+WORKLOADS = 3
+"""Per seed, all at once, one per way of committing: two at the extreme rates (2,000 and 1 msg/s), one drawn. Few
+at once, so that the broker and the clients keep up on two shared cores: a workload that does not keep up is not
+healthy, and its lag is real."""
 MODES = ("manual", "auto", "transactions")
+EXTREMES = {22: (2000.0, 1.0, None), 23: (None, 2000.0, 1.0)}
+"""Per seed, the rate of each way of committing (None: drawn)."""
 TICK = 0.1
 
 
@@ -53,13 +57,13 @@ class Workload:
 
 
 def workloads(seed: int) -> list[Workload]:
-    """WORKLOADS workloads: rates log-uniform over 1..2,000 msg/s (the extremes first), 1-12 partitions, 1-4
-    members, each way of committing in turn."""
+    """WORKLOADS workloads: each way of committing once, at the seed's extreme rates or a rate log-uniform over
+    1..2,000 msg/s; 1-12 partitions, 1-4 members."""
     rnd = random.Random(seed)
     found = []
-    for i in range(WORKLOADS):
-        rate = (2000.0, 1.0, 2000.0)[i] if i < 3 else round(math.exp(rnd.uniform(0.0, math.log(2000.0))), 1)
-        found.append(Workload(rate, rnd.randint(1, 12), rnd.randint(1, 4), MODES[i % len(MODES)]))
+    for mode, extreme in zip(MODES, EXTREMES[seed], strict=True):
+        drawn = round(math.exp(rnd.uniform(0.0, math.log(2000.0))), 1)
+        found.append(Workload(extreme or drawn, rnd.randint(1, 12), rnd.randint(1, 4), mode))
     return found
 
 
@@ -82,7 +86,7 @@ def producing(bootstrap: str, topic: str, work: Workload, name: str) -> Callable
             if work.mode == "transactions":
                 out.begin_transaction()
             for i in range(sent, sent + due):
-                out.produce(topic, b"m", partition=i % work.partitions)
+                send(out, topic, i % work.partitions)
             sent += due
             if work.mode == "transactions":
                 out.commit_transaction(30)
@@ -91,6 +95,17 @@ def producing(bootstrap: str, topic: str, work: Workload, name: str) -> Callable
         out.flush(15)
 
     return loop
+
+
+def send(out: Producer, topic: str, partition: int) -> None:
+    """One message; while the producer's queue is full, serve its deliveries first (bounded, as a producer does)."""
+    for _ in range(100):
+        try:
+            out.produce(topic, b"m", partition=partition)
+            return
+        except BufferError:
+            out.poll(0.1)
+    raise RuntimeError(f"the producer of {topic} stayed full for 10 s")
 
 
 def member(bootstrap: str, group: str, topic: str, work: Workload, client: str) -> Consumer:
@@ -205,6 +220,7 @@ def test_healthy_groups_get_no_warn_and_no_cause(kafka: Kafka, names: Names, see
         reports = [Checker(settings, MemoryWindowStore(samples=10)).run(4, every) for every in (5.0, 3.0)]
 
     problems: list[str] = []
+    unreal: list[str] = []
     checked = 0
     for report in reports:
         by_group = {v.group: v for v in report.verdicts}
@@ -215,7 +231,7 @@ def test_healthy_groups_get_no_warn_and_no_cause(kafka: Kafka, names: Names, see
             problems += [f"{work} {group}: {found}" for found in trouble(verdict)]
             produced = verdict.produce_rate or 0.0
             # lagbot's produce rate is the workload's (the workload is real): within a third at 10 msg/s and more
-            if work.rate >= 10:
-                assert produced == pytest.approx(work.rate, rel=0.35), (work, produced)
+            if work.rate >= 10 and produced != pytest.approx(work.rate, rel=0.35):
+                unreal.append(f"{work}: produced {produced:.1f} msg/s")
     assert checked == 2 * WORKLOADS
-    assert problems == []
+    assert (problems, unreal) == ([], [])

@@ -90,6 +90,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
         ]
     found = [cause for check in checks if (cause := check()) is not None]
     found = churn_explains_stuck(found)
+    found = poison_explains_hot(found)
     found.sort(key=lambda c: -c.confidence)
     return tuple(_ranked(c, i + 1) for i, c in enumerate(found))
 
@@ -113,6 +114,20 @@ def churn_explains_stuck(found: list[Cause]) -> list[Cause]:
             c = replace(c, remediation=None)
         kept.append(replace(c, confidence=min(c.confidence, churn.confidence - 0.01)))
     return kept
+
+
+def poison_explains_hot(found: list[Cause]) -> list[Cause]:
+    """A hot partition that is the poisoned one (`poison_record`) is no slow owner to restart: the record is."""
+    poison = next((c for c in found if c.kind == "stuck_consumer" and c.evidence.get("poison")), None)
+    if poison is None:
+        return found
+    stuck = poison.evidence.get("partitions")
+    return [
+        replace(c, remediation=None)
+        if c.kind == "hot_partition" and isinstance(stuck, list) and c.evidence.get("partition") in stuck
+        else c
+        for c in found
+    ]
 
 
 def worth_explaining(verdict: GroupVerdict, rules: Evaluation) -> bool:
@@ -214,6 +229,9 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
         evidence["sibling_commits"] = max(p.sibling_commits for p in stalled)
     if whole:
         evidence["stuck_members"] = [m.owner_json() for m in whole]
+    poisoned = agreement.poisoned(verdict, stalled)
+    if poisoned and len(poisoned) == len(stalled):
+        return poison_record(verdict, stalled, evidence)
     return Cause(
         kind="stuck_consumer",
         explanation=wording.cause_stuck(
@@ -227,6 +245,37 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
         confidence=agreement.stuck_confidence(stalled),
         remediation=RESTART,
         evidence=evidence,
+    )
+
+
+POISON_CONFIDENCE = 0.92
+"""A partition stuck while its own owner commits its other partitions is surely stuck on a record: it ranks above the
+hot partition (at most 0.9) that the same partition is."""
+
+
+def poison_record(verdict: GroupVerdict, stalled: list[PartitionVerdict], evidence: dict[str, object]) -> Cause:
+    """`stuck_consumer` of partitions whose owners read their other partitions (`agreement.poisoned`): each is stuck at
+    one record; no restart and no scale moves past it (no remediation: fix the handler, or skip the record)."""
+    owners = {p.owner.member_id for p in stalled if p.owner is not None}
+    read = sum(
+        q.consume_rate or 0.0
+        for q in verdict.partitions
+        if q not in stalled and q.owner is not None and q.owner.member_id in owners
+    )
+    worst = max(stalled, key=lambda p: p.lag or 0)
+    offsets = [(p.partition, p.committed or 0) for p in stalled]
+    text = wording.cause_stuck(
+        [p.partition for p in stalled],
+        worst.topic,
+        sum(p.lag or 0 for p in stalled),
+        sorted({_owner_text(p, verdict) for p in stalled}),
+    )
+    return Cause(
+        kind="stuck_consumer",
+        explanation=f"{text}; {wording.poison_record(offsets, read)}",
+        confidence=POISON_CONFIDENCE,
+        remediation=None,
+        evidence={**evidence, "poison": True, "stuck_at": [o for _, o in offsets]},
     )
 
 

@@ -141,6 +141,15 @@ def cause_stuck(
     return text + (f"; {why_not_scale}" if why_not_scale else "")
 
 
+def poison_record(offsets: Sequence[tuple[int, int]], read: float) -> str:
+    at = ", ".join(f"partition {p} at offset {o:,}" for p, o in offsets[:5])
+    return (
+        f"stuck at one offset ({at}) while its owner reads its other partitions at {rate(read)}: a record it cannot get"
+        " past (a poison message); a restart, or more members, will meet the same record: fix the handler, or skip"
+        " the record"
+    )
+
+
 def scaling_would_not_help_stuck(stuck: int, others: int, consume: float, produce: float) -> str:
     return (
         f"scaling would not help: the other {others} partition(s) keep up ({rate(consume)} read, {rate(produce)} "
