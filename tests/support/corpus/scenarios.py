@@ -423,6 +423,32 @@ def crash_loop(bootstrap: str, topic: str, group: str) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def poison_message(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each; one member reads both, but fails on record 50 of partition 0 and retries it
+    forever (seeks back to it, commits partition 0 no further), while partition 1 is read and committed as it comes
+    (issue 22: it was offered throughput_deficit -> scale beside hot_partition -> restart)."""
+    create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 100)
+    poison = TopicPartition(topic, 0, 50)
+
+    def retrying(c: Consumer) -> Callable[[threading.Event], None]:
+        def loop(stop: threading.Event) -> None:
+            while not stop.is_set():
+                got = [m for m in c.consume(100, 0.1) if m.error() is None]
+                if any(m.partition() == 0 and (m.offset() or 0) >= 50 for m in got):
+                    c.seek(poison)  # the handler failed on record 50: try it again
+                done = [m for m in got if m.partition() == 1]
+                if done:
+                    c.commit(offsets=[TopicPartition(topic, 1, (done[-1].offset() or 0) + 1)], asynchronous=False)
+
+        return loop
+
+    commit_empty(bootstrap, group, {(topic, 0): 50})
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 2, 20), retrying(c)):
+        yield
+
+
 NINE_SECONDS_NO_SIBLING = (
     "nobody in the group commits, so there is no sibling to judge against, and Kafka keeps no history of commits: "
     "an offset unmoved for 9 s is also what a consumer committing every 10 s shows; STALL needs min_span (10 s)"
@@ -603,6 +629,17 @@ SCENARIOS = (
             None,
             "the member keeps dying and coming back: churn, with no restart (it restarts already). The status is STALL"
             " when a member holds the partition at the last snapshot, STOP when it is between lives: not graded",
+        ),
+    ),
+    Scenario(
+        "poison message",
+        poison_message,
+        Expected(
+            Status.STALL,
+            "stuck_consumer",
+            None,
+            "partition 0 is stuck at one record while its owner reads partition 1 as it comes: a poison message; "
+            "neither a restart nor more members get past it",
         ),
     ),
     Scenario(
