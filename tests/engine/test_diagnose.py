@@ -828,7 +828,8 @@ def test_causes_are_ranked_one_to_n_by_confidence() -> None:
             2: rows([5000, 5100, 5200], [5000, 5100, 5200]),
         },
         members=[member(1, 0), member(2, 2), member(3), member(4)],
-        group_samples=[(STABLE, ("m-1", "m-2"), 1), (STABLE, ("m-1",), 2), (STABLE, ("m-1", "m-2", "m-3", "m-4"), 3)],
+        # members joining twice (a scale-up): churn without a member that left, so no mechanism is claimed
+        group_samples=[(STABLE, ("m-1",), 1), (STABLE, ("m-1", "m-2"), 2), (STABLE, ("m-1", "m-2", "m-3", "m-4"), 3)],
     )
     _, causes = run(window)
     assert kinds(causes) == [

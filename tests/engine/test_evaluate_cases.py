@@ -911,6 +911,22 @@ STATUS_CASES = [
         ),
         id="51-still-as-long-as-moving-is-not-stall",
     ),
+    # 52 A deficit too young for its seconds: written at 60 msg/s, read at 20, lag 30, 150, 270, 390 over 9 s. The
+    #    oldest unread message is 6.5 s old (under `quiet_seconds`), but the lag rose at every step by 360, more than
+    #    the 300 messages written in 5 s (auto-commit's cadence): no commit jitter explains it. WARN.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 1000, 1030), (3, 1060, 1210), (6, 1120, 1390), (9, 1180, 1570)),
+            Ownership.OWNED,
+            Status.WARN,
+            engine_wording.reason_warn(30, 390, 9.0),
+            390,
+            now=9.0,
+            extra={"lag_seconds": 6.5},
+        ),
+        id="52-deficit-outgrows-commit-jitter",
+    ),
 ]
 
 
@@ -1788,8 +1804,8 @@ def test_lag_seconds_series_equals_lag_seconds_of_each_prefix() -> None:
         assert _max_lag_seconds_series(window) == pytest.approx(expected)
 
 
-STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 36, 11, 4, 3
-"""Of 51 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
+STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 37, 11, 4, 3
+"""Of 52 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
 commit, a rewind or a log end that went back, which the arrays leave to `window_facts`."""
 
 

@@ -492,7 +492,7 @@ def rebalance_churn(
     }
     confidence = min(0.9, 0.5 + 0.1 * changes)
     left = departures(samples)
-    mechanism = churn_mechanism(verdict, quiet_seconds) if verdict is not None and left >= 2 else None
+    mechanism = churn_mechanism(verdict, quiet_seconds) if verdict is not None and left else None
     if verdict is not None and mechanism is not None:
         lag = verdict.total_lag or 0
         said = wording.churn_crash_loop(lag) if mechanism == "crash_loop" else wording.churn_kicked_out(lag)
@@ -516,8 +516,8 @@ def churn_mechanism(verdict: GroupVerdict, quiet_seconds: float) -> str | None:
     """What keeps the members changing, from the group's offsets, when the group is behind: 'crash_loop' when no
     lagging partition's offset moved over the window (a member that dies before it commits, and comes back), or
     'kicked_out' when they moved (a member that commits some batches, then outlasts max.poll.interval.ms on one, is
-    kicked out and rejoins). Asked of a churning group in which members left at least twice (members joining are a
-    scale-up; one leaving, a restart or a deploy). None without lag worth a cause: a partition not OK, or lag more than
+    kicked out and rejoins). Asked of a churning group (2 changes or more) in which a member left (members only
+    joining are a scale-up). None without lag worth a cause: a partition not OK, or lag more than
     `quiet_seconds` old (a member that comes and goes beside members that keep up is churn, no mechanism of lag)."""
     lagging = [p for p in verdict.partitions if (p.lag or 0) > 1 and p.committed is not None]
     behind = verdict.status >= Status.WARN or (verdict.max_lag_seconds or 0.0) > quiet_seconds

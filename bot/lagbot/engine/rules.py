@@ -31,6 +31,7 @@ The proof of these is tests/engine/test_evaluate_cases.py, whose cases run throu
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -289,18 +290,37 @@ def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
     pace with a constant in-flight lag is not flagged forever. As in Burrow (rule 1), a caught-up lag at any
     sample means the consumer kept up within the window: the growth since is new messages not yet
     committed (on a quiet topic, every message would otherwise be a WARN). And the newest lag must be more than
-    `quiet_lag` messages and more than `quiet_seconds` seconds behind (`behind_seconds`): a consumer that keeps
-    up shows a few messages and a few seconds of lag that can rise across a few samples between its commits
-    (auto-commit commits every 5 s); that is jitter, not a consumer falling behind.
+    `quiet_lag` messages and more than `quiet_seconds` seconds behind (`behind_seconds`), or have risen at every step
+    by more than AUTO_COMMIT_SECONDS of writes (`outgrew_commits`): a consumer that keeps up shows a few messages
+    and a few seconds of lag that can rise across a few samples between its commits (auto-commit commits every
+    5 s); that is jitter, not a consumer falling behind.
     """
     facts = _facts(window)
     committed = facts.committed
     if len(committed) < rules.min_samples or facts.zero_lag_seen or not facts.lags_never_decreased:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
-    if last > first and last > rules.quiet_lag and behind_seconds(facts) > rules.quiet_seconds:
+    if last <= first or last <= rules.quiet_lag:
+        return None
+    if behind_seconds(facts) > rules.quiet_seconds or outgrew_commits(facts):
         return warn_finding(first, last, facts.committed_span)
     return None
+
+
+AUTO_COMMIT_SECONDS = 5.0
+"""auto.commit.interval.ms's default: a consumer that keeps up and commits this often shows, between two commits, a lag
+that rises by what is written in this many seconds, and no more."""
+
+
+def outgrew_commits(facts: Facts) -> bool:
+    """The lag rose at every step and by more than the partition is written in AUTO_COMMIT_SECONDS: more than any
+    commit cadence of a consumer that keeps up explains (WARN's other way past its seconds floor, for a deficit that
+    began too recently for its oldest unread message to be `quiet_seconds` old)."""
+    lags = [s.lag or 0 for s in facts.committed]
+    if any(b <= a for a, b in itertools.pairwise(lags)):
+        return False
+    rate = produce_rate(facts)
+    return rate is not None and lags[-1] - lags[0] > rate * AUTO_COMMIT_SECONDS
 
 
 def behind_seconds(facts: Facts) -> float:
@@ -541,6 +561,18 @@ def behind_seconds_rows(rows: PlainRows) -> NDArray[np.float64]:
     return seconds
 
 
+def outgrew_commits_rows(rows: PlainRows) -> NDArray[np.bool_]:
+    """`outgrew_commits` of every row (a plain row's committed samples are all its samples, with no restart)."""
+    import numpy as np
+
+    if rows.samples < 2 or rows.span <= 0:
+        return np.zeros(len(rows.at), dtype=np.bool_)
+    rising = (rows.lags[:, 1:] > rows.lags[:, :-1]).all(axis=1)
+    rates = (rows.log_end[:, -1] - rows.log_end[:, 0]) / rows.span
+    found: NDArray[np.bool_] = rising & ((rows.lags[:, -1] - rows.lags[:, 0]) > rates * AUTO_COMMIT_SECONDS)
+    return found
+
+
 class Fired(IntEnum):
     """Which of `partition_status`'s answers a plain row gets, in its order (a plain row never rewinds)."""
 
@@ -573,7 +605,7 @@ def fired_rows(rows: PlainRows, unowned: NDArray[np.bool_], rules: Evaluation) -
     fired: NDArray[np.int64] = np.full(len(rows.at), Fired.NONE, dtype=np.int64)
     fired[last_lag <= CAUGHT_UP_LAG] = Fired.MARKER
     if warn.any():
-        warn &= behind_seconds_rows(rows) > rules.quiet_seconds
+        warn &= (behind_seconds_rows(rows) > rules.quiet_seconds) | outgrew_commits_rows(rows)
     fired[warn] = Fired.WARN  # the best first: a worse rule that holds overwrites it
     fired[stall] = Fired.STALL
     fired[stop] = Fired.STOP
