@@ -409,7 +409,17 @@ def crash_loop(bootstrap: str, topic: str, group: str) -> Iterator[None]:
 
     def crashing(stop: threading.Event) -> None:
         while not stop.is_set():
-            dying = consumer(bootstrap, group)
+            # KIP-848's protocol: a new member is in the group at its first heartbeat, so the loop turns in about a
+            # second, as a process that dies at once does (a classic JoinGroup can take longer than the crash).
+            dying = Consumer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "group.id": group,
+                    "group.protocol": "consumer",
+                    "enable.auto.commit": False,
+                    "auto.offset.reset": "earliest",
+                }
+            )
             dying.subscribe([topic])
             joining = time.monotonic() + 10.0
             while not dying.assignment() and time.monotonic() < joining and not stop.is_set():
