@@ -8,7 +8,7 @@ member has its partitions and every group has committed, lagbot checks them all 
 snapshots 5 s apart) and with `--samples 4 --every 3`, and every group must be OK: no partition WARN (or worse), no
 severity, no cause, so no button. The workloads must also be what they say: lagbot's produce rate of each is its rate.
 
-WORKLOADS workloads for each of SEEDS seeds (6 workloads, 12 graded checks): about two minutes on two shared cores
+WORKLOADS workloads for each of SEEDS seeds (8 workloads, 16 graded checks): about two minutes on two shared cores
 (the producers and consumers of a seed's workloads share the test's process).
 """
 
@@ -37,12 +37,13 @@ from tests.support.waiting import wait_for
 pytestmark = pytest.mark.integration
 
 SEEDS = (22, 23)
-WORKLOADS = 3
-"""Per seed, all at once, one per way of committing: two at the extreme rates (2,000 and 1 msg/s), one drawn. Few
-at once, so that the broker and the clients keep up on two shared cores: a workload that does not keep up is not
-healthy, and its lag is real."""
-MODES = ("manual", "auto", "transactions")
-EXTREMES = {22: (2000.0, 1.0, None), 23: (None, 2000.0, 1.0)}
+WORKLOADS = 4
+"""Per seed, all at once, one per way of committing: two at the extreme rates (2,000 and 1 msg/s), the others
+drawn; the last writes transactions until the checks start, then nothing (its consumer, caught up, sees lag 1 per
+partition: the commit markers). Few at once, so that the broker and the clients keep up on two shared cores: a
+workload that does not keep up is not healthy, and its lag is real."""
+MODES = ("manual", "auto", "transactions", "transactions, then idle")
+EXTREMES = {22: (2000.0, 1.0, None, None), 23: (None, 2000.0, 1.0, None)}
 """Per seed, the rate of each way of committing (None: drawn)."""
 TICK = 0.1
 
@@ -67,28 +68,33 @@ def workloads(seed: int) -> list[Workload]:
     return found
 
 
-def producing(bootstrap: str, topic: str, work: Workload, name: str) -> Callable[[threading.Event], None]:
+def producing(
+    bootstrap: str, topic: str, work: Workload, name: str, checking: threading.Event
+) -> Callable[[threading.Event], None]:
     """The workload's producer: `rate` msg/s round robin over the partitions, in steps of TICK; with transactions,
-    one transaction per step (a few messages each, one at 1 msg/s)."""
+    one transaction per step (a few messages each, one at 1 msg/s), and with 'then idle', none once `checking`."""
+    transactional = work.mode.startswith("transactions")
     config: dict[str, object] = {"bootstrap.servers": bootstrap, "linger.ms": 5}
-    if work.mode == "transactions":
+    if transactional:
         config["transactional.id"] = name
     out = Producer(config)
-    if work.mode == "transactions":
+    if transactional:
         out.init_transactions(30)
 
     def loop(stop: threading.Event) -> None:
         started, sent = time.monotonic(), 0
         while not stop.wait(TICK):
+            if work.mode == "transactions, then idle" and checking.is_set():
+                break
             due = int((time.monotonic() - started) * work.rate) - sent
             if due <= 0:
                 continue
-            if work.mode == "transactions":
+            if transactional:
                 out.begin_transaction()
             for i in range(sent, sent + due):
                 send(out, topic, i % work.partitions)
             sent += due
-            if work.mode == "transactions":
+            if transactional:
                 out.commit_transaction(30)
             else:
                 out.poll(0)
@@ -118,7 +124,7 @@ def member(bootstrap: str, group: str, topic: str, work: Workload, client: str) 
         "heartbeat.interval.ms": 1000,
         "enable.auto.commit": work.mode == "auto",  # auto.commit.interval.ms left at its default, 5 s
     }
-    if work.mode == "transactions":
+    if work.mode.startswith("transactions"):
         config["isolation.level"] = "read_committed"
     consumer = Consumer(config)
     consumer.subscribe([topic])
@@ -196,8 +202,9 @@ def test_healthy_groups_get_no_warn_and_no_cause(kafka: Kafka, names: Names, see
                 stack.callback(c.close)
             assigned(consumers, work.partitions)
             members += [reading(c, work) for c in consumers]
+        checking = threading.Event()
         writers = [
-            producing(kafka.bootstrap, topic, work, names(f"txn-{i}"))
+            producing(kafka.bootstrap, topic, work, names(f"txn-{i}"), checking)
             for i, (topic, work) in enumerate(zip(topics, works, strict=True))
         ]
         stack.enter_context(threads(*members, *writers))
@@ -217,6 +224,7 @@ def test_healthy_groups_get_no_warn_and_no_cause(kafka: Kafka, names: Names, see
             },
             source="test",
         )
+        checking.set()
         reports = [Checker(settings, MemoryWindowStore(samples=10)).run(4, every) for every in (5.0, 3.0)]
 
     problems: list[str] = []
@@ -231,7 +239,10 @@ def test_healthy_groups_get_no_warn_and_no_cause(kafka: Kafka, names: Names, see
             problems += [f"{work} {group}: {found}" for found in trouble(verdict)]
             produced = verdict.produce_rate or 0.0
             # lagbot's produce rate is the workload's (the workload is real): within a third at 10 msg/s and more
-            if work.rate >= 10 and produced != pytest.approx(work.rate, rel=0.35):
+            if work.mode == "transactions, then idle":
+                if produced >= 1.0 or any((p.lag or 0) > 1 for p in verdict.partitions):
+                    unreal.append(f"{work}: produced {produced:.1f} msg/s while idle, lag {verdict.total_lag}")
+            elif work.rate >= 10 and produced != pytest.approx(work.rate, rel=0.35):
                 unreal.append(f"{work}: produced {produced:.1f} msg/s")
     assert checked == 2 * WORKLOADS
     assert (problems, unreal) == ([], [])
