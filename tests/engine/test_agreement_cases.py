@@ -104,11 +104,17 @@ SIBLING_CASES = [
         SiblingCase(window({0: STILL, 1: STILL}, (member(1, 0), member(2, 1))), (Status.WARN, Status.WARN), (0, 0)),
         id="S02-nobody-commits-window-rules-judge",
     ),
-    # S03 The committing partition belongs to the SAME member: a member that commits one partition and not
-    #     another is not compared with itself (the rule is about other members). The window rules judge: WARN.
+    # S03 The committing partition belongs to the SAME member: a member that commits one partition 3 times and not
+    #     the other is alive and polling, and only the other partition is stuck: a record it cannot get past (a poison
+    #     message). STALL on 3 sibling commits (before: WARN, and the scale and restart buttons; issue 22).
     pytest.param(
-        SiblingCase(window({0: STILL, 1: MOVING}, (member(1, 0, 1),)), (Status.WARN, Status.OK), (0, 0)),
-        id="S03-same-member-is-not-a-sibling",
+        SiblingCase(
+            window({0: STILL, 1: MOVING}, (member(1, 0, 1),)),
+            (Status.STALL, Status.OK),
+            (3, 0),
+            engine_wording.reason_stall_siblings(280, 9.0, 100, 3),
+        ),
+        id="S03-own-member-committing-its-other-partition",
     ),
     # S04 Only two samples: the sibling committed in one step only, one missed chance, which an ordinary
     #     commit interval explains (SIBLING_MIN_COMMITS is 2). OK.

@@ -25,6 +25,7 @@ from lagbot.core.model import (
     PartitionSample,
     Status,
 )
+from lagbot.engine import wording as engine_wording
 from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE, diagnose, replicas_needed
 from lagbot.engine.evaluate import evaluate_group
 
@@ -761,19 +762,35 @@ def test_rebalance_churn_does_not_fire_for_a_single_change() -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_idle_members_fires_with_more_members_than_partitions() -> None:
+def test_idle_members_is_no_cause_of_a_group_that_keeps_up() -> None:
+    # More members than partitions in a group that has read everything: no trouble, no cause, no button.
     caught_up = [1000, 1100, 1200]
     window = make_window(
         {0: rows(caught_up, caught_up), 1: rows(caught_up, caught_up)},
         members=[member(1, 0), member(2, 1), member(3)],
     )
+    assert run(window)[1] == ()
+
+
+def test_idle_members_fires_for_a_group_behind_and_never_offers_scale() -> None:
+    # The same members, behind: partition 0's offset is stuck while 300 -> 500 wait. The idle member is named, and
+    # no cause offers to scale: more members would own nothing too (one member per partition at most).
+    caught_up = [1000, 1100, 1200]
+    window = make_window(
+        {0: rows([700, 700, 700], caught_up), 1: rows(caught_up, caught_up)},
+        members=[member(1, 0), member(2, 1), member(3)],
+    )
     _, causes = run(window)
-    assert kinds(causes) == ["idle_members"]
-    cause = causes[0]
-    assert cause.explanation == "3 members for 2 partitions: 1 own nothing (client-3)"
-    assert cause.remediation == SCALE
+    assert kinds(causes) == ["stuck_consumer", "hot_partition", "idle_members"]
+    cause = the(causes, "idle_members")
+    assert cause.explanation == (
+        "3 members for 2 partitions: 1 own nothing (client-3); more members cannot read faster (one member per"
+        " partition at most)"
+    )
+    assert cause.remediation is None
     assert cause.confidence == 0.5
     assert cause.evidence == {"members": 3, "partitions": 2, "idle": ["client-3"]}
+    assert SCALE not in [c.remediation for c in causes]
 
 
 def test_idle_members_does_not_fire_with_one_member_per_partition() -> None:
@@ -799,7 +816,7 @@ REMEDIATIONS = {
     "throughput_deficit": SCALE,
     "producer_burst": SCALE,
     "rebalance_churn": None,
-    "idle_members": SCALE,
+    "idle_members": None,
 }
 
 
@@ -811,7 +828,8 @@ def test_causes_are_ranked_one_to_n_by_confidence() -> None:
             2: rows([5000, 5100, 5200], [5000, 5100, 5200]),
         },
         members=[member(1, 0), member(2, 2), member(3), member(4)],
-        group_samples=[(STABLE, ("m-1", "m-2"), 1), (STABLE, ("m-1",), 2), (STABLE, ("m-1", "m-2", "m-3", "m-4"), 3)],
+        # members joining twice (a scale-up): churn without a member that left, so no mechanism is claimed
+        group_samples=[(STABLE, ("m-1",), 1), (STABLE, ("m-1", "m-2"), 2), (STABLE, ("m-1", "m-2", "m-3", "m-4"), 3)],
     )
     _, causes = run(window)
     assert kinds(causes) == [
@@ -865,3 +883,78 @@ def test_unassigned_ignores_topics_the_group_no_longer_reads() -> None:
     )
     _, causes = run(window)
     assert "unassigned_partitions" not in kinds(causes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Churn with a mechanism: a crash loop, poll-interval kick-outs (issue 22, section 3)
+# ---------------------------------------------------------------------------------------------------
+
+CHURNING = [(STABLE, ("m-1",), 1), (STABLE, ("m-5",), 2), (STABLE, ("m-6",), 3), (STABLE, ("m-1",), 4)]
+"""The one member's id changes at every snapshot: it leaves and a new member joins, three times."""
+
+
+def test_a_crash_loop_is_churn_the_member_keeps_dying_not_restart() -> None:
+    # The member reads a few messages, dies before committing, comes back: its partition's offset never moves while
+    # 300 -> 600 wait, and its member id changes at every snapshot. STALL, but the cause is the churn, first, saying
+    # the member keeps dying; restarting it is what already happens, so no cause offers a restart (or a scale).
+    window = make_window(
+        {0: rows([700, 700, 700, 700], [1000, 1100, 1200, 1300])}, members=[member(1, 0)], group_samples=CHURNING
+    )
+    verdict, causes = run(window)
+    assert verdict.status is Status.STALL
+    assert kinds(causes) == ["rebalance_churn", "stuck_consumer"]
+    churn = causes[0]
+    assert churn.evidence["mechanism"] == "crash_loop"
+    assert churn.explanation.endswith(engine_wording.churn_crash_loop(600))
+    assert churn.confidence == 0.95
+    assert [c.remediation for c in causes] == [None, None]
+    assert the(causes, "stuck_consumer").explanation.endswith("a restart would not help")
+
+
+def test_poll_interval_kick_outs_are_churn_with_a_configuration_fix() -> None:
+    # The member commits some batches (700 -> 760 -> 820 -> 880) while the producer writes faster, and its member id
+    # changes at every snapshot: it is kicked out (a batch outlasts max.poll.interval.ms) and rejoins. The churn
+    # names the configuration fix, first; nothing offers a restart or a scale.
+    window = make_window(
+        {
+            0: rows([700, 760, 820, 880], [1000, 1100, 1200, 1300]),
+            1: rows([1000, 1100, 1200, 1300], [1000, 1100, 1200, 1300]),
+        },
+        members=[member(1, 0, 1)],
+        group_samples=CHURNING,
+    )
+    _, causes = run(window)
+    assert causes[0].kind == "rebalance_churn"
+    assert causes[0].evidence["mechanism"] == "kicked_out"
+    assert causes[0].explanation.endswith(engine_wording.churn_kicked_out(420))
+    assert RESTART not in [c.remediation for c in causes] and SCALE not in [c.remediation for c in causes]
+
+
+def test_churn_without_lag_names_no_mechanism() -> None:
+    caught_up = [1000, 1100, 1200, 1300]
+    window = make_window({0: rows(caught_up, caught_up)}, members=[member(1, 0)], group_samples=CHURNING)
+    _, causes = run(window)
+    assert kinds(causes) == ["rebalance_churn"]
+    assert "mechanism" not in causes[0].evidence and causes[0].confidence == 0.8
+
+
+def test_a_poison_message_is_a_partition_stuck_at_one_record_not_scale_or_restart() -> None:
+    # One member owns partitions 0 and 1. It reads partition 1 as it comes (100 msg/s) and retries one record of
+    # partition 0 forever: its offset stays at 700 while 300 -> 600 wait, over 9 s (--samples 4 --every 3). Its own
+    # other partition commits at every step, so the member is alive: partition 0 is stuck at one record. No restart,
+    # no scale: both would meet the same record.
+    window = make_window(
+        {
+            0: rows([700, 700, 700, 700], [1000, 1100, 1200, 1300]),
+            1: rows([1000, 1300, 1600, 1900], [1000, 1300, 1600, 1900]),
+        },
+        members=[member(1, 0, 1)],
+        step=3.0,
+    )
+    verdict, causes = run(window)
+    assert [p.status for p in verdict.partitions] == [Status.STALL, Status.OK]
+    stuck = the(causes, "stuck_consumer")
+    assert stuck.rank == 1 and stuck.remediation is None
+    assert stuck.evidence["poison"] is True and stuck.evidence["stuck_at"] == [700]
+    assert stuck.explanation.endswith(engine_wording.poison_record([(0, 700)], 100.0))
+    assert RESTART not in [c.remediation for c in causes] and SCALE not in [c.remediation for c in causes]

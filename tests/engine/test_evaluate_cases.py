@@ -217,7 +217,8 @@ STATUS_CASES = [
     ),
     # 04 Committed went 800 -> 200 (a rewind) and the consumer has since re-read everything: lag 0 now.
     #    OK "caught up": the rewound messages have all been consumed again, so there is nothing left to act on
-    #    (Burrow likewise judges nothing when the current lag is 0). The REWIND rule would fire on this window.
+    #    (Burrow likewise judges nothing when the current lag is 0). The REWIND rule does not fire either: the
+    #    consumer came back to 800, the offset it rewound from (rewind recovery, case 41).
     pytest.param(
         StatusCase(
             OWNED,
@@ -226,7 +227,6 @@ STATUS_CASES = [
             Status.OK,
             engine_wording.reason_caught_up(),
             0,
-            shadows=(Status.REWIND,),
         ),
         id="04-caught-up-now-after-rewind",
     ),
@@ -253,17 +253,18 @@ STATUS_CASES = [
         StatusCase(EMPTY, W_BURST, Ownership.UNOWNED, Status.OK, engine_wording.reason_caught_up_in_window(), 90),
         id="06-burst-after-caught-up-is-not-stop",
     ),
-    # 07 The guard's other half: the first commit appears at t=10 and is 100, exactly the log end at t=0, so the
-    #    consumer had read the whole log as it stood when the window opened; the 30 messages after it are not
-    #    committed yet. 3 committed samples over 20 s with an unmoved offset would be STALL, but the guard holds
-    #    (committed 100 >= oldest log end 100); the lag 30, 30, 30 does not grow, so no WARN. OK.
+    # 07 The guard looks only at the recent samples (the last `min_samples`): the first commit appears at t=10 and is
+    #    100, exactly the log end at t=0, but the 30 messages after it were already written at t=10 and are still
+    #    unread at t=30. The consumer reached no log end of t=10, 20, 30: 3 committed samples over 20 s with an
+    #    unmoved offset and 30 waiting are a STALL (Burrow: STALL, the lag is never zero in its commits). Before, the
+    #    guard read the log end of t=0, a sample without a commit, and said OK.
     pytest.param(
         StatusCase(
             OWNED,
             w((0, None, 100), (10, 100, 130), (20, 100, 130), (30, 100, 130)),
             Ownership.OWNED,
-            Status.OK,
-            engine_wording.reason_caught_up_in_window(),
+            Status.STALL,
+            engine_wording.reason_stall(30, 20.0, messages.owned()),
             30,
         ),
         id="07-first-commit-at-window-start-log-end",
@@ -540,21 +541,23 @@ STATUS_CASES = [
         ),
         id="26-stop-deleted-group",
     ),
-    # 27 STOP needs the whole window unmoved: the consumer committed 100 -> 200 -> 300 and left at t=20 (Empty
-    #    group), so the offset has been still for only 20 s of the 40 s window. Not STOP yet (it will be once
-    #    t=10 leaves the window); lag fell 400 -> 200, so no WARN: OK. Never at the log end (300 < 500), so the
-    #    generic reason.
+    # 27 STOP after a short grace, not a window: the consumer committed 100 -> 200 -> 300 and left at t=20 (Empty
+    #    group). The offset has been still for the last 3 committed samples (t=20, 30, 40), 20 s: the grace of
+    #    `min_samples` samples spanning `min_span` is met, nobody owns the partition and 200 messages wait, so STOP
+    #    now, not once t=10 leaves the window (a bot's window is 30 checks: half an hour late). Burrow, which does not
+    #    know owners, waits until the time since the last commit (20 s) exceeds the span of the commits (20 s): OK
+    #    here, STOP one commit interval later; lagbot knows nobody reads the partition.
     pytest.param(
         StatusCase(
             EMPTY,
             w((0, 100, 500), (10, 200, 500), (20, 300, 500), (30, 300, 500), (40, 300, 500)),
             Ownership.UNOWNED,
-            Status.OK,
-            engine_wording.reason_ok_moving(),
+            Status.STOP,
+            engine_wording.reason_stop(200, 20.0, engine_wording.nobody_owns()),
             200,
             now=40.0,
         ),
-        id="27-stop-needs-the-whole-window",
+        id="27-stop-after-a-short-grace",
     ),
     # 28 An Empty group whose offset was reset backwards (kafka-consumer-groups --reset-offsets only works on
     #    an inactive group), 500 -> 100, and has not moved since. REWIND, not STOP: STOP says the offset did not
@@ -628,15 +631,16 @@ STATUS_CASES = [
         id="32-constant-lag-keeping-pace",
     ),
     # 33 Same pace but a smaller in-flight lag (300): by t=30 the consumer has committed 400, the log end at
-    #    t=0, so it has read everything that existed when the window opened. Still OK; the reason is the
-    #    caught-up-within-the-window one, because that guard is checked before the generic reason.
+    #    t=0, so it has read everything that existed when the window opened. Still OK; the reason is the generic
+    #    one: the guard (and its reason) reads only the recent samples, t=10, 20, 30, whose log ends it has not
+    #    reached.
     pytest.param(
         StatusCase(
             OWNED,
             w((0, 100, 400), (10, 200, 500), (20, 300, 600), (30, 400, 700)),
             Ownership.OWNED,
             Status.OK,
-            engine_wording.reason_caught_up_in_window(),
+            engine_wording.reason_ok_moving(),
             300,
         ),
         id="33-keeping-pace-past-window-start",
@@ -682,16 +686,17 @@ STATUS_CASES = [
         id="36-warn-needs-three-samples",
     ),
     # 37 min_span gates STALL and STOP only (config.Evaluation documents it so): the short window of case 10
-    #    with a growing log end (lag 300, 350, 400 over 8 s) is a WARN, not a STALL.
+    #    with a growing log end (lag 300, 350, 400 over 9 s) is a WARN, not a STALL. (9 s: the oldest unread message
+    #    is older than the window, so at least 9 s old, more than `quiet_seconds`.)
     pytest.param(
         StatusCase(
             OWNED,
-            w((0, 100, 400), (4, 100, 450), (8, 100, 500)),
+            w((0, 100, 400), (4.5, 100, 450), (9, 100, 500)),
             Ownership.OWNED,
             Status.WARN,
-            engine_wording.reason_warn(300, 400, 8.0),
+            engine_wording.reason_warn(300, 400, 9.0),
             400,
-            now=8.0,
+            now=9.0,
         ),
         id="37-short-span-can-warn",
     ),
@@ -742,6 +747,185 @@ STATUS_CASES = [
             extra={"produce_rate": None, "consume_rate": 0.0},
         ),
         id="40-zero-lag-after-log-end-fell",
+    ),
+    # 41 Rewind recovery (Burrow's checkIfRewindRecovered): a rebalance made the consumer commit an old offset,
+    #    300 -> 200, and it came back past 300 (350) by t=20. The rewind no longer counts: lag 100 fell from 200,
+    #    the offset moves: OK. Before, lagbot said REWIND "from 300 to 200" for as long as the step was in its window.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 300, 400), (10, 200, 400), (20, 350, 450)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_ok_moving(),
+            100,
+            now=20.0,
+            extra={"consume_rate": 15.0},
+        ),
+        id="41-rewind-recovered",
+    ),
+    # 42 The same rewind, not yet recovered: 200 -> 250 is still short of 300: REWIND from 300 to 200.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 300, 400), (10, 200, 400), (20, 250, 450)),
+            Ownership.OWNED,
+            Status.REWIND,
+            engine_wording.reason_rewind(300, 200),
+            200,
+            now=20.0,
+        ),
+        id="42-rewind-not-recovered-yet",
+    ),
+    # 43 A stopped consumer behind an old zero lag (Burrow #290): committed 1000 never moves while the log end grows
+    #    1000 -> 2800 over 1800 s, samples 600 s apart; the lag was 0 only at the first sample. The guard looks only
+    #    at the recent samples (the last `min_samples`: t=600, 1200, 1800), where the consumer never reached the
+    #    log end: STALL, 1800 waiting, still for 1800 s. Before, the old zero lag made it OK "caught up to the log end
+    #    within the window" until t=0 left the window.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 1000, 1000), (600, 1000, 1600), (1200, 1000, 2200), (1800, 1000, 2800)),
+            Ownership.OWNED,
+            Status.STALL,
+            engine_wording.reason_stall(1800, 1800.0, messages.owned()),
+            1800,
+            now=1800.0,
+        ),
+        id="43-stopped-behind-an-old-zero-lag",
+    ),
+    # 44 The window of 43 in an Empty group: STOP (Burrow's answer for both: it does not know owners).
+    pytest.param(
+        StatusCase(
+            EMPTY,
+            w((0, 1000, 1000), (600, 1000, 1600), (1200, 1000, 2200), (1800, 1000, 2800)),
+            Ownership.UNOWNED,
+            Status.STOP,
+            engine_wording.reason_stop(1800, 1800.0, engine_wording.nobody_owns()),
+            1800,
+            now=1800.0,
+        ),
+        id="44-stopped-behind-an-old-zero-lag-unowned",
+    ),
+    # 45 No members and messages waiting: an Empty group whose offset moved early in the window (100 -> 900) and has
+    #    been still since t=20 while 2,921 messages wait. Before: "OK, consuming". Now STOP after the grace (3
+    #    samples, 20 s), which the group's `no_active_members` cause agrees with.
+    pytest.param(
+        StatusCase(
+            EMPTY,
+            w((0, 100, 3000), (10, 500, 3200), (20, 900, 3400), (30, 900, 3600), (40, 900, 3821)),
+            Ownership.UNOWNED,
+            Status.STOP,
+            engine_wording.reason_stop(2921, 20.0, engine_wording.nobody_owns()),
+            2921,
+            now=40.0,
+        ),
+        id="45-no-members-stopped-after-moving",
+    ),
+    # 46 A read_committed consumer fully caught up on a transactional topic: the producer's commit marker takes the
+    #    last offset, which the consumer never reads, so lag 1 forever and the offset never moves. Caught up: OK, no
+    #    STALL (before: STALL, and a restart button, on a healthy group).
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 500, 501), (5, 500, 501), (10, 500, 501), (15, 500, 501)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_caught_up_marker(),
+            1,
+            now=15.0,
+        ),
+        id="46-transaction-marker-is-caught-up",
+    ),
+    # 47 A consumer keeping up with 20 msg/s, committing every batch: lag 4, 6, 8, 9 rose at every sample (where it
+    #    was sampled between commits). Lag 9 is not more than `quiet_lag` (10) and half a second old: OK. Before: WARN,
+    #    then hot_partition -> drain and throughput_deficit -> scale for 9 messages.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 104), (5, 200, 206), (10, 300, 308), (15, 400, 409)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_caught_up_in_window(),
+            9,
+            now=15.0,
+        ),
+        id="47-healthy-jitter-in-messages",
+    ),
+    # 48 2,000 msg/s with auto-commit every 5.0 s, sampled every 5.3 s: each sample falls 0.3 s later after a commit,
+    #    so the lag rises 2,000, 2,600, 3,200, 3,800 and never falls. But the oldest unread message is 1.9 s old
+    #    (message 30,000 was written at t=14.0): not more than `quiet_seconds` (8 s, above auto-commit's 5 s cadence).
+    #    OK; it read past the log end of the recent samples.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 0, 2000), (5.3, 10000, 12600), (10.6, 20000, 23200), (15.9, 30000, 33800)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_caught_up_in_window(),
+            3800,
+            now=15.9,
+        ),
+        id="48-healthy-jitter-in-seconds",
+    ),
+    # 49 A rising lag that is old: the consumer commits slower than the producer writes (lag 300, 350, 400, 450), and
+    #    its oldest unread message is older than the whole window (at least 30 s): WARN, as case 30.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 400), (10, 150, 500), (20, 200, 600), (30, 250, 700)),
+            Ownership.OWNED,
+            Status.WARN,
+            engine_wording.reason_warn(300, 450, 30.0),
+            450,
+        ),
+        id="49-behind-in-messages-and-seconds-warns",
+    ),
+    # 50 An owned partition whose consumer stopped committing mid-window, for longer than it committed before
+    #    (Burrow's checkIfOffsetsStopped): committed 100, 200, then 300 from t=20 to t=60 (40 s still > 20 s moving)
+    #    while 200 -> 600 messages wait: STALL, still for 40 s. (Still for 20 s of a 40 s window, as case 27's
+    #    window owned, it is not yet: equal is not greater.)
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 500), (10, 200, 500), (20, 300, 500), (30, 300, 600), (40, 300, 700), (60, 300, 900)),
+            Ownership.OWNED,
+            Status.STALL,
+            engine_wording.reason_stall(600, 40.0, messages.owned()),
+            600,
+            now=60.0,
+        ),
+        id="50-stall-after-moving",
+    ),
+    # 51 Case 27's window, owned: still for 20 s after moving for 20 s. Not STALL yet (equal is not greater, as in
+    #    Burrow's case 1): a live consumer may be in a long batch.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 100, 500), (10, 200, 500), (20, 300, 500), (30, 300, 500), (40, 300, 500)),
+            Ownership.OWNED,
+            Status.OK,
+            engine_wording.reason_ok_moving(),
+            200,
+            now=40.0,
+        ),
+        id="51-still-as-long-as-moving-is-not-stall",
+    ),
+    # 52 A deficit too young for its seconds: written at 60 msg/s, read at 20, lag 30, 150, 270, 390 over 9 s. The
+    #    oldest unread message is 6.5 s old (under `quiet_seconds`), but the lag rose at every step by 360, more than
+    #    the 300 messages written in 5 s (auto-commit's cadence): no commit jitter explains it. WARN.
+    pytest.param(
+        StatusCase(
+            OWNED,
+            w((0, 1000, 1030), (3, 1060, 1210), (6, 1120, 1390), (9, 1180, 1570)),
+            Ownership.OWNED,
+            Status.WARN,
+            engine_wording.reason_warn(30, 390, 9.0),
+            390,
+            now=9.0,
+            extra={"lag_seconds": 6.5},
+        ),
+        id="52-deficit-outgrows-commit-jitter",
     ),
 ]
 
@@ -1419,14 +1603,14 @@ GROUP_CASES = [
     ),
     # G07 A seconds-based warn (over 15 s, held 10 s) on W_BURST-like data: committed 1000 while the log end goes
     #     1000, 1100, 1200, 1300. Judged on the window up to each sample, the partition is 0, 10, 20, 30 s behind
-    #     (message 1000 was written at t=0), so over 15 s since t=20: held 10 s: WARN. The behaviour is OK, not
-    #     STALL: the lag was 0 at t=0 (Burrow's guard); severity still reports the consumer 30 s behind.
+    #     (message 1000 was written at t=0), so over 15 s since t=20: held 10 s: WARN. The behaviour is STALL: the
+    #     lag was 0 only at t=0, before the recent samples, and 300 messages wait on an offset still for 30 s.
     pytest.param(
         GroupCase(
             gwindow({TP: w((0, 1000, 1000), (10, 1000, 1100), (20, 1000, 1200), (30, 1000, 1300))}, OWNED),
-            (Status.OK,),
+            (Status.STALL,),
             {
-                "status": Status.OK,
+                "status": Status.STALL,
                 "total_lag": 300,
                 "max_lag_seconds": 30.0,
                 "severity": Severity.WARN,
@@ -1620,8 +1804,8 @@ def test_lag_seconds_series_equals_lag_seconds_of_each_prefix() -> None:
         assert _max_lag_seconds_series(window) == pytest.approx(expected)
 
 
-STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 27, 11, 4, 3
-"""Of 40 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
+STATUS_REACHED, LAG_SECONDS_REACHED, PRODUCE_REACHED, CONSUME_REACHED = 37, 11, 4, 3
+"""Of 52 status, 16 lag-seconds, 7 produce and 8 consume cases; each of the others has a sample without a
 commit, a rewind or a log end that went back, which the arrays leave to `window_facts`."""
 
 
@@ -1641,3 +1825,275 @@ def test_the_cases_reach_the_array_route() -> None:
     assert reached([p.values[0] for p in LAG_SECONDS_CASES]) == LAG_SECONDS_REACHED
     assert reached([p.values[0] for p in PRODUCE_CASES]) == PRODUCE_REACHED
     assert reached([p.values[0] for p in CONSUME_CASES]) == CONSUME_REACHED
+
+
+# ===================================================================================================
+# B00-..: Burrow's published evaluator table (linkedin/Burrow core/internal/evaluator/caching_test.go, cases 0-11)
+# ===================================================================================================
+#
+# Burrow's cases are commits (offset, timestamp, lag) it read from __consumer_offsets, the broker's newest offsets and
+# a time `now`. lagbot polls instead: each commit becomes a sample at its time (committed = the offset, log end =
+# offset + lag), and lagbot's polls after the last commit (every commit interval, up to `now`) see that commit and the
+# broker's log end. Burrow does not know who owns a partition; lagbot does, so each case is judged owned (a live
+# member) or unowned (an Empty group) as it says. Where the answers differ, the case says why lagbot differs.
+
+Commit = tuple[int, float, int | None]
+"""(offset, seconds, lag) of one of Burrow's commits; a lag of None is a commit Burrow had no broker offset for."""
+
+
+def burrow(commits: list[Commit], polls: list[tuple[float, int]]) -> tuple[PartitionSample, ...]:
+    """lagbot's window of a Burrow case: a sample per commit with a lag, then one per poll (time, log end) that sees
+    the newest commit."""
+    samples = [(at, offset, offset + lag) for offset, at, lag in commits if lag is not None]
+    newest = commits[-1][0]
+    return w(*samples, *((at, newest, log_end) for at, log_end in polls))
+
+
+STEADY: list[Commit] = [(1000, 100, 0), (2000, 200, 50), (3000, 300, 100), (4000, 400, 150), (5000, 500, 200)]
+"""Burrow's cases 0-2: a consumer that moves, lag 0 at its first commit, then 50 more at every commit."""
+NEVER_ZERO: list[Commit] = [(1000, 100, 50), (2000, 200, 100), (3000, 300, 150), (4000, 400, 200), (5000, 500, 250)]
+B9: list[Commit] = [(792748079 + k, float(k), 0) for k in range(15)]
+"""Burrow's cases 9 and 10: a commit a second, each at the log end, from t=0 to t=14 (its timestamps, less
+1512224618 s)."""
+
+
+@dataclass(frozen=True)
+class BurrowCase:
+    samples: tuple[PartitionSample, ...]
+    group: GroupSnapshot | None
+    burrow: Status
+    """Burrow's expected status (its table's; Burrow's WARN is lagbot's WARN, its STOP and STALL lagbot's)."""
+    lagbot: Status
+
+
+def polls(start: float, end: float, every: float, log_end: int) -> list[tuple[float, int]]:
+    found, at = [], start
+    while at <= end:
+        found.append((at, log_end))
+        at += every
+    return found
+
+
+BURROW_CASES = [
+    # B00 (Burrow 0) OK because the lag was zero somewhere: lagbot agrees (Burrow's rule 1, and the offset moves).
+    pytest.param(BurrowCase(burrow(STEADY, polls(600, 600, 100, 5200)), OWNED, Status.OK, Status.OK), id="B00"),
+    # B01 (Burrow 1) now 900: 400 s since the last commit, equal to the 400 s the commits span, not greater: OK.
+    #     lagbot, owned: still for 400 s after moving for 400 s, not longer: OK. Agrees.
+    pytest.param(BurrowCase(burrow(STEADY, polls(600, 900, 100, 5200)), OWNED, Status.OK, Status.OK), id="B01"),
+    # B01e The same in an Empty group. lagbot differs on purpose: STOP, because it knows nobody reads the partition
+    #      while 200 messages wait; Burrow, blind to owners, waits until the silence outlasts the commits.
+    pytest.param(BurrowCase(burrow(STEADY, polls(600, 900, 100, 5200)), EMPTY, Status.OK, Status.STOP), id="B01e"),
+    # B02 (Burrow 2) now 1000: 500 s since the last commit > 400 s: STOP, although the lag was zero at the start
+    #     (Burrow #290). lagbot owned: STALL (a member owns the partition: lagbot's STOP is for nobody reading it,
+    #     its STALL for a live owner whose offset stopped: both stop the same consumer and both raise an alarm).
+    pytest.param(BurrowCase(burrow(STEADY, polls(600, 1000, 100, 5200)), OWNED, Status.STOP, Status.STALL), id="B02"),
+    # B02e The same in an Empty group: STOP, agrees.
+    pytest.param(BurrowCase(burrow(STEADY, polls(600, 1000, 100, 5200)), EMPTY, Status.STOP, Status.STOP), id="B02e"),
+    # B03 (Burrow 3) STOP with a lag never zero as well: owned STALL, Empty STOP (as B02).
+    pytest.param(
+        BurrowCase(burrow(NEVER_ZERO, polls(600, 1000, 100, 5250)), OWNED, Status.STOP, Status.STALL), id="B03"
+    ),
+    pytest.param(
+        BurrowCase(burrow(NEVER_ZERO, polls(600, 1000, 100, 5250)), EMPTY, Status.STOP, Status.STOP), id="B03e"
+    ),
+    # B04 (Burrow 4) the offset is always 1000, lag 0 at the first commit then 50 more each commit: Burrow OK (rule 1,
+    #     its comment: "another commit will turn this to stall"). lagbot differs on purpose: STALL. The zero lag was
+    #     500 s ago, before the recent samples, and 200 messages have waited since on an offset that never moved: the
+    #     lesson of Burrow #290, which its rule 1 still misses when the commits themselves go on.
+    pytest.param(
+        BurrowCase(
+            burrow([(1000, 100 * k, 50 * (k - 1)) for k in range(1, 6)], polls(600, 600, 100, 1200)),
+            OWNED,
+            Status.OK,
+            Status.STALL,
+        ),
+        id="B04",
+    ),
+    # B05 (Burrow 5) the same with the lag never zero: STALL, agrees.
+    pytest.param(
+        BurrowCase(
+            burrow([(1000, 100 * k, 50 * (k + 1)) for k in range(1, 6)], polls(600, 600, 100, 1300)),
+            OWNED,
+            Status.STALL,
+            Status.STALL,
+        ),
+        id="B05",
+    ),
+    # B06 (Burrow 6) still STALL when the lag stays the same (100): agrees.
+    pytest.param(
+        BurrowCase(
+            burrow([(1000, 100 * k, 100) for k in range(1, 6)], polls(600, 600, 100, 1100)),
+            OWNED,
+            Status.STALL,
+            Status.STALL,
+        ),
+        id="B06",
+    ),
+    # B07 (Burrow 7) offsets 1000, 2000, 3000, 2000, 4000: a rewind 3000 -> 2000, then past 3000. Burrow's table
+    #     says REWIND; Burrow has since learned rewind recovery (checkIfRewindRecovered): a consumer back at or past
+    #     the offset it rewound from has recovered, and the other rules judge it: the lag fell (1250 -> 300), the
+    #     offset moves: OK. lagbot: OK, as Burrow now.
+    pytest.param(
+        BurrowCase(
+            burrow(
+                [(1000, 100, 100), (2000, 200, 150), (3000, 300, 200), (2000, 400, 1250), (4000, 500, 300)],
+                polls(600, 600, 100, 4300),
+            ),
+            OWNED,
+            Status.OK,
+            Status.OK,
+        ),
+        id="B07",
+    ),
+    # B08 (Burrow 8) the current lag is 0 (the consumer committed the log end, 5250, at t=1000), whatever the
+    #     commits before showed: OK, agrees.
+    pytest.param(
+        BurrowCase(
+            w(*((at, o, o + lag) for o, at, lag in NEVER_ZERO), (1000, 5250, 5250)), OWNED, Status.OK, Status.OK
+        ),
+        id="B08",
+    ),
+    # B09 (Burrow 9, #290) lag 0 at every commit, but no commit since t=14 while the broker's offsets (its ring,
+    #     oldest first 792748500 ... 792749024) ran ahead: 931 waiting at t=32. Burrow STOP. lagbot: the recent polls
+    #     never saw the consumer at the log end: Empty STOP, owned STALL (as B02).
+    pytest.param(
+        BurrowCase(
+            burrow(B9, [(18, 792748500), (22, 792748600), (26, 792748800), (30, 792749000), (32, 792749024)]),
+            EMPTY,
+            Status.STOP,
+            Status.STOP,
+        ),
+        id="B09",
+    ),
+    pytest.param(
+        BurrowCase(
+            burrow(B9, [(18, 792748500), (22, 792748600), (26, 792748800), (30, 792749000), (32, 792749024)]),
+            OWNED,
+            Status.STOP,
+            Status.STALL,
+        ),
+        id="B09o",
+    ),
+    # B10 (Burrow 10, #303) the same commits, but the broker's recent offsets are 792748093 (the consumer's) then
+    #     792748094: lag 1, zero within the recent broker offsets: OK. lagbot: lag 1 is caught up (a transaction's
+    #     marker takes an offset), and the recent polls saw it at the log end: OK, agrees.
+    pytest.param(
+        BurrowCase(
+            burrow(B9, [(20, 792748093), (24, 792748093), (28, 792748093), (32, 792748094)]),
+            EMPTY,
+            Status.OK,
+            Status.OK,
+        ),
+        id="B10",
+    ),
+    # B11 (Burrow 11) case 0 with commits Burrow had no lag for (offsets 1500, 2500, ... 5500): they change nothing.
+    #     lagbot's samples always carry both offsets, so those commits are not samples; its poll at t=600 sees the
+    #     newest commit, 5500, and the log end 5700: OK, agrees.
+    pytest.param(
+        BurrowCase(
+            burrow(
+                [(o, o / 10, (o - 1000) // 20 if o % 1000 == 0 else None) for o in range(1000, 6000, 500)],
+                polls(600, 600, 100, 5700),
+            ),
+            OWNED,
+            Status.OK,
+            Status.OK,
+        ),
+        id="B11",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", BURROW_CASES)
+def test_burrow_table(case: BurrowCase) -> None:
+    now = case.samples[-1].at
+    verdict, by_arrays = both_routes(case.samples, case.group, now)
+    assert by_arrays == verdict
+    assert verdict.status is case.lagbot
+    assert verdict.lag == case.samples[-1].lag
+
+
+def test_burrow_table_agreement_is_counted() -> None:
+    # What the port shows: lagbot agrees with Burrow on 11 of 16 rows. It differs on 5, each said above: 3 where a
+    # member owns a partition Burrow calls STOP (lagbot: STALL), B01e (STOP at once when nobody owns the partition)
+    # and B04 (an old zero lag hides no stall).
+    cases = [p.values[0] for p in BURROW_CASES]
+    agree = [c for c in cases if c.burrow is c.lagbot]
+    owned_stop = [c for c in cases if (c.burrow, c.lagbot) == (Status.STOP, Status.STALL)]
+    assert (len(cases), len(agree), len(owned_stop)) == (16, 11, 3)
+
+
+# ===================================================================================================
+# K01-..: Kafka Lag Exporter's LookupTableSpec (seglo/kafka-lag-exporter), its time-lag lookups
+# ===================================================================================================
+#
+# Kafka Lag Exporter predicts when an offset was written from a table of (offset, time) points; lagbot's `lag_seconds`
+# is `now` minus that time, from the window's (time, log end) samples. Each lookup of a committed offset below
+# must give Lag Exporter's predicted time: every interpolation case agrees. Where Lag Exporter extrapolates (an offset
+# older than the table, or past it), lagbot does not, on purpose: older than the window is a lower bound (the oldest
+# sample's age), at or past the newest log end is caught up (0 s).
+
+Point = tuple[int, float]
+"""(offset, time) of one of Lag Exporter's points."""
+
+
+def table(*points: Point, committed: int) -> tuple[PartitionSample, ...]:
+    return w(*((at, committed, offset) for offset, at in points))
+
+
+SQUARE = ((100, 100.0), (200, 200.0))
+FLAT = ((100, 30.0), (200, 60.0), (200, 120.0), (200, 700.0), (300, 730.0), (300, 9000.0), (400, 9030.0))
+NORMAL = ((0, 0.0), (10, 1.0), (200, 2.0), (3000, 3.0), (40000, 4.0))
+"""The 'normal case' table as it stands after truncating to its 5 newest points (its negative offsets dropped)."""
+NOW = 10_000.0
+
+KLE_CASES = [
+    # square lookups, x == y: interpolation 150, 190, 110 and the point 100.
+    *(pytest.param(SQUARE, c, float(c), False, id=f"K01-square-{c}") for c in (150, 190, 110, 100)),
+    # extrapolation under the table (10, 0): Lag Exporter predicts 10 and 0; lagbot: older than the window, a lower
+    # bound of the oldest sample's age (now - 100).
+    *(pytest.param(SQUARE, c, 100.0, True, id=f"K02-square-under-{c}") for c in (10, 0)),
+    # extrapolation over the table (300): Lag Exporter predicts 300; lagbot: past the log end, caught up (0 s).
+    pytest.param(SQUARE, 300, NOW, False, id="K03-square-over"),
+    # flat sections: the latest time of a flat stretch is taken (200 -> 700, 300 -> 9000).
+    *(
+        pytest.param(FLAT, c, t, False, id=f"K04-flat-{c}")
+        for c, t in ((199, 59.7), (200, 700.0), (201, 700.3), (250, 715.0), (299, 729.7), (300, 9000.0), (301, 9000.3))
+    ),
+    # a table of one flat section at the looked-up offset: lag is zero.
+    pytest.param(((0, 0.0), (0, 100.0)), 0, NOW, False, id="K05-flat-only-zero"),
+    # flat curve, no growth: Lag Exporter gives -inf under it and +inf over it (no answer); lagbot a lower bound under
+    # it (now - 100) and caught up over it.
+    pytest.param(((100, 100.0), (100, 200.0), (100, 300.0), (100, 400.0)), 99, 100.0, True, id="K06-flat-under"),
+    pytest.param(((100, 100.0), (100, 200.0), (100, 300.0), (100, 400.0)), 101, NOW, False, id="K06-flat-over"),
+    # the normal case: steady times, different rates.
+    *(
+        pytest.param(NORMAL, c, t, False, id=f"K07-normal-{c}")
+        for c, t in (
+            (1600, 2.5),
+            (0, 0.0),
+            (1, 0.09999999999999998),
+            (9, 0.9),
+            (10, 1.0),
+            (200, 2.0),
+            (2999, 2.9996428571428573),
+            (3000, 3.0),
+            (3001, 3.000027027027027),
+        )
+    ),
+    # the newest point itself (40000): Lag Exporter predicts 4; lagbot: at the log end, caught up (0 s).
+    pytest.param(NORMAL, 40000, NOW, False, id="K07-normal-newest"),
+    # extrapolation over (50000): Lag Exporter 5; lagbot caught up.
+    pytest.param(NORMAL, 50000, NOW, False, id="K07-normal-over"),
+]
+
+
+@pytest.mark.parametrize(("points", "committed", "written_at", "lower_bound"), KLE_CASES)
+def test_lag_exporter_lookups(points: tuple[Point, ...], committed: int, written_at: float, lower_bound: bool) -> None:
+    samples = table(*points, committed=committed)
+    seconds, bound = lag_seconds(samples, NOW)
+    assert seconds == pytest.approx(NOW - written_at, abs=1e-9)
+    assert bound is lower_bound
+    # and the array route's figure is the same
+    verdict, by_arrays = both_routes(samples, OWNED, NOW)
+    assert (by_arrays.lag_seconds, by_arrays.lag_seconds_lower_bound) == (verdict.lag_seconds, bound)

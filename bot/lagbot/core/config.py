@@ -184,6 +184,11 @@ class Evaluation(_Strict):
     """Samples needed before STALL, STOP or WARN can be judged."""
     min_span: Duration = Field(default=10.0, ge=0)
     """Seconds the window must span before STALL or STOP can be judged (commit intervals are seconds)."""
+    quiet_lag: int = Field(default=10, ge=0)
+    """WARN needs a partition's newest lag above this many messages (and above `quiet_seconds`)."""
+    quiet_seconds: Duration = Field(default=8.0, ge=0)
+    """WARN, and causes read from the lag's distribution, need lag more than this many seconds old: more than
+    auto-commit's 5 s cadence and its jitter, which a consumer that keeps up shows between its commits."""
     diagnose_min_lag: int = Field(default=1_000, ge=0)
     """Below this total lag (and with status and severity OK) lag-distribution causes are not stated."""
     history_horizons: list[Duration] = Field(default_factory=lambda: list(HISTORY_HORIZONS), max_length=8)

@@ -46,6 +46,23 @@ def stalled(verdict: GroupVerdict) -> list[PartitionVerdict]:
     return [p for p in verdict.partitions if p.status is Status.STALL]
 
 
+def poisoned(verdict: GroupVerdict, stuck: Sequence[PartitionVerdict]) -> list[PartitionVerdict]:
+    """The stuck partitions whose owner reads some of its other partitions (they consume, they are OK): the owner is
+    alive and polling, so the one partition it does not get past holds a record it fails on (a poison message)."""
+    found = []
+    for p in stuck:
+        if p.owner is None:
+            continue
+        mine = [
+            q
+            for q in verdict.partitions
+            if q is not p and q.owner is not None and q.owner.member_id == p.owner.member_id
+        ]
+        if any(q.status is Status.OK and (q.consume_rate or 0.0) > 0 for q in mine):
+            found.append(p)
+    return found
+
+
 def stuck_confidence(stuck: Sequence[PartitionVerdict]) -> float:
     """0.9 when a partition stalled over the whole judged window; else 0.55 + 0.05 per sibling commit, at most 0.9."""
     if any(p.sibling_commits == 0 for p in stuck):

@@ -15,19 +15,33 @@ what fired by confidence. Kinds are stable names that other tools parse:
                             (not when stuck partitions or one slow owner explain it: lagbot.engine.agreement)
     producer_burst          the recent produce rate is >= 3x the broker's history before it (lagbot.engine.burst), or
                             without that history, the window's newest interval >= 3x its trailing average
-    rebalance_churn         state, member ids or generation keep changing between snapshots
-    idle_members            more members than partitions: some members have nothing to do
+    rebalance_churn         state, member ids or generation keep changing between snapshots; with lag, the mechanism:
+                            a crash loop (offsets still: the member keeps dying) or poll-interval kick-outs (offsets
+                            move between: configuration), and then stuck_consumer offers no restart
+    idle_members            more members than partitions: some members have nothing to do (stated only for a group
+                            that is behind, and never with a remediation: scaling cannot help)
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lagbot.core import messages
-from lagbot.core.model import Cause, GroupState, GroupVerdict, GroupWindow, PartitionVerdict, Severity, Status
+from lagbot.core.model import (
+    Cause,
+    GroupSample,
+    GroupState,
+    GroupVerdict,
+    GroupWindow,
+    PartitionVerdict,
+    Severity,
+    Status,
+)
 from lagbot.engine import agreement, wording
 from lagbot.engine.burst import producer_burst_by_index
 
@@ -61,11 +75,11 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
         lambda: stuck_consumer(verdict),
         lambda: no_active_members(verdict),
         lambda: unassigned_partitions(verdict),
-        lambda: rebalance_churn(window),
-        lambda: idle_members(verdict),
+        lambda: rebalance_churn(window, verdict, rules.quiet_seconds),
     ]
     if worth_explaining(verdict, rules):
         checks += [
+            lambda: idle_members(verdict),
             lambda: hot_partition(verdict),
             lambda: partition_ceiling(verdict),
             lambda: throughput_deficit(verdict),
@@ -75,16 +89,60 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
             ),
         ]
     found = [cause for check in checks if (cause := check()) is not None]
+    found = churn_explains_stuck(found)
+    found = poison_explains_hot(found)
     found.sort(key=lambda c: -c.confidence)
     return tuple(_ranked(c, i + 1) for i, c in enumerate(found))
 
 
+def churn_explains_stuck(found: list[Cause]) -> list[Cause]:
+    """When the churn has a mechanism (a crash loop, poll-interval kick-outs), the stuck partitions and the deficit are
+    its effects: `stuck_consumer` keeps its facts but offers no restart (a crash-looping member restarts already; a
+    kicked-out one needs configuration), no cause offers to scale (more members die or are kicked out the same way),
+    and the churn, which names the mechanism, ranks first."""
+    churn = next((c for c in found if c.kind == "rebalance_churn" and c.evidence.get("mechanism")), None)
+    if churn is None:
+        return found
+    kept = []
+    for c in found:
+        if c is churn:
+            kept.append(c)
+            continue
+        if c.kind == "stuck_consumer":
+            c = replace(c, explanation=wording.stuck_by_churn(c.explanation), remediation=None)
+        elif c.remediation == SCALE:
+            c = replace(c, remediation=None)
+        kept.append(replace(c, confidence=min(c.confidence, churn.confidence - 0.01)))
+    return kept
+
+
+def poison_explains_hot(found: list[Cause]) -> list[Cause]:
+    """A hot partition that is the poisoned one (`poison_record`) is no slow owner to restart: the record is."""
+    poison = next((c for c in found if c.kind == "stuck_consumer" and c.evidence.get("poison")), None)
+    if poison is None:
+        return found
+    stuck = poison.evidence.get("partitions")
+    return [
+        replace(c, remediation=None)
+        if c.kind == "hot_partition" and isinstance(stuck, list) and c.evidence.get("partition") in stuck
+        else c
+        for c in found
+    ]
+
+
 def worth_explaining(verdict: GroupVerdict, rules: Evaluation) -> bool:
-    """Lag-distribution causes are only worth stating for a group that is behind, not for a few in flight."""
+    """Lag-distribution causes are only worth stating for a group that is behind, not for a few in flight.
+
+    Behind: a partition is not OK, or the severity is over OK, or the group's lag is at least `diagnose_min_lag`
+    messages and more than `quiet_seconds` old. A group that keeps up at 2,000 msg/s with auto-commit's 5 s cadence
+    has 10,000 messages in flight that are a few seconds old: that is no trouble, and no cause is stated for it.
+    """
     lag = verdict.total_lag or 0
-    return lag > 0 and (
-        verdict.status >= Status.WARN or verdict.severity >= Severity.WARN or lag >= rules.diagnose_min_lag
-    )
+    if lag <= 0:
+        return False
+    if verdict.status >= Status.WARN or verdict.severity >= Severity.WARN:
+        return True
+    return lag >= rules.diagnose_min_lag and (verdict.max_lag_seconds or 0.0) > rules.quiet_seconds
 
 
 def _ranked(cause: Cause, rank: int) -> Cause:
@@ -171,6 +229,9 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
         evidence["sibling_commits"] = max(p.sibling_commits for p in stalled)
     if whole:
         evidence["stuck_members"] = [m.owner_json() for m in whole]
+    poisoned = agreement.poisoned(verdict, stalled)
+    if poisoned and len(poisoned) == len(stalled):
+        return poison_record(verdict, stalled, evidence)
     return Cause(
         kind="stuck_consumer",
         explanation=wording.cause_stuck(
@@ -184,6 +245,37 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
         confidence=agreement.stuck_confidence(stalled),
         remediation=RESTART,
         evidence=evidence,
+    )
+
+
+POISON_CONFIDENCE = 0.92
+"""A partition stuck while its own owner commits its other partitions is surely stuck on a record: it ranks above the
+hot partition (at most 0.9) that the same partition is."""
+
+
+def poison_record(verdict: GroupVerdict, stalled: list[PartitionVerdict], evidence: dict[str, object]) -> Cause:
+    """`stuck_consumer` of partitions whose owners read their other partitions (`agreement.poisoned`): each is stuck at
+    one record; no restart and no scale moves past it (no remediation: fix the handler, or skip the record)."""
+    owners = {p.owner.member_id for p in stalled if p.owner is not None}
+    read = sum(
+        q.consume_rate or 0.0
+        for q in verdict.partitions
+        if q not in stalled and q.owner is not None and q.owner.member_id in owners
+    )
+    worst = max(stalled, key=lambda p: p.lag or 0)
+    offsets = [(p.partition, p.committed or 0) for p in stalled]
+    text = wording.cause_stuck(
+        [p.partition for p in stalled],
+        worst.topic,
+        sum(p.lag or 0 for p in stalled),
+        sorted({_owner_text(p, verdict) for p in stalled}),
+    )
+    return Cause(
+        kind="stuck_consumer",
+        explanation=f"{text}; {wording.poison_record(offsets, read)}",
+        confidence=POISON_CONFIDENCE,
+        remediation=None,
+        evidence={**evidence, "poison": True, "stuck_at": [o for _, o in offsets]},
     )
 
 
@@ -373,8 +465,15 @@ def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Caus
     )
 
 
-def rebalance_churn(window: GroupWindow | None) -> Cause | None:
-    """State, member ids or generation changed between snapshots at least twice in the window."""
+MECHANISM_CONFIDENCE = 0.95
+"""A churn whose mechanism is named (`churn_mechanism`) outranks the stuck partitions it causes (0.9)."""
+
+
+def rebalance_churn(
+    window: GroupWindow | None, verdict: GroupVerdict | None = None, quiet_seconds: float = 8.0
+) -> Cause | None:
+    """State, member ids or generation changed between snapshots at least twice in the window; with the group's lag,
+    the mechanism when the offsets say which (`churn_mechanism`)."""
     if window is None or len(window.samples) < 2:
         return None
     samples = window.samples
@@ -383,19 +482,50 @@ def rebalance_churn(window: GroupWindow | None) -> Cause | None:
     changes, rebalancing = len(changed_at), len(rebalancing_at)
     if not agreement.churns(changes, rebalancing):
         return None
+    explanation = wording.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at)
+    evidence: dict[str, object] = {
+        "changes": changes,
+        "rebalancing_samples": rebalancing,
+        "samples": len(samples),
+        "changed_at": changed_at,
+        "rebalancing_at": rebalancing_at,
+    }
+    confidence = min(0.9, 0.5 + 0.1 * changes)
+    left = departures(samples)
+    mechanism = churn_mechanism(verdict, quiet_seconds) if verdict is not None and left else None
+    if verdict is not None and mechanism is not None:
+        lag = verdict.total_lag or 0
+        said = wording.churn_crash_loop(lag) if mechanism == "crash_loop" else wording.churn_kicked_out(lag)
+        explanation, confidence = f"{explanation}: {said}", MECHANISM_CONFIDENCE
+        evidence["mechanism"] = mechanism
     return Cause(
         kind="rebalance_churn",
-        explanation=wording.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at),
-        confidence=min(0.9, 0.5 + 0.1 * changes),
+        explanation=explanation,
+        confidence=confidence,
         remediation=None,
-        evidence={
-            "changes": changes,
-            "rebalancing_samples": rebalancing,
-            "samples": len(samples),
-            "changed_at": changed_at,
-            "rebalancing_at": rebalancing_at,
-        },
+        evidence=evidence,
     )
+
+
+def departures(samples: Sequence[GroupSample]) -> int:
+    """How many times a member id present at one snapshot was gone at the next (members joining are not counted)."""
+    return sum(1 for a, b in itertools.pairwise(samples) if set(a.member_ids) - set(b.member_ids))
+
+
+def churn_mechanism(verdict: GroupVerdict, quiet_seconds: float) -> str | None:
+    """What keeps the members changing, from the group's offsets, when the group is behind: 'crash_loop' when no
+    lagging partition's offset moved over the window (a member that dies before it commits, and comes back), or
+    'kicked_out' when they moved (a member that commits some batches, then outlasts max.poll.interval.ms on one, is
+    kicked out and rejoins). Asked of a churning group (2 changes or more) in which a member left (members only
+    joining are a scale-up). None without lag worth a cause: a partition not OK, or lag more than
+    `quiet_seconds` old (a member that comes and goes beside members that keep up is churn, no mechanism of lag)."""
+    lagging = [p for p in verdict.partitions if (p.lag or 0) > 1 and p.committed is not None]
+    behind = verdict.status >= Status.WARN or (verdict.max_lag_seconds or 0.0) > quiet_seconds
+    if not lagging or not behind:
+        return None
+    if all((p.consume_rate or 0.0) <= 0 for p in lagging):
+        return "crash_loop"
+    return "kicked_out"
 
 
 def idle_members(verdict: GroupVerdict) -> Cause | None:
@@ -408,6 +538,6 @@ def idle_members(verdict: GroupVerdict) -> Cause | None:
         kind="idle_members",
         explanation=wording.cause_idle(members, partitions, idle),
         confidence=0.5,
-        remediation=SCALE,
+        remediation=None,  # more members would idle too; fewer would not read faster
         evidence={"members": members, "partitions": partitions, "idle": idle},
     )

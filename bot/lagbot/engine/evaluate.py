@@ -305,13 +305,18 @@ def column_facts(columns: WindowColumns, partitions: Mapping[TopicPartition, Sam
         rows.unmoved.tolist(),
         rows.zero_lag_seen.tolist(),
         rows.lags_never_decreased.tolist(),
+        rows.still_since.tolist(),
         strict=True,
     )
     return {
         columns.tps[i]: plain_facts(
-            partitions[columns.tps[i]], unmoved=unmoved, zero_lag_seen=zero_seen, lags_never_decreased=never_down
+            partitions[columns.tps[i]],
+            unmoved=unmoved,
+            zero_lag_seen=zero_seen,
+            lags_never_decreased=never_down,
+            still_since=still,
         )
-        for i, unmoved, zero_seen, never_down in found
+        for i, unmoved, zero_seen, never_down, still in found
     }
 
 

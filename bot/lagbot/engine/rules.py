@@ -6,20 +6,24 @@ after it), which build the reasons with the same functions (tests/engine/test_ev
 row by row). Nothing here reads a clock or does I/O: `now` is an argument. The rules follow Burrow's evaluator,
 adapted to offsets that are polled rather than read from __consumer_offsets:
 
-    STOP    nobody owns the partition and its committed offset did not move over the whole window
-            while lag stayed above zero: the consumer is gone.
-    REWIND  the committed offset went backwards somewhere in the window.
+    STOP    nobody owns the partition, messages wait, and its committed offset has not moved over a short
+            grace (its last `min_samples` committed samples, spanning `min_span`): nobody reads it.
+    REWIND  the committed offset went backwards in the window and has not come back since to the offset
+            it went back from (Burrow's rewind recovery: a rebalance makes a consumer commit an old offset).
     STALL   the group is live (the partition is owned, or the group does not report owners) but the
             committed offset did not move over the whole window while lag stayed above zero.
-    WARN    lag never decreased over the window and ended higher than it started.
+    WARN    lag never decreased over the window, ended higher than it started, and ends more than
+            `quiet_lag` messages and `quiet_seconds` seconds behind.
     OK      anything else.
 
 They are checked worst first, so a partition gets the first rule that fires; `Status` is ordered the
 same way, so a group's status is the max of its partitions'. Burrow's guard applies to STOP and STALL:
-a consumer that reached a broker offset seen inside the window (its committed offset is at or past the
-oldest log-end of the window) is not stuck, the topic is merely quiet, so idle topics stay OK. WARN has
-Burrow's rule 1 as its guard: a lag of zero at any sample of the window means the consumer kept up, so a
-burst on a quiet topic that the consumer has not committed yet is not a slow consumer.
+a consumer that reached a broker offset seen recently (at one of the window's last `min_samples` samples, as
+Burrow looks at its ring of recent broker offsets) is not stuck, the topic is merely quiet, so idle topics stay OK;
+an old zero lag does not hide a consumer that stopped since (Burrow #290). WARN has Burrow's rule 1 as
+its guard: a lag of zero at any sample of the window means the consumer kept up, so a burst on a quiet
+topic that the consumer has not committed yet is not a slow consumer. A lag of CAUGHT_UP_LAG (1) is
+caught up: a transaction's commit or abort marker takes an offset a read_committed consumer never reads.
 The rule that reads a group's partitions together (stuck against its siblings) is in lagbot.engine.siblings.
 The proof of these is tests/engine/test_evaluate_cases.py, whose cases run through both routes.
 """
@@ -27,6 +31,7 @@ The proof of these is tests/engine/test_evaluate_cases.py, whose cases run throu
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -49,6 +54,12 @@ if TYPE_CHECKING:  # types only: the array route alone loads numpy, and judging 
     from lagbot.core.config import Evaluation
 
 Samples = Sequence[PartitionSample]
+
+CAUGHT_UP_LAG = 1
+"""A lag of at most this many messages is caught up. A transactional producer's commit (or abort) writes a marker
+that takes one offset of each partition it wrote; the consumer commits the offset after the last record it read,
+which is the marker's, so a group fully caught up on a transactional topic shows lag 1 per partition (as Kafka Lag
+Exporter and KEDA users found). The broker cannot tell a marker from a record without reading the log."""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -75,13 +86,17 @@ class Facts:
     unmoved: bool
     """The committed offset is the same in every committed sample (and there is at least one)."""
     zero_lag_seen: bool
+    """A committed sample's lag was caught up (at most CAUGHT_UP_LAG) somewhere in the window."""
     rewind: tuple[int, int] | None
-    """The first (before, after) step where the committed offset went backwards."""
+    """The first (before, after) step where the committed offset went backwards and never came back to `before`
+    later in the window (a rewind the consumer recovered from does not count: `unrecovered_rewind`)."""
     after_rewind: int
     """Index in `committed` where the run after the last rewind starts (0 without a rewind)."""
     lags_never_decreased: bool
     log_end_restart: int
     """Index in `samples` after the last log-end decrease (the topic was recreated); 0 without one."""
+    still_since: int
+    """Index in `committed` where the run of the newest committed offset starts (the offset has not moved since)."""
     first: PartitionSample
     """samples[0], and `last` samples[-1]; with `span` and `committed_span` (the `span` of `samples` and of
     `committed`) read here once: the rules ask for them many times, and the samples of a window with arrays
@@ -95,8 +110,8 @@ def window_facts(samples: Samples) -> Facts:
     """Gather the Facts of a window (oldest first) in one pass."""
     committed: list[PartitionSample] = []
     zero_lag_seen, unmoved, never_decreased = False, True, True
-    rewind: tuple[int, int] | None = None
-    after_rewind = restart = 0
+    rewinds: list[tuple[int, int, int]] = []
+    after_rewind = restart = still_since = 0
     previous_end = samples[0].log_end
     previous: PartitionSample | None = None
     for i, sample in enumerate(samples):
@@ -107,27 +122,43 @@ def window_facts(samples: Samples) -> Facts:
         if offset is None:
             continue
         lag = sample.lag or 0
-        if lag == 0:
+        if lag <= CAUGHT_UP_LAG:
             zero_lag_seen = True
         if previous is not None:
             before = previous.committed or 0
             if offset != before:
                 unmoved = False
+                still_since = len(committed)
                 if offset < before:
-                    rewind = rewind or (before, offset)
+                    rewinds.append((before, offset, len(committed)))
                     after_rewind = len(committed)
             if lag < (previous.lag or 0):
                 never_decreased = False
         committed.append(sample)
         previous = sample
     return Facts(
-        samples, tuple(committed), unmoved and bool(committed), zero_lag_seen, rewind, after_rewind,
-        never_decreased, restart, samples[0], samples[-1], span(samples), span(committed),
+        samples, tuple(committed), unmoved and bool(committed), zero_lag_seen,
+        unrecovered_rewind(committed, rewinds) if rewinds else None, after_rewind, never_decreased, restart,
+        still_since, samples[0], samples[-1], span(samples), span(committed),
     )  # fmt: skip
 
 
-def plain_facts(samples: Samples, *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool) -> Facts:
-    """The Facts of a plain window, whose array route found the three window-wide facts at once.
+def unrecovered_rewind(committed: Samples, rewinds: Sequence[tuple[int, int, int]]) -> tuple[int, int] | None:
+    """The first rewind (before, after, index in `committed` of the sample after the step) the consumer did not
+    recover from: no committed offset from that sample on is at or past `before` (Burrow's checkIfRewindRecovered)."""
+    highest: list[int] = [0] * (len(committed) + 1)  # highest[i]: the highest committed offset from index i on
+    for i in range(len(committed) - 1, -1, -1):
+        highest[i] = max(highest[i + 1], committed[i].committed or 0)
+    for before, after, at in rewinds:
+        if highest[at] < before:
+            return before, after
+    return None
+
+
+def plain_facts(
+    samples: Samples, *, unmoved: bool, zero_lag_seen: bool, lags_never_decreased: bool, still_since: int
+) -> Facts:
+    """The Facts of a plain window, whose array route found the window-wide facts at once (`still_since` too).
 
     Plain: every sample carries a committed offset and neither the committed offset nor the log end ever
     went back. So the committed samples are all the samples, there is no rewind and no restart: exactly what
@@ -135,24 +166,43 @@ def plain_facts(samples: Samples, *, unmoved: bool, zero_lag_seen: bool, lags_ne
     """
     whole = span(samples)
     return Facts(
-        samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0, samples[0], samples[-1],
-        whole, whole,
+        samples, samples, unmoved, zero_lag_seen, None, 0, lags_never_decreased, 0, still_since, samples[0],
+        samples[-1], whole, whole,
     )  # fmt: skip
 
 
-def judgeable(facts: Facts, rules: Evaluation) -> bool:
-    """Enough committed samples over a long enough span to judge behaviour (not only lag)."""
-    return len(facts.committed) >= rules.min_samples and facts.committed_span >= rules.min_span
-
-
 def caught_up_in_window(facts: Facts) -> bool:
-    """Burrow's guard: the consumer reached a broker offset seen inside the window.
+    """Burrow's guard over the whole window: the consumer reached a broker offset seen inside the window.
 
-    Its newest committed offset is at or past the oldest log-end of the window, or its lag was zero
-    at some sample. Such a consumer is waiting for new messages on a quiet topic, not stuck.
+    Its newest committed offset is at or past the oldest log-end of the window (but for a marker's offset), or its
+    lag was caught up at some sample. The rule that reads siblings asks it of its short windows; STOP and STALL ask
+    `caught_up_recently`, which bounds it by a recent horizon.
     """
     last = facts.last.committed
-    return (last is not None and last >= facts.first.log_end) or facts.zero_lag_seen
+    return (last is not None and last + CAUGHT_UP_LAG >= facts.first.log_end) or facts.zero_lag_seen
+
+
+def recent_start(count: int, rules: Evaluation) -> int:
+    """Index of the oldest of the recent samples of a window of `count`: its last `min_samples`, the grace STOP and
+    STALL need. How far back Burrow's guard may look, as Burrow's looks only at its ring of recent broker offsets."""
+    return max(0, count - rules.min_samples)
+
+
+def caught_up_recently(facts: Facts, rules: Evaluation) -> bool:
+    """Burrow's guard, bounded by the recent samples (`recent_start`): the consumer's newest committed offset is at or
+    past the log end of one of them (but for a marker's offset), or a recent committed sample was caught up. Such a
+    consumer is waiting for new messages on a quiet topic, not stuck; one caught up only before them (an old zero
+    lag, in a long window) is not covered: it stopped since (Burrow #290)."""
+    last = facts.last.committed
+    if last is None:
+        return False
+    samples = facts.samples
+    for sample in samples[recent_start(len(samples), rules) :]:
+        if last + CAUGHT_UP_LAG >= sample.log_end:
+            return True
+        if sample.committed is not None and (sample.lag or 0) <= CAUGHT_UP_LAG:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -167,17 +217,36 @@ def _facts(window: Samples | Facts) -> Facts:
     return window if isinstance(window, Facts) else window_facts(window)
 
 
-def _unmoved_with_lag(facts: Facts, rules: Evaluation) -> bool:
-    """The shared ground of STOP and STALL: judged, offset unmoved over the window, never caught up."""
-    return judgeable(facts, rules) and facts.unmoved and not caught_up_in_window(facts)
+def still_run(facts: Facts) -> Samples:
+    """The committed samples since the committed offset last moved (all of them when it never moved)."""
+    return facts.committed[facts.still_since :] if facts.still_since else facts.committed
+
+
+def still_for(facts: Facts, rules: Evaluation) -> float | None:
+    """The shared ground of STOP and STALL: messages wait, the offset has not moved over a grace (its last
+    `min_samples` committed samples or more, spanning `min_span` or more) and the consumer was not caught up recently
+    (`caught_up_recently`). The seconds it has been still, or None."""
+    if (facts.last.lag or 0) <= CAUGHT_UP_LAG:
+        return None
+    still = still_run(facts)
+    since = span(still)
+    if len(still) < rules.min_samples or since < rules.min_span or caught_up_recently(facts, rules):
+        return None
+    return since
 
 
 def rule_stop(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding | None:
-    """Nobody owns the partition and its offset did not move over the whole window, with lag: STOP."""
+    """Nobody owns the partition, messages wait, and its offset has not moved over a short grace: STOP.
+
+    The grace is `still_for`'s: the rules' own judging bar (`min_samples` committed samples spanning `min_span`), met
+    by the samples since the offset last moved, so a group whose consumers left after consuming is STOP a few checks
+    later, not a window later. Not after a rewind it has not recovered from (REWIND says what happened).
+    """
     facts = _facts(window)
-    if ownership is not Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
+    if ownership is not Ownership.UNOWNED or facts.rewind is not None:
         return None
-    return stop_finding(facts.last.lag or 0, facts.committed_span)
+    since = still_for(facts, rules)
+    return None if since is None else stop_finding(facts.last.lag or 0, since)
 
 
 def stop_finding(lag: int, since: float) -> Finding:
@@ -186,7 +255,7 @@ def stop_finding(lag: int, since: float) -> Finding:
 
 
 def rule_rewind(window: Samples | Facts) -> Finding | None:
-    """The committed offset went backwards within the window: REWIND."""
+    """The committed offset went backwards within the window and has not come back since: REWIND."""
     found = _facts(window).rewind
     if found is None:
         return None
@@ -194,11 +263,18 @@ def rule_rewind(window: Samples | Facts) -> Finding | None:
 
 
 def rule_stall(window: Samples | Facts, ownership: Ownership, rules: Evaluation) -> Finding | None:
-    """The group is live but the offset did not move over the whole window, with lag: STALL."""
+    """The group is live, messages wait, and the offset has not moved over the whole window, or over the grace of
+    `still_for` and for longer than it moved before (Burrow's checkIfOffsetsStopped: the time since the last commit
+    is greater than the time the commits before it span): STALL."""
     facts = _facts(window)
-    if ownership is Ownership.UNOWNED or not _unmoved_with_lag(facts, rules):
+    if ownership is Ownership.UNOWNED:
         return None
-    return stall_finding(facts.last.lag or 0, facts.committed_span, ownership)
+    since = still_for(facts, rules)
+    if since is None:
+        return None
+    if facts.still_since and since <= facts.committed[facts.still_since].at - facts.committed[0].at:
+        return None
+    return stall_finding(facts.last.lag or 0, since, ownership)
 
 
 def stall_finding(lag: int, since: float, ownership: Ownership) -> Finding:
@@ -208,21 +284,50 @@ def stall_finding(lag: int, since: float, ownership: Ownership) -> Finding:
 
 
 def rule_warn(window: Samples | Facts, rules: Evaluation) -> Finding | None:
-    """Lag never decreased over the window and ended higher than it started: WARN.
+    """Lag never decreased over the window, ended higher than it started, and ends really behind: WARN.
 
     Burrow warns on 'never decreasing' alone; we also require growth, so a consumer that keeps exact
-    pace with a constant in-flight lag is not flagged forever. As in Burrow (rule 1), a lag of zero at any
+    pace with a constant in-flight lag is not flagged forever. As in Burrow (rule 1), a caught-up lag at any
     sample means the consumer kept up within the window: the growth since is new messages not yet
-    committed (on a quiet topic, every message would otherwise be a WARN).
+    committed (on a quiet topic, every message would otherwise be a WARN). And the newest lag must be more than
+    `quiet_lag` messages and more than `quiet_seconds` seconds behind (`behind_seconds`), or have risen at every step
+    by more than AUTO_COMMIT_SECONDS of writes (`outgrew_commits`): a consumer that keeps up shows a few messages
+    and a few seconds of lag that can rise across a few samples between its commits (auto-commit commits every
+    5 s); that is jitter, not a consumer falling behind.
     """
     facts = _facts(window)
     committed = facts.committed
     if len(committed) < rules.min_samples or facts.zero_lag_seen or not facts.lags_never_decreased:
         return None
     first, last = committed[0].lag or 0, committed[-1].lag or 0
-    if last > first:
+    if last <= first or last <= rules.quiet_lag:
+        return None
+    if behind_seconds(facts) > rules.quiet_seconds or outgrew_commits(facts):
         return warn_finding(first, last, facts.committed_span)
     return None
+
+
+AUTO_COMMIT_SECONDS = 5.0
+"""auto.commit.interval.ms's default: a consumer that keeps up and commits this often shows, between two commits, a lag
+that rises by what is written in this many seconds, and no more."""
+
+
+def outgrew_commits(facts: Facts) -> bool:
+    """The lag rose at every step and by more than the partition is written in AUTO_COMMIT_SECONDS: more than any
+    commit cadence of a consumer that keeps up explains (WARN's other way past its seconds floor, for a deficit that
+    began too recently for its oldest unread message to be `quiet_seconds` old)."""
+    lags = [s.lag or 0 for s in facts.committed]
+    if any(b <= a for a, b in itertools.pairwise(lags)):
+        return False
+    rate = produce_rate(facts)
+    return rate is not None and lags[-1] - lags[0] > rate * AUTO_COMMIT_SECONDS
+
+
+def behind_seconds(facts: Facts) -> float:
+    """How old the oldest unread message was at the newest sample (`lag_seconds` at its time; a lower bound, the
+    window's span, when it is older than the window): what WARN's seconds floor reads. 0 when unknown."""
+    seconds, _ = lag_seconds_upto(facts.samples, len(facts.samples) - 1, facts.log_end_restart, facts.last.at)
+    return seconds or 0.0
 
 
 def warn_finding(first: int, last: int, span: float) -> Finding:
@@ -246,7 +351,10 @@ def partition_status(window: Samples | Facts, ownership: Ownership, rules: Evalu
     )
     if found is not None:
         return found
-    return ok_finding(len(facts.committed), facts.unmoved, facts.committed_span, caught_up_in_window(facts), rules)
+    if (last.lag or 0) <= CAUGHT_UP_LAG:
+        return Status.OK, wording.reason_caught_up_marker()
+    caught_up = caught_up_recently(facts, rules)
+    return ok_finding(len(facts.committed), facts.unmoved, facts.committed_span, caught_up, rules)
 
 
 def ok_finding(committed: int, unmoved: bool, span: float, caught_up: bool, rules: Evaluation) -> Finding:
@@ -384,6 +492,8 @@ class PlainRows:
     unmoved: NDArray[np.bool_]
     zero_lag_seen: NDArray[np.bool_]
     lags_never_decreased: NDArray[np.bool_]
+    still_since: NDArray[np.intp]
+    """`Facts.still_since` of every row: the sample where the run of its newest committed offset starts."""
 
     @property
     def samples(self) -> int:
@@ -405,6 +515,9 @@ def plain_rows(columns: WindowColumns) -> PlainRows:
         committed, log_end = committed[at], log_end[at]
     lags = np.maximum(log_end - committed, 0)
     times = np.array(columns.times, dtype=np.float64)
+    newest = (committed == committed[:, -1:])[:, ::-1]  # newest first: the run of the newest offset
+    count = committed.shape[1]
+    trailing = np.where(newest.all(axis=1), count, np.argmin(newest, axis=1))
     return PlainRows(
         at=at.tolist(),
         times=times,
@@ -413,8 +526,9 @@ def plain_rows(columns: WindowColumns) -> PlainRows:
         log_end=log_end,
         lags=lags,
         unmoved=(committed == committed[:, :1]).all(axis=1),
-        zero_lag_seen=(lags == 0).any(axis=1),
+        zero_lag_seen=(lags <= CAUGHT_UP_LAG).any(axis=1),
         lags_never_decreased=(lags[:, 1:] >= lags[:, :-1]).all(axis=1),
+        still_since=(count - trailing).astype(np.intp),
     )
 
 
@@ -425,7 +539,38 @@ def span_of_times(times: Sequence[float]) -> float:
 
 def caught_up_rows(rows: PlainRows) -> NDArray[np.bool_]:
     """`caught_up_in_window` of every row."""
-    return (rows.committed[:, -1] >= rows.log_end[:, 0]) | rows.zero_lag_seen
+    return (rows.committed[:, -1] + CAUGHT_UP_LAG >= rows.log_end[:, 0]) | rows.zero_lag_seen
+
+
+def caught_up_recently_rows(rows: PlainRows, rules: Evaluation) -> NDArray[np.bool_]:
+    """`caught_up_recently` of every row (a plain row's log end never falls: its oldest recent one is the least)."""
+    start = recent_start(rows.samples, rules)
+    reached = rows.committed[:, -1] + CAUGHT_UP_LAG >= rows.log_end[:, start]
+    found: NDArray[np.bool_] = reached | (rows.lags[:, start:] <= CAUGHT_UP_LAG).any(axis=1)
+    return found
+
+
+def behind_seconds_rows(rows: PlainRows) -> NDArray[np.float64]:
+    """`behind_seconds` of every row: `lag_seconds` at the newest sample's time."""
+    import numpy as np
+
+    if rows.samples < 2:
+        return np.zeros(len(rows.at), dtype=np.float64)
+    times = np.broadcast_to(rows.times, rows.log_end.shape)
+    seconds, _ = lag_seconds_arrays(times, rows.log_end, rows.committed[:, -1], float(rows.times[-1]))
+    return seconds
+
+
+def outgrew_commits_rows(rows: PlainRows) -> NDArray[np.bool_]:
+    """`outgrew_commits` of every row (a plain row's committed samples are all its samples, with no restart)."""
+    import numpy as np
+
+    if rows.samples < 2 or rows.span <= 0:
+        return np.zeros(len(rows.at), dtype=np.bool_)
+    rising = (rows.lags[:, 1:] > rows.lags[:, :-1]).all(axis=1)
+    rates = (rows.log_end[:, -1] - rows.log_end[:, 0]) / rows.span
+    found: NDArray[np.bool_] = rising & ((rows.lags[:, -1] - rows.lags[:, 0]) > rates * AUTO_COMMIT_SECONDS)
+    return found
 
 
 class Fired(IntEnum):
@@ -437,22 +582,33 @@ class Fired(IntEnum):
     WARN = 3
     NONE = 4
     """No rule fired: OK, with `ok_finding`'s reason."""
+    MARKER = 5
+    """No rule fired and the lag is CAUGHT_UP_LAG: OK, caught up but for a marker."""
 
 
 def fired_rows(rows: PlainRows, unowned: NDArray[np.bool_], rules: Evaluation) -> NDArray[np.int64]:
     """`partition_status` of every row as a `Fired`, the first that holds, in the order of the rules: caught up
-    (lag 0), STOP (`rule_stop`), STALL (`rule_stall`), WARN (`rule_warn`). `unowned`: the row's ownership is
-    UNOWNED."""
+    (lag 0), STOP (`rule_stop`), STALL (`rule_stall`), WARN (`rule_warn`), caught up but for a marker. `unowned`: the
+    row's ownership is UNOWNED."""
     import numpy as np
 
     first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
-    judged = rows.samples >= rules.min_samples and rows.span >= rules.min_span  # `judgeable`
-    still = rows.unmoved & ~caught_up_rows(rows) & judged  # `_unmoved_with_lag`
+    recent = caught_up_recently_rows(rows, rules)
+    run = rows.samples - rows.still_since
+    run_span = rows.times[-1] - rows.times[rows.still_since]
+    still = (last_lag > CAUGHT_UP_LAG) & (run >= rules.min_samples) & (run_span >= rules.min_span) & ~recent
+    stop = still & unowned  # `rule_stop` (a plain row never rewinds)
+    moved_for = rows.times[rows.still_since] - rows.times[0]
+    stall = still & ~unowned & ((rows.still_since == 0) | (run_span > moved_for))  # `rule_stall`
     warn = (rows.samples >= rules.min_samples) & ~rows.zero_lag_seen & rows.lags_never_decreased
+    warn &= (last_lag > first_lag) & (last_lag > rules.quiet_lag)
     fired: NDArray[np.int64] = np.full(len(rows.at), Fired.NONE, dtype=np.int64)
-    fired[warn & (last_lag > first_lag)] = Fired.WARN  # the best first: a worse rule that holds overwrites it
-    fired[still & ~unowned] = Fired.STALL
-    fired[still & unowned] = Fired.STOP
+    fired[last_lag <= CAUGHT_UP_LAG] = Fired.MARKER
+    if warn.any():
+        warn &= (behind_seconds_rows(rows) > rules.quiet_seconds) | outgrew_commits_rows(rows)
+    fired[warn] = Fired.WARN  # the best first: a worse rule that holds overwrites it
+    fired[stall] = Fired.STALL
+    fired[stop] = Fired.STOP
     fired[last_lag == 0] = Fired.CAUGHT_UP
     return fired
 
@@ -465,37 +621,41 @@ def plain_findings(rows: PlainRows, ownerships: Sequence[Ownership], rules: Eval
     fired = fired_rows(rows, unowned, rules).tolist()
     first_lags, last_lags = rows.lags[:, 0].tolist(), rows.lags[:, -1].tolist()
     caught = (Status.OK, wording.reason_caught_up())
+    marker = (Status.OK, wording.reason_caught_up_marker())
     count, whole = rows.samples, rows.span
+    runs = (rows.times[-1] - rows.times[rows.still_since]).tolist()
     oks: dict[tuple[bool, bool], Finding] = {}  # one per (unmoved, caught up): the rest is the window's
-    fired_once: dict[tuple[int, int, int, Ownership], Finding] = {}  # rows of the same lags share their finding
+    fired_once: dict[tuple[int, int, int, Ownership, float], Finding] = {}  # rows of the same lags share a finding
     found: list[Finding] = []
-    rows_of = zip(
-        fired, first_lags, last_lags, ownerships, rows.unmoved.tolist(), caught_up_rows(rows).tolist(), strict=True
-    )
-    for rule, first, last, ownership, unmoved, caught_up in rows_of:
+    recent = caught_up_recently_rows(rows, rules).tolist()
+    rows_of = zip(fired, first_lags, last_lags, ownerships, rows.unmoved.tolist(), recent, runs, strict=True)
+    for rule, first, last, ownership, unmoved, caught_up, run in rows_of:
         if rule == Fired.CAUGHT_UP:
             found.append(caught)
+        elif rule == Fired.MARKER:
+            found.append(marker)
         elif rule == Fired.NONE:
             ok = oks.get((unmoved, caught_up))
             if ok is None:
                 ok = oks[(unmoved, caught_up)] = ok_finding(count, unmoved, whole, caught_up, rules)
             found.append(ok)
         else:
-            key = (rule, first, last, ownership)
+            key = (rule, first, last, ownership, run)
             finding = fired_once.get(key)
             if finding is None:
-                finding = fired_once[key] = _fired_finding(rule, first, last, whole, ownership)
+                finding = fired_once[key] = _fired_finding(rule, first, last, whole, run, ownership)
             found.append(finding)
     return found
 
 
-def _fired_finding(rule: int, first: int, last: int, whole: float, ownership: Ownership) -> Finding:
-    """The finding of a plain row on which STOP, STALL or WARN fired (`plain_findings`), with the scalar rules' reason:
-    its first and last lags over the window's span `whole`."""
+def _fired_finding(rule: int, first: int, last: int, whole: float, still: float, ownership: Ownership) -> Finding:
+    """The finding of a plain row on which STOP, STALL or WARN fired (`plain_findings`), with the scalar rules'
+    reason: its last lag and the seconds its offset has been still (`still`), or its first and last lags over the
+    window's span `whole`."""
     if rule == Fired.STOP:
-        return stop_finding(last, whole)
+        return stop_finding(last, still)
     if rule == Fired.STALL:
-        return stall_finding(last, whole, ownership)
+        return stall_finding(last, still, ownership)
     return warn_finding(first, last, whole)
 
 

@@ -1,6 +1,8 @@
 """Stuck against its siblings: the rule that reads a group's partitions together.
 
-An owned partition whose committed offset did not move while partitions of other members committed is a STALL,
+An owned partition whose committed offset did not move while other partitions of the group committed (of other
+members, or of its own owner: a member that reads its other partitions and not this one is stuck on a record of it,
+a poison message) is a STALL,
 even in a window shorter than `min_span` (where the window rules of lagbot.engine.rules cannot say so yet). The
 per-partition route gives it each partition's Facts (`stuck_vs_siblings`), the array route its plain rows and the
 Facts of the others (`stuck_vs_siblings_rows`): the same candidates, the same count of sibling commits. The proof is
@@ -37,14 +39,15 @@ class SiblingStall:
 
 
 def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> dict[TopicPartition, SiblingStall]:
-    """Owned partitions whose committed offset did not move while partitions of OTHER members committed.
+    """Owned partitions whose committed offset did not move while other partitions of the group committed.
 
     A candidate has at least two committed samples, all the same offset, lag above 0 and growing from its first
-    committed sample to its last, and never caught up within the window (Burrow's guard). It is stuck when a
-    partition owned by another member committed in at least SIBLING_MIN_COMMITS steps over the candidate's
-    span: the group is consuming and this partition is not, even in a window shorter than `min_span`. A group
-    in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it. The count of
-    sibling commits seen (over every other member's partitions) is kept: the diagnosis' confidence grows with it.
+    committed sample to its last, and never caught up within the window (Burrow's guard). It is stuck when
+    another partition (of another member, or of its own owner) committed in at least SIBLING_MIN_COMMITS steps over
+    the candidate's span: the group is consuming and this partition is not, even in a window shorter than
+    `min_span`. A group in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it.
+    The count of sibling commits seen (over the group's other partitions) is kept: the diagnosis' confidence grows
+    with it.
     """
     still = {
         tp: still_partition(f)
@@ -103,9 +106,11 @@ def stuck_against(
 
 
 def _sibling_commits(per_member: Mapping[str, tuple[int, int]], owner: str) -> int | None:
-    """The commits of the other members' partitions (`_commits_per_member`), or None when none of those committed in
-    at least SIBLING_MIN_COMMITS steps."""
-    others = [tally for member, tally in per_member.items() if member != owner]
+    """The commits of the group's other partitions (`_commits_per_member`: every member's, the owner's own other
+    partitions too, the still candidate adding none), or None when none of those committed in at least
+    SIBLING_MIN_COMMITS steps. `owner` is kept for the callers' cache key: the owner's own partitions count since a
+    member that commits its other partitions is alive and polling, and only this partition is stuck."""
+    others = list(per_member.values())
     if max((most for _, most in others), default=0) < SIBLING_MIN_COMMITS:
         return None
     return sum(total for total, _ in others)

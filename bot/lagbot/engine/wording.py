@@ -65,6 +65,10 @@ def reason_ok_moving() -> str:
     return "consuming"
 
 
+def reason_caught_up_marker() -> str:
+    return "caught up but for one offset (a transaction's commit marker takes one)"
+
+
 def reason_caught_up_in_window() -> str:
     return "caught up to the log end within the window"
 
@@ -135,6 +139,15 @@ def cause_stuck(
     if whole:
         text += f"; every partition of {' and '.join(whole)} is stuck: that member is stuck, restart it"
     return text + (f"; {why_not_scale}" if why_not_scale else "")
+
+
+def poison_record(offsets: Sequence[tuple[int, int]], read: float) -> str:
+    at = ", ".join(f"partition {p} at offset {o:,}" for p, o in offsets[:5])
+    return (
+        f"stuck at one offset ({at}) while its owner reads its other partitions at {rate(read)}: a record it cannot get"
+        " past (a poison message); a restart, or more members, will meet the same record: fix the handler, or skip"
+        " the record"
+    )
 
 
 def scaling_would_not_help_stuck(stuck: int, others: int, consume: float, produce: float) -> str:
@@ -218,6 +231,28 @@ def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> st
     )
 
 
+def churn_crash_loop(lag: int) -> str:
+    return (
+        f"members keep leaving and coming back while {lag:,} messages wait and the offsets do not move: the member"
+        " keeps dying (a crash loop); restarting it is what already happens: its logs say why it dies"
+    )
+
+
+def churn_kicked_out(lag: int) -> str:
+    return (
+        f"members keep leaving and rejoining while the offsets move between and {lag:,} messages wait: a member whose"
+        " processing of one poll's records outlasts max.poll.interval.ms is kicked out and rejoins; fix the"
+        " configuration (fewer records per poll, max.poll.records, or a longer max.poll.interval.ms), not a restart"
+    )
+
+
+def stuck_by_churn(explanation: str) -> str:
+    return f"{explanation}; the group's members keep changing (rebalance_churn): a restart would not help"
+
+
 def cause_idle(members: int, partitions: int, idle: list[str]) -> str:
     names = f" ({', '.join(idle[:5])})" if idle else ""
-    return f"{members} members for {partitions} partitions: {members - partitions} own nothing{names}"
+    return (
+        f"{members} members for {partitions} partitions: {members - partitions} own nothing{names}; "
+        "more members cannot read faster (one member per partition at most)"
+    )

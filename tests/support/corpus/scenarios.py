@@ -307,6 +307,158 @@ def retention_risk(bootstrap: str, topic: str, group: str) -> Iterator[None]:
             yield
 
 
+@contextmanager
+def steady_20(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """1 partition written at 20 msg/s; one member reads and commits every batch as it comes: lag of a few messages,
+    under a second old, that can rise across the snapshots between commits (issue 22: it was called WARN, with
+    hot_partition -> drain and throughput_deficit -> scale)."""
+    create(bootstrap, topic, 1)
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 1, 20), Reader(c)):
+        yield
+
+
+@contextmanager
+def two_topics_one_idle(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """A group reading two topics: `topic` (2 partitions) written at 15 msg/s a partition, and an idle one read to
+    its end long ago. One member reads and commits everything as it comes."""
+    idle = f"{topic}-idle"
+    create(bootstrap, topic, 2)
+    create(bootstrap, idle, 2)
+    out = producer(bootstrap)
+    for i in range(40):
+        out.produce(idle, b"m", partition=i % 2)
+    out.flush(15)
+    c = consumer(bootstrap, group)
+    c.subscribe([topic, idle])
+    try:
+        joined([c])
+        _read_to_end(c, idle, {0: 20, 1: 20})
+        with running(writer(bootstrap, topic, 2, 15), Reader(c)):
+            yield
+    finally:
+        c.close()
+
+
+@contextmanager
+def transactions(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions written by a transactional producer, a transaction of 4 messages every 0.2 s; one read_committed
+    member reads and commits every batch: once read, each partition's lag is 1, the commit marker (issue 22: it was
+    called STALL, stuck_consumer -> restart)."""
+    create(bootstrap, topic, 2)
+    c = consumer(bootstrap, group)
+    c.subscribe([topic])
+    out = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{topic}-txn", "linger.ms": 5})
+    out.init_transactions(30)
+
+    def write(stop: threading.Event) -> None:
+        while not stop.wait(0.2):
+            out.begin_transaction()
+            round_robin(topic, 2)(out, 4)
+            out.commit_transaction(30)
+
+    try:
+        joined([c])
+        with running(write, Reader(c)):
+            yield
+    finally:
+        c.close()
+
+
+@contextmanager
+def members_over_partitions(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 60 msg/s each, 200 waiting on each; 3 members, each reading at most 30 msg/s (slow processing):
+    two own a partition each and fall behind alike, the third owns nothing. Scaling cannot help (issue 22: it was
+    offered as idle_members -> scale)."""
+    create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 200)
+    with (
+        _members_some_idle(bootstrap, group, topic, 3, 2) as members,
+        running(writer(bootstrap, topic, 2, 60), *(Reader(m, 30) for m in members)),
+    ):
+        yield
+
+
+@contextmanager
+def _members_some_idle(bootstrap: str, group: str, topic: str, count: int, partitions: int) -> Iterator[list[Consumer]]:
+    """`count` members of which only `partitions` get a partition (bounded wait)."""
+    members = [consumer(bootstrap, group) for _ in range(count)]
+    for m in members:
+        m.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 60
+        while sum(len(m.assignment()) for m in members) < partitions or len({len(m.assignment()) for m in members}) > 2:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the members did not share the partitions")
+            for m in members:
+                m.poll(0.1)
+        yield members
+    finally:
+        for m in members:
+            m.close()
+
+
+@contextmanager
+def crash_loop(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """1 partition at 20 msg/s, committed at 0 with 200 waiting; its only consumer keeps crashing: it joins, reads a
+    few messages for half a second and dies without committing (closes), then a new one starts. The offset never
+    moves and the member id changes at every crash (issue 22: it was called stuck_consumer -> restart, which is what
+    already happens)."""
+    create(bootstrap, topic, 1)
+    backlog(bootstrap, topic, 1, 200)
+    commit_empty(bootstrap, group, {(topic, 0): 0})
+
+    def crashing(stop: threading.Event) -> None:
+        while not stop.is_set():
+            # KIP-848's protocol: a new member is in the group at its first heartbeat, so the loop turns in about a
+            # second, as a process that dies at once does (a classic JoinGroup can take longer than the crash).
+            dying = Consumer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "group.id": group,
+                    "group.protocol": "consumer",
+                    "enable.auto.commit": False,
+                    "auto.offset.reset": "earliest",
+                }
+            )
+            dying.subscribe([topic])
+            joining = time.monotonic() + 10.0
+            while not dying.assignment() and time.monotonic() < joining and not stop.is_set():
+                dying.poll(0.1)
+            working = time.monotonic() + 0.5
+            while time.monotonic() < working and not stop.is_set():
+                dying.consume(10, 0.1)
+            dying.close()
+
+    with running(writer(bootstrap, topic, 1, 20), crashing):
+        yield
+
+
+@contextmanager
+def poison_message(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each; one member reads both, but fails on record 50 of partition 0 and retries it
+    forever (seeks back to it, commits partition 0 no further), while partition 1 is read and committed as it comes
+    (issue 22: it was offered throughput_deficit -> scale beside hot_partition -> restart)."""
+    create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 100)
+    poison = TopicPartition(topic, 0, 50)
+
+    def retrying(c: Consumer) -> Callable[[threading.Event], None]:
+        def loop(stop: threading.Event) -> None:
+            while not stop.is_set():
+                got = [m for m in c.consume(100, 0.1) if m.error() is None]
+                if any(m.partition() == 0 and (m.offset() or 0) >= 50 for m in got):
+                    c.seek(poison)  # the handler failed on record 50: try it again
+                done = [m for m in got if m.partition() == 1]
+                if done:
+                    c.commit(offsets=[TopicPartition(topic, 1, (done[-1].offset() or 0) + 1)], asynchronous=False)
+
+        return loop
+
+    commit_empty(bootstrap, group, {(topic, 0): 50})
+    with _members(bootstrap, group, topic, 1) as [c], running(writer(bootstrap, topic, 2, 20), retrying(c)):
+        yield
+
+
 NINE_SECONDS_NO_SIBLING = (
     "nobody in the group commits, so there is no sibling to judge against, and Kafka keeps no history of commits: "
     "an offset unmoved for 9 s is also what a consumer committing every 10 s shows; STALL needs min_span (10 s)"
@@ -451,6 +603,53 @@ SCENARIOS = (
             "rebalance_churn",
             None,
             "a member keeps joining and leaving, so membership changes between snapshots; lag stays small",
+        ),
+    ),
+    Scenario(
+        "healthy, 20 msg/s",
+        steady_20,
+        Expected(Status.OK, None, None, "a consumer that keeps up: a few messages under a second old are no trouble"),
+    ),
+    Scenario(
+        "two topics, one idle",
+        two_topics_one_idle,
+        Expected(Status.OK, None, None, "one topic idle and read, the other read as it comes: nothing to explain"),
+    ),
+    Scenario(
+        "transactions, caught up",
+        transactions,
+        Expected(Status.OK, None, None, "lag 1 per partition is the transaction's commit marker: caught up"),
+    ),
+    Scenario(
+        "members over partitions",
+        members_over_partitions,
+        Expected(
+            Status.WARN,
+            "partition_ceiling",
+            "drain",
+            "3 members for 2 partitions, both owners slow alike: more members would own nothing, drain; never scale",
+        ),
+    ),
+    Scenario(
+        "crash loop",
+        crash_loop,
+        Expected(
+            None,
+            "rebalance_churn",
+            None,
+            "the member keeps dying and coming back: churn, with no restart (it restarts already). The status is STALL"
+            " when a member holds the partition at the last snapshot, STOP when it is between lives: not graded",
+        ),
+    ),
+    Scenario(
+        "poison message",
+        poison_message,
+        Expected(
+            Status.STALL,
+            "stuck_consumer",
+            None,
+            "partition 0 is stuck at one record while its owner reads partition 1 as it comes: a poison message; "
+            "neither a restart nor more members get past it",
         ),
     ),
     Scenario(
