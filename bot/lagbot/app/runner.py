@@ -119,7 +119,8 @@ def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
         "replica": bot.replica_id,
         "leader": bot.leadership.is_leader(),
         "checks": latest,
-        "clusters": clusters_health(bot.latest, bot.away_since),
+        "clusters": clusters_health(bot.latest, bot.away_since, bot.failing),
+        "checks_failing": sorted(bot.failing),
         "outbox": {"pending": pending, "stalled": stalled, "stalled_for": round(stalled_for, 1)},
     }
 

@@ -22,10 +22,12 @@ from typing import Any, Self
 from urllib.parse import urlparse
 
 from slack_bolt import App
+from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
+from slack_bolt.request.internals import build_context
 
 from lagbot.app.http_front import BufferedHandler, HTTPFront
-from lagbot.slack.gate import check_shape, verify_signature
+from lagbot.slack.gate import check_shape, form_body, verify_signature
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,17 @@ class BotHTTPServer:
         self.stop()
 
 
+def bolt_request(body: str, *, query: str, headers: dict[str, str | Sequence[str]]) -> BoltRequest:
+    """bolt's request of a checked body, with the body read as Slack meant it (lagbot.slack.gate `form_body`): the
+    raw text stays for bolt's own checks; what the listeners read is replaced where bolt misreads it."""
+    request = BoltRequest(body=body, query=query, headers=headers)
+    meant = form_body(request.content_type or "", body)
+    if meant is not None and meant != request.body:
+        request.body = meant
+        request.context = build_context(BoltContext({}), meant)
+    return request
+
+
 class _Handler(BufferedHandler):
     server: HTTPFront  # type: ignore[assignment]
 
@@ -129,7 +142,7 @@ class _Handler(BufferedHandler):
             return
         bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
         try:
-            response = app.dispatch(BoltRequest(body=raw.decode(), query=url.query, headers=bolt_headers))
+            response = app.dispatch(bolt_request(raw.decode(), query=url.query, headers=bolt_headers))
         except Exception as exc:  # a shape the gate let through and bolt could not read: the client's error
             reference = uuid.uuid4().hex[:12]
             log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from lagbot.core import messages
+from lagbot.core import patterns as patterns_
 from lagbot.core.config_env import EnvValueError, environment_values, merged
 from lagbot.core.defaults import ALL_GROUPS, HISTORY_HORIZONS, REQUEST_TIMEOUT, group_matches
 from lagbot.core.digest_config import DigestSettings
@@ -74,9 +75,9 @@ class GroupFilter(_Strict):
     def _compiles(cls, patterns: list[str]) -> list[str]:
         for pattern in patterns:
             try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
+                patterns_.check(pattern)
+            except patterns_.UnsafePattern as exc:
+                raise ValueError(messages.refused_regex(pattern, exc)) from None
         return patterns
 
     def matches(self, group: str) -> bool:
@@ -216,13 +217,12 @@ class Route(_Strict):
     @classmethod
     def _compiles(cls, pattern: str) -> str:
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
-        return pattern
+            return patterns_.check(pattern)
+        except patterns_.UnsafePattern as exc:
+            raise ValueError(messages.refused_regex(pattern, exc)) from None
 
     def matches(self, cluster: str, group: str) -> bool:
-        return bool(re.fullmatch(self.cluster, cluster) and re.fullmatch(self.group, group))
+        return patterns_.fullmatch(self.cluster, cluster) and patterns_.fullmatch(self.group, group)
 
 
 class CommandLimits(_Strict):

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity
@@ -36,7 +37,7 @@ from lagbot.policies.model import Policy
 from lagbot.service import wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
-from lagbot.service.cluster_health import note_reachability
+from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
 from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
 from lagbot.service.history import HistoryStore, make_history
 from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
@@ -51,7 +52,7 @@ from lagbot.service.summary import SummaryStore
 
 log = logging.getLogger(__name__)
 
-OUTBOX_LOCK = "lagbot:outbox:lock"
+OUTBOX_LOCK = redis_keys.OUTBOX_LOCK
 DELIVERY_ROUNDS = 3
 """A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
 
@@ -191,6 +192,8 @@ class Bot:
         self.latest: dict[str, CheckReport] = {}
         self.away_since: dict[str, float] = {}
         """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
+        self.failing: dict[str, CheckFailure] = {}
+        """Each cluster whose latest check failed (lagbot.service.cluster_health), while it does."""
         self.remediations: RemediationHooks | None = None
 
     # -- what the policy says about a group --------------------------------------------------------------
@@ -218,6 +221,15 @@ class Bot:
             return None
         if self.epoch.lost():
             self.announce_state_lost(now=self.clock())
+        try:
+            return self._check(cluster, deliver=deliver)
+        except Exception as exc:
+            # a check that fails is no check: /healthz and lagbot_check_failing say so until one succeeds
+            self.failing[cluster] = note_check_failed(cluster, self.failing.get(cluster), exc, now=self.clock())
+            self.metrics.observe_check_failed(cluster, failing=True)
+            raise
+
+    def _check(self, cluster: str, *, deliver: bool) -> CycleResult:
         started = time.monotonic()
         with collector_paused():  # the cycle's objects die with it: nothing for the collector to walk meanwhile
             report = self.checker.cycle([cluster])
@@ -229,6 +241,9 @@ class Bot:
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
+        if self.failing.pop(cluster, None) is not None:
+            note_check_recovered(cluster)
+        self.metrics.observe_check_failed(cluster, failing=False)
         if not deliver:
             return CycleResult(report=report, delivery=DeliveryReport(pending=self.outbox.pending()), opened=opened)
         delivery = self.deliver()

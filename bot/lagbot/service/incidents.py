@@ -28,6 +28,7 @@ from enum import StrEnum
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupVerdict, Severity, Status
 from lagbot.core.stored import decode, encode, text
@@ -308,15 +309,15 @@ return #old
 class RedisIncidentStore(IncidentStore):
     """Incidents in Redis: the current one per group, and an index of all by their last change."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._prefix = prefix
-        self._index = f"{prefix}:incidents:changed"
-        self._by_id = f"{prefix}:incidents:by-id"
+        self._index = redis_keys.INCIDENTS_CHANGED
+        self._by_id = redis_keys.INCIDENTS_BY_ID
         self._trim = client.register_script(_TRIM)
 
-    def _key(self, cluster: str, group: str) -> str:
-        return f"{self._prefix}:incident:{cluster}:{group}"
+    @staticmethod
+    def _key(cluster: str, group: str) -> str:
+        return redis_keys.incident(cluster, group)
 
     def get(self, cluster: str, group: str) -> Incident | None:
         raw = self._redis.get(self._key(cluster, group))
@@ -348,7 +349,7 @@ class RedisIncidentStore(IncidentStore):
         return {key: decode_incident(raw) for key, raw in zip(wanted, raws, strict=True) if raw is not None}
 
     def open_incidents(self) -> list[Incident]:
-        keys = list(self._redis.scan_iter(match=f"{self._prefix}:incident:*", count=500))
+        keys = list(self._redis.scan_iter(match=redis_keys.INCIDENTS_PATTERN, count=500))
         if not keys:
             return []
         found = [decode_incident(raw) for raw in self._redis.mget(keys) if raw is not None]

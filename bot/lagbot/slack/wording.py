@@ -16,6 +16,7 @@ from lagbot.core.messages import (
     eta_text,
     percent,
     slack_escape,
+    slack_name,
     slack_user,
     status_word,
 )
@@ -46,7 +47,8 @@ def slack_root_context(v: GroupVerdict, worst: PartitionVerdict | None) -> str:
 
 
 def slack_root_fallback(v: GroupVerdict) -> str:
-    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {status_word(v)}, lag {count(v.total_lag)}"
+    where = f"{slack_name(v.group)} on {slack_name(v.cluster)}"
+    return f"{v.severity.label.upper()} {where}: {status_word(v)}, lag {count(v.total_lag)}"
 
 
 def slack_table_title(v: GroupVerdict) -> str:
@@ -71,7 +73,7 @@ def slack_no_causes() -> str:
 
 
 def slack_thread_fallback(v: GroupVerdict, table: str) -> str:
-    return f"Partitions of {v.group}:\n{table}"
+    return f"Partitions of {slack_name(v.group)}:\n{table}"
 
 
 RESOLVED_EMOJI = ":large_green_circle:"
@@ -327,7 +329,7 @@ def lag_top_silenced_cell(remaining: float) -> str:
 
 def lag_top_line(rank: int, v: GroupSummary) -> str:
     return (
-        f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {status_word(v)}, "
+        f"{rank}. {v.severity.label.upper()} {slack_name(v.group)} ({slack_name(v.cluster)}): {status_word(v)}, "
         f"lag {count(v.total_lag)}, {behind(v.max_lag_seconds)} behind"
     )
 
