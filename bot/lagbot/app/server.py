@@ -22,7 +22,6 @@ from typing import Any, Self
 from urllib.parse import urlparse
 
 from slack_bolt import App
-from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
@@ -86,15 +85,24 @@ class BotHTTPServer:
         self.stop()
 
 
-def bolt_request(body: str, *, query: str, headers: dict[str, str | Sequence[str]]) -> BoltRequest:
+class SlackMeantRequest(BoltRequest):
     """bolt's request of a checked body, with the body read as Slack meant it (lagbot.slack.gate `form_body`): the
-    raw text stays for bolt's own checks; what the listeners read is replaced where bolt misreads it."""
-    request = BoltRequest(body=body, query=query, headers=headers)
-    meant = form_body(request.content_type or "", body)
-    if meant is not None and meant != request.body:
-        request.body = meant
-        request.context = build_context(BoltContext({}), meant)
-    return request
+    raw text stays for bolt's own checks; what the listeners read is replaced where bolt misreads it. Its copies
+    (what a lazy listener gets) are read the same way."""
+
+    def __init__(
+        self, body: str, *, query: str | dict[str, Sequence[str]], headers: dict[str, str | Sequence[str]],
+        context: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(body=body, query=query, headers=headers, context=context)
+        meant = form_body(self.content_type or "", body)
+        if meant is not None and meant != self.body:
+            self.body = meant
+            self.context = build_context(self.context, meant)
+
+    def to_copyable(self) -> BoltRequest:
+        headers: dict[str, str | Sequence[str]] = dict(self.headers)
+        return SlackMeantRequest(self.raw_body, query=self.query, headers=headers, context=self.context.to_copyable())
 
 
 class _Handler(BufferedHandler):
@@ -142,7 +150,7 @@ class _Handler(BufferedHandler):
             return
         bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
         try:
-            response = app.dispatch(bolt_request(raw.decode(), query=url.query, headers=bolt_headers))
+            response = app.dispatch(SlackMeantRequest(raw.decode(), query=url.query, headers=bolt_headers))
         except Exception as exc:  # a shape the gate let through and bolt could not read: the client's error
             reference = uuid.uuid4().hex[:12]
             log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})
