@@ -138,7 +138,7 @@ def plain_report(report: CheckReport, width: int, console: Callable[[], Console]
         out.append("\n")
         out.append(_soft_line(wording.cli_group_headline(verdict), console))
         if verdict.error:
-            out.append(_soft_line(verdict.error, console))
+            out.append(_soft_line(messages.visible(verdict.error), console))
             continue
         table = plain_table(verdict, width)
         if table is None or "\t" in table:
@@ -218,16 +218,17 @@ def cell_width(text: str) -> int:
 def cells(group: str, p: PartitionVerdict) -> tuple[str, ...]:
     """A partition's row of the table, in `COLUMNS` order."""
     owner = p.owner
+    shown = messages.visible  # names from the cluster and its clients: control characters shown, never obeyed
     return (
-        group,
+        shown(group),
         p.topic,
         str(p.partition),
         "-" if p.committed is None else str(p.committed),
         str(p.log_end),
         "-" if p.lag is None else str(p.lag),
-        owner.member_id if owner else "-",
-        owner.host if owner else "-",
-        owner.client_id if owner else "-",
+        shown(owner.member_id) if owner else "-",
+        shown(owner.host) if owner else "-",
+        shown(owner.client_id) if owner else "-",
         p.status.name,
         messages.lag_seconds_cell(p.lag_seconds, p.lag_seconds_lower_bound),
     )

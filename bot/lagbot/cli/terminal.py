@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 from lagbot.cli import wording
 from lagbot.cli.plain import COLUMNS, MIN_WIDTH, NUMERIC, RIGHT, cell_width, cells, plain_report, plain_table
+from lagbot.core.messages import visible
 from lagbot.core.model import GroupVerdict, Severity, Status
 from lagbot.engine.check import CheckReport
 
@@ -65,7 +66,7 @@ def print_group(verdict: GroupVerdict, console: Console) -> None:
     style = _SEVERITY_STYLE[verdict.severity]
     console.print(Text(wording.cli_group_headline(verdict), style=style), soft_wrap=True)
     if verdict.error:
-        console.print(Text(verdict.error, style="red"), soft_wrap=True)
+        console.print(Text(visible(verdict.error), style="red"), soft_wrap=True)
         return
     print_partitions(verdict, console)
     for cause in verdict.causes:

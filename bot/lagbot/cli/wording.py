@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lagbot.core.messages import behind, count, eta_text, status_word
+from lagbot.core.messages import behind, count, eta_text, status_word, visible
 from lagbot.core.model import Cause, GroupVerdict
 
 
@@ -17,21 +17,21 @@ def bad_option(option: str, problem: str) -> str:
 
 def cli_group_headline(v: GroupVerdict) -> str:
     lag_s = behind(v.max_lag_seconds)
-    return (
+    return visible(
         f"{v.group} ({v.cluster}) · severity {v.severity.label.upper()} · {status_word(v)} · "
         f"state {v.state.value} · "
         f"lag {count(v.total_lag)} · {lag_s} behind · trend {v.trend} · "
         f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
-    )
+    )  # names from the cluster: their control characters shown, never sent to the terminal
 
 
 def cli_cause_line(cause: Cause) -> str:
     action = f" -> {cause.remediation}" if cause.remediation else ""
-    return f"  {cause.rank}. [{cause.kind}] {cause.explanation}{action}"
+    return visible(f"  {cause.rank}. [{cause.kind}] {cause.explanation}{action}")
 
 
 def cli_cluster_error(cluster: str, error: str) -> str:
-    return f"cluster {cluster}: UNREACHABLE ({error})"
+    return visible(f"cluster {cluster}: UNREACHABLE ({error})")
 
 
 def cli_no_groups() -> str:
