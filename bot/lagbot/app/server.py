@@ -156,7 +156,7 @@ class _Handler(BufferedHandler):
             log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})
             self._send(400, f"request not understood (ref {reference})\n".encode(), "text/plain")
             return
-        if response.status >= 500:
+        if response.status >= 500 and response.status != 503:  # 503: the app's own "not now" (Redis unreachable)
             log.warning("slack request failed in the app", extra={"status": response.status})
             self._send(400, b"request not understood\n", "text/plain")
             return

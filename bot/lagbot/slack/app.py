@@ -19,6 +19,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from lagbot.core import messages
+from lagbot.core.ids import valid_user
 from lagbot.service.approvals import ClickAnswer, Proposal
 from lagbot.slack import render, wording
 from lagbot.slack.commands import Reply
@@ -100,7 +101,7 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
         reason = view.get("state", {}).get("values", {}).get("reason", {}).get("text", {}).get("value") or ""
         user = _user(body)
         answer = _safely(lambda: clicks.deny(str(view.get("private_metadata", "")), user, reason, now=clock()))
-        if answer.ephemeral:
+        if answer.ephemeral and valid_user(user):  # never a DM to whatever a request names as its user
             client.chat_postMessage(channel=user, text=answer.ephemeral)
 
     app.action(re.compile(r"^approve:"))(ack=ack_only, lazy=[approve])
