@@ -31,8 +31,8 @@ from lagbot.service.cluster_health import clusters_health
 from lagbot.service.remediate import Remediator
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
-from lagbot.slack.app import build_app
-from lagbot.slack.guard import CommandGuard
+from lagbot.slack.app import ClickLimit, build_app
+from lagbot.slack.guard import CommandGuard, RateLimiter
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replay import ReplayGuard, refuse_replays
 from lagbot.slack.replies import audit_reply, remediate_reply
@@ -83,6 +83,12 @@ def build_guard(bot: Bot, directory: ApproverDirectory) -> CommandGuard:
         limits=settings.slack.command_limits,
         digest_channels=digest_channels,
     )
+
+
+def click_limit(bot: Bot) -> ClickLimit:
+    """Approve and deny clicks count against the user's command limit, in a scope of their own."""
+    limiter, limits = RateLimiter(bot.redis), bot.settings.slack.command_limits
+    return lambda user, now: limiter.hit("click", user, most=limits.per_user, every=limits.every, now=now)
 
 
 def build_remediator(bot: Bot) -> Remediator:
@@ -161,6 +167,7 @@ def run_bot(
         run_command=commands.run,
         clicks=remediator,
         clock=bot.clock,
+        click_limit=click_limit(bot),
     )
     refuse_replays(app, ReplayGuard(client))
     server = BotHTTPServer(

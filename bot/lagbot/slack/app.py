@@ -32,6 +32,10 @@ CommandRunner = Callable[[str, str, str], Reply]
 """(command text, user id, channel id) -> the reply; never raises (lagbot.slack.commands.run_command)."""
 
 
+ClickLimit = Callable[[str, float], float]
+"""(user id, now) -> seconds the user must wait before another click counts (0.0: none); counts this one."""
+
+
 class Clicks(Protocol):
     """What approval buttons need (lagbot.service.remediate.Remediator implements it)."""
 
@@ -51,11 +55,13 @@ def build_app(
     run_command: CommandRunner,
     clicks: Clicks | None = None,
     clock: Callable[[], float] = time.time,
+    click_limit: ClickLimit | None = None,
 ) -> App:
-    """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call."""
+    """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call. `click_limit`
+    counts each approve or deny a user submits and says how long they must wait (0 when they need not)."""
     app = App(client=client, signing_secret=signing_secret, process_before_response=False)
     if clicks is not None:
-        _approval_listeners(app, clicks, clock)
+        _approval_listeners(app, clicks, clock, click_limit or (lambda _user, _now: 0.0))
 
     def ack_command(ack: Ack) -> None:
         ack()
@@ -73,13 +79,19 @@ def build_app(
     return app
 
 
-def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) -> None:
-    """Approve and deny buttons, and the deny modal. The button value is only a proposal id."""
+def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float], click_limit: ClickLimit) -> None:
+    """Approve and deny buttons, and the deny modal. The button value is only a proposal id. A user over the click
+    limit is asked to wait, and nothing is done or audited."""
 
     def ack_only(ack: Ack) -> None:
         ack()
 
     def approve(body: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        wait = _wait(click_limit, _user(body), clock())
+        if wait > 0:
+            if body.get("response_url"):
+                respond(text=wording.click_rate_limited(wait), response_type="ephemeral", replace_original=False)
+            return
         answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
         if answer.ephemeral and body.get("response_url"):
             respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
@@ -100,13 +112,27 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
         view = body.get("view") or {}
         reason = view.get("state", {}).get("values", {}).get("reason", {}).get("text", {}).get("value") or ""
         user = _user(body)
-        answer = _safely(lambda: clicks.deny(str(view.get("private_metadata", "")), user, reason, now=clock()))
+        wait = _wait(click_limit, user, clock())
+        if wait > 0:
+            answer = ClickAnswer(wording.click_rate_limited(wait))
+        else:
+            answer = _safely(lambda: clicks.deny(str(view.get("private_metadata", "")), user, reason, now=clock()))
         if answer.ephemeral and valid_user(user):  # never a DM to whatever a request names as its user
             client.chat_postMessage(channel=user, text=answer.ephemeral)
 
     app.action(re.compile(r"^approve:"))(ack=ack_only, lazy=[approve])
     app.action(re.compile(r"^deny:"))(open_deny)
     app.view(DENY_CALLBACK)(ack=ack_only, lazy=[deny])
+
+
+def _wait(click_limit: ClickLimit, user: str, now: float) -> float:
+    """Seconds `user` must wait before another click counts; 0 when the limit cannot be read (the click then meets
+    the same store's failure, answered as any other)."""
+    try:
+        return click_limit(user, now)
+    except Exception:
+        log.warning("click limit unavailable", exc_info=True)
+        return 0.0
 
 
 def _value(body: dict[str, Any]) -> str:

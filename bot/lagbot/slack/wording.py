@@ -541,6 +541,10 @@ def command_rate_limited(scope: str, retry_in: float) -> str:
     )
 
 
+def click_rate_limited(retry_in: float) -> str:
+    return f":hourglass: You have clicked a lot in a short time; please try again in {duration(max(retry_in, 1.0))}."
+
+
 def command_not_allowed(what: str, rule: str, group: str) -> str:
     return (
         f":no_entry: You may not {what} `{slack_escape(group)}`: policy rule `{slack_escape(rule)}` "
