@@ -177,6 +177,8 @@ def run_bot(
         health=lambda: health(bot),
         metrics=bot.metrics.render,
         signing_secret=None if secrets.app_token else secrets.signing_secret,
+        health_port=settings.http.health_port,
+        max_per_client=settings.http.max_connections_per_client,
     ).start()
     log.warning("lagbot listening", extra={"host": settings.http.host, "port": server.port, "replica": bot.replica_id})
     scheduler = build_scheduler(bot)

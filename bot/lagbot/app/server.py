@@ -55,12 +55,30 @@ class BotHTTPServer:
         workers: int = 8,
         read_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
+        health_port: int | None = None,
+        max_per_client: int | None = None,
     ) -> None:
         if app is not None and not signing_secret:
             raise ValueError("serving a Slack app needs its signing secret")
         self._server = HTTPFront(
-            (host, port), _Handler, owner=self, workers=workers, read_timeout=read_timeout, max_body=MAX_BODY
+            (host, port), _Handler, owner=self, workers=workers, read_timeout=read_timeout, max_body=MAX_BODY,
+            max_per_client=max_per_client,
+        )  # fmt: skip
+        self._health = (
+            None
+            if health_port is None
+            else HTTPFront(
+                (host, health_port),
+                _HealthHandler,
+                owner=self,
+                workers=2,
+                read_timeout=read_timeout,
+                max_body=0,
+                max_per_client=max_per_client,
+            )
         )
+        """The probes' own listener (`/livez`, `/healthz`, `/metrics`), its own reader and workers: never queued
+        behind Slack's requests or whatever holds the main port's connections."""
         self.app = app
         self.signing_secret = signing_secret or ""
         self.health = health
@@ -71,12 +89,20 @@ class BotHTTPServer:
     def port(self) -> int:
         return int(self._server.server_address[1])
 
+    @property
+    def health_port(self) -> int | None:
+        return None if self._health is None else int(self._health.server_address[1])
+
     def start(self) -> Self:
         self._server.start()
+        if self._health is not None:
+            self._health.start()
         return self
 
     def stop(self) -> None:
         self._server.stop()
+        if self._health is not None:
+            self._health.stop()
 
     def __enter__(self) -> Self:
         return self
@@ -173,3 +199,10 @@ class _Handler(BufferedHandler):
                 self.send_header(name, str(value))
         self.end_headers()
         self.wfile.write(body)
+
+
+class _HealthHandler(_Handler):
+    """The probes' listener: GET only."""
+
+    def do_POST(self) -> None:
+        self._send(404, b"not found\n", "text/plain")

@@ -279,6 +279,11 @@ class HttpConfig(_Strict):
 
     host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=0, le=65535)
+    health_port: int | None = Field(default=None, ge=0, le=65535)
+    """A listener of its own for /livez, /healthz and /metrics (also served on `port`): probes never wait behind
+    Slack's requests or connections held open on `port`."""
+    max_connections_per_client: int = Field(default=64, ge=1)
+    """Connections one client address may hold open while sending a request; beyond, it is closed at once."""
     outbox_stalled_after: Duration = Field(default=300.0, gt=0)
     """/healthz reports unhealthy when queued Slack messages have not moved for this long."""
 
