@@ -18,11 +18,13 @@ import redis
 from lagbot.app.runner import health
 from lagbot.core import keys
 from lagbot.core.config import Settings, build_settings
+from lagbot.core.messages import slack_escape
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import Bot, slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names
 from tests.support.engine_rig import FAST_RULES
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -150,3 +152,29 @@ def test_fault_a_failing_check_shows_in_healthz_and_metrics_until_one_succeeds(
     assert "failing" not in details["clusters"]["prod"]
     assert gauge(bot, "lagbot_check_failing") == 0
     assert gauge(bot, "lagbot_check_failures_total") == 2
+
+
+def test_fault_the_incident_of_a_deleted_group_closes_at_the_next_check(
+    kafka: Kafka, names: Names, redis_client: redis.Redis, slack: SlackEmulator
+) -> None:
+    """Anyone can create a lagging group with one commit and delete it: its incident must not stay open forever."""
+    _, groups = hostile_groups(kafka, names)
+    bot = leader(kafka, groups[0], redis_client, slack)
+    doomed, kept = groups[7], groups[6]  # `...:approvals:order` (lag 7) and `...\nline` (lag 6): both open
+    assert bot.check("prod") is not None
+    assert all(bot.incidents.get("prod", g) is not None for g in (doomed, kept))
+    [future] = kafka.admin.delete_consumer_groups([doomed]).values()
+    future.result(15)
+    result = bot.check("prod")
+    assert result is not None
+    assert doomed not in {v.group for v in result.report.verdicts}
+    closed, still = bot.incidents.get("prod", doomed), bot.incidents.get("prod", kept)
+    assert closed is not None and closed.resolved_at == result.report.taken_at
+    assert still is not None and still.is_open
+    wait_for("everything delivered", lambda: bot.deliver().pending == 0, timeout=60)
+    [resolved] = [m for m in slack.channel("C0ALERTS") if m.text.startswith("RESOLVED ")]
+    assert resolved.text.startswith(f"RESOLVED `{slack_escape(doomed)}` on `prod`: resolved after ")
+    assert slack.thread("C0ALERTS", resolved.ts)[-1].text == (
+        f":wastebasket: `{slack_escape(doomed)}` is no longer on prod (deleted, its offsets expired, or no longer "
+        "watched): this incident is closed."
+    )

@@ -158,9 +158,10 @@ def test_fuzz_hostile_group_names_on_apache_kafka_through_every_surface(
         assert incident is not None and incident.group == group
 
     # Slack: every root and reply, text and blocks, and the /lag top answer
-    posted = slack.channel(CHANNEL)
+    posted = slack.history(CHANNEL)
     roots = [m for m in posted if m.thread_ts is None]
     assert len(roots) == len(groups)
+    assert len(posted) >= 2 * len(groups)  # every root and its first reply (the partition table)
     mrkdwn = [s for m in posted for s in [m.text, *strings(m.blocks, parsed=True)]]
     for text in [*mrkdwn, top.text, *strings(top.blocks, parsed=True)]:
         assert_inert_in_slack(text)

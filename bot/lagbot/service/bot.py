@@ -40,7 +40,18 @@ from lagbot.service.audit import AuditLog
 from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
 from lagbot.service.digest import IncidentSummary, PostedDigest, RemediationSummary, post_digest
 from lagbot.service.history import HistoryStore, make_history
-from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
+from lagbot.service.incidents import (
+    POST_ROOT,
+    REPLY,
+    Change,
+    Effect,
+    Incident,
+    IncidentStore,
+    RedisIncidentStore,
+    gone,
+    gone_verdict,
+    step,
+)
 from lagbot.service.lease import FencedLock, Lease
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
@@ -241,6 +252,8 @@ class Bot:
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
+        if cluster not in report.cluster_errors:
+            self.close_gone(cluster, {v.group for v in report.verdicts}, now=report.taken_at)
         if self.failing.pop(cluster, None) is not None:
             note_check_recovered(cluster)
         self.metrics.observe_check_failed(cluster, failing=False)
@@ -353,6 +366,20 @@ class Bot:
                 buttons = buttons if effect.kind != REPLY else []
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
+
+    def close_gone(self, cluster: str, listed: set[str], *, now: float) -> int:
+        """Resolve the open incidents of `cluster` whose group the check did not list; returns how many."""
+        closed = 0
+        for incident in self.incidents.open_incidents():
+            if incident.cluster != cluster or incident.group in listed or not self.leadership.is_leader():
+                continue
+            transition = gone(incident, wording.incident_group_gone(incident.group, cluster), now=now)
+            assert transition.incident is not None
+            self.incidents.put(transition.incident)
+            for effect in transition.effects:
+                self.enqueue(effect, transition.incident, gone_verdict(incident), now=now)
+            closed += 1
+        return closed
 
     def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
         """The verdict without the churn our own restart or scale caused within its settle period (no new-cause

@@ -30,7 +30,7 @@ import redis
 
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import IncidentConfig
-from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.core.stored import decode, encode, text
 from lagbot.service.remediation_state import RemediationState
 
@@ -147,6 +147,22 @@ def step(
     if trouble:
         return _still_open(current, verdict, now)  # rule 4
     return _recovering(current, verdict, config, now)  # rule 5
+
+
+def gone(current: Incident, detail: str, *, now: float) -> Transition:
+    """An open incident of a group the cluster no longer lists (deleted, its offsets expired, or no longer watched):
+    resolved now, said in its thread. A group anyone could create and drop must not leave incidents open forever."""
+    resolved = replace(current, resolved_at=now, updated_at=now, severity=Severity.OK)
+    return Transition(resolved, (Effect(UPDATE_ROOT, Change.RESOLVED), Effect(REPLY, Change.UPDATED, detail)))
+
+
+def gone_verdict(incident: Incident) -> GroupVerdict:
+    """What is known of a group that is gone: nothing (no partitions, no lag)."""
+    return GroupVerdict(
+        cluster=incident.cluster, group=incident.group, state=GroupState.DEAD, status=Status.OK, severity=Severity.OK,
+        severity_reason="", partitions=(), total_lag=None, max_lag_seconds=None, produce_rate=None,
+        consume_rate=None, eta_seconds=None, trend="unknown",
+    )  # fmt: skip
 
 
 def _open(verdict: GroupVerdict, *, channel: str, now: float, incident_id: str) -> Transition:

@@ -94,6 +94,13 @@ def verify_escalation(detail: str, mentions: str) -> str:
     return f":rotating_light: {detail} {mentions}".rstrip()
 
 
+def incident_group_gone(group: str, cluster: str) -> str:
+    return (
+        f":wastebasket: `{slack_escape(group)}` is no longer on {slack_escape(cluster)} (deleted, its offsets expired, "
+        "or no longer watched): this incident is closed."
+    )
+
+
 def remediations_offered() -> str:
     return ":wrench: A remediation can now be proposed for this incident:"
 
