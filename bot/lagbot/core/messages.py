@@ -242,6 +242,11 @@ def slack_escape(text: str) -> str:
     return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "\u02cb")
 
 
+def slack_reason(text: str) -> str:
+    """What a person typed (a silence or deny reason): `slack_escape` line by line, its line breaks kept."""
+    return "\n".join(slack_escape(line) for line in text.split("\n"))
+
+
 def slack_name(name: str) -> str:
     """A name (group, topic, cluster) in a Slack mrkdwn string: escaped and in a code span, never linked."""
     return f"`{slack_escape(name)}`"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lagbot.core.messages import duration, slack_escape, slack_user
+from lagbot.core.messages import duration, slack_escape, slack_reason, slack_user
 from lagbot.service.approvals import Verdict
 
 
@@ -67,7 +67,7 @@ def approval_refused(verdict: Verdict, state: str, detail: str) -> str:
 
 
 def approval_denied(user: str, summary: str, reason: str) -> str:
-    return f":x: {slack_user(user)} denied *{slack_escape(summary)}*: {slack_escape(reason)}"
+    return f":x: {slack_user(user)} denied *{slack_escape(summary)}*: {slack_reason(reason)}"
 
 
 def remediation_running(approvers: Sequence[str], summary: str) -> str:

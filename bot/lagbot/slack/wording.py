@@ -17,6 +17,7 @@ from lagbot.core.messages import (
     percent,
     slack_escape,
     slack_name,
+    slack_reason,
     slack_user,
     status_word,
 )
@@ -306,7 +307,7 @@ def lag_command_hint(command: str) -> str:
 
 
 def lag_silenced_context(by: str, until: float, reason: str, now: float) -> str:
-    why = f": {slack_escape(reason)}" if reason else ""
+    why = f": {slack_reason(reason)}" if reason else ""
     left = duration(until - now)
     return f":no_bell: silenced by {slack_user(by)} until {slack_time(until)} ({left} left){why}; no new incidents open"
 
@@ -339,7 +340,7 @@ def lag_top_empty() -> str:
 
 
 def lag_silenced(group: str, cluster: str, by: str, until: float, seconds: float, reason: str) -> str:
-    why = f" Reason: {slack_escape(reason)}" if reason else " No reason given."
+    why = f" Reason: {slack_reason(reason)}" if reason else " No reason given."
     return (
         f":no_bell: {slack_user(by)} silenced `{slack_escape(group)}` on {slack_escape(cluster)} "
         f"for {duration(seconds)}, "
