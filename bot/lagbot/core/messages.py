@@ -239,12 +239,19 @@ def slack_escape(text: str) -> str:
     survives), a backtick becomes U+02CB (ˋ, so a name cannot close the code span it is shown in) and every
     character that is invisible or reorders what follows it (`visible`) is shown as its `\\uXXXX` escape.
     """
-    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "\u02cb")
+    return slack_text(text).replace("`", "\u02cb")
+
+
+def slack_text(text: str) -> str:
+    """`slack_escape` that keeps backticks: for lagbot's own sentences (a plan's summary, a reason, an outcome's
+    detail) whose code spans are meant, with values from outside inside them. Nothing in them can be live: `&`,
+    `<`, `>` are entities; control and bidi characters are shown as escapes."""
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def slack_reason(text: str) -> str:
     """What a person typed (a silence or deny reason): `slack_escape` line by line, its line breaks kept."""
-    return "\n".join(slack_escape(line) for line in text.split("\n"))
+    return "\n".join(slack_text(line) for line in text.split("\n"))
 
 
 def slack_name(name: str) -> str:
@@ -371,12 +378,12 @@ def approval_unknown() -> str:
 
 
 def remediation_not_offered(action: str, reason: str) -> str:
-    return f"`{slack_escape(action)}` not offered: {slack_escape(reason)}"
+    return f"`{slack_escape(action)}` not offered: {slack_text(reason)}"
 
 
 def audit_line(at: str, event: str, user: str, action: str | None, detail: str) -> str:
     who = slack_user(user) if user else "(no user)"
-    return f"`{at}` *{slack_escape(event)}* {slack_escape(action or '')} by {who} {slack_escape(detail)}".rstrip()
+    return f"`{at}` *{slack_escape(event)}* {slack_escape(action or '')} by {who} {slack_text(detail)}".rstrip()
 
 
 # --- executors ---

@@ -18,6 +18,7 @@ from lagbot.core.messages import (
     slack_escape,
     slack_name,
     slack_reason,
+    slack_text,
     slack_user,
     status_word,
 )
@@ -123,7 +124,7 @@ def incident_new_cause_reply(before: str, c: Cause) -> str:
 
 
 def incident_remediation_line(action: str, state: str, detail: str) -> str:
-    return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_escape(detail)}" if detail else "")
+    return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_text(detail)}" if detail else "")
 
 
 def slack_time(epoch: float) -> str:
@@ -491,7 +492,7 @@ def proposals_title(expires_in: float) -> str:
 
 def proposal_line(summary: str, steps: Sequence[str], approvals: int, risk: str) -> str:
     people = "two approvers" if approvals >= 2 else "one approver"
-    return f"• *{slack_escape(summary)}* ({risk} risk, {people}): " + slack_escape("; ".join(steps))
+    return f"• *{slack_text(summary)}* ({risk} risk, {people}): " + slack_escape("; ".join(steps))
 
 
 def proposal_confirm_title() -> str:
