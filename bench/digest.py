@@ -79,11 +79,11 @@ def main() -> None:
         redis_ms = record_cycles(redis_store, light, args.repeat)
         client.flushdb()
 
-        full = RedisHistoryStore(client, prefix="full")
+        full = RedisHistoryStore(client)
         one = light[:1]
         for minute in range(2_880):
             full.record(CheckReport(NOW - 48 * 3600 + 60 * (minute + 1), one, clusters=["prod"]))
-        keys = client.keys("full:history*")
+        keys = client.keys("lagbot:history*")
         key_bytes = sum(client.memory_usage(key) or 0 for key in keys)
         points = sum(client.zcard(key) for key in keys if b"history:" in key)
         read_ms = median_ms(lambda: load_series(full, one * 5, now=NOW), args.repeat)

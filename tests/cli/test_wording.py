@@ -22,7 +22,7 @@ def test_a_warning_about_moving_consumers_says_they_are_consuming() -> None:
     v = verdict([partition(0, committed=0, log_end=5_000)], severity=Severity.WARN, status=Status.OK)
     headline = cli_wording.cli_group_headline(v)
     assert "severity WARN · consuming · state Stable" in headline and "status" not in headline
-    assert slack_wording.slack_root_fallback(v).startswith(f"WARN {v.group} on {v.cluster}: consuming, lag 5,000")
+    assert slack_wording.slack_root_fallback(v).startswith(f"WARN `{v.group}` on `{v.cluster}`: consuming, lag 5,000")
 
 
 def test_every_status_has_its_words() -> None:

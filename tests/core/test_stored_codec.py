@@ -1,10 +1,10 @@
-"""The one codec for what lagbot keeps in Redis: versioned JSON documents and rows, one error, one key prefix."""
+"""The one codec for what lagbot keeps in Redis: versioned JSON documents and rows, one error."""
 
 from __future__ import annotations
 
 import pytest
 
-from lagbot.core.stored import StoredFormatError, check_version, decode, decode_row, encode, key
+from lagbot.core.stored import StoredFormatError, check_version, decode, decode_row, encode
 
 
 def test_a_document_round_trips_with_its_version_under_v() -> None:
@@ -43,7 +43,3 @@ def test_rows_carry_their_version_first_and_hashes_as_text() -> None:
     check_version("proposal p1", 1, "1")
     with pytest.raises(StoredFormatError, match="proposal p1 has format version '2'; this lagbot reads 1"):
         check_version("proposal p1", 1, "2")
-
-
-def test_keys_share_one_prefix() -> None:
-    assert key("remediation", "inc-1") == "lagbot:remediation:inc-1"

@@ -133,6 +133,20 @@ def test_scale_counts_the_workload_replicas_when_the_group_reports_no_members() 
     assert scale_plan(v, current_replicas=3).after["replicas"] == 4  # 1,000 x 1.2 / 300 = 4
 
 
+def test_scale_never_offers_a_scale_down_for_a_group_with_no_members() -> None:
+    """A fake group (one offset commit, no members) matched by a rule naming the fleet was offered 4 -> 3."""
+    v = six_partitions(produce=100.0, consume=900.0)
+    with pytest.raises(PlanError) as refused:
+        scale_plan(v, current_replicas=4)
+    assert str(refused.value) == (
+        "not scaling down from 4 to 1: orders-consumer has no members, so its rates say nothing about the workload's "
+        "consumers (anyone can make such a group by committing an offset); give an explicit replica count"
+    )
+    assert scale_plan(v, current_replicas=4, replicas=3).after["replicas"] == 3  # a person may still say so
+    members = six_partitions(members=[member(1, 0, 1, 2), member(2, 3, 4, 5)], produce=100.0, consume=900.0)
+    assert scale_plan(members, current_replicas=4).after["replicas"] == 1
+
+
 def test_scale_on_keda_pauses_then_restores() -> None:
     v = six_partitions(members=[member(1, 0, 1, 2), member(2, 3, 4, 5)], produce=1_600.0, consume=1_000.0)
     plan = scale_plan(v, workload=KEDA, hold_for="30m")

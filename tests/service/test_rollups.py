@@ -159,7 +159,7 @@ def test_redis_keeps_a_day_of_rollups_in_one_compact_sorted_set(redis_client: re
     for i in range(96 * 15):  # a day, one check a minute
         store.record(report(START + i * MINUTE, lagging("billing", i)))
 
-    before, after, days, index = rollup_keys("lagbot", "prod", "billing")
+    before, after, days, index = rollup_keys("prod", "billing")
     day_key = f"{before}{int(START // DAY)}{after}"
     assert redis_client.zcard(day_key) == 96
     assert redis_client.object("encoding", day_key) in (b"listpack", b"ziplist")  # compact (by Redis version)

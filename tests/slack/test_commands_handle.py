@@ -178,7 +178,7 @@ def test_show_group_runs_a_fresh_check_and_replies_with_headline_table_and_cause
         ["orders/0", "1000", "1000", "0", "0.0", "-", "OK"],
         ["orders/2", "-", "30", "-", "-", "-", "OK"],
     ]
-    assert reply.text.startswith("CRITICAL orders-consumer on prod: stalled, lag 4,250\n```\npartition")
+    assert reply.text.startswith("CRITICAL `orders-consumer` on `prod`: stalled, lag 4,250\n```\npartition")
     assert reply.to_response() == {"response_type": "ephemeral", "text": reply.text, "blocks": reply.blocks}
     assert_within_limits(reply)
 
@@ -277,11 +277,11 @@ def test_top_orders_by_severity_then_lag_seconds_and_marks_silences() -> None:
         ["warned-late", "prod", "WARN", "OK", "10", "15 min", "steady", ""],
     ]
     assert reply.text.splitlines() == [
-        "1. PAGE paged (staging): consuming, lag 2.5 M, 5 s behind",
-        "2. CRITICAL critical-far (prod): consuming, lag 500,001, 60 min behind",
-        "3. CRITICAL critical-slight (prod): consuming, lag 600,000, 30 s behind",
-        "4. WARN warned-unknown (prod): unreadable, lag -, - behind",
-        "5. WARN warned-late (prod): consuming, lag 10, 15 min behind",
+        "1. PAGE `paged` (`staging`): consuming, lag 2.5 M, 5 s behind",
+        "2. CRITICAL `critical-far` (`prod`): consuming, lag 500,001, 60 min behind",
+        "3. CRITICAL `critical-slight` (`prod`): consuming, lag 600,000, 30 s behind",
+        "4. WARN `warned-unknown` (`prod`): unreadable, lag -, - behind",
+        "5. WARN `warned-late` (`prod`): consuming, lag 10, 15 min behind",
     ]
     assert_within_limits(reply)
 

@@ -73,7 +73,7 @@ def post(slack: SlackEmulator, rendered: tuple[str, list[dict[str, object]]], **
 def test_root_message_content() -> None:
     worker = Member("m-2", "worker-2", "/10.0.0.2")
     text, blocks = root_message(verdict([partition(0, 10), partition(1, 4_200_000, owner=worker)]))
-    assert text == "CRITICAL orders-consumer on prod: stalled, lag 4.2 M"
+    assert text == "CRITICAL `orders-consumer` on `prod`: stalled, lag 4.2 M"
     assert blocks[0]["text"]["text"] == (
         ":red_circle: *CRITICAL* `orders-consumer` on prod: *stalled*, lag *4.2 M* (42 s behind) "
         "↗ growing, ETA never at the current rates"

@@ -80,6 +80,11 @@ class BufferedHandler(BaseHTTPRequestHandler):
         super().end_headers()
 
 
+def _client(address: Any) -> str:
+    """The client's address without its port."""
+    return str(address[0]) if isinstance(address, tuple) and address else str(address)
+
+
 class HTTPFront:
     """Accepts on (host, port); answers each complete request with `handler` on one of `workers` threads."""
 
@@ -91,6 +96,7 @@ class HTTPFront:
         owner: Any,
         workers: int = 8,
         max_connections: int = 1_000,
+        max_per_client: int | None = None,
         read_timeout: float = 10.0,
         write_timeout: float = 10.0,
         max_body: int = 1_000_000,
@@ -106,6 +112,10 @@ class HTTPFront:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.max_connections = max_connections
+        self.max_per_client = max_per_client
+        """Connections one client address may hold open while sending its requests (None: no limit of its own), so
+        that one client's idle connections never take every slot."""
+        self._per_client: dict[str, int] = {}
         self.read_timeout = read_timeout
         self.write_timeout = write_timeout
         self.max_body = max_body
@@ -159,6 +169,13 @@ class HTTPFront:
                 log.warning("http connection refused: too many open", extra={"open": len(self._pending)})
                 sock.close()
                 continue
+            client = _client(address)
+            held = self._per_client.get(client, 0)
+            if self.max_per_client is not None and held >= self.max_per_client:
+                log.info("http connection refused: too many open from one client", extra={"open": held})
+                sock.close()
+                continue
+            self._per_client[client] = held + 1
             sock.setblocking(False)
             pending = _Pending(sock, address, time.monotonic() + self.read_timeout)
             self._pending[sock.fileno()] = pending
@@ -192,7 +209,13 @@ class HTTPFront:
         self._close(pending)
 
     def _forget(self, pending: _Pending) -> None:
-        self._pending.pop(pending.sock.fileno(), None)
+        if self._pending.pop(pending.sock.fileno(), None) is not None:
+            client = _client(pending.address)
+            left = self._per_client.get(client, 1) - 1
+            if left > 0:
+                self._per_client[client] = left
+            else:
+                self._per_client.pop(client, None)
         self._selector.unregister(pending.sock)
 
     def _close(self, pending: _Pending) -> None:

@@ -34,8 +34,8 @@ from lagbot.service.cluster_health import clusters_health
 from lagbot.service.remediate import Remediator
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
-from lagbot.slack.app import build_app
-from lagbot.slack.guard import CommandGuard
+from lagbot.slack.app import ClickLimit, build_app
+from lagbot.slack.guard import CommandGuard, RateLimiter
 from lagbot.slack.history_replies import compose_report
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replay import ReplayGuard, refuse_replays
@@ -115,6 +115,12 @@ def build_guard(bot: Bot, directory: ApproverDirectory) -> CommandGuard:
     )
 
 
+def click_limit(bot: Bot) -> ClickLimit:
+    """Approve and deny clicks count against the user's command limit, in a scope of their own."""
+    limiter, limits = RateLimiter(bot.redis), bot.settings.slack.command_limits
+    return lambda user, now: limiter.hit("click", user, most=limits.per_user, every=limits.every, now=now)
+
+
 def build_remediator(bot: Bot) -> Remediator:
     """Proposals, approvers (user groups cached in Redis) and one executor per kind, built on first use."""
     executors: dict[str, Executor] = {}
@@ -149,7 +155,8 @@ def health(bot: Bot) -> tuple[bool, dict[str, Any]]:
         "replica": bot.replica_id,
         "leader": bot.leadership.is_leader(),
         "checks": latest,
-        "clusters": clusters_health(bot.latest, bot.away_since),
+        "clusters": clusters_health(bot.latest, bot.away_since, bot.failing),
+        "checks_failing": sorted(bot.failing),
         "outbox": {"pending": pending, "stalled": stalled, "stalled_for": round(stalled_for, 1)},
     }
 
@@ -173,6 +180,7 @@ def start_app(
             run_command=commands.run,
             clicks=remediator,
             clock=bot.clock,
+            click_limit=click_limit(bot),
         )
     except BoltError as exc:
         raise ConfigError(wording.slack_refused_token(settings.slack.bot_token_env, refused_token(exc))) from None
@@ -234,6 +242,8 @@ def run_bot(
         health=lambda: health(bot),
         metrics=bot.metrics.render,
         signing_secret=None if secrets.app_token else secrets.signing_secret,
+        health_port=settings.http.health_port,
+        max_per_client=settings.http.max_connections_per_client,
     ).start()
     log.warning("lagbot listening", extra={"host": settings.http.host, "port": server.port, "replica": bot.replica_id})
     scheduler = build_scheduler(bot)

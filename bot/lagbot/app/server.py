@@ -23,9 +23,10 @@ from urllib.parse import urlparse
 
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
+from slack_bolt.request.internals import build_context
 
 from lagbot.app.http_front import BufferedHandler, HTTPFront
-from lagbot.slack.gate import check_shape, verify_signature
+from lagbot.slack.gate import check_shape, form_body, verify_signature
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +55,30 @@ class BotHTTPServer:
         workers: int = 8,
         read_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
+        health_port: int | None = None,
+        max_per_client: int | None = None,
     ) -> None:
         if app is not None and not signing_secret:
             raise ValueError("serving a Slack app needs its signing secret")
         self._server = HTTPFront(
-            (host, port), _Handler, owner=self, workers=workers, read_timeout=read_timeout, max_body=MAX_BODY
+            (host, port), _Handler, owner=self, workers=workers, read_timeout=read_timeout, max_body=MAX_BODY,
+            max_per_client=max_per_client,
+        )  # fmt: skip
+        self._health = (
+            None
+            if health_port is None
+            else HTTPFront(
+                (host, health_port),
+                _HealthHandler,
+                owner=self,
+                workers=2,
+                read_timeout=read_timeout,
+                max_body=0,
+                max_per_client=max_per_client,
+            )
         )
+        """The probes' own listener (`/livez`, `/healthz`, `/metrics`), its own reader and workers: never queued
+        behind Slack's requests or whatever holds the main port's connections."""
         self.app = app
         self.signing_secret = signing_secret or ""
         self.health = health
@@ -70,18 +89,46 @@ class BotHTTPServer:
     def port(self) -> int:
         return int(self._server.server_address[1])
 
+    @property
+    def health_port(self) -> int | None:
+        return None if self._health is None else int(self._health.server_address[1])
+
     def start(self) -> Self:
         self._server.start()
+        if self._health is not None:
+            self._health.start()
         return self
 
     def stop(self) -> None:
         self._server.stop()
+        if self._health is not None:
+            self._health.stop()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
+
+
+class SlackMeantRequest(BoltRequest):
+    """bolt's request of a checked body, with the body read as Slack meant it (lagbot.slack.gate `form_body`): the
+    raw text stays for bolt's own checks; what the listeners read is replaced where bolt misreads it. Its copies
+    (what a lazy listener gets) are read the same way."""
+
+    def __init__(
+        self, body: str, *, query: str | dict[str, Sequence[str]], headers: dict[str, str | Sequence[str]],
+        context: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(body=body, query=query, headers=headers, context=context)
+        meant = form_body(self.content_type or "", body)
+        if meant is not None and meant != self.body:
+            self.body = meant
+            self.context = build_context(self.context, meant)
+
+    def to_copyable(self) -> BoltRequest:
+        headers: dict[str, str | Sequence[str]] = dict(self.headers)
+        return SlackMeantRequest(self.raw_body, query=self.query, headers=headers, context=self.context.to_copyable())
 
 
 class _Handler(BufferedHandler):
@@ -129,13 +176,13 @@ class _Handler(BufferedHandler):
             return
         bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
         try:
-            response = app.dispatch(BoltRequest(body=raw.decode(), query=url.query, headers=bolt_headers))
+            response = app.dispatch(SlackMeantRequest(raw.decode(), query=url.query, headers=bolt_headers))
         except Exception as exc:  # a shape the gate let through and bolt could not read: the client's error
             reference = uuid.uuid4().hex[:12]
             log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})
             self._send(400, f"request not understood (ref {reference})\n".encode(), "text/plain")
             return
-        if response.status >= 500:
+        if response.status >= 500 and response.status != 503:  # 503: the app's own "not now" (Redis unreachable)
             log.warning("slack request failed in the app", extra={"status": response.status})
             self._send(400, b"request not understood\n", "text/plain")
             return
@@ -152,3 +199,10 @@ class _Handler(BufferedHandler):
                 self.send_header(name, str(value))
         self.end_headers()
         self.wfile.write(body)
+
+
+class _HealthHandler(_Handler):
+    """The probes' listener: GET only."""
+
+    def do_POST(self) -> None:
+        self._send(404, b"not found\n", "text/plain")

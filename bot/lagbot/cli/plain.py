@@ -178,8 +178,6 @@ def cells(group: str, p: PartitionVerdict) -> tuple[str, ...]:
 
 
 def shown(text: str) -> str:
-    """`text` with every character a terminal would not print as a glyph (escape, tab, newline, bidi controls...)
-    written as a Python escape: `\\x1b`, `\\t`, `\\u202e`."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
+    """`text` as a terminal shows it: names from the cluster keep no control, bidi or invisible character
+    (lagbot.core.messages `visible`: `\\x1b`, `\\t`, `\\u202e` written out)."""
+    return messages.visible(text)

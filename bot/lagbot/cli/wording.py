@@ -21,7 +21,7 @@ def cli_group_headline(v: GroupVerdict) -> str:
         f"state {v.state.value} · "
         f"lag {count(v.total_lag)} · {cli_behind(v)} · trend {v.trend} · "
         f"ETA {eta_text(v.eta_seconds, v.consume_rate, v.total_lag)} · {v.severity_reason}"
-    )
+    )  # names from the cluster: their control characters shown, never sent to the terminal
 
 
 _IDLE_STATES = (GroupState.EMPTY, GroupState.DEAD)

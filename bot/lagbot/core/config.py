@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from lagbot.core import messages
+from lagbot.core import patterns as patterns_
 from lagbot.core.config_env import EnvValueError, environment_values, merged
 from lagbot.core.defaults import ALL_GROUPS, HISTORY_HORIZONS, REQUEST_TIMEOUT, group_matches
 from lagbot.core.digest_config import DigestSettings
@@ -74,9 +75,9 @@ class GroupFilter(_Strict):
     def _compiles(cls, patterns: list[str]) -> list[str]:
         for pattern in patterns:
             try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
+                patterns_.check(pattern)
+            except patterns_.UnsafePattern as exc:
+                raise ValueError(messages.refused_regex(pattern, exc)) from None
         return patterns
 
     def matches(self, group: str) -> bool:
@@ -221,13 +222,12 @@ class Route(_Strict):
     @classmethod
     def _compiles(cls, pattern: str) -> str:
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
-        return pattern
+            return patterns_.check(pattern)
+        except patterns_.UnsafePattern as exc:
+            raise ValueError(messages.refused_regex(pattern, exc)) from None
 
     def matches(self, cluster: str, group: str) -> bool:
-        return bool(re.fullmatch(self.cluster, cluster) and re.fullmatch(self.group, group))
+        return patterns_.fullmatch(self.cluster, cluster) and patterns_.fullmatch(self.group, group)
 
 
 class CommandLimits(_Strict):
@@ -284,6 +284,11 @@ class HttpConfig(_Strict):
 
     host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=0, le=65535)
+    health_port: int | None = Field(default=None, ge=0, le=65535)
+    """A listener of its own for /livez, /healthz and /metrics (also served on `port`): probes never wait behind
+    Slack's requests or connections held open on `port`."""
+    max_connections_per_client: int = Field(default=64, ge=1)
+    """Connections one client address may hold open while sending a request; beyond, it is closed at once."""
     outbox_stalled_after: Duration = Field(default=300.0, gt=0)
     """/healthz reports unhealthy when queued Slack messages have not moved for this long."""
 

@@ -8,8 +8,9 @@ Kept apart from lagbot.core.config, which loads pydantic and every settings mode
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+
+from lagbot.core.patterns import fullmatch
 
 REQUEST_TIMEOUT = 10.0
 """Seconds a request to the cluster may take (`ClusterConfig.request_timeout`)."""
@@ -21,5 +22,5 @@ HISTORY_HORIZONS = (60.0, 300.0, 900.0, 3600.0)
 
 def group_matches(include: Iterable[str], exclude: Iterable[str], group: str) -> bool:
     """Whether a group filter picks `group`: a full match of an `include` regex and of no `exclude` one."""
-    included = any(re.fullmatch(p, group) for p in include)
-    return included and not any(re.fullmatch(p, group) for p in exclude)
+    included = any(fullmatch(p, group) for p in include)
+    return included and not any(fullmatch(p, group) for p in exclude)

@@ -15,6 +15,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from lagbot.core.model import GroupSummary, GroupVerdict, PartitionVerdict
+from lagbot.core.patterns import UnsafePattern
 
 # ---------------------------------------------------------------------------------------------------
 # Number formatting
@@ -71,6 +72,18 @@ def bad_duration(value: object) -> str:
 
 def bad_regex(pattern: str, problem: str) -> str:
     return f"{pattern!r} is not a valid regular expression ({problem})"
+
+
+def unsafe_regex(pattern: str, problem: str) -> str:
+    return (
+        f"{pattern!r} needs backtracking, which could hang lagbot on a hostile group name ({problem}); lagbot "
+        "matches in linear time (RE2): no backreferences, lookarounds, possessive or atomic groups"
+    )
+
+
+def refused_regex(pattern: str, exc: UnsafePattern) -> str:
+    """Why a pattern of the settings or the policy is refused (lagbot.core.patterns)."""
+    return bad_regex(pattern, exc.problem) if exc.invalid else unsafe_regex(pattern, exc.problem)
 
 
 def reserved_kafka_key(key: str, field: str) -> str:
@@ -220,15 +233,54 @@ def cli_sampling(taken: int, samples: int, every: float) -> str:
 
 
 def slack_escape(text: str) -> str:
-    """Escape Slack's control characters in user-supplied text (group and topic names)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text from outside (a group, topic, client or user name, a reason) made inert in a Slack mrkdwn string.
+
+    Slack's control characters become entities (`&amp;`, `&lt;`, `&gt;`: no `<!channel>`, `<@U…>` or `<url|label>`
+    survives), a backtick becomes U+02CB (ˋ, so a name cannot close the code span it is shown in) and every
+    character that is invisible or reorders what follows it (`visible`) is shown as its `\\uXXXX` escape.
+    """
+    return slack_text(text).replace("`", "\u02cb")
+
+
+def slack_text(text: str) -> str:
+    """`slack_escape` that keeps backticks: for lagbot's own sentences (a plan's summary, a reason, an outcome's
+    detail) whose code spans are meant, with values from outside inside them. Nothing in them can be live: `&`,
+    `<`, `>` are entities; control and bidi characters are shown as escapes."""
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_reason(text: str) -> str:
+    """What a person typed (a silence or deny reason): `slack_escape` line by line, its line breaks kept."""
+    return "\n".join(slack_text(line) for line in text.split("\n"))
+
+
+def slack_name(name: str) -> str:
+    """A name (group, topic, cluster) in a Slack mrkdwn string: escaped and in a code span, never linked."""
+    return f"`{slack_escape(name)}`"
+
+
+_INVISIBLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f\ud800-\udfff]"
+)
+"""Control characters (C0, DEL, C1: newlines and terminal escapes included), bidirectional marks, embeddings,
+overrides and isolates, zero-width and other invisible format characters, tags, lone surrogates."""
+
+
+def visible(text: str) -> str:
+    """`text` with every control, bidi or invisible character (`_INVISIBLE`) written as a visible escape (`\\n`,
+    `\\x1b`, `\\u202e`): what a name shows in a terminal, a log or a chat, never what it does to them."""
+    if not _INVISIBLE.search(text):
+        return text
+    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
 # --- incidents (Slack threads) ---
 
 
 def incident_resolved_fallback(group: str, cluster: str, lasted: float, peak_lag: int | None) -> str:
-    return f"RESOLVED {group} on {cluster}: resolved after {duration(lasted)}, peak {count(peak_lag)}"
+    where = f"{slack_name(group)} on {slack_name(cluster)}"
+    return f"RESOLVED {where}: resolved after {duration(lasted)}, peak {count(peak_lag)}"
 
 
 def missing_secret(variable: str, what: str) -> str:
@@ -340,12 +392,12 @@ def approval_unknown() -> str:
 
 
 def remediation_not_offered(action: str, reason: str) -> str:
-    return f"`{slack_escape(action)}` not offered: {slack_escape(reason)}"
+    return f"`{slack_escape(action)}` not offered: {slack_text(reason)}"
 
 
 def audit_line(at: str, event: str, user: str, action: str | None, detail: str) -> str:
     who = slack_user(user) if user else "(no user)"
-    return f"`{at}` *{slack_escape(event)}* {slack_escape(action or '')} by {who} {slack_escape(detail)}".rstrip()
+    return f"`{at}` *{slack_escape(event)}* {slack_escape(action or '')} by {who} {slack_text(detail)}".rstrip()
 
 
 # --- executors ---

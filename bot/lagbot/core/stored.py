@@ -1,7 +1,7 @@
-"""Everything lagbot keeps in Redis goes through here: one key prefix, one versioned JSON codec, one error.
+"""Everything lagbot keeps in Redis goes through here: one versioned JSON codec, one error.
 
-- Keys: `lagbot:<kind>:...` (`key`), so that a shared Redis shows whose keys they are and a replica never reads
-  another program's.
+- Keys are built in lagbot.core.keys (`lagbot:<kind>:...`, names escaped), so that a shared Redis shows whose keys
+  they are, a replica never reads another program's and no name makes another's key.
 - Documents: JSON objects with their format version under "v" (`encode`, `decode`); compact rows (the lag history,
   kept small for Redis's compact encodings) carry it as their first item (`decode_row`).
 - A document in another format version, or not one lagbot wrote, raises `StoredFormatError` naming what it was:
@@ -15,16 +15,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-KEY_PREFIX = "lagbot"
-
 
 class StoredFormatError(ValueError):
     """Something stored in Redis is in a format version this lagbot does not read, or is not what it wrote."""
-
-
-def key(*parts: str) -> str:
-    """`lagbot:<part>:<part>...`"""
-    return ":".join((KEY_PREFIX, *parts))
 
 
 def text(value: object) -> str:

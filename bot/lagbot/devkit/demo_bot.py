@@ -39,7 +39,7 @@ import yaml
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from lagbot.core import messages
+from lagbot.core import keys, messages
 from lagbot.devkit import wording
 from lagbot.devkit.apache_kafka import broker_version, demo_broker
 from lagbot.devkit.embedded import (
@@ -362,7 +362,7 @@ def print_summary(run: Run, client: redis.Redis, kafka: Offsets) -> None:
             by = [str(u) for u in entry.detail.get("approved_by", [])]
             summary = plans.get(entry.proposal) or entry.action or ""
             run.say(wording.demo_action(summary, entry.event, by, str(entry.detail.get("detail", ""))))
-    run.say(wording.demo_audit_header(f"lagbot:audit:{CLUSTER}:{GROUP}"))
+    run.say(wording.demo_audit_header(keys.audit(CLUSTER, GROUP)))
     for entry in entries:
         detail = str(entry.detail.get("detail") or entry.detail.get("reason") or entry.detail.get("plan") or "")
         line = plain(messages.audit_line(clock(entry.at), entry.event, entry.user, entry.action, detail))

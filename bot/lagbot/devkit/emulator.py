@@ -191,6 +191,7 @@ class SlackEmulator:
         channel: str = "C0ALERTS",
         command: str = "/lag",
         timestamp: int | None = None,
+        channel_name: str = "alerts",
     ) -> tuple[int, str, str]:
         """POST a signed slash command to the app, as Slack does. Returns (HTTP status, body, response key)."""
         key = f"R{next(self._ids):06d}"
@@ -200,7 +201,7 @@ class SlackEmulator:
             "team_id": self.team_id,
             "team_domain": "lagbot-test",
             "channel_id": channel,
-            "channel_name": "alerts",
+            "channel_name": channel_name,
             "user_id": user,
             "user_name": user.lower(),
             "command": command,

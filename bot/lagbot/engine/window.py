@@ -14,6 +14,7 @@ partition) simply has fewer samples; one that is gone from the newest entry is g
 from __future__ import annotations
 
 import itertools
+import logging
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # numpy is loaded by the first entry with arrays; the Redis c
     import redis
     from numpy.typing import NDArray
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.model import (
     ClusterSnapshot,
     ColumnSamples,
@@ -39,6 +41,8 @@ from lagbot.core.model import (
     WindowColumns,
 )
 from lagbot.core.stored import decode, encode
+
+log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 _EXACT_LIMIT = 2**48
@@ -157,11 +161,20 @@ _APPEND_SCRIPT = """
 -- One cycle's appends, one call instead of six commands per group. KEYS: the cluster's index, then the list
 -- and the sequence key of each group. ARGV: samples kept, ttl, the snapshot time, then each group's name and
 -- entry. Per group, the commands every lagbot appends with: RPUSH, LTRIM, EXPIRE, INCR of the sequence
--- number, EXPIRE, ZADD to the index. Returns the new sequence numbers, in the groups' order.
+-- number, EXPIRE, ZADD to the index. A key of the wrong type in the place of a list or a sequence number (left
+-- by an older lagbot, whose keys a group name could collide with) is replaced rather than failing the whole
+-- cycle: keys under lagbot's prefix are lagbot's own. Returns the new sequence numbers, in the groups' order,
+-- and the names of the groups whose keys were replaced.
 local samples, ttl, at = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local seqs = {}
+local seqs, replaced = {}, {}
 for i = 2, #KEYS, 2 do
   local list, seq, g = KEYS[i], KEYS[i + 1], i + 2
+  local list_type, seq_type = redis.call('TYPE', list).ok, redis.call('TYPE', seq).ok
+  local number = seq_type == 'string' and tonumber(redis.call('GET', seq)) or nil
+  if (list_type ~= 'none' and list_type ~= 'list') or (seq_type ~= 'none' and number == nil) then
+    redis.call('DEL', list, seq)
+    replaced[#replaced + 1] = ARGV[g]
+  end
   redis.call('RPUSH', list, ARGV[g + 1])
   redis.call('LTRIM', list, -samples, -1)
   redis.call('EXPIRE', list, ttl)
@@ -169,7 +182,7 @@ for i = 2, #KEYS, 2 do
   redis.call('EXPIRE', seq, ttl)
   redis.call('ZADD', KEYS[1], at, ARGV[g])
 end
-return seqs
+return {seqs, replaced}
 """
 
 
@@ -183,22 +196,23 @@ class RedisWindowStore(WindowStore):
     e.g. after another replica appended. Redis stays the source of truth.
     """
 
-    def __init__(self, client: redis.Redis, *, samples: int, ttl: float = 86_400.0, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis, *, samples: int, ttl: float = 86_400.0) -> None:
         super().__init__(samples=samples, ttl=ttl)
         self._redis = client
-        self._prefix = prefix
         self._cache: dict[str, tuple[list[_Entry], int]] = {}
         self._append_script = client.register_script(_APPEND_SCRIPT)
 
-    def _list_key(self, cluster: str, group: str) -> str:
-        return f"{self._prefix}:window:{cluster}:{group}"
+    @staticmethod
+    def _list_key(cluster: str, group: str) -> str:
+        return redis_keys.window(cluster, group)
 
     @staticmethod
     def _seq_key(list_key: str) -> str:
-        return f"{list_key}:seq"
+        return redis_keys.window_seq_of(list_key)
 
-    def _index_key(self, cluster: str) -> str:
-        return f"{self._prefix}:window-groups:{cluster}"
+    @staticmethod
+    def _index_key(cluster: str) -> str:
+        return redis_keys.window_groups(cluster)
 
     def append(self, snapshot: ClusterSnapshot) -> None:
         if snapshot.error is not None:
@@ -230,7 +244,12 @@ class RedisWindowStore(WindowStore):
             pipe.delete(key, self._seq_key(key))
             self._cache.pop(key, None)
         results = pipe.execute()
-        seqs = results[0] if appended else []
+        seqs, replaced = results[0] if appended else ([], [])
+        if replaced:
+            log.warning(
+                "window keys of another type replaced",
+                extra={"cluster": snapshot.cluster, "groups": [_text(name) for name in replaced]},
+            )
         for (key, entry), seq in zip(appended, seqs, strict=True):
             self._remember(key, entry, int(seq))
 
@@ -251,7 +270,7 @@ class RedisWindowStore(WindowStore):
         stale: list[tuple[str, str]] = []
         for group, key, seq in zip(groups, keys, seqs, strict=True):
             cached = self._cache.get(key)
-            if cached is not None and seq is not None and cached[1] == int(seq):
+            if cached is not None and seq is not None and _is_count(seq) and cached[1] == int(seq):
                 found[group] = cached[0]
             else:
                 stale.append((group, key))
@@ -266,11 +285,16 @@ class RedisWindowStore(WindowStore):
         for _, key in stale:
             pipe.lrange(key, 0, -1)
             pipe.get(self._seq_key(key))
-        answers = pipe.execute()
+        answers = pipe.execute(raise_on_error=False)
         loaded: dict[str, list[_Entry]] = {}
         for i, (group, key) in enumerate(stale):
             raw_list, seq = answers[2 * i], answers[2 * i + 1]
             self._cache.pop(key, None)
+            if isinstance(raw_list, Exception) or isinstance(seq, Exception) or not _is_count(seq):
+                # a key of another type (an older lagbot's): this group has no window until its next append
+                # replaces it; every other group is read as usual
+                log.warning("window unreadable", extra={"key": key})
+                continue
             if raw_list:
                 entries: list[_Entry] = []
                 for raw in raw_list:
@@ -283,6 +307,11 @@ class RedisWindowStore(WindowStore):
     def groups(self, cluster: str) -> list[str]:
         names = self._redis.zrange(self._index_key(cluster), 0, -1)
         return sorted(_text(n) for n in names)
+
+
+def _is_count(value: object) -> bool:
+    """A sequence number as Redis returns it (bytes of digits), or none yet."""
+    return value is None or (isinstance(value, bytes | str) and _text(value).isdigit())
 
 
 def _text(name: object) -> str:

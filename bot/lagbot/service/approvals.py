@@ -23,6 +23,7 @@ from typing import Any
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import StoredFormatError, check_version, text
 from lagbot.remediations.base import Plan
 
@@ -155,19 +156,20 @@ return 1
 class ProposalStore:
     """Proposals in Redis: one hash each (versioned), their approvers in a set, cooldowns as keys."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._prefix = prefix
         self._approve = client.register_script(_APPROVE)
         self._move = client.register_script(_MOVE)
         self._finish = client.register_script(_FINISH)
-        self._running = f"{prefix}:proposals:running"
+        self._running = redis_keys.PROPOSALS_RUNNING
 
-    def _key(self, proposal_id: str) -> str:
-        return f"{self._prefix}:proposal:{proposal_id}"
+    @staticmethod
+    def _key(proposal_id: str) -> str:
+        return redis_keys.proposal(proposal_id)
 
-    def cooldown_key(self, cluster: str, group: str, action: str) -> str:
-        return f"{self._prefix}:cooldown:{cluster}:{group}:{action}"
+    @staticmethod
+    def cooldown_key(cluster: str, group: str, action: str) -> str:
+        return redis_keys.cooldown(cluster, group, action)
 
     def create(
         self,
@@ -231,7 +233,7 @@ class ProposalStore:
             return None
         check_version(f"stored proposal {proposal_id}", PROPOSAL_VERSION, data.get("v"))
         document = json.loads(data["doc"])
-        approvals = tuple(text(u) for u in self._redis.lrange(self._key(proposal_id) + ":approvals:order", 0, -1))
+        approvals = tuple(text(u) for u in self._redis.lrange(redis_keys.proposal_approval_order(proposal_id), 0, -1))
         return Proposal(
             id=proposal_id,
             cluster=document["cluster"],
@@ -253,8 +255,9 @@ class ProposalStore:
             extra=dict(document.get("extra") or {}),
         )
 
-    def busy_key(self, cluster: str, group: str) -> str:
-        return f"{self._prefix}:busy:{cluster}:{group}"
+    @staticmethod
+    def busy_key(cluster: str, group: str) -> str:
+        return redis_keys.busy(cluster, group)
 
     def approve(self, proposal_id: str, user: str, *, now: float, longest_run: float = 3600.0) -> Approval:
         """Count `user`'s approval atomically. Verdict RUN means: the caller executes the plan, now.
@@ -269,7 +272,14 @@ class ProposalStore:
         cooldown = self.cooldown_key(current.cluster, current.group, current.action)
         busy = self.busy_key(current.cluster, current.group)
         result = self._approve(
-            keys=[key, key + ":approvals", cooldown, key + ":approvals:order", busy, self._running],
+            keys=[
+                key,
+                redis_keys.proposal_approvals(proposal_id),
+                cooldown,
+                redis_keys.proposal_approval_order(proposal_id),
+                busy,
+                self._running,
+            ],
             args=[
                 user,
                 repr(now),

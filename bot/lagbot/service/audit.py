@@ -14,6 +14,7 @@ from typing import Any
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import decode, encode, text
 
 AUDIT_VERSION = 1
@@ -46,13 +47,13 @@ class AuditEntry:
 
 
 class AuditLog:
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._all = f"{prefix}:audit"
-        self._prefix = prefix
+        self._all = redis_keys.AUDIT
 
-    def _group_stream(self, cluster: str, group: str) -> str:
-        return f"{self._prefix}:audit:{cluster}:{group}"
+    @staticmethod
+    def _group_stream(cluster: str, group: str) -> str:
+        return redis_keys.audit(cluster, group)
 
     def record(self, entry: AuditEntry) -> None:
         fields: dict[Any, Any] = {"entry": entry.to_json()}

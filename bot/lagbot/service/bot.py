@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity
@@ -36,10 +37,21 @@ from lagbot.policies.model import Policy
 from lagbot.service import wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
-from lagbot.service.cluster_health import note_reachability
+from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
 from lagbot.service.digest import ComposedDigest, IncidentSummary, PostedDigest, RemediationSummary, post_digest
 from lagbot.service.history import HistoryStore
-from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, IncidentStore, RedisIncidentStore, step
+from lagbot.service.incidents import (
+    POST_ROOT,
+    REPLY,
+    Change,
+    Effect,
+    Incident,
+    IncidentStore,
+    RedisIncidentStore,
+    gone,
+    gone_verdict,
+    step,
+)
 from lagbot.service.lease import FencedLock, Lease
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
@@ -53,7 +65,7 @@ from lagbot.service.summary import SummaryStore
 
 log = logging.getLogger(__name__)
 
-OUTBOX_LOCK = "lagbot:outbox:lock"
+OUTBOX_LOCK = redis_keys.OUTBOX_LOCK
 DELIVERY_ROUNDS = 3
 """A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
 
@@ -195,6 +207,8 @@ class Bot:
         self.latest: dict[str, CheckReport] = {}
         self.away_since: dict[str, float] = {}
         """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
+        self.failing: dict[str, CheckFailure] = {}
+        """Each cluster whose latest check failed (lagbot.service.cluster_health), while it does."""
         self.remediations: RemediationHooks | None = None
         self.report_composer: Callable[[DigestConfig, float], ComposedDigest] | None = None
         """Composes the weekly report of a `report: true` digest (set by the app: lagbot.slack.history_replies)."""
@@ -224,6 +238,15 @@ class Bot:
             return None
         if self.epoch.lost():
             self.announce_state_lost(now=self.clock())
+        try:
+            return self._check(cluster, deliver=deliver)
+        except Exception as exc:
+            # a check that fails is no check: /healthz and lagbot_check_failing say so until one succeeds
+            self.failing[cluster] = note_check_failed(cluster, self.failing.get(cluster), exc, now=self.clock())
+            self.metrics.observe_check_failed(cluster, failing=True)
+            raise
+
+    def _check(self, cluster: str, *, deliver: bool) -> CycleResult:
         started = time.monotonic()
         with collector_paused():  # the cycle's objects die with it: nothing for the collector to walk meanwhile
             report = self.checker.cycle([cluster])
@@ -235,6 +258,11 @@ class Bot:
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
+        if cluster not in report.cluster_errors:
+            self.close_gone(cluster, {v.group for v in report.verdicts}, now=report.taken_at)
+        if self.failing.pop(cluster, None) is not None:
+            note_check_recovered(cluster)
+        self.metrics.observe_check_failed(cluster, failing=False)
         if not deliver:
             return CycleResult(report=report, delivery=DeliveryReport(pending=self.outbox.pending()), opened=opened)
         delivery = self.deliver()
@@ -346,6 +374,20 @@ class Bot:
                 buttons = buttons if effect.kind != REPLY else []
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
+
+    def close_gone(self, cluster: str, listed: set[str], *, now: float) -> int:
+        """Resolve the open incidents of `cluster` whose group the check did not list; returns how many."""
+        closed = 0
+        for incident in self.incidents.open_incidents():
+            if incident.cluster != cluster or incident.group in listed or not self.leadership.is_leader():
+                continue
+            transition = gone(incident, wording.incident_group_gone(incident.group, cluster), now=now)
+            assert transition.incident is not None
+            self.incidents.put(transition.incident)
+            for effect in transition.effects:
+                self.enqueue(effect, transition.incident, gone_verdict(incident), now=now)
+            closed += 1
+        return closed
 
     def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
         """The verdict without the churn our own restart or scale caused within its settle period (no new-cause

@@ -4,12 +4,17 @@ unreachable and one when it is read again (with how long it was away), and each 
 An unreachable cluster does not make `/healthz` fail: the bot still serves Slack and keeps its incidents as
 they were (an unknown lag neither opens nor resolves an incident); `lagbot_cluster_up` in `/metrics` and the
 `clusters` entry of `/healthz` say which cluster is away, since when and why.
+
+A check that fails on lagbot's side (Redis refusing a command, a bug) is not a cluster away: it is logged with its
+traceback once when it starts failing, and `/healthz` (`failing` in the cluster's entry) and `lagbot_check_failing`
+say so until a check of that cluster succeeds again; the replica stays ready (Slack commands still work).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from lagbot.engine.check import CheckReport
@@ -32,8 +37,35 @@ def note_reachability(
         log.warning("cluster reachable again", extra={"cluster": cluster, "unreachable_for": away})
 
 
-def clusters_health(latest: Mapping[str, CheckReport], away_since: Mapping[str, float]) -> dict[str, Any]:
-    """Each checked cluster: reachable or not at the latest check, the error and since when it is away."""
+@dataclass(frozen=True, slots=True)
+class CheckFailure:
+    """A cluster whose checks fail: since when, how many in a row, the latest error."""
+
+    since: float
+    failures: int
+    error: str
+
+
+def note_check_failed(cluster: str, previous: CheckFailure | None, exc: BaseException, *, now: float) -> CheckFailure:
+    """Log a cluster's check that failed (with its traceback the first time) and return its failure so far."""
+    error = f"{type(exc).__name__}: {exc}"
+    if previous is None:
+        log.error("check failed", extra={"cluster": cluster, "error": error}, exc_info=exc)
+        return CheckFailure(since=now, failures=1, error=error)
+    return CheckFailure(since=previous.since, failures=previous.failures + 1, error=error)
+
+
+def note_check_recovered(cluster: str) -> None:
+    log.warning("check succeeded again", extra={"cluster": cluster})
+
+
+def clusters_health(
+    latest: Mapping[str, CheckReport],
+    away_since: Mapping[str, float],
+    failing: Mapping[str, CheckFailure] | None = None,
+) -> dict[str, Any]:
+    """Each checked cluster: reachable or not at the latest check, the error and since when it is away; and each
+    cluster whose checks fail: since when, how many and the latest error."""
     health: dict[str, Any] = {}
     for name, report in sorted(latest.items()):
         error = report.cluster_errors.get(name)
@@ -41,4 +73,10 @@ def clusters_health(latest: Mapping[str, CheckReport], away_since: Mapping[str, 
         if error is not None:
             entry |= {"error": error, "unreachable_since": away_since.get(name, report.taken_at)}
         health[name] = entry
+    for name, failure in sorted((failing or {}).items()):
+        health.setdefault(name, {})["failing"] = {
+            "since": failure.since,
+            "failures": failure.failures,
+            "error": failure.error,
+        }
     return health

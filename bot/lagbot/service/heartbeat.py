@@ -17,11 +17,12 @@ from typing import Self
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
 
 log = logging.getLogger(__name__)
 
-HEARTBEATS = "lagbot:proposals:heartbeat"
+HEARTBEATS = redis_keys.PROPOSALS_HEARTBEAT
 STALE_BEATS = 3
 """A run silent for this many heartbeat intervals is interrupted."""
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.digest_config import HistoryConfig
 from lagbot.core.model import GroupVerdict, Severity, Status
 from lagbot.core.stored import decode_row, text
@@ -183,7 +184,7 @@ class RedisHistoryStore(HistoryStore):
     - `<prefix>:history:<cluster>:<chunk>:<group>`: a sorted set of points (versioned JSON) scored by time;
     - `<prefix>:history-chunks:<cluster>:<group>`: the group's chunk numbers (a sorted set);
     - `<prefix>:history-groups:<cluster>`: the cluster's groups, scored by their newest point.
-    Cluster names cannot hold ':' (config), so the chunk number before the group keeps keys unique.
+    Names in keys are escaped (lagbot.core.keys), so no group name makes another group's key.
 
     `record` runs one small script per group (bucket replacement and trimming are atomic), all pipelined:
     one round trip per report whatever the number of groups. Reading is two pipelined round trips.
@@ -196,25 +197,26 @@ class RedisHistoryStore(HistoryStore):
         *,
         retention: float = DEFAULT_RETENTION,
         resolution: int = DEFAULT_RESOLUTION,
-        prefix: str = "lagbot",
     ) -> None:
         super().__init__(retention=retention, resolution=resolution)
         self._redis = client
-        self._prefix = prefix
         self._record = client.register_script(_RECORD)
         self.chunk_span = CHUNK_BUCKETS * resolution
 
     def chunk(self, at: float) -> int:
         return math.floor(at / self.chunk_span)
 
-    def chunk_key(self, cluster: str, chunk: int, group: str) -> str:
-        return f"{self._prefix}:history:{cluster}:{chunk}:{group}"
+    @staticmethod
+    def chunk_key(cluster: str, chunk: int, group: str) -> str:
+        return redis_keys.history_chunk(cluster, chunk, group)
 
-    def chunks_key(self, cluster: str, group: str) -> str:
-        return f"{self._prefix}:history-chunks:{cluster}:{group}"
+    @staticmethod
+    def chunks_key(cluster: str, group: str) -> str:
+        return redis_keys.history_chunks(cluster, group)
 
-    def index_key(self, cluster: str) -> str:
-        return f"{self._prefix}:history-groups:{cluster}"
+    @staticmethod
+    def index_key(cluster: str) -> str:
+        return redis_keys.history_groups(cluster)
 
     def record(self, report: CheckReport) -> None:
         ttl = max(1, math.ceil(self.retention + self.chunk_span))
@@ -231,7 +233,7 @@ class RedisHistoryStore(HistoryStore):
         self, pipe: redis.client.Pipeline, cluster: str, group: str, point: LagPoint, cutoff: float, ttl: int
     ) -> None:
         bucket, chunk = self.bucket(point.at), self.chunk(point.at)
-        before, after = f"{self._prefix}:history:{cluster}:", f":{group}"
+        before, after = redis_keys.history_chunk_affixes(cluster, group)
         args: list[str | int] = [
             repr(point.at), bucket * self.resolution, (bucket + 1) * self.resolution, encode_point(point),
             repr(cutoff), ttl, group, chunk, self.chunk(cutoff), before, after,

@@ -28,8 +28,9 @@ from enum import StrEnum
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.config import IncidentConfig
-from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.core.stored import decode, encode, text
 from lagbot.service.remediation_state import RemediationState
 
@@ -148,6 +149,22 @@ def step(
     if trouble:
         return _still_open(current, verdict, now)  # rule 4
     return _recovering(current, verdict, config, now)  # rule 5
+
+
+def gone(current: Incident, detail: str, *, now: float) -> Transition:
+    """An open incident of a group the cluster no longer lists (deleted, its offsets expired, or no longer watched):
+    resolved now, said in its thread. A group anyone could create and drop must not leave incidents open forever."""
+    resolved = replace(current, resolved_at=now, updated_at=now, severity=Severity.OK)
+    return Transition(resolved, (Effect(UPDATE_ROOT, Change.RESOLVED), Effect(REPLY, Change.UPDATED, detail)))
+
+
+def gone_verdict(incident: Incident) -> GroupVerdict:
+    """What is known of a group that is gone: nothing (no partitions, no lag)."""
+    return GroupVerdict(
+        cluster=incident.cluster, group=incident.group, state=GroupState.DEAD, status=Status.OK, severity=Severity.OK,
+        severity_reason="", partitions=(), total_lag=None, max_lag_seconds=None, produce_rate=None,
+        consume_rate=None, eta_seconds=None, trend="unknown",
+    )  # fmt: skip
 
 
 def _open(verdict: GroupVerdict, *, channel: str, now: float, incident_id: str) -> Transition:
@@ -310,17 +327,17 @@ return #old
 class RedisIncidentStore(IncidentStore):
     """Incidents in Redis: the current one per group, and an index of all by their last change."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot", keep: float = HISTORY_KEEP) -> None:
+    def __init__(self, client: redis.Redis, *, keep: float = HISTORY_KEEP) -> None:
         self._redis = client
-        self._prefix = prefix
         self._keep = max(keep, HISTORY_KEEP)
         """Resolved incidents stay this long (as long as the history's rollups: the weekly report reads them)."""
-        self._index = f"{prefix}:incidents:changed"
-        self._by_id = f"{prefix}:incidents:by-id"
+        self._index = redis_keys.INCIDENTS_CHANGED
+        self._by_id = redis_keys.INCIDENTS_BY_ID
         self._trim = client.register_script(_TRIM)
 
-    def _key(self, cluster: str, group: str) -> str:
-        return f"{self._prefix}:incident:{cluster}:{group}"
+    @staticmethod
+    def _key(cluster: str, group: str) -> str:
+        return redis_keys.incident(cluster, group)
 
     def get(self, cluster: str, group: str) -> Incident | None:
         raw = self._redis.get(self._key(cluster, group))
@@ -352,7 +369,7 @@ class RedisIncidentStore(IncidentStore):
         return {key: decode_incident(raw) for key, raw in zip(wanted, raws, strict=True) if raw is not None}
 
     def open_incidents(self) -> list[Incident]:
-        keys = list(self._redis.scan_iter(match=f"{self._prefix}:incident:*", count=500))
+        keys = list(self._redis.scan_iter(match=redis_keys.INCIDENTS_PATTERN, count=500))
         if not keys:
             return []
         found = [decode_incident(raw) for raw in self._redis.mget(keys) if raw is not None]

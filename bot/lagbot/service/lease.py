@@ -19,6 +19,8 @@ from typing import Self
 
 import redis
 
+from lagbot.core import keys as redis_keys
+
 # KEYS[1] = lease key, ARGV[1] = holder id, ARGV[2] = ttl in ms
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -37,11 +39,11 @@ return 0
 class Lease:
     """A named lease held by `holder` for `ttl` seconds at a time."""
 
-    def __init__(self, client: redis.Redis, name: str, *, holder: str, ttl: float, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis, name: str, *, holder: str, ttl: float) -> None:
         if ttl <= 0:
             raise ValueError("a lease needs a positive ttl")
         self._redis = client
-        self.key = f"{prefix}:lease:{name}"
+        self.key = redis_keys.lease(name)
         self.holder = holder
         self.ttl = ttl
         self._renew = client.register_script(_RENEW)
@@ -97,6 +99,7 @@ class FencedLock:
             raise ValueError("a lock needs a positive ttl")
         self._redis = client
         self.key = key
+        self.fence_key = redis_keys.fence_of(key)
         self.holder = holder
         self.ttl = ttl
         self._take = client.register_script(_TAKE)
@@ -104,7 +107,7 @@ class FencedLock:
         self._release = client.register_script(_RELEASE)
 
     def acquire(self) -> str | None:
-        value = self._take(keys=[self.key, self.key + ":fence"], args=[self.holder, max(1, int(self.ttl * 1000))])
+        value = self._take(keys=[self.key, self.fence_key], args=[self.holder, max(1, int(self.ttl * 1000))])
         return None if value is None else value.decode() if isinstance(value, bytes) else str(value)
 
     def renew(self, value: str) -> bool:

@@ -198,6 +198,16 @@ class Metrics:
         self.groups = Gauge(
             "lagbot_groups", "Groups in the latest check, by status.", ["status"], registry=self.registry
         )
+        self.check_failing = Gauge(
+            "lagbot_check_failing",
+            "1 while the checks of the cluster fail on lagbot's side (see /healthz), else 0.",
+            [CLUSTER],
+            registry=self.registry,
+        )
+        self.check_failures = Counter(
+            "lagbot_check_failures", "Checks of the cluster that failed on lagbot's side.", [CLUSTER],
+            registry=self.registry,
+        )  # fmt: skip
 
     def observe_report(self, report: CheckReport) -> None:
         """Make `report` the one /metrics shows, and count one check cycle."""
@@ -210,6 +220,12 @@ class Metrics:
 
     def observe_check_duration(self, cluster: str, seconds: float) -> None:
         self.check_duration.labels(cluster).observe(seconds)
+
+    def observe_check_failed(self, cluster: str, *, failing: bool) -> None:
+        """A check of `cluster` ended: failed (`failing`) or succeeded."""
+        self.check_failing.labels(cluster).set(1 if failing else 0)
+        if failing:
+            self.check_failures.labels(cluster).inc()
 
     def slack_error(self, method: str, error: str) -> None:
         """Count one failed Slack call, e.g. ("chat.postMessage", "ratelimited")."""

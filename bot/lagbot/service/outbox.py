@@ -28,6 +28,7 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import decode, encode, text
 from lagbot.service import wording
 
@@ -145,24 +146,26 @@ ErrorSeen = Callable[[str, str], None]
 class Outbox:
     """Per-incident ordered queues of Slack operations, in Redis."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._pending = f"{prefix}:outbox:pending"
-        self._dead = f"{prefix}:outbox:dead"
-        self._progress = f"{prefix}:outbox:progress"
-        self._prefix = prefix
+        self._pending = redis_keys.OUTBOX_PENDING
+        self._dead = redis_keys.OUTBOX_DEAD
+        self._progress = redis_keys.OUTBOX_PROGRESS
         self._forget_if_empty = client.register_script(_FORGET_IF_EMPTY)
         self._enqueue = client.register_script(_ENQUEUE)
         self._done = client.register_script(_DONE)
 
-    def _root_key(self, incident_id: str) -> str:
-        return f"{self._prefix}:outbox:root:{incident_id}"
+    @staticmethod
+    def _root_key(incident_id: str) -> str:
+        return redis_keys.outbox_root(incident_id)
 
-    def _root_body_key(self, incident_id: str) -> str:
-        return f"{self._prefix}:outbox:rootbody:{incident_id}"
+    @staticmethod
+    def _root_body_key(incident_id: str) -> str:
+        return redis_keys.outbox_root_body(incident_id)
 
-    def _queue(self, incident_id: str) -> str:
-        return f"{self._prefix}:outbox:queue:{incident_id}"
+    @staticmethod
+    def _queue(incident_id: str) -> str:
+        return redis_keys.outbox_queue(incident_id)
 
     def enqueue(self, operation: Operation, *, now: float) -> None:
         """Append an operation to its incident's queue; an edit replaces an edit that is still queued last."""
@@ -299,7 +302,7 @@ class Outbox:
         if outcome == "sent":
             log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
             self._redis.set(self._root_key(operation.incident_id), ts, ex=ROOT_KEEP)
-            self._redis.set(self._root_key(operation.incident_id) + ":replaced", "1", ex=ROOT_KEEP)
+            self._redis.set(redis_keys.outbox_root_replaced(operation.incident_id), "1", ex=ROOT_KEEP)
             self._keep_root_body(latest)
         return outcome, ts
 
@@ -315,7 +318,7 @@ class Outbox:
                 response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
-                if self._redis.exists(self._root_key(operation.incident_id) + ":replaced"):
+                if self._redis.exists(redis_keys.outbox_root_replaced(operation.incident_id)):
                     operation = _with_note(operation)  # a replacement root keeps saying so
                 client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
             else:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from lagbot.core import messages
+from lagbot.core import keys, messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupVerdict
 from lagbot.core.stored import text
@@ -210,7 +210,7 @@ class Remediator:
         )
 
     def _offered_key(self, incident_id: str) -> str:
-        return f"lagbot:offered:{incident_id}"
+        return keys.offered(incident_id)
 
     def _offered_actions(self, incident: Incident | None) -> set[str]:
         """Actions already offered in this incident's thread (each is offered there once; `/lag remediate`
@@ -409,7 +409,7 @@ class Remediator:
     # -- the remediation state an incident shows -------------------------------------------------------
 
     def _slot(self, incident_id: str) -> StateSlot:
-        return StateSlot(self.bot.redis, f"lagbot:remediation:{incident_id}")
+        return StateSlot(self.bot.redis, keys.remediation(incident_id))
 
     def state(self, incident_id: str) -> RemediationState | None:
         """The incident's latest remediation (None when none): action, state, detail, proposal id, verification.

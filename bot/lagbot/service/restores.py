@@ -14,11 +14,12 @@ from typing import Any
 
 import redis
 
-from lagbot.core.stored import StoredFormatError, decode, encode, key, text
+from lagbot.core import keys as redis_keys
+from lagbot.core.stored import StoredFormatError, decode, encode, text
 
 log = logging.getLogger(__name__)
 
-RESTORES = key("restores")
+RESTORES = redis_keys.RESTORES
 """Sorted set: proposal id -> when what its run left to undo is due."""
 RESTORE_VERSION = 1
 RESTORE_LEASE = 120.0
@@ -41,7 +42,7 @@ class Restores:
     def schedule(self, proposal_id: str, at: float, previous: Any) -> None:
         pipe = self._redis.pipeline(transaction=True)
         pipe.zadd(RESTORES, {proposal_id: at})
-        pipe.hset(RESTORES + ":previous", proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
+        pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
         pipe.execute()
 
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
@@ -53,7 +54,7 @@ class Restores:
             proposal_id = text(raw)
             if not claim(keys=[RESTORES], args=[proposal_id, now, now + RESTORE_LEASE]):
                 continue  # another replica claimed it
-            stored = self._redis.hget(RESTORES + ":previous", proposal_id)
+            stored = self._redis.hget(redis_keys.RESTORES_PREVIOUS, proposal_id)
             try:
                 document = decode("autoscaler restore", RESTORE_VERSION, stored) if stored is not None else None
             except StoredFormatError:
@@ -67,5 +68,5 @@ class Restores:
     def forget(self, proposal_id: str) -> None:
         pipe = self._redis.pipeline(transaction=True)
         pipe.zrem(RESTORES, proposal_id)
-        pipe.hdel(RESTORES + ":previous", proposal_id)
+        pipe.hdel(redis_keys.RESTORES_PREVIOUS, proposal_id)
         pipe.execute()

@@ -10,7 +10,7 @@ last, and the worst status and severity.
 answers with the minute points where they are kept and, before them, one point per rollup carrying its peak
 (`peak_point`). The digest (24 h) reads minute points only, as before.
 
-Redis layout (`rollup_keys`: the one place the keys are made): per group, a sorted set per day of rollups scored by
+Redis layout (`rollup_keys`, built by lagbot.core.keys): per group, a sorted set per day of rollups scored by
 their newest point's time, whose members are versioned compact JSON of integers (under 64 bytes: the compact
 listpack encoding); an index of days per group and of groups per cluster. Folding a point into its rollup is one
 small Lua script (cjson), pipelined for all the groups of a report: one round trip per check.
@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import redis
 
+from lagbot.core import keys
 from lagbot.core.digest_config import HistoryConfig
 from lagbot.core.model import Severity, Status
 from lagbot.core.stored import decode_row, text
@@ -277,20 +278,11 @@ class MemoryRollupStore(RollupStore):
         return sorted(g for c, g in self._held if c == cluster)
 
 
-def rollup_keys(prefix: str, cluster: str, group: str) -> tuple[str, str, str, str]:
-    """THE REDIS KEYS OF THE ROLLUP TIER (to move into the shared key module), for one group:
-    (a day's rollups before the day number, after it, the group's index of days, the cluster's index of groups).
-
-    `<prefix>:rollup:<cluster>:<day>:<group>`, `<prefix>:rollup-days:<cluster>:<group>`,
-    `<prefix>:rollup-groups:<cluster>`. Cluster names hold no ':' (config), so the day number before the group
-    keeps keys unique whatever the group's name.
-    """
-    return (
-        f"{prefix}:rollup:{cluster}:",
-        f":{group}",
-        f"{prefix}:rollup-days:{cluster}:{group}",
-        f"{prefix}:rollup-groups:{cluster}",
-    )
+def rollup_keys(cluster: str, group: str) -> tuple[str, str, str, str]:
+    """The rollup tier's keys of one group (lagbot.core.keys): a day's rollups before the day number and after it,
+    the group's index of days, the cluster's index of groups."""
+    before, after = keys.rollup_day_affixes(cluster, group)
+    return before, after, keys.rollup_days(cluster, group), keys.rollup_groups(cluster)
 
 
 # KEYS[1] the point's day, KEYS[2] the group's index of days, KEYS[3] the cluster's index of groups.
@@ -351,10 +343,9 @@ return 1
 class RedisRollupStore(RollupStore):
     """Rollups in Redis, a sorted set per group per day (96 members at 15 minutes: Redis's compact encoding)."""
 
-    def __init__(self, client: redis.Redis, *, width: float, retention: float, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis, *, width: float, retention: float) -> None:
         super().__init__(width=width, retention=retention)
         self._redis = client
-        self._prefix = prefix
         self._fold = client.register_script(_FOLD)
         self.day_span = max(DAY, width)
 
@@ -367,7 +358,7 @@ class RedisRollupStore(RollupStore):
         pipe = self._redis.pipeline(transaction=False)
         for verdict in report.verdicts:
             point = point_of(verdict, report.taken_at)
-            before, after, days, index = rollup_keys(self._prefix, verdict.cluster, verdict.group)
+            before, after, days, index = rollup_keys(verdict.cluster, verdict.group)
             start = math.floor(point.at / self.width) * self.width
             args: list[str | int | float] = [
                 repr(point.at), repr(start), repr(start + self.width), encode_rollup(start_rollup(point, self.width)),
@@ -379,16 +370,16 @@ class RedisRollupStore(RollupStore):
             self._expire(cluster, cutoff)
 
     def _expire(self, cluster: str, cutoff: float) -> None:
-        index = rollup_keys(self._prefix, cluster, "")[3]
+        index = rollup_keys(cluster, "")[3]
         gone = [text(n) for n in self._redis.zrangebyscore(index, "-inf", f"({cutoff!r}")]
         if not gone:
             return
         reads = self._redis.pipeline(transaction=False)
         for group in gone:
-            reads.zrange(rollup_keys(self._prefix, cluster, group)[2], 0, -1)
+            reads.zrange(rollup_keys(cluster, group)[2], 0, -1)
         pipe = self._redis.pipeline(transaction=True)
         for group, days in zip(gone, reads.execute(), strict=True):
-            before, after, days_key, _ = rollup_keys(self._prefix, cluster, group)
+            before, after, days_key, _ = rollup_keys(cluster, group)
             pipe.delete(days_key, *(f"{before}{int(d)}{after}" for d in days))
         pipe.zrem(index, *gone)
         pipe.execute()
@@ -398,12 +389,12 @@ class RedisRollupStore(RollupStore):
         low = math.floor(since / self.width) * self.width  # the bucket holding `since`: its newest point may be later
         pipe = self._redis.pipeline(transaction=False)
         for group in names:
-            days_key = rollup_keys(self._prefix, cluster, group)[2]
+            days_key = rollup_keys(cluster, group)[2]
             pipe.zrangebyscore(days_key, self.day(low), self.day(until + self.width))
         days_of = [[int(d) for d in found] for found in pipe.execute()]
         pipe = self._redis.pipeline(transaction=False)
         for group, days in zip(names, days_of, strict=True):
-            before, after, _, _ = rollup_keys(self._prefix, cluster, group)
+            before, after, _, _ = rollup_keys(cluster, group)
             for day in days:
                 pipe.zrangebyscore(f"{before}{day}{after}", repr(low), "+inf", withscores=True)
         answers = iter(pipe.execute())
@@ -414,7 +405,7 @@ class RedisRollupStore(RollupStore):
         return found
 
     def groups(self, cluster: str) -> list[str]:
-        return sorted(text(n) for n in self._redis.zrange(rollup_keys(self._prefix, cluster, "")[3], 0, -1))
+        return sorted(text(n) for n in self._redis.zrange(rollup_keys(cluster, "")[3], 0, -1))
 
 
 # ---------------------------------------------------------------------------------------------------

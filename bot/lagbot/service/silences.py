@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import decode, encode
 from lagbot.service import wording
 
@@ -105,17 +106,17 @@ class MemorySilenceStore(SilenceStore):
 class RedisSilenceStore(SilenceStore):
     """Silences in Redis: a key per silence with a real TTL, and a sorted set (by expiry) to list them."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._prefix = prefix
 
-    def key(self, cluster: str, group: str) -> str:
-        """The key of one silence (cluster names cannot hold ':', so it is unambiguous)."""
-        return f"{self._prefix}:silence:{cluster}:{group}"
+    @staticmethod
+    def key(cluster: str, group: str) -> str:
+        """The key of one silence (its names escaped: lagbot.core.keys)."""
+        return redis_keys.silence(cluster, group)
 
     @property
     def index_key(self) -> str:
-        return f"{self._prefix}:silences"
+        return redis_keys.SILENCES
 
     def silence(self, cluster: str, group: str, *, until: float, reason: str, by: str, now: float) -> Silence:
         stored = _checked(cluster, group, until=until, reason=reason, by=by, now=now)

@@ -12,9 +12,10 @@ import uuid
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
 
-EPOCH_KEY = "lagbot:state:epoch"
+EPOCH_KEY = redis_keys.STATE_EPOCH
 
 
 class StateEpoch:

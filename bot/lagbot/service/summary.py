@@ -15,14 +15,15 @@ from typing import Any
 
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity, Status
-from lagbot.core.stored import StoredFormatError, decode, encode, key
+from lagbot.core.stored import StoredFormatError, decode, encode
 
 SUMMARY_VERSION = 1
 
 
 def summary_key(cluster: str) -> str:
-    return key("summary", cluster)
+    return redis_keys.summary(cluster)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from lagbot.core.messages import behind, count, duration, slack_escape, slack_user
+from lagbot.core.messages import behind, count, duration, slack_escape, slack_reason, slack_text, slack_user
 from lagbot.service.approvals import Verdict
 
 
@@ -26,14 +26,14 @@ def approvers_unavailable(problem: str) -> str:
 
 def approval_not_approver(rule: str, summary: str) -> str:
     return (
-        f":no_entry: You are not an approver of policy rule `{slack_escape(rule)}`, so *{slack_escape(summary)}* "
+        f":no_entry: You are not an approver of policy rule `{slack_escape(rule)}`, so *{slack_text(summary)}* "
         "was not run. This refusal is in the audit trail."
     )
 
 
 def approval_dry_run(user: str, summary: str) -> str:
     return (
-        f":test_tube: Dry run: {slack_user(user)} approved *{slack_escape(summary)}*; "
+        f":test_tube: Dry run: {slack_user(user)} approved *{slack_text(summary)}*; "
         "nothing was changed (policy dry-run)."
     )
 
@@ -68,18 +68,18 @@ def approval_refused(verdict: Verdict, state: str, detail: str) -> str:
 
 
 def approval_denied(user: str, summary: str, reason: str) -> str:
-    return f":x: {slack_user(user)} denied *{slack_escape(summary)}*: {slack_escape(reason)}"
+    return f":x: {slack_user(user)} denied *{slack_text(summary)}*: {slack_reason(reason)}"
 
 
 def remediation_running(approvers: Sequence[str], summary: str) -> str:
     who = ", ".join(slack_user(u) if u != "lagbot" else "the policy (auto-approve)" for u in approvers)
-    return f":gear: Approved by {who}: running *{slack_escape(summary)}*"
+    return f":gear: Approved by {who}: running *{slack_text(summary)}*"
 
 
 def remediation_result(ok: bool, summary: str, detail: str) -> str:
     mark = ":white_check_mark:" if ok else ":x:"
     outcome = "done" if ok else "failed"
-    return f"{mark} *{slack_escape(summary)}* {outcome}: {slack_escape(detail)}"
+    return f"{mark} *{slack_text(summary)}* {outcome}: {slack_text(detail)}"
 
 
 def remediation_crashed(action: str, exc: BaseException) -> str:
@@ -93,6 +93,13 @@ def remediation_cooling_down(action: str, left: float) -> str:
 def verify_escalation(detail: str, mentions: str) -> str:
     """`mentions`: the approvers of the group's policy rule, as Slack mentions (may be empty)."""
     return f":rotating_light: {detail} {mentions}".rstrip()
+
+
+def incident_group_gone(group: str, cluster: str) -> str:
+    return (
+        f":wastebasket: `{slack_escape(group)}` is no longer on {slack_escape(cluster)} (deleted, its offsets expired, "
+        "or no longer watched): this incident is closed."
+    )
 
 
 def remediations_offered() -> str:
@@ -130,15 +137,15 @@ def remediation_interrupted(action: str) -> str:
 def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail: str, denied_by: str | None) -> str:
     """What replaces a proposal's buttons once it is no longer awaiting clicks."""
     who = ", ".join(slack_user(u) if u != "lagbot" else "the policy (auto-approve)" for u in approvers) or "nobody"
-    what = f"*{slack_escape(summary)}*"
+    what = f"*{slack_text(summary)}*"
     if state == "running":
         return f":gear: {what}: approved by {who}, running."
     if state == "succeeded":
-        return f":white_check_mark: {what}: approved by {who}, done: {slack_escape(detail)}"
+        return f":white_check_mark: {what}: approved by {who}, done: {slack_text(detail)}"
     if state == "failed":
-        return f":x: {what}: approved by {who}, failed: {slack_escape(detail)}"
+        return f":x: {what}: approved by {who}, failed: {slack_text(detail)}"
     if state == "denied":
-        return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_escape(detail)}"
+        return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_text(detail)}"
     return f":hourglass: {what}: expired, nothing was run."
 
 

@@ -20,6 +20,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from lagbot.core import messages
+from lagbot.core.ids import valid_user
 from lagbot.service.approvals import ClickAnswer, Proposal
 from lagbot.slack import render, wording
 from lagbot.slack.commands import Reply
@@ -30,6 +31,10 @@ log = logging.getLogger(__name__)
 
 CommandRunner = Callable[[str, str, str], Reply]
 """(command text, user id, channel id) -> the reply; never raises (lagbot.slack.commands.run_command)."""
+
+
+ClickLimit = Callable[[str, float], float]
+"""(user id, now) -> seconds the user must wait before another click counts (0.0: none); counts this one."""
 
 
 class Clicks(Protocol):
@@ -51,8 +56,10 @@ def build_app(
     run_command: CommandRunner,
     clicks: Clicks | None = None,
     clock: Callable[[], float] = time.time,
+    click_limit: ClickLimit | None = None,
 ) -> App:
-    """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call.
+    """The bolt app, using `client` (whose base_url may point at an emulator) for every Web API call. `click_limit`
+    counts each approve or deny a user submits and says how long they must wait (0 when they need not).
 
     bolt asks Slack who the token is (auth.test) as it starts: a refused token raises bolt's BoltError, an unreachable
     Slack the client's network error (lagbot.app.runner names either).
@@ -64,7 +71,7 @@ def build_app(
     finally:
         bolt_log.removeFilter(_client_token_notice)
     if clicks is not None:
-        _approval_listeners(app, clicks, clock)
+        _approval_listeners(app, clicks, clock, click_limit or (lambda _user, _now: 0.0))
 
     def ack_command(ack: Ack) -> None:
         ack()
@@ -88,13 +95,19 @@ def _client_token_notice(record: logging.LogRecord) -> bool:
     return "will be unused" not in record.getMessage()
 
 
-def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) -> None:
-    """Approve and deny buttons, and the deny modal. The button value is only a proposal id."""
+def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float], click_limit: ClickLimit) -> None:
+    """Approve and deny buttons, and the deny modal. The button value is only a proposal id. A user over the click
+    limit is asked to wait, and nothing is done or audited."""
 
     def ack_only(ack: Ack) -> None:
         ack()
 
     def approve(body: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        wait = _wait(click_limit, _user(body), clock())
+        if wait > 0:
+            if body.get("response_url"):
+                respond(text=wording.click_rate_limited(wait), response_type="ephemeral", replace_original=False)
+            return
         answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
         if answer.ephemeral and body.get("response_url"):
             respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
@@ -126,8 +139,12 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float]) ->
         user = _user(body)
         clicked = clicked_message(_metadata(body))
         proposal_id = _value(clicked)
-        answer = _safely(lambda: clicks.deny(proposal_id, user, reason, now=clock()))
-        if answer.ephemeral:
+        wait = _wait(click_limit, user, clock())
+        if wait > 0:
+            answer = ClickAnswer(wording.click_rate_limited(wait))
+        else:
+            answer = _safely(lambda: clicks.deny(proposal_id, user, reason, now=clock()))
+        if answer.ephemeral and valid_user(user):  # never a DM to whatever a request names as its user
             client.chat_postMessage(channel=user, text=answer.ephemeral)
         if "message" in clicked:  # the message whose Deny was clicked: retired as an approval retires it
             respond = Respond(response_url=str(clicked.get("response_url") or "") or None)
@@ -189,6 +206,16 @@ def _reason(body: dict[str, Any]) -> str:
 def _metadata(body: dict[str, Any]) -> object:
     view = body.get("view")
     return view.get("private_metadata") if isinstance(view, dict) else None
+
+
+def _wait(click_limit: ClickLimit, user: str, now: float) -> float:
+    """Seconds `user` must wait before another click counts; 0 when the limit cannot be read (the click then meets
+    the same store's failure, answered as any other)."""
+    try:
+        return click_limit(user, now)
+    except Exception:
+        log.warning("click limit unavailable", exc_info=True)
+        return 0.0
 
 
 def _value(body: dict[str, Any]) -> str:

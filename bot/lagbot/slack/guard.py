@@ -17,7 +17,7 @@ from collections.abc import Collection
 
 import redis
 
-from lagbot.core import messages
+from lagbot.core import keys, messages
 from lagbot.core.config import CommandLimits
 from lagbot.core.ids import CHANNEL_ID, valid_user
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
@@ -37,20 +37,17 @@ from lagbot.slack.command_parse import (
 )
 from lagbot.slack.commands import CommandDeps, Reply, respond_safely, run_command, text_reply
 
-RATE_PREFIX = "lagbot:rate"
-
 
 class RateLimiter:
     """Fixed-window counters in Redis: `lagbot:rate:<scope>:<id>:<window>`, expiring with their window."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = RATE_PREFIX) -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._prefix = prefix
 
     def hit(self, scope: str, ident: str, *, most: int, every: float, now: float) -> float:
         """Count one use; 0.0 when within the limit, else the seconds until the window ends."""
         window = math.floor(now / every)
-        key = f"{self._prefix}:{scope}:{ident}:{window}"
+        key = keys.rate(scope, ident, window)
         pipe = self._redis.pipeline(transaction=True)
         pipe.incr(key)
         pipe.expire(key, math.ceil(every) + 1)

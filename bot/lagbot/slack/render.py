@@ -92,7 +92,7 @@ def _row(p: PartitionVerdict) -> list[str]:
 
 def partition_table(verdict: GroupVerdict) -> TableBlock:
     rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
-    cells = [[{"type": "raw_text", "text": cell} for cell in row] for row in rows]
+    cells = [[{"type": "raw_text", "text": messages.visible(cell)} for cell in row] for row in rows]
     right = {"align": "right"}
     settings: list[dict[str, Any] | None] = [None, right, right, right, right, None, None]
     return TableBlock(rows=cells, column_settings=settings)
@@ -100,7 +100,7 @@ def partition_table(verdict: GroupVerdict) -> TableBlock:
 
 def table_fallback(verdict: GroupVerdict, limit: int = 3_900) -> str:
     """The table as monospaced text, for clients without table support (the message's `text`)."""
-    rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
+    rows = [list(TABLE_COLUMNS), *([messages.slack_escape(cell) for cell in row] for row in table_rows(verdict))]
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     body = "\n".join(lines)

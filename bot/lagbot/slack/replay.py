@@ -21,11 +21,11 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
+from lagbot.core import keys as redis_keys
 from lagbot.slack import wording
 
 log = logging.getLogger(__name__)
 
-SEEN_PREFIX = "lagbot:seen"
 SEEN_TTL = 660
 """Seconds a signature is kept: a timestamp bolt accepts is at most 5 minutes from now, either way."""
 
@@ -33,14 +33,13 @@ SEEN_TTL = 660
 class ReplayGuard:
     """Signatures seen, in Redis with a TTL."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = SEEN_PREFIX, ttl: int = SEEN_TTL) -> None:
+    def __init__(self, client: redis.Redis, *, ttl: int = SEEN_TTL) -> None:
         self._redis = client
-        self._prefix = prefix
         self._ttl = ttl
 
     def first_time(self, signature: str) -> bool:
         """Record `signature`; True when it was not seen before (atomic across replicas)."""
-        return bool(self._redis.set(f"{self._prefix}:{signature}", b"1", nx=True, ex=self._ttl))
+        return bool(self._redis.set(redis_keys.seen(signature), b"1", nx=True, ex=self._ttl))
 
 
 def refuse_replays(app: App, guard: ReplayGuard) -> None:

@@ -16,6 +16,9 @@ from lagbot.core.messages import (
     eta_text,
     percent,
     slack_escape,
+    slack_name,
+    slack_reason,
+    slack_text,
     slack_user,
     status_word,
 )
@@ -46,7 +49,8 @@ def slack_root_context(v: GroupVerdict, worst: PartitionVerdict | None) -> str:
 
 
 def slack_root_fallback(v: GroupVerdict) -> str:
-    return f"{v.severity.label.upper()} {v.group} on {v.cluster}: {status_word(v)}, lag {count(v.total_lag)}"
+    where = f"{slack_name(v.group)} on {slack_name(v.cluster)}"
+    return f"{v.severity.label.upper()} {where}: {status_word(v)}, lag {count(v.total_lag)}"
 
 
 def slack_table_title(v: GroupVerdict) -> str:
@@ -71,7 +75,7 @@ def slack_no_causes() -> str:
 
 
 def slack_thread_fallback(v: GroupVerdict, table: str) -> str:
-    return f"Partitions of {v.group}:\n{table}"
+    return f"Partitions of {slack_name(v.group)}:\n{table}"
 
 
 RESOLVED_EMOJI = ":large_green_circle:"
@@ -120,7 +124,7 @@ def incident_new_cause_reply(before: str, c: Cause) -> str:
 
 
 def incident_remediation_line(action: str, state: str, detail: str) -> str:
-    return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_escape(detail)}" if detail else "")
+    return f"remediation *{slack_escape(action)}*: {state}" + (f" · {slack_text(detail)}" if detail else "")
 
 
 def slack_time(epoch: float) -> str:
@@ -304,7 +308,7 @@ def lag_command_hint(command: str) -> str:
 
 
 def lag_silenced_context(by: str, until: float, reason: str, now: float) -> str:
-    why = f": {slack_escape(reason)}" if reason else ""
+    why = f": {slack_reason(reason)}" if reason else ""
     left = duration(until - now)
     return f":no_bell: silenced by {slack_user(by)} until {slack_time(until)} ({left} left){why}; no new incidents open"
 
@@ -327,7 +331,7 @@ def lag_top_silenced_cell(remaining: float) -> str:
 
 def lag_top_line(rank: int, v: GroupSummary) -> str:
     return (
-        f"{rank}. {v.severity.label.upper()} {v.group} ({v.cluster}): {status_word(v)}, "
+        f"{rank}. {v.severity.label.upper()} {slack_name(v.group)} ({slack_name(v.cluster)}): {status_word(v)}, "
         f"lag {count(v.total_lag)}, {behind(v.max_lag_seconds)} behind"
     )
 
@@ -337,7 +341,7 @@ def lag_top_empty() -> str:
 
 
 def lag_silenced(group: str, cluster: str, by: str, until: float, seconds: float, reason: str) -> str:
-    why = f" Reason: {slack_escape(reason)}" if reason else " No reason given."
+    why = f" Reason: {slack_reason(reason)}" if reason else " No reason given."
     return (
         f":no_bell: {slack_user(by)} silenced `{slack_escape(group)}` on {slack_escape(cluster)} "
         f"for {duration(seconds)}, "
@@ -488,7 +492,7 @@ def proposals_title(expires_in: float) -> str:
 
 def proposal_line(summary: str, steps: Sequence[str], approvals: int, risk: str) -> str:
     people = "two approvers" if approvals >= 2 else "one approver"
-    return f"• *{slack_escape(summary)}* ({risk} risk, {people}): " + slack_escape("; ".join(steps))
+    return f"• *{slack_text(summary)}* ({risk} risk, {people}): " + slack_escape("; ".join(steps))
 
 
 def proposal_confirm_title() -> str:
@@ -537,6 +541,10 @@ def command_rate_limited(scope: str, retry_in: float) -> str:
         f":hourglass: {who} sent a lot of `/lag` commands in a short time; "
         f"please try again in {duration(max(retry_in, 1.0))}."
     )
+
+
+def click_rate_limited(retry_in: float) -> str:
+    return f":hourglass: You have clicked a lot in a short time; please try again in {duration(max(retry_in, 1.0))}."
 
 
 def command_not_allowed(what: str, rule: str, group: str) -> str:

@@ -18,6 +18,7 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import StoredFormatError
 from lagbot.policies import wording
 from lagbot.policies.model import Approvers, Rule
@@ -59,18 +60,18 @@ class MemoryUsergroupCache:
 
 
 class RedisUsergroupCache:
-    """A cache shared by bot replicas: `<prefix>:usergroup:<id>` -> {"v": 1, "expires_at", "users"}.
+    """A cache shared by bot replicas: `lagbot:usergroup:<id>` (lagbot.core.keys) -> {"v": 1, "expires_at", "users"}.
 
     The entry's own expiry (from `now`) decides; Redis also drops it after the ttl (and a second), so stale
     entries do not accumulate.
     """
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "lagbot") -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self._redis = client
-        self._prefix = prefix
 
-    def key(self, usergroup: str) -> str:
-        return f"{self._prefix}:usergroup:{usergroup}"
+    @staticmethod
+    def key(usergroup: str) -> str:
+        return redis_keys.usergroup(usergroup)
 
     def get(self, usergroup: str, *, now: float) -> frozenset[str] | None:
         raw = self._redis.get(self.key(usergroup))

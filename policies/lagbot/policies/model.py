@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from lagbot.core import messages
+from lagbot.core import messages, patterns
 from lagbot.core.config import Duration, Thresholds
 from lagbot.policies import wording
 from lagbot.remediations import registry
@@ -47,10 +47,9 @@ class _Strict(BaseModel):
 
 def _compiles(pattern: str) -> str:
     try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
-    return pattern
+        return patterns.check(pattern)
+    except patterns.UnsafePattern as exc:
+        raise ValueError(messages.refused_regex(pattern, exc)) from None
 
 
 class Match(_Strict):
@@ -65,7 +64,7 @@ class Match(_Strict):
         return _compiles(pattern)
 
     def matches(self, cluster: str, group: str) -> bool:
-        return re.fullmatch(self.cluster, cluster) is not None and re.fullmatch(self.group, group) is not None
+        return patterns.fullmatch(self.cluster, cluster) and patterns.fullmatch(self.group, group)
 
 
 class Approvers(_Strict):

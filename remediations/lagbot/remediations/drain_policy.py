@@ -6,11 +6,9 @@ on the rule's, and an internal topic (a name starting with `__`) is never writte
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lagbot.core import messages
+from lagbot.core import messages, patterns
 from lagbot.remediations import drain_wording as wording
 from lagbot.remediations.base import PolicyParams
 from lagbot.remediations.drain_sinks import parse_sink
@@ -43,10 +41,9 @@ class DrainSinks(BaseModel):
         if pattern is None:
             return None
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(messages.bad_regex(pattern, str(exc))) from exc
-        return pattern
+            return patterns.check(pattern)
+        except patterns.UnsafePattern as exc:
+            raise ValueError(messages.refused_regex(pattern, exc)) from None
 
     def refusal(self, url: str, kind: str) -> str | None:
         """Why a parsed sink (`url`, `kind` "parquet" or "replay") may not be written; None when it may."""
@@ -56,7 +53,7 @@ class DrainSinks(BaseModel):
             topic = url.removeprefix("kafka:")
             if topic.startswith("__"):
                 return wording.sink_internal_topic(topic)
-            if self.topics is None or re.fullmatch(self.topics, topic) is None:
+            if self.topics is None or not patterns.fullmatch(self.topics, topic):
                 return wording.sink_topic_not_allowed(topic, self.topics)
             return None
         if ".." in url.split("/") or not any(url == p or url.startswith(p.rstrip("/") + "/") for p in self.paths):

@@ -91,7 +91,11 @@ def target_replicas(verdict: GroupVerdict, params: ScaleParams) -> int:
     # The members Kafka reports are the consumers; when it reports none, the workload's replicas are.
     consumers = len(verdict.members) or params.current_replicas
     wanted = replicas_needed(produce, consume, consumers, partitions)
-    return max(params.min_replicas, min(wanted, params.max_replicas))
+    target = max(params.min_replicas, min(wanted, params.max_replicas))
+    if not verdict.members and target < params.current_replicas:
+        # A group with no members (possibly one made by a single offset commit) is no evidence against the fleet.
+        raise PlanError(wording.scale_down_without_members(verdict.group, params.current_replicas, target))
+    return target
 
 
 class Scale(Remediation):

@@ -185,6 +185,13 @@ def scale_cannot_size(group: str) -> str:
     return f"cannot size {group}: its produce and consume rates are not known yet; give an explicit replica count"
 
 
+def scale_down_without_members(group: str, replicas: int, target: int) -> str:
+    return (
+        f"not scaling down from {replicas} to {target}: {group} has no members, so its rates say nothing about the "
+        "workload's consumers (anyone can make such a group by committing an offset); give an explicit replica count"
+    )
+
+
 def scale_nothing_to_do(workload: str, replicas: int) -> str:
     return f"{workload} already runs {replicas} replicas, the count that fits the rates and the policy's limits"
 
