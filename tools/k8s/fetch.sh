@@ -31,7 +31,7 @@ if built; then
 	exit 0
 fi
 
-export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=readonly"
 version=k8s.io/component-base/version
 k8s_ldflags="-s -w -X $version.gitVersion=v1.37.2 -X $version.gitMajor=1 -X $version.gitMinor=37"
 k8s_ldflags="$k8s_ldflags -X $version.gitTreeState=clean"
