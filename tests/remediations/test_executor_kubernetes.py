@@ -293,7 +293,9 @@ def test_the_scale_remediation_refused_after_its_pause_hands_keda_back(
     with shop.at_most_replicas(3):
         outcome = Scale().execute(plan, ExecutionContext(executor=executor))
     assert not outcome.ok
+    assert outcome.detail.startswith(f"could not scale deployment {shop.namespace}/orders to 4: 422 Unprocessable")
     assert "at most 3 replicas here" in outcome.detail
+    assert outcome.detail.endswith("; ScaledObject orders-so unpaused: KEDA scales it again")
     assert replicas_held(shop, "deployment", "orders") == 2
     assert shop.scaled_object_annotations("orders-so") == {"team": "shop"}
 

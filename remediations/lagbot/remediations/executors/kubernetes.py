@@ -9,8 +9,9 @@ the shipped ServiceAccount under the shipped RBAC):
               GET  /apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects/{so} (it must exist; its current
               pause is kept in `Outcome.data["keda_previous"]`), then
               PATCH of it (merge patch), metadata.annotations["autoscaling.keda.sh/paused-replicas"] = "N",
-              so the autoscaler holds N instead of undoing the change. If the scale patch then fails, the
-              annotation is put back as it was.
+              so the autoscaler holds N instead of undoing the change (unless it is paused at N already:
+              the scale remediation pauses first, and that pause is its own). If the scale patch then fails,
+              the annotation it set is put back as it was.
 - `restore_autoscaling`: PATCH of the ScaledObject that sets the annotation back to `previous`
               (null removes it): KEDA takes over again. The scale remediation calls it once verification
               is over (resolved, or given up), passing `Outcome.data["keda_previous"]` from the scale.
@@ -303,9 +304,11 @@ class KubernetesExecutor(Executor):
         try:
             previous = self._keda_previous(workload)
             before = self.replicas(workload)
-            if workload.keda_scaled_object:
+            # Already paused at this count (the scale remediation pauses first): the caller owns that pause.
+            pause = bool(workload.keda_scaled_object) and previous != str(replicas)
+            if pause:
                 self._set_keda(workload, str(replicas))
-            self._patch_scale(workload, replicas, keda_previous=previous)
+            self._patch_scale(workload, replicas, undo_keda=pause, keda_previous=previous)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         data: dict[str, Any] = {"before": before, "after": replicas}
@@ -440,14 +443,14 @@ class KubernetesExecutor(Executor):
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _patch_scale(self, workload: Workload, replicas: int, *, keda_previous: str | None) -> None:
+    def _patch_scale(self, workload: Workload, replicas: int, *, undo_keda: bool, keda_previous: str | None) -> None:
         doing = wording.k8s_doing("scale", f"{describe(workload)} to {replicas}")
         patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}_scale")
         try:
             access = workload_access(workload, "patch", "scale")
             self._call(doing, access, patch, workload.name, workload.namespace, {"spec": {"replicas": replicas}})
         except ExecutorError as exc:
-            if workload.keda_scaled_object:
+            if undo_keda:
                 raise ExecutorError(f"{exc}; {self._undo_keda(workload, keda_previous)}") from exc
             raise
 
