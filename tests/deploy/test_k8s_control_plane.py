@@ -67,3 +67,13 @@ def test_without_go_one_line_says_what_to_install(tmp_path: Path) -> None:
         "make k8s-fetch: Go is missing; install Go 1.26 or newer (https://go.dev/dl/) and put it on PATH"
     ]
     assert not (tmp_path / "k8s").exists()
+
+
+def test_a_second_fetch_with_the_same_pin_builds_nothing(k8s_control_plane: ControlPlane) -> None:
+    """The binaries the session runs are those of the committed pin: fetching again is a no-op."""
+    result = subprocess.run(
+        ["bash", str(ROOT / "tools" / "k8s" / "fetch.sh")], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    [line] = result.stdout.splitlines()
+    assert line.startswith("k8s-fetch: ") and line.split(" (pin ")[0].endswith("/bin is up to date")
