@@ -32,6 +32,7 @@ from lagbot.core.config import ENV_PREFIX, Settings, build_settings
 from lagbot.core.config_env import environment_values, merged
 from lagbot.remediations.drain_settings import is_connect, is_local
 from tests.support.k8s_cluster import BIN, ControlPlane
+from tests.support.k8s_rbac import relative
 from tests.support.spark_connect import SERVER_CLASS
 from tests.support.waiting import wait_for
 
@@ -206,8 +207,8 @@ def test_a_target_namespace_is_never_assumed(empty_cluster: ControlPlane, tmp_pa
     overlay.mkdir()
     kustomization = yaml.safe_load((DEPLOY / "examples" / "payments-target" / "kustomization.yaml").read_text())
     kustomization["namespace"] = "nobody-made-this"
-    kustomization["resources"] = [str(DEPLOY / "target")]
-    kustomization["components"] = [str(DEPLOY / "components" / c) for c in ("keda", "evidence")]
+    kustomization["resources"] = [relative(DEPLOY / "target", overlay)]
+    kustomization["components"] = [relative(DEPLOY / "components" / c, overlay) for c in ("keda", "evidence")]
     (overlay / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
     result = empty_cluster.kubectl("apply", "--validate=strict", "-k", str(overlay))
     assert result.returncode != 0

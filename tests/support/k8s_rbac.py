@@ -9,6 +9,7 @@ ServiceAccount, so every call it makes is authorized by the real RBAC authorizer
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ def apply_bot_account(plane: ControlPlane) -> None:
     )
 
 
+def relative(path: Path, start: Path) -> str:
+    """`path` relative to `start`: kustomize refuses an absolute path to another kustomization."""
+    return os.path.relpath(path, start)
+
+
 def target_overlay(
     folder: Path,
     namespace: str,
@@ -49,12 +55,15 @@ def target_overlay(
 ) -> Path:
     """A user's overlay of deploy/kubernetes/target for one namespace, as examples/payments-target shows it:
     the namespace, the optional components, and (given names) the patch that narrows the grants to them."""
-    components = [str(DEPLOY / "components" / c) for c, on in (("keda", keda), ("evidence", evidence)) if on]
+    folder.mkdir(parents=True, exist_ok=True)
+    components = [
+        relative(DEPLOY / "components" / c, folder) for c, on in (("keda", keda), ("evidence", evidence)) if on
+    ]
     kustomization: dict[str, Any] = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "namespace": namespace,
-        "resources": [str(DEPLOY / "target")],
+        "resources": [relative(DEPLOY / "target", folder)],
         "components": components,
     }
     operations = []
