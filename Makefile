@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-web test lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
+.PHONY: demo demo-web test lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch k8s-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ screenshot: $(STAMP) kafka-fetch browser
 kafka-fetch: $(STAMP)
 	$(BIN)/python -m lagbot.devkit.apache_kafka fetch
 
+# The Kubernetes control plane the tests run (kube-apiserver, kube-controller-manager, kubectl v1.37.2, etcd
+# v3.7.3), built from the Go module proxy with the installed Go into .k8s/bin; pinned in tools/k8s/*/go.mod.
+k8s-fetch:
+	bash tools/k8s/fetch.sh
+
 kafka-up: $(STAMP)
 	$(BIN)/python -m lagbot.devkit.apache_kafka up
 
@@ -55,7 +60,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check bot remediations policies tests bench tools
 	$(BIN)/mypy
 
-test: lint kafka-fetch browser
+test: lint kafka-fetch k8s-fetch browser
 	$(BIN)/pytest -q
 
 # The pure suite alone (no broker, no Redis, no Spark, no connection at all): about 40 s.
@@ -79,4 +84,4 @@ bench-scale: $(STAMP)
 	$(BIN)/python bench/scale.py --sizes 10000,100000 --partitions 50 --cycles 3
 
 clean:
-	rm -rf $(VENV) .kafka .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .kafka .k8s .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -25,6 +25,8 @@ from lagbot.devkit.embedded import EmbeddedRedis, produce
 from lagbot.engine.collector import ClusterAdmin
 from tests.support.group_commits import commit_to_empty_group
 
+pytest_plugins = ["tests.support.k8s_fixtures"]  # the Kubernetes control plane (session) and a namespace per test
+
 
 @pytest.fixture(scope="session")
 def broker() -> Iterator[ApacheKafka]:
@@ -128,7 +130,7 @@ def kafka(broker: ApacheKafka) -> Iterator[Kafka]:
     helper.close()
 
 
-SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client"})
+SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client", "k8s_control_plane", "k8s"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -35,7 +35,8 @@ def test_the_documented_bot_configuration_block_is_valid() -> None:
 
 
 def test_the_kubernetes_configmap_holds_a_valid_configuration() -> None:
-    documents = list(yaml.safe_load_all((ROOT / "deploy" / "kubernetes" / "lagbot.yaml").read_text()))
+    base = ROOT / "deploy" / "kubernetes" / "base"
+    documents = [d for name in ("config.yaml", "bot.yaml") for d in yaml.safe_load_all((base / name).read_text())]
     [configmap] = [d for d in documents if d["kind"] == "ConfigMap"]
     settings = build_settings(yaml.safe_load(configmap["data"]["lagbot.yaml"]), source="configmap")
     assert settings.http.host == "0.0.0.0" and settings.http.port == 3000

@@ -1,4 +1,4 @@
-"""The remediation coordinator in one process: real Redis, the Slack emulator, the Kubernetes fake.
+"""The remediation coordinator in one process: real Redis, the Slack emulator, the real Kubernetes API server.
 
 What the end-to-end tests cannot reach quickly: auto-approval (only low risk, never in a maintenance
 window), the KEDA hand-back after the hold, proposal wording, and the audit of each step.
@@ -27,7 +27,7 @@ from lagbot.service.remediation_state import RemediationState
 from lagbot.service.restores import RESTORE_LEASE
 from lagbot.slack.replies import remediate_args
 from tests.support.bot_process import wait_for
-from tests.support.k8s_fake import FakeKubernetes
+from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, deficit, events, k8s, remediator, slack
 from tests.support.verdicts import CLUSTER, GROUP, partition, verdict
 
@@ -37,14 +37,14 @@ __all__ = ["_broker", "k8s", "slack"]  # fixtures from tests.support.remediator_
 
 
 def test_a_restore_interrupted_by_a_dying_replica_is_run_by_another_after_the_lease(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     rule = {"remediations": {"scale": {"max_replicas": 8, "hold_for": "10m"}}}
     r = remediator(redis_client, slack, k8s, **rule)
     [proposal], _ = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
     assert r.click(proposal.id, "U0ONCALL1", now=NOW).ephemeral.startswith(":white_check_mark:")
     paused = {"owner": "shop", KEDA_PAUSED: "4"}
-    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == paused
+    assert k8s.annotations() == paused
 
     def dies(_workload: object) -> KubernetesExecutor:
         raise KeyboardInterrupt  # stands in for the process being killed in the middle of the restore
@@ -52,19 +52,19 @@ def test_a_restore_interrupted_by_a_dying_replica_is_run_by_another_after_the_le
     dying = Remediator(r.bot, proposals=r.proposals, directory=r.directory, executor_for=dies)
     with pytest.raises(KeyboardInterrupt):
         dying.restore_due(now=NOW + 600)
-    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == paused  # not handed back
+    assert k8s.annotations() == paused  # not handed back
 
     other = remediator(redis_client, slack, k8s, **rule)  # another replica
     assert other.restore_due(now=NOW + 600 + RESTORE_LEASE - 1) == []  # still claimed by the dead one
     [outcome] = other.restore_due(now=NOW + 600 + RESTORE_LEASE)
     assert outcome.ok, outcome.detail
-    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop"}
+    assert k8s.annotations() == {"owner": "shop"}
     assert other.restore_due(now=NOW + 3_600) == []  # once it ran, it is gone
     assert redis_client.zcard("lagbot:restores") == 0 and redis_client.hlen("lagbot:restores:previous") == 0
 
 
 def test_a_scale_on_keda_is_handed_back_to_the_autoscaler_once_after_the_hold(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "hold_for": "10m"}})
     [proposal], skipped = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
@@ -74,13 +74,13 @@ def test_a_scale_on_keda_is_handed_back_to_the_autoscaler_once_after_the_hold(
     assert (
         answer == ":white_check_mark: *Scale orders 2 -&gt; 4* done: scaled deployment shop/orders from 2 to 4 replicas"
     )
-    assert k8s.workloads[("deployment", "shop", "orders")].replicas == 4
-    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop", KEDA_PAUSED: "4"}
+    assert k8s.replicas() == 4
+    assert k8s.annotations() == {"owner": "shop", KEDA_PAUSED: "4"}
 
     assert r.restore_due(now=NOW + 599) == []  # the hold is not over
     [outcome] = r.restore_due(now=NOW + 600)
     assert outcome.ok, outcome.detail
-    assert k8s.scaled_objects[("shop", "orders-so")]["metadata"]["annotations"] == {"owner": "shop"}
+    assert k8s.annotations() == {"owner": "shop"}
     assert r.restore_due(now=NOW + 700) == []  # once
     assert events(r) == [
         ("proposed", "lagbot"),
@@ -91,7 +91,7 @@ def test_a_scale_on_keda_is_handed_back_to_the_autoscaler_once_after_the_hold(
 
 
 def test_auto_approve_runs_a_low_risk_action_without_a_click_but_not_in_a_maintenance_window(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)  # owner unknown: a rolling restart
     v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
@@ -100,7 +100,7 @@ def test_auto_approve_runs_a_low_risk_action_without_a_click_but_not_in_a_mainte
     [waiting], _ = quiet.propose(v, now=NOW, incident=None)
     quiet.run_auto_approved(now=NOW)
     assert quiet.proposals.get(waiting.id).state is State.PROPOSED  # type: ignore[union-attr]
-    assert k8s.requests == []
+    assert (k8s.restarted_at(), k8s.replicas()) == (None, 2)  # nothing ran
 
     redis_client.flushdb()
     auto = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
@@ -109,7 +109,7 @@ def test_auto_approve_runs_a_low_risk_action_without_a_click_but_not_in_a_mainte
     auto.run_auto_approved(now=NOW)
     done = auto.proposals.get(ran.id)
     assert done is not None and (done.state, done.approvals) == (State.SUCCEEDED, ("lagbot",)), done
-    assert [r.method for r in k8s.requests] == ["PATCH"]  # the rolling restart (owners unknown to Kafka here)
+    assert k8s.restarted_at() is not None  # the rolling restart (owners unknown to Kafka here)
     assert ("approved", "lagbot") in events(auto)
 
 
@@ -125,7 +125,7 @@ def test_remediate_arguments_are_parsed_or_refused_with_the_usage() -> None:
 
 
 def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     """Through the incident loop: the run waits until the root and first reply are delivered."""
     r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
@@ -154,7 +154,7 @@ def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
 
 
 def test_the_rebalance_our_own_restart_caused_is_expected_not_a_new_cause(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     """Membership changes within the settle period of our restart are its rebalance: no rebalance_churn reply.
     The settle period is (settle_checks 2 + 1) x check_interval 60 s = 180 s from when the restart finished."""
@@ -207,7 +207,7 @@ def deliver_all(bot: Bot) -> None:
 
 
 def test_a_run_that_crashes_or_whose_process_died_is_finished_as_failed_once(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "cooldown": 0}})
     [crashing], _ = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
@@ -257,7 +257,7 @@ def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_
 
 
 def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_ends(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     """After a drain, the check loop asks the drain (Remediation.verify), not the generic rules: offsets below
     the ends it drained mean nothing was committed (no change), at once; the generic rules would still wait for

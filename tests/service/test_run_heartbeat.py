@@ -13,7 +13,7 @@ from lagbot.service.approvals import State
 from lagbot.service.heartbeat import HEARTBEATS, STALE_BEATS, RunHeartbeat, beating
 from lagbot.service.remediate import Remediator
 from tests.support.bot_process import wait_for
-from tests.support.k8s_fake import FakeKubernetes
+from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, deficit, events, k8s, remediator, slack
 from tests.support.verdicts import CLUSTER, GROUP
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 __all__ = ["_broker", "k8s", "slack"]  # fixtures from tests.support.remediator_rig
 
 
-def incident_bot(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes) -> Remediator:
+def incident_bot(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> Remediator:
     r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "cooldown": 0}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
@@ -44,7 +44,7 @@ def proposal_ids(slack: SlackEmulator) -> list[str]:
 
 
 def test_a_run_whose_heartbeat_stopped_is_interrupted_in_its_thread_and_audit_and_frees_the_group(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     r = incident_bot(redis_client, slack, k8s)
     bot = r.bot
@@ -85,9 +85,7 @@ def test_a_run_whose_heartbeat_stopped_is_interrupted_in_its_thread_and_audit_an
     assert "remediation *scale*: interrupted" in json.dumps(slack.channel("C1")[0].blocks)
 
 
-def test_a_run_that_still_beats_is_not_interrupted(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
-) -> None:
+def test_a_run_that_still_beats_is_not_interrupted(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> None:
     r = incident_bot(redis_client, slack, k8s)
     bot = r.bot
     assert bot.apply([deficit()], now=NOW) == 1

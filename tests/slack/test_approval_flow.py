@@ -26,7 +26,7 @@ from lagbot.slack.app import build_app
 from lagbot.slack.commands import text_reply
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import SIGNING_SECRET, wait_for
-from tests.support.k8s_fake import FakeKubernetes
+from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import BOOTSTRAP, NOW, TOKEN, k8s, remediator
 from tests.support.verdicts import GROUP, partition, verdict
 
@@ -48,7 +48,7 @@ def buttons(message: Message) -> list[dict[str, Any]]:
 
 
 def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_shows_the_outcome(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, kafka: Kafka, names: Names
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, kafka: Kafka, names: Names
 ) -> None:
     topic = names("topic")
     kafka.create_topic(topic, 1)

@@ -1,5 +1,5 @@
-"""The remediation coordinator in one process for tests: a Bot on real Redis, the Slack emulator and the
-Kubernetes fake."""
+"""The remediation coordinator in one process for tests: a Bot on real Redis, the Slack emulator and the real
+Kubernetes control plane (tests/support/k8s_cluster.py), where lagbot acts as its shipped ServiceAccount."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
 from lagbot.slack.presenter import SlackPresenter
-from tests.support.k8s_fake import FakeKubernetes
+from tests.support.k8s_cluster import ControlPlane
+from tests.support.k8s_shop import Shop
 from tests.support.verdicts import CLUSTER, GROUP, member, partition, verdict
 
 NOW = 1_790_000_000.0  # a Monday, 14:13 UTC
@@ -32,11 +33,10 @@ TOKEN = "xoxb-remediator"
 
 
 @pytest.fixture
-def k8s() -> Iterator[FakeKubernetes]:
-    with FakeKubernetes().start() as fake:
-        fake.add_workload("deployment", "shop", "orders", replicas=2)
-        fake.add_scaled_object("shop", "orders-so", annotations={"owner": "shop"})
-        yield fake
+def k8s(k8s_control_plane: ControlPlane) -> Iterator[Shop]:
+    """The namespace shop on the real control plane: Deployment orders at 2 replicas, ScaledObject orders-so."""
+    with Shop(k8s_control_plane) as shop:
+        yield shop
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def _broker(broker: ApacheKafka) -> None:
     BOOTSTRAP["servers"] = broker.bootstrap  # the group is described on the real broker (pre-flight)
 
 
-def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, **rule: object) -> Remediator:
+def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, **rule: object) -> Remediator:
     policy = Policy.model_validate(
         {
             "default": {
@@ -72,7 +72,8 @@ def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKuberne
     bot = Bot(
         settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy, clock=lambda: NOW
     )
-    executor = KubernetesExecutor(KubernetesConfig(api_url=k8s.url, token="t", timeout=5))
+    config = KubernetesConfig(api_url=k8s.plane.url, ca_file=k8s.plane.ca_file, token=k8s.token, timeout=5)
+    executor = KubernetesExecutor(config)
     directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
     return Remediator(bot, proposals=ProposalStore(redis_client), directory=directory, executor_for=lambda w: executor)
 

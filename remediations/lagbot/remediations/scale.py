@@ -37,6 +37,7 @@ from lagbot.remediations.base import (
     Risk,
     validate_params,
 )
+from lagbot.remediations.executors import wording as executor_wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
@@ -191,6 +192,10 @@ class Scale(Remediation):
                 data["keda_previous"] = paused.data.get("before")
             context.progress(wording.scale_progress(workload.name, target))
             scaled = executor.scale(workload, target)
+            if not scaled.ok and workload.keda_scaled_object:
+                assert isinstance(executor, PausableAutoscaling)  # the pause above is not left behind
+                handed_back = executor.set_paused_replicas(workload, paused.data.get("before"))
+                return Outcome(False, executor_wording.then(scaled.detail, handed_back.detail))
         except ExecutorError as exc:
             return Outcome(False, str(exc))
         return Outcome(scaled.ok, scaled.detail, {**scaled.data, **data})

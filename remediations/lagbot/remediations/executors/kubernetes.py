@@ -1,6 +1,7 @@
 """The Kubernetes executor: the official client against the API server.
 
-What it sends, exactly (tests/support/k8s_fake.py records and checks these requests):
+What it sends, exactly (tests/remediations/test_executor_kubernetes.py runs each against a real API server, as
+the shipped ServiceAccount under the shipped RBAC):
 - `replicas`: GET  /apis/apps/v1/namespaces/{ns}/{deployments|statefulsets}/{name}/scale
 - `scale`:    GET of the scale subresource (the count before), then
               PATCH of it, body {"spec": {"replicas": N}} (strategic merge patch, as the client sends a dict).
@@ -8,8 +9,9 @@ What it sends, exactly (tests/support/k8s_fake.py records and checks these reque
               GET  /apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects/{so} (it must exist; its current
               pause is kept in `Outcome.data["keda_previous"]`), then
               PATCH of it (merge patch), metadata.annotations["autoscaling.keda.sh/paused-replicas"] = "N",
-              so the autoscaler holds N instead of undoing the change. If the scale patch then fails, the
-              annotation is put back as it was.
+              so the autoscaler holds N instead of undoing the change (unless it is paused at N already:
+              the scale remediation pauses first, and that pause is its own). If the scale patch then fails,
+              the annotation it set is put back as it was.
 - `restore_autoscaling`: PATCH of the ScaledObject that sets the annotation back to `previous`
               (null removes it): KEDA takes over again. The scale remediation calls it once verification
               is over (resolved, or given up), passing `Outcome.data["keda_previous"]` from the scale.
@@ -25,7 +27,8 @@ What it sends, exactly (tests/support/k8s_fake.py records and checks these reque
               or a StatefulSet are named so): a mapping gone wrong never deletes another workload's pod.
 
 Failures the API server answers (404, 409, 500 ...) or cannot be reached for become
-`Outcome(ok=False)` naming the workload and what was being done; `replicas` raises `ExecutorError`.
+`Outcome(ok=False)` naming the workload and what was being done; `replicas` raises `ExecutorError`. A refusal by
+RBAC (403) names the account, the verb, the resource and the namespace the Role must grant it in.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -41,16 +45,39 @@ from lagbot.remediations.base import Outcome
 from lagbot.remediations.executors import wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.config import KubernetesConfig
+from lagbot.remediations.executors.pod_evidence import PodEvidence, read_pod
 
 KEDA_PAUSED = "autoscaling.keda.sh/paused-replicas"
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 KEDA_GROUP, KEDA_VERSION, KEDA_PLURAL = "keda.sh", "v1alpha1", "scaledobjects"
+EVIDENCE_ROLE = "lagbot-evidence"
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 T = TypeVar("T")
 _API_KIND = {"deployment": "deployment", "statefulset": "stateful_set"}
 """Workload.kind as the client's method names spell it."""
+_FORBIDDEN_USER = re.compile(r'User "([^"]{1,253})"')
+
+
+@dataclass(frozen=True)
+class Access:
+    """The RBAC permission one API call needs: what a Role must grant for it."""
+
+    verb: str
+    resource: str
+    """Plural, with the subresource: 'deployments/scale', 'pods', 'scaledobjects'."""
+    group: str
+    """The API group ('' is the core group)."""
+    namespace: str
+    role: str = "lagbot-remediations"
+    """The shipped Role that grants it (deploy/kubernetes/target, components/evidence)."""
+
+
+def workload_access(workload: Workload, verb: str, subresource: str | None = None) -> Access:
+    """The permission to `verb` the workload (or its subresource, such as 'scale')."""
+    resource = f"{workload.kind}s" + (f"/{subresource}" if subresource else "")
+    return Access(verb, resource, "apps", workload.namespace)
 
 
 def build_api_client(config: KubernetesConfig) -> Any:
@@ -166,6 +193,13 @@ def describe(workload: Workload) -> str:
     return f"{workload.kind} {workload.namespace}/{workload.name}"
 
 
+def forbidden_user(exc: Exception) -> str | None:
+    """The user a 403 names ('system:serviceaccount:lagbot:lagbot'), if the API server said."""
+    message = _status_message(getattr(exc, "body", None)) or ""
+    match = _FORBIDDEN_USER.search(message)
+    return match.group(1) if match else None
+
+
 def api_problem(exc: Exception) -> str:
     """One line for an API failure: '404 Not Found: deployments.apps "x" not found'."""
     from kubernetes.client.exceptions import ApiException
@@ -232,14 +266,25 @@ class KubernetesExecutor(Executor):
 
         return client.CustomObjectsApi(self.api_client)
 
-    def _call(self, doing: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """One bounded API call; any failure becomes ExecutorError saying what was being done."""
+    def _call(self, doing: str, access: Access, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """One bounded API call; any failure becomes ExecutorError saying what was being done (and, refused by
+        RBAC, the permission it needed)."""
+        from kubernetes.client.exceptions import ApiException
+
         try:
             # A (connect, read) pair: the client silently ignores a float timeout (only int or tuple count).
             timeout = (self.config.timeout, self.config.timeout)
             return call(*args, _request_timeout=timeout, **kwargs)
         except ExecutorError:
             raise
+        except ApiException as exc:
+            if exc.status == 403:
+                who = forbidden_user(exc)
+                a = access
+                raise ExecutorError(
+                    wording.k8s_forbidden(doing, who, a.verb, a.resource, a.group, a.namespace, a.role)
+                ) from exc
+            raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
         except Exception as exc:
             raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
 
@@ -249,7 +294,7 @@ class KubernetesExecutor(Executor):
         check_workload(workload)
         doing = wording.k8s_doing("read the replicas of", describe(workload))
         read = getattr(self._apps(), f"read_namespaced_{_API_KIND[workload.kind]}_scale")
-        scale = self._call(doing, read, workload.name, workload.namespace)
+        scale = self._call(doing, workload_access(workload, "get", "scale"), read, workload.name, workload.namespace)
         return int(scale.spec.replicas or 0)
 
     def scale(self, workload: Workload, replicas: int) -> Outcome:
@@ -259,9 +304,11 @@ class KubernetesExecutor(Executor):
         try:
             previous = self._keda_previous(workload)
             before = self.replicas(workload)
-            if workload.keda_scaled_object:
+            # Already paused at this count (the scale remediation pauses first): the caller owns that pause.
+            pause = bool(workload.keda_scaled_object) and previous != str(replicas)
+            if pause:
                 self._set_keda(workload, str(replicas))
-            self._patch_scale(workload, replicas, keda_previous=previous)
+            self._patch_scale(workload, replicas, undo_keda=pause, keda_previous=previous)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         data: dict[str, Any] = {"before": before, "after": replicas}
@@ -275,7 +322,7 @@ class KubernetesExecutor(Executor):
         patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}")
         body = restart_patch(self._clock())
         try:
-            self._call(doing, patch, workload.name, workload.namespace, body)
+            self._call(doing, workload_access(workload, "patch"), patch, workload.name, workload.namespace, body)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         at = body["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT]
@@ -286,11 +333,44 @@ class KubernetesExecutor(Executor):
         try:
             pod = self._member_pod(workload, member)
             doing = wording.k8s_doing("delete pod", f"{workload.namespace}/{pod} of {describe(workload)}")
-            self._call(doing, self._core().delete_namespaced_pod, pod, workload.namespace)
+            access = Access("delete", "pods", "", workload.namespace)
+            self._call(doing, access, self._core().delete_namespaced_pod, pod, workload.namespace)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         detail = wording.executor_member_restarted(member.client_id, f"pod {pod}", describe(workload))
         return Outcome(ok=True, detail=detail, data={"pod": pod})
+
+    # --- the owner's pod as evidence (read only: deploy/kubernetes/components/evidence) ------------------
+
+    def owner_pod_evidence(self, workload: Workload, member: Member) -> PodEvidence:
+        """What Kubernetes knows of the member's pod (found as restart_member finds it) and its rollout.
+
+        Raises:
+            ExecutorError: the pod cannot be found or read (naming the permission when RBAC refuses).
+        """
+        check_workload(workload)
+        pod = self._member_pod(workload, member)
+        ns = workload.namespace
+        doing = wording.k8s_doing("read pod", f"{ns}/{pod} of {describe(workload)}")
+        found = self._call(
+            doing, Access("get", "pods", "", ns, EVIDENCE_ROLE), self._core().read_namespaced_pod, pod, ns
+        )
+        data = self.api_client.sanitize_for_serialization(found)
+        sets = self._rollout_replica_sets(workload) if workload.kind == "deployment" else 1
+        return read_pod(data, sets)
+
+    def _rollout_replica_sets(self, workload: Workload) -> int:
+        """ReplicaSets of the Deployment that still have pods (more than one: a rollout in progress)."""
+        ns = workload.namespace
+        doing = wording.k8s_doing("list the ReplicaSets of", describe(workload))
+        access = Access("list", "replicasets", "apps", ns, EVIDENCE_ROLE)
+        listed = self._call(doing, access, self._apps().list_namespaced_replica_set, ns)
+        owned = [
+            rs
+            for rs in listed.items
+            if any(o.kind == "Deployment" and o.name == workload.name for o in rs.metadata.owner_references or ())
+        ]
+        return sum(1 for rs in owned if (rs.status.replicas or 0) > 0)
 
     # --- KEDA -----------------------------------------------------------------------------------
 
@@ -323,7 +403,7 @@ class KubernetesExecutor(Executor):
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
         previous = int(before) if before is not None and before.isdigit() else None
-        detail = wording.k8s_keda_restored(workload.keda_scaled_object, None if replicas is None else str(replicas))
+        detail = wording.k8s_keda_paused(workload.keda_scaled_object, before, replicas)
         return Outcome(ok=True, detail=detail, data={"before": previous, "after": replicas})
 
     def _keda_previous(self, workload: Workload) -> str | None:
@@ -333,6 +413,7 @@ class KubernetesExecutor(Executor):
         doing = wording.k8s_doing("read ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
         scaled_object = self._call(
             doing,
+            Access("get", KEDA_PLURAL, KEDA_GROUP, workload.namespace),
             self._custom().get_namespaced_custom_object,
             KEDA_GROUP,
             KEDA_VERSION,
@@ -350,6 +431,7 @@ class KubernetesExecutor(Executor):
         doing = wording.k8s_doing(f"{what} ScaledObject", f"{workload.namespace}/{workload.keda_scaled_object}")
         self._call(
             doing,
+            Access("patch", KEDA_PLURAL, KEDA_GROUP, workload.namespace),
             self._custom().patch_namespaced_custom_object,
             KEDA_GROUP,
             KEDA_VERSION,
@@ -361,13 +443,14 @@ class KubernetesExecutor(Executor):
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _patch_scale(self, workload: Workload, replicas: int, *, keda_previous: str | None) -> None:
+    def _patch_scale(self, workload: Workload, replicas: int, *, undo_keda: bool, keda_previous: str | None) -> None:
         doing = wording.k8s_doing("scale", f"{describe(workload)} to {replicas}")
         patch = getattr(self._apps(), f"patch_namespaced_{_API_KIND[workload.kind]}_scale")
         try:
-            self._call(doing, patch, workload.name, workload.namespace, {"spec": {"replicas": replicas}})
+            access = workload_access(workload, "patch", "scale")
+            self._call(doing, access, patch, workload.name, workload.namespace, {"spec": {"replicas": replicas}})
         except ExecutorError as exc:
-            if workload.keda_scaled_object:
+            if undo_keda:
                 raise ExecutorError(f"{exc}; {self._undo_keda(workload, keda_previous)}") from exc
             raise
 
@@ -390,6 +473,7 @@ class KubernetesExecutor(Executor):
         doing = wording.k8s_doing("find the pod with IP", f"{ip} in namespace {workload.namespace}")
         listed = self._call(
             doing,
+            Access("list", "pods", "", workload.namespace),
             self._core().list_namespaced_pod,
             workload.namespace,
             field_selector=f"status.podIP={ip},status.phase=Running",

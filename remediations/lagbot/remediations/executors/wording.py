@@ -100,6 +100,32 @@ def k8s_no_keda(target: str) -> str:
     return f"{target} has no KEDA ScaledObject: nothing to restore"
 
 
+def then(first: str, second: str) -> str:
+    """Two things that happened, in order: 'could not scale ...; ScaledObject x unpaused ...'."""
+    return f"{first}; {second}"
+
+
+def k8s_forbidden(doing: str, who: str | None, verb: str, resource: str, group: str, namespace: str, role: str) -> str:
+    """A 403 from RBAC, as the approver needs it: who may not do what, where, and where to grant it."""
+    account = who or "lagbot's account"
+    api = f"API group {group}" if group else "the core API group"
+    return (
+        f"could not {doing}: forbidden by RBAC: {account} may not {verb} {resource} ({api}) in namespace "
+        f"{namespace}; grant it in the Role {role} of namespace {namespace}"
+    )
+
+
+def k8s_keda_paused(scaled_object: str, before: str | None, after: int | None) -> str:
+    """What setting the ScaledObject's paused-replicas did: a new pause, a change, or the pause removed."""
+    if after is None:
+        return k8s_keda_restored(scaled_object, None)
+    if before is None:
+        return f"ScaledObject {scaled_object} paused at {after} replicas: KEDA leaves the count alone"
+    if before == str(after):
+        return f"ScaledObject {scaled_object} already paused at {after} replicas"
+    return f"ScaledObject {scaled_object} paused-replicas changed from {before} to {after}"
+
+
 def k8s_keda_restored(scaled_object: str, previous: str | None) -> str:
     if previous is None:
         return f"ScaledObject {scaled_object} unpaused: KEDA scales it again"
@@ -216,3 +242,48 @@ def fleet_not_settled(fleet: str, seconds: float, members: Sequence[str]) -> str
 
 def fleet_member_not_joined(client_id: str, seconds: float) -> str:
     return f"member {client_id} did not join its group within {seconds:g} s; the rolling restart stops here"
+
+
+# --- the owner's pod as evidence (pod_evidence.py) ---------------------------------------------------------
+
+
+def _ago(seconds: float) -> str:
+    return f"{int(seconds // 60)} min ago" if seconds >= 120 else f"{int(seconds)} s ago"
+
+
+def pod_restarted(pod: str, container: str, restarts: int, reason: str, exit_code: int | None, ago: float) -> str:
+    ended = f"{reason} (exit code {exit_code})" if reason != "OOMKilled" and exit_code is not None else reason
+    return f"pod {pod}: container {container} restarted {restarts} times, last ended {ended} {_ago(ago)}"
+
+
+def pod_waiting(pod: str, container: str, reason: str) -> str:
+    return f"pod {pod}: container {container} is waiting in {reason}"
+
+
+def pod_limits(container: str, limits: dict[str, str]) -> str:
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(limits.items()))
+    return f"container {container} limits: {shown}"
+
+
+def pod_not_ready(pod: str) -> str:
+    return f"pod {pod} is running but not Ready"
+
+
+def pod_evicted(pod: str) -> str:
+    return f"pod {pod} was evicted by its node"
+
+
+def pod_terminating(pod: str) -> str:
+    return f"pod {pod} is terminating"
+
+
+def pod_rollout(replica_sets: int) -> str:
+    return f"a rollout is in progress: {replica_sets} ReplicaSets of the workload have pods"
+
+
+def pod_oom_escalation(pod: str, container: str, restarts: int, memory: str | None) -> str:
+    limit = f"its memory limit ({memory})" if memory else "a memory limit"
+    return (
+        f"pod {pod}: container {container} was OOM-killed and restarted {restarts} times: a restart brings back the "
+        f"same limit; raise {limit} or find what grew, then restart"
+    )

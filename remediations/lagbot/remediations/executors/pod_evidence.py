@@ -1,0 +1,123 @@
+"""The owner's pod as evidence: what Kubernetes knows about the pod of a lagging partition's member.
+
+The broker sees a member stop committing; its pod says why: restarting (and the last termination: OOMKilled, or
+Error with its exit code), CrashLoopBackOff, not Ready, evicted, terminating, a rollout in progress (two
+ReplicaSets of the Deployment with pods), and the container's CPU and memory limits.
+
+`read_pod` turns the API's JSON of a pod into `PodEvidence` (pure); `findings` words it for the incident (pure,
+`now` passed in); `escalation` says when a restart would not help (a container OOM-killed again and again: a
+restart brings back the same limit). `KubernetesExecutor.owner_pod_evidence` reads the pod and its ReplicaSets
+with the read-only Role of deploy/kubernetes/components/evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from lagbot.remediations.executors import wording
+
+OOM_RESTARTS_TO_ESCALATE = 3
+"""A container OOM-killed and restarted this many times (the last within the window) is not fixed by a restart."""
+
+
+@dataclass(frozen=True)
+class ContainerEvidence:
+    name: str
+    restarts: int
+    ready: bool
+    last_reason: str | None
+    """Why the previous run ended: 'OOMKilled', 'Error', 'Completed' (None: it never ended)."""
+    last_exit_code: int | None
+    last_finished: float | None
+    """When it ended (epoch seconds)."""
+    waiting_reason: str | None
+    """'CrashLoopBackOff', 'ImagePullBackOff', ... while the container is not running."""
+    limits: dict[str, str]
+    """Its resource limits as written: {'cpu': '500m', 'memory': '512Mi'}."""
+
+
+@dataclass(frozen=True)
+class PodEvidence:
+    pod: str
+    phase: str
+    ready: bool
+    reason: str | None
+    """The pod's own reason: 'Evicted' when the kubelet evicted it."""
+    terminating: bool
+    containers: tuple[ContainerEvidence, ...]
+    rollout_replica_sets: int = 1
+    """ReplicaSets of the pod's Deployment that have pods: more than one is a rollout in progress."""
+
+
+def _time(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
+def read_pod(pod: dict[str, Any], rollout_replica_sets: int = 1) -> PodEvidence:
+    """PodEvidence from a pod as the API serves it (JSON field names: camelCase)."""
+    metadata, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    limits = {c.get("name"): dict((c.get("resources") or {}).get("limits") or {}) for c in spec.get("containers") or ()}
+    containers = []
+    for c in status.get("containerStatuses") or ():
+        last = (c.get("lastState") or {}).get("terminated") or {}
+        waiting = (c.get("state") or {}).get("waiting") or {}
+        containers.append(
+            ContainerEvidence(
+                name=str(c.get("name")),
+                restarts=int(c.get("restartCount") or 0),
+                ready=bool(c.get("ready")),
+                last_reason=last.get("reason"),
+                last_exit_code=last.get("exitCode"),
+                last_finished=_time(last.get("finishedAt")),
+                waiting_reason=waiting.get("reason"),
+                limits={str(k): str(v) for k, v in limits.get(c.get("name"), {}).items()},
+            )
+        )
+    ready = any(cond.get("type") == "Ready" and cond.get("status") == "True" for cond in status.get("conditions") or ())
+    return PodEvidence(
+        pod=str(metadata.get("name")),
+        phase=str(status.get("phase") or "Unknown"),
+        ready=ready,
+        reason=status.get("reason"),
+        terminating=metadata.get("deletionTimestamp") is not None,
+        containers=tuple(containers),
+        rollout_replica_sets=rollout_replica_sets,
+    )
+
+
+def findings(evidence: PodEvidence, now: float, window: float) -> list[str]:
+    """What the pod shows, one line each, most telling first; empty when it looks healthy."""
+    lines = []
+    if evidence.reason == "Evicted":
+        lines.append(wording.pod_evicted(evidence.pod))
+    if evidence.terminating:
+        lines.append(wording.pod_terminating(evidence.pod))
+    for c in evidence.containers:
+        ago = None if c.last_finished is None else now - c.last_finished
+        recent = ago is not None and ago <= window
+        if c.restarts and ago is not None and recent and c.last_reason:
+            lines.append(wording.pod_restarted(evidence.pod, c.name, c.restarts, c.last_reason, c.last_exit_code, ago))
+        if c.waiting_reason:
+            lines.append(wording.pod_waiting(evidence.pod, c.name, c.waiting_reason))
+        if c.limits and (recent or c.waiting_reason):
+            lines.append(wording.pod_limits(c.name, c.limits))
+    if evidence.phase == "Running" and not evidence.ready and not evidence.terminating:
+        lines.append(wording.pod_not_ready(evidence.pod))
+    if evidence.rollout_replica_sets > 1:
+        lines.append(wording.pod_rollout(evidence.rollout_replica_sets))
+    return lines
+
+
+def escalation(evidence: PodEvidence, now: float, window: float) -> str | None:
+    """Why a restart would not help, or None: a container OOM-killed again and again, the last time recently."""
+    for c in evidence.containers:
+        recent = c.last_finished is not None and now - c.last_finished <= window
+        if c.last_reason == "OOMKilled" and recent and c.restarts >= OOM_RESTARTS_TO_ESCALATE:
+            return wording.pod_oom_escalation(evidence.pod, c.name, c.restarts, c.limits.get("memory"))
+    return None
