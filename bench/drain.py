@@ -51,10 +51,10 @@ from lagbot.devkit.embedded import EmbeddedBroker
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_job import spark_session
-from lagbot.remediations.drain_plan import OffsetRange
-from lagbot.remediations.drain_sinks import FETCH_TUNING, record_batch
+from lagbot.remediations.drain.job import spark_session
+from lagbot.remediations.drain.plan import OffsetRange
+from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
+from lagbot.remediations.drain.sinks import FETCH_TUNING, record_batch
 
 TOPIC = "user-events"
 VALUE = b"v" * 200

@@ -35,8 +35,8 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_settings import DrainSettings
+from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
+from lagbot.remediations.drain.settings import DrainSettings
 from tests.support.spark_cluster import StandaloneCluster, loopback_env
 
 TOPIC = "user-events"

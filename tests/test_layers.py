@@ -37,10 +37,10 @@ LAYERS = (
 # The configuration file's schema holds the drain's and the executors' settings, which their remediation owns;
 # those modules import nothing above the foundation (checked below).
 ALLOWED_UP = {
-    ("lagbot.core.config", "lagbot.remediations.drain_settings"): "the config schema includes the drain's settings",
+    ("lagbot.core.config", "lagbot.remediations.drain.settings"): "the config schema includes the drain's settings",
     ("lagbot.core.config", "lagbot.remediations.executors.config"): "the config schema includes the executors",
 }
-SETTINGS_MODULES = ("lagbot.remediations.drain_settings", "lagbot.remediations.executors.config")
+SETTINGS_MODULES = ("lagbot.remediations.drain.settings", "lagbot.remediations.executors.config")
 
 
 def sources() -> dict[str, Path]:

@@ -31,7 +31,7 @@ from lagbot.core.config import Settings, build_settings
 from lagbot.core.model import Member
 from lagbot.policies.loader import parse_policy
 from lagbot.policies.model import Policy
-from lagbot.remediations.drain_settings import is_connect, is_local
+from lagbot.remediations.drain.settings import is_connect, is_local
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
@@ -98,7 +98,7 @@ def permission(method: str, path: str) -> Permission:
 
 
 def exercise(executor: KubernetesExecutor, workload: Workload, actions: set[str], pod_ip: str) -> None:
-    """What each allowed remediation asks of the executor (lagbot.remediations.scale, restart.py, drain.py)."""
+    """What each allowed remediation asks of the executor (the packages lagbot.remediations.scale, restart, drain)."""
     if actions & {"scale", "drain"}:
         before = executor.replicas(workload)
         assert executor.scale(workload, 0).ok  # the drain's pause; a scale is the same call with another count

@@ -21,9 +21,9 @@ from lagbot.core import messages
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.remediations import wording as remediations_wording
 from lagbot.remediations.executors.config import LocalConfig
 from lagbot.remediations.executors.local import LocalExecutor
+from lagbot.remediations.restart import wording as restart_wording
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_rows
@@ -104,7 +104,7 @@ def test_only_the_stuck_member_is_restarted_and_the_lag_drains_to_zero(
         assert "stalled" in root.text
         owner = messages.owner(stuck, HOST, stuck_id)
         assert f"partition 1 of {topic}: committed offset not moving while 300 messages wait; owner: {owner}" in shown
-        assert remediations_wording.restart_step_member(stuck, HOST, stuck_id, [f"{topic}-1"]) in shown
+        assert restart_wording.restart_step_member(stuck, HOST, stuck_id, [f"{topic}-1"]) in shown
         assert healthy_id not in shown and healthy not in shown  # the healthy member is in no proposal
         assert committed(kafka, group, topic, 2) == [340, 40]  # nothing ran before the click
 
@@ -135,7 +135,7 @@ def test_only_the_stuck_member_is_restarted_and_the_lag_drains_to_zero(
         detail = wait_for("the audit of the execution", succeeded)
         assert detail["data"] == {"restarted": [stuck_id]}
         assert detail["after"] == {"restart": "members", "members": [stuck_id]}
-        assert detail["detail"] == remediations_wording.restart_done(1)
+        assert detail["detail"] == restart_wording.restart_done(1)
         assert "Traceback" not in bot.log()
     finally:
         bot.stop(signal.SIGKILL)

@@ -23,8 +23,8 @@ import yaml
 from pyspark.sql.utils import is_remote
 
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_plan import Manifest
+from lagbot.remediations.drain.plan import Manifest
+from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of
 from tests.support.spark_cluster import StandaloneCluster, loopback_env

@@ -17,17 +17,9 @@ from pydantic import ValidationError
 from lagbot.core.config import ConfigError, load_settings
 from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
 from lagbot.remediations.base import Plan, Progress, Risk
-from lagbot.remediations.drain import (
-    DrainParams,
-    DrainRemediation,
-    build_plan,
-    plan_partitions,
-    plan_ranges,
-    verify_drain,
-)
-from lagbot.remediations.drain_job import JobConfig, JobProgress, spark_submit_argv
-from lagbot.remediations.drain_offsets import DrainError, commits_for, moved_back
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations.drain.job import JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain.offsets import DrainError, commits_for, moved_back
+from lagbot.remediations.drain.plan import (
     Manifest,
     ManifestVersionError,
     OffsetRange,
@@ -40,8 +32,16 @@ from lagbot.remediations.drain_plan import (
     plan_id,
     split,
 )
-from lagbot.remediations.drain_settings import DrainSettings, local_slots
-from lagbot.remediations.drain_sinks import ParquetSink, ReplaySink, SinkError, manifest_url, parse_sink
+from lagbot.remediations.drain.remediation import (
+    DrainParams,
+    DrainRemediation,
+    build_plan,
+    plan_partitions,
+    plan_ranges,
+    verify_drain,
+)
+from lagbot.remediations.drain.settings import DrainSettings, local_slots
+from lagbot.remediations.drain.sinks import ParquetSink, ReplaySink, SinkError, manifest_url, parse_sink
 from lagbot.remediations.executors.base import Workload
 from tests.support.tree import package_folder
 

@@ -322,7 +322,7 @@ def test_the_scale_remediation_pauses_keda_through_this_executor_and_restores_it
 ) -> None:
     """The remediation (not only the executor) on a KEDA workload: exact requests, then the restore."""
     from lagbot.remediations.base import ExecutionContext
-    from lagbot.remediations.scale import Scale
+    from lagbot.remediations.scale.remediation import Scale
     from tests.support.remediation_rig import scale_plan
 
     k8s.add_scaled_object("shop", "orders-so", annotations={"team": "shop"})

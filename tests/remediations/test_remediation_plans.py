@@ -13,9 +13,9 @@ from lagbot.engine.diagnose import SUGGESTABLE, replicas_needed
 from lagbot.remediations import registry
 from lagbot.remediations.base import Plan, PlanError, Risk
 from lagbot.remediations.executors.base import Workload
-from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
-from lagbot.remediations.restart import Restart, RestartParams
-from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.remediations.reset_offsets.remediation import ResetOffsets, ResetParams
+from lagbot.remediations.restart.remediation import Restart, RestartParams
+from lagbot.remediations.scale.remediation import Scale, ScaleParams
 from tests.support.verdicts import member, partition, verdict
 
 NOW = 1_800_000_000.0

@@ -18,7 +18,7 @@ from lagbot.devkit.embedded import committed_offsets
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams, resolve_times
+from lagbot.remediations.reset_offsets.remediation import ResetOffsets, ResetParams, resolve_times
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

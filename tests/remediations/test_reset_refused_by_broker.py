@@ -21,7 +21,7 @@ from lagbot.engine.check import Checker
 from lagbot.engine.offset_reader import GroupRead, OffsetReader
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
+from lagbot.remediations.reset_offsets.remediation import ResetOffsets, ResetParams
 from lagbot.service import wording as service_wording
 from tests.conftest import Kafka, Names
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
+from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import wait_for
 from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of

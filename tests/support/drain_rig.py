@@ -16,9 +16,9 @@ from lagbot.core.model import GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_offsets import committed_offsets
-from lagbot.remediations.drain_plan import Manifest
+from lagbot.remediations.drain.offsets import committed_offsets
+from lagbot.remediations.drain.plan import Manifest
+from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from lagbot.remediations.executors.base import Executor
 from tests.conftest import Kafka
 

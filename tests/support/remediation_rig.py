@@ -12,7 +12,7 @@ from lagbot.devkit.embedded import EmbeddedRedis, committed_offsets, log_end_off
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
-from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.remediations.scale.remediation import Scale, ScaleParams
 from tests.conftest import Kafka
 from tests.support.bot_process import CHANNEL, bot_config, wait_for
 from tests.support.verdicts import member, partition, verdict

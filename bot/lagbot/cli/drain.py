@@ -23,10 +23,16 @@ from lagbot.engine.check import Checker
 from lagbot.engine.collector import make_admin
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.drain import DrainParams, DrainRemediation, needs_pause, plan_partitions, plan_ranges
-from lagbot.remediations.drain_job import JobProgress
-from lagbot.remediations.drain_offsets import DrainError
-from lagbot.remediations.drain_preflight import java_problem, sink_problem
+from lagbot.remediations.drain.job import JobProgress
+from lagbot.remediations.drain.offsets import DrainError
+from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.remediation import (
+    DrainParams,
+    DrainRemediation,
+    needs_pause,
+    plan_partitions,
+    plan_ranges,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 3
 _FLAGS = {"sink": "--sink", "chunk": "--chunk", "master": "--master", "topics": "--topic"}

@@ -31,6 +31,7 @@ from lagbot.remediations.base import (
     PlanError,
     Progress,
     ProposalContext,
+    Remediation,
     Verification,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
@@ -116,11 +117,12 @@ class Remediator:
         return self.policy.match(cluster, group)
 
     def suggested(self, verdict: GroupVerdict) -> list[str]:
-        """Actions the causes suggest, most likely cause first, without repeats."""
+        """The remediations that answer the causes (`Remediation.addresses`), most likely cause first, no repeats."""
         actions: list[str] = []
         for cause in verdict.causes:
-            if cause.remediation and cause.remediation not in actions:
-                actions.append(cause.remediation)
+            action = registry.answering(cause, verdict)
+            if action is not None and action not in actions:
+                actions.append(action)
         return actions
 
     def propose(
@@ -394,16 +396,18 @@ class Remediator:
         return outcomes
 
     def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
+        remediation: Remediation | None = None
         try:
+            remediation = registry.get(proposal.action)
             rule = self.rule(proposal.cluster, proposal.group)
             executor = self.executor_for(rule.workload) if rule.workload is not None else None
-            remediation = registry.get(proposal.action)
             outcome = remediation.restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
         except Exception as exc:  # never let one restore stop the others
             log.exception("restore failed", extra={"proposal": proposal.id})
             outcome = Outcome(False, wording.remediation_crashed("restore", exc))
         self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
-        self._reply(proposal, wording.autoscaler_restored(outcome.ok, outcome.detail), now)
+        words = remediation.restored(outcome) if remediation is not None else outcome.detail
+        self._reply(proposal, wording.restored(outcome.ok, words), now)
         return outcome
 
     # -- the remediation state an incident shows -------------------------------------------------------

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lagbot.core.model import GroupVerdict
+from lagbot.core.model import Cause, CauseKind, GroupVerdict
 from lagbot.core.stored import decode, encode
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
-    from lagbot.remediations.drain_settings import DrainSettings
+    from lagbot.remediations.drain.settings import DrainSettings
     from lagbot.remediations.executors.base import Workload
     from lagbot.remediations.verify import VerifyRules
 
@@ -212,6 +212,12 @@ class Remediation(ABC):
     """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
     needs_workload: ClassVar[bool] = False
     """Whether it acts on the workload the policy rule names (an executor), so cannot run without one."""
+    addresses: ClassVar[frozenset[CauseKind]] = frozenset()
+    """The causes it answers (none: it is only proposed when a user asks with `/lag remediate`)."""
+
+    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
+        """Whether it answers this cause of this verdict (by default: the cause is of a kind it `addresses`)."""
+        return cause.kind in self.addresses
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         """The parameters a user gave after the action in `/lag remediate`. Raises ArgsError."""
@@ -246,6 +252,10 @@ class Remediation(ABC):
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
         """Undo what `hand_back` left to undo (only called when `hand_back` returned something)."""
         raise NotImplementedError(self.name)
+
+    def restored(self, outcome: Outcome) -> str:
+        """What the incident's thread is told once `restore` ran: the remediation's own words for what was undone."""
+        return wording.restored(self.name, outcome.ok, outcome.detail)
 
     @abstractmethod
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:

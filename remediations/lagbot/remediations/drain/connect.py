@@ -31,9 +31,9 @@ from dataclasses import asdict, fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from lagbot.remediations.drain_job import JobConfig, JobProgress, ProgressFn, _by_partition, _spans
-from lagbot.remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
-from lagbot.remediations.drain_sinks import (
+from lagbot.remediations.drain.job import JobConfig, JobProgress, ProgressFn, _by_partition, _spans
+from lagbot.remediations.drain.plan import Manifest, OffsetRange, RangeReceipt
+from lagbot.remediations.drain.sinks import (
     ParquetSink,
     ReplaySink,
     arrow_filesystem,

@@ -34,8 +34,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lagbot.core import messages
-from lagbot.core.model import GroupVerdict, PartitionVerdict, Status
-from lagbot.remediations import drain_wording
+from lagbot.core.model import Cause, CauseKind, GroupVerdict, PartitionVerdict, Status
 from lagbot.remediations.base import (
     ArgsError,
     ExecutionContext,
@@ -48,8 +47,9 @@ from lagbot.remediations.base import (
     Risk,
     Verification,
 )
-from lagbot.remediations.drain_job import JobConfig, JobProgress
-from lagbot.remediations.drain_offsets import (
+from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.job import JobConfig, JobProgress
+from lagbot.remediations.drain.offsets import (
     _NOT_ACTIVE,
     DrainError,
     advance_offsets,
@@ -58,7 +58,7 @@ from lagbot.remediations.drain_offsets import (
     moved_back,
     wait_until_empty,
 )
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations.drain.plan import (
     DrainLayout,
     Manifest,
     OffsetRange,
@@ -69,10 +69,10 @@ from lagbot.remediations.drain_plan import (
     layout,
     plan_id,
 )
-from lagbot.remediations.drain_policy import DrainPolicy, sink_refusal
-from lagbot.remediations.drain_preflight import java_problem, sink_problem
-from lagbot.remediations.drain_run import run_local, submit
-from lagbot.remediations.drain_settings import (
+from lagbot.remediations.drain.policy import DrainPolicy, sink_refusal
+from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.run import run_local, submit
+from lagbot.remediations.drain.settings import (
     DEFAULT_TASK_RATE,
     DrainSettings,
     ParquetWriter,
@@ -81,7 +81,7 @@ from lagbot.remediations.drain_settings import (
     is_connect,
     is_local,
 )
-from lagbot.remediations.drain_sinks import SinkError, manifest_url, parse_sink
+from lagbot.remediations.drain.sinks import SinkError, manifest_url, parse_sink
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.verify import VerifyRules
 
@@ -310,10 +310,19 @@ class DrainRemediation(Remediation):
     """Drain a group's backlog into a sink with Spark, then advance its offsets past it."""
 
     name: ClassVar[str] = "drain"
+    addresses: ClassVar[frozenset[CauseKind]] = frozenset(
+        {CauseKind.RETENTION_RISK, CauseKind.PARTITION_CEILING, CauseKind.HOT_PARTITION}
+    )
     risk: ClassVar[Risk] = Risk.MEDIUM
     Params: ClassVar[type[BaseModel]] = DrainParams
     Policy: ClassVar[type[PolicyParams]] = DrainPolicy
     args_usage: ClassVar[str] = "[sink: a Parquet path or URL, or kafka:TOPIC]"
+
+    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
+        """A hot partition only when its keys are skewed (a slow owner is restart's)."""
+        if cause.kind == CauseKind.HOT_PARTITION:
+            return cause.evidence.get("why") != "slow_owner"
+        return super().answers(cause, verdict)
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         if len(args) > 1:
@@ -461,7 +470,7 @@ class DrainRemediation(Remediation):
         if is_local(params.master):
             return run_local(config, params, context, report)
         if is_connect(params.master):  # the driver is the Connect server's: no JVM in this process
-            from lagbot.remediations.drain_connect import run_connect
+            from lagbot.remediations.drain.connect import run_connect
 
             return run_connect(config, params.master, on_progress=report, timeout=params.job_timeout)
         settings = context.drain_settings or DrainSettings()
@@ -525,3 +534,7 @@ def verify_drain(plan: Plan, verdicts: Sequence[GroupVerdict]) -> Verification:
         return Verification(Progress.WORSE, drain_wording.drain_verify_worse(lag, plan.after["offsets"]))
     return Verification(Progress.IMPROVING, drain_wording.drain_verify_improving(lag), latest.consume_rate,
                         latest.eta_seconds)  # fmt: skip
+
+
+REMEDIATION = DrainRemediation()
+"""What lagbot.remediations.registry registers for this package."""

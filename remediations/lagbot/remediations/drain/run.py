@@ -13,28 +13,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lagbot.remediations import drain_wording
 from lagbot.remediations.base import (
     ExecutionContext,
 )
-from lagbot.remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
-from lagbot.remediations.drain_offsets import (
+from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain.offsets import (
     DrainError,
 )
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations.drain.plan import (
     Manifest,
 )
-from lagbot.remediations.drain_settings import (
+from lagbot.remediations.drain.settings import (
     DrainSettings,
 )
 
 if TYPE_CHECKING:
-    from lagbot.remediations.drain import DrainParams  # drain imports this module
+    from lagbot.remediations.drain.remediation import DrainParams  # drain imports this module
 
 
 def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext, on_progress: Any) -> Manifest:
     """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
-    from lagbot.remediations.drain_job import run_job, spark_session
+    from lagbot.remediations.drain.job import run_job, spark_session
 
     given = context.spark
     owned = given is None
