@@ -54,6 +54,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot remediations policies tests bench tools
 	$(BIN)/ruff format --check bot remediations policies tests bench tools
 	$(BIN)/mypy
+	$(BIN)/lint-imports  # the layer contracts in pyproject.toml [tool.importlinter]
 
 test: lint kafka-fetch browser
 	$(BIN)/pytest -q
