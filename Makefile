@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-web test lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
+.PHONY: demo demo-web test test-one lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ lint: $(STAMP)
 
 test: lint kafka-fetch browser
 	$(BIN)/pytest -q
+
+# One test module or node id: make test-one T=tests/test_layers.py (T='tests/x.py::test_y' for one test).
+test-one: $(STAMP)
+	@test -n "$(T)" || { echo "make test-one: name the test, e.g. make test-one T=tests/test_layers.py" >&2; exit 4; }
+	$(BIN)/pytest -q "$(T)"
 
 # The pure suite alone (no broker, no Redis, no Spark, no connection at all): about 40 s.
 test-unit: $(STAMP)

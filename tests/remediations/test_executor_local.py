@@ -27,7 +27,6 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from lagbot.core.model import Member
-from lagbot.devkit.embedded import committed_offsets
 from lagbot.remediations.executors.base import ExecutorError, Workload
 from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
 from lagbot.remediations.executors.local import (
@@ -40,6 +39,7 @@ from lagbot.remediations.executors.local import (
 )
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_state
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 T = TypeVar("T")
@@ -75,11 +75,6 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) ->
             return last
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int]:
-    """The group's committed offsets as the broker returns them (-1001: none)."""
-    return dict(enumerate(committed_offsets(kafka.admin, group, topic, partitions)))
 
 
 def log_ends(kafka: Kafka, topic: str, partitions: int) -> dict[int, int]:

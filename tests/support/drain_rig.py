@@ -16,11 +16,11 @@ from lagbot.core.model import GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.drain.offsets import committed_offsets
 from lagbot.remediations.drain.plan import Manifest
 from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from lagbot.remediations.executors.base import Executor
 from tests.conftest import Kafka
+from tests.support.group_commits import committed as committed  # the drain tests read it from here
 
 DRAIN = DrainRemediation()
 
@@ -73,11 +73,6 @@ def context(
 
 def make_plan(kafka: Kafka, group: str, sink: str, **params: Any) -> Plan:
     return DRAIN.plan(verdict_of(kafka, group), DrainParams(sink=sink, master="local[2]", **params), now=time.time())
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int | None]:
-    offsets = committed_offsets(kafka.admin, group, [(topic, p) for p in range(partitions)])
-    return {p: offsets[(topic, p)] for p in range(partitions)}
 
 
 def parquet_rows(sink: Path) -> list[dict[str, Any]]:

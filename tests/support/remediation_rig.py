@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from lagbot.devkit.apache_kafka import ApacheKafka
-from lagbot.devkit.embedded import EmbeddedRedis, committed_offsets, log_end_offsets
+from lagbot.devkit.embedded import EmbeddedRedis, log_end_offsets
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
@@ -32,10 +32,6 @@ def config(
         "policy_file": str(policy),
         "executors": {"local": {"state_dir": str(fleets)}},
     }
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> list[int]:
-    return committed_offsets(kafka.admin, group, topic, partitions)
 
 
 def log_end(kafka: Kafka, topic: str, partitions: int) -> list[int]:
