@@ -391,7 +391,9 @@ def test_drain_through_an_approval_writes_every_offset_once_and_advances_the_gro
         bot.wait_ready()
         root, reply = thread_with_button(slack, "approve:", "rain")
         slack.click_button(bot.events_url, SIGNING_SECRET, user=APPROVER, message=reply, action_prefix="approve:")
-        wait_for("the drained offsets", lambda: committed(kafka, group, topic, 3) == {0: 2_000, 1: 100, 2: 100}, timeout=180)
+        wait_for(
+            "the drained offsets", lambda: committed(kafka, group, topic, 3) == {0: 2_000, 1: 100, 2: 100}, timeout=180
+        )
         table = pads.dataset(str(sink), format="parquet", partitioning="hive").to_table()
         offsets = sorted(zip(table.column("partition").to_pylist(), table.column("offset").to_pylist(), strict=True))
         expected = [(0, o) for o in range(2_000)] + [(1, o) for o in range(50, 100)]
