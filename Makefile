@@ -56,8 +56,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports  # the layer contracts in pyproject.toml [tool.importlinter]
 
-test: lint kafka-fetch browser
-	$(BIN)/pytest -q
+# The whole suite. The web demo's browser test needs Chromium, which only root can install (make browser): without
+# it, and not root, the rest of the suite runs and the browser test is named as left out (exit status of the rest).
+test: lint kafka-fetch
+	@if $(MAKE) -s browser; then $(BIN)/pytest -q; \
+	else echo "make test: Chromium is missing, so tests/devkit/test_demo_web.py is left out; as root: make browser" >&2; \
+	$(BIN)/pytest -q --ignore=tests/devkit/test_demo_web.py; fi
 
 # One test module or node id: make test-one T=tests/test_layers.py (T='tests/x.py::test_y' for one test).
 test-one: $(STAMP)

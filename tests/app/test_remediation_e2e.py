@@ -31,12 +31,12 @@ from lagbot.remediations.executors.local import LocalExecutor
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
+from tests.support.group_commits import committed
 from tests.support.remediation_rig import (
     APPROVER,
     REQUESTER,
     SECOND,
     TOKEN,
-    committed,
     config,
     log_end,
     replies_text,

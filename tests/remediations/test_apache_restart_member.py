@@ -28,10 +28,10 @@ from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_rows
 from tests.support.bot_process import SIGNING_SECRET, BotProcess, wait_for
+from tests.support.group_commits import committed
 from tests.support.remediation_rig import (
     APPROVER,
     TOKEN,
-    committed,
     config,
     log_end,
     replies_text,

@@ -33,7 +33,6 @@ from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from tests.conftest import Kafka, Names
 from tests.support.drain_rig import (
     DRAIN,
-    committed,
     context,
     exactly_once,
     fill,
@@ -41,6 +40,7 @@ from tests.support.drain_rig import (
     manifest_at,
     parquet_rows,
 )
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 

@@ -26,7 +26,8 @@ from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.drain.plan import Manifest
 from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from tests.conftest import Kafka, Names
-from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of
+from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
+from tests.support.group_commits import committed
 from tests.support.spark_cluster import StandaloneCluster, loopback_env
 from tests.support.spark_connect import ConnectServer
 

@@ -19,7 +19,8 @@ from confluent_kafka import Producer, TopicPartition
 from lagbot.remediations.drain.job import spark_session
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import wait_for
-from tests.support.drain_rig import DRAIN, committed, context, make_plan, manifest_at, parquet_rows, verdict_of
+from tests.support.drain_rig import DRAIN, context, make_plan, manifest_at, parquet_rows, verdict_of
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 

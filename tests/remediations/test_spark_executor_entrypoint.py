@@ -23,7 +23,8 @@ from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import wait_for
-from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of
+from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
+from tests.support.group_commits import committed
 from tests.support.spark_cluster import StandaloneCluster, free_ports, loopback_env
 from tests.support.spark_connect import ConnectServer
 

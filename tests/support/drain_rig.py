@@ -20,7 +20,6 @@ from lagbot.remediations.drain.plan import Manifest
 from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from lagbot.remediations.executors.base import Executor
 from tests.conftest import Kafka
-from tests.support.group_commits import committed as committed  # the drain tests read it from here
 
 DRAIN = DrainRemediation()
 
