@@ -23,6 +23,7 @@ import yaml
 from pyspark.sql.utils import is_remote
 
 from lagbot.remediations.base import ExecutionContext
+from lagbot.remediations.drain.context import DrainContext
 from lagbot.remediations.drain.plan import Manifest
 from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from tests.conftest import Kafka, Names
@@ -110,7 +111,7 @@ def test_a_failed_range_commits_nothing_and_a_replanned_rerun_is_exactly_once(
     sink = tmp_path / "drained"
     lines: list[str] = []
     progress: list[Any] = []
-    context = ExecutionContext(
+    context = DrainContext(
         admin=kafka.admin, progress=lines.append,
         kafka_config={"bootstrap.servers": kafka.bootstrap}, on_progress=progress.append,
     )  # fmt: skip

@@ -15,7 +15,8 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
-from lagbot.remediations.base import ExecutionContext, Plan
+from lagbot.remediations.base import Plan
+from lagbot.remediations.drain.context import DrainContext
 from lagbot.remediations.drain.plan import Manifest
 from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
 from lagbot.remediations.executors.base import Executor
@@ -58,11 +59,9 @@ def verdict_of(kafka: Kafka, group: str) -> GroupVerdict:
     return verdict
 
 
-def context(
-    kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **given: Any
-) -> ExecutionContext:
-    """An ExecutionContext on `kafka` and `spark`; `given` sets (or replaces) any other of its fields."""
-    return ExecutionContext(
+def context(kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **given: Any) -> DrainContext:
+    """A DrainContext on `kafka` and `spark`; `given` sets (or replaces) any other of its fields."""
+    return DrainContext(
         executor=executor,
         admin=kafka.admin,
         progress=lines.append,

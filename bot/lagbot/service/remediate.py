@@ -330,7 +330,7 @@ class Remediator:
             progress=lambda line: self._progress(proposal, line),
             clock=self.bot.clock,
             kafka_config=self.bot.settings.cluster(proposal.cluster).client_config(),
-            drain_settings=self.bot.settings.drain,
+            settings=self.bot.settings,
             workload=rule.workload,
         )
         return registry.get(proposal.action).execute(proposal.plan, context)

@@ -29,8 +29,8 @@ from lagbot.core.stored import decode, encode
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
-    from lagbot.remediations.drain.settings import DrainSettings
-    from lagbot.remediations.executors.base import Workload
+    from lagbot.core.config import Settings
+    from lagbot.remediations.executors.base import Executor, Workload
     from lagbot.remediations.verify import VerifyRules
 
 PLAN_VERSION = 1
@@ -121,12 +121,13 @@ class ExecutionContext:
     """What `execute` may use. Anything a remediation needs beyond its plan comes from here.
 
     `executor` acts on the workload that runs the group's consumers (None when the policy names no
-    workload); `admin` is a confluent_kafka AdminClient of the group's cluster (offset operations);
-    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock. The rest is
-    what a remediation that runs a job of its own (the drain) needs besides; None where the caller has none.
+    workload); `admin` is the group's cluster's admin (offset operations: lagbot.engine.collector's ClusterAdmin);
+    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock. A remediation that
+    needs more has a context of its own, a subclass given by the callers that run it themselves (the drain's
+    DrainContext); from the service it gets this one.
     """
 
-    executor: Any = None
+    executor: Executor | None = None
     admin: Any = None
     progress: Callable[[str], None] = lambda _line: None
     clock: Callable[[], float] | None = None
@@ -136,12 +137,8 @@ class ExecutionContext:
     """librdkafka settings of the group's cluster, for a job's own consumers and producers."""
     workload: Workload | None = None
     """The policy rule's workload (what the executor acts on when the parameters name none)."""
-    drain_settings: DrainSettings | None = None
-    """The `drain:` section of lagbot's configuration (spark-submit, archives); None: its defaults."""
-    spark: Any = None
-    """A SparkSession to run a job in (a local master); None: one is made, and stopped afterwards."""
-    on_progress: Callable[[Any], None] | None = None
-    """Receives every progress report of a job (the drain's JobProgress), e.g. for a progress bar."""
+    settings: Settings | None = None
+    """lagbot's settings (the drain reads its `drain:` section); None: each remediation's defaults."""
 
 
 DEFAULT_LONGEST_RUN = 3_600.0

@@ -12,7 +12,7 @@ job (`drain_job.run_job`) uses that Spark Connect does not offer, and what is us
   older cuts of a range): a client cannot reach it. Both run as a one-task job on an executor with
   pyarrow's filesystems, which see the sink as the range tasks do (a volume the executors mount, or
   s3://, gs://, abfs://, hdfs://). So Parquet is always written by the tasks (writer arrow; writer spark
-  is refused with a Connect master, see `drain_settings.check_connect_writer`).
+  is refused with a Connect master, see `lagbot.remediations.drain.settings.check_connect_writer`).
 
 Exactly once holds as in the classic path: one directory per range, replaced by a rename
 (`drain_sinks.parquet_range`); older, differently cut ranges that completed ranges cover are removed

@@ -17,10 +17,11 @@ but no message is lost (each was written first).
 `execute` reads from `ExecutionContext`: `admin` (AdminClient of the cluster), `executor` (to pause
 consumers), `progress` (lines for the incident thread), and
 - `kafka_config` (required): librdkafka settings of the cluster, for the job's readers and producers;
-- `drain_settings`: a `DrainSettings` (spark-submit, archives, manifest_dir); defaults otherwise;
+- `settings`: lagbot's settings, whose `drain:` section (spark-submit, archives, manifest_dir) it uses;
 - `workload`: the `Workload` to pause when the params name none;
-- `spark`: a SparkSession to use (local masters; otherwise one is made and stopped);
-- `on_progress`: a callable receiving every `JobProgress` (the CLI's progress bar).
+- from a DrainContext (lagbot.remediations.drain.context), given by callers that run it themselves: `spark`, a
+  SparkSession to use (local masters; otherwise one is made and stopped), `on_progress`, a callable receiving every
+  `JobProgress` (the CLI's progress bar), and `drain_settings` when they have no lagbot settings.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from lagbot.remediations.base import (
     Verification,
 )
 from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.context import drain_settings, progress_receiver
 from lagbot.remediations.drain.job import JobConfig, JobProgress
 from lagbot.remediations.drain.offsets import (
     _NOT_ACTIVE,
@@ -473,14 +475,14 @@ class DrainRemediation(Remediation):
             from lagbot.remediations.drain.connect import run_connect
 
             return run_connect(config, params.master, on_progress=report, timeout=params.job_timeout)
-        settings = context.drain_settings or DrainSettings()
+        settings = drain_settings(context)
         return submit(config, settings.model_copy(update={"master": params.master}), on_progress=report,
                       timeout=params.job_timeout)  # fmt: skip
 
 
 def _progress_reporter(plan: Plan, params: DrainParams, context: ExecutionContext) -> Callable[[JobProgress], None]:
-    """Every progress goes to `context.on_progress`; a line goes to the thread at most every `progress_every` s."""
-    forward = context.on_progress
+    """Every progress goes to a DrainContext's `on_progress`; a line to the thread at most every `progress_every` s."""
+    forward = progress_receiver(context)
     last = [float("-inf")]
 
     def report(progress: JobProgress) -> None:

@@ -17,6 +17,7 @@ from lagbot.remediations.base import (
     ExecutionContext,
 )
 from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.context import spark_of
 from lagbot.remediations.drain.job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
 from lagbot.remediations.drain.offsets import (
     DrainError,
@@ -36,7 +37,7 @@ def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext,
     """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
     from lagbot.remediations.drain.job import run_job, spark_session
 
-    given = context.spark
+    given = spark_of(context)
     owned = given is None
     spark = spark_session(params.master, app_name=f"lagbot-drain-{config.group}") if given is None else given
     try:
