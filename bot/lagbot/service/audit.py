@@ -9,12 +9,13 @@ and to one stream of everything (what `lagbot audit export` writes as JSON lines
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
-from lagbot.core.stored import decode, encode, text
+from lagbot.core import codec
+from lagbot.core.stored import text
 
 AUDIT_VERSION = 1
 MAX_ALL = 100_000
@@ -38,11 +39,15 @@ class AuditEntry:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return encode(AUDIT_VERSION, asdict(self))
+        return AUDIT_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> AuditEntry:
-        return cls(**decode("audit entry", AUDIT_VERSION, raw))
+        """Raises StoredFormatError (lagbot.core.stored) when it is not an entry lagbot wrote."""
+        return AUDIT_CODEC.decode(raw)
+
+
+AUDIT_CODEC = codec.register(codec.Codec("audit entry", AuditEntry, AUDIT_VERSION))
 
 
 class AuditLog:

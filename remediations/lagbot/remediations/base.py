@@ -10,22 +10,22 @@ runs it once -> `verify(plan, later verdicts)` judges whether lag drains.
 A new remediation is one module (a subclass of `Remediation`) and one line in lagbot.remediations.registry; what a
 policy rule may set for it is its `Policy` model, from which lagbot.policies.model derives the policy's schema.
 
-A `Plan` is plain data and round-trips through versioned JSON, because it is stored in Redis between
-the proposal and the click that approves it.
+A `Plan` is plain data and round-trips through versioned JSON (lagbot.core.codec), because it is stored in Redis
+between the proposal and the click that approves it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lagbot.core import codec
 from lagbot.core.model import Cause, CauseKind, GroupVerdict
-from lagbot.core.stored import decode, encode
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
@@ -75,17 +75,15 @@ class Plan:
     """Wording the confirm dialog must show before approving (data loss); None: no dialog needed."""
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["risk"] = self.risk.value
-        return encode(PLAN_VERSION, data)
+        return PLAN_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Plan:
-        data = decode("stored plan", PLAN_VERSION, raw)
-        data["risk"] = Risk(data["risk"])
-        data["steps"] = tuple(data.get("steps", ()))
-        data["preflight"] = tuple(data.get("preflight", ()))
-        return cls(**data)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a plan lagbot wrote."""
+        return PLAN_CODEC.decode(raw)
+
+
+PLAN_CODEC = codec.register(codec.Codec("stored plan", Plan, PLAN_VERSION))
 
 
 @dataclass(frozen=True)
