@@ -43,7 +43,7 @@ from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
-from lagbot.service.remediation_state import RemediationState
+from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.restores import Restores
 
 log = logging.getLogger(__name__)
@@ -311,7 +311,7 @@ class Remediator:
                 # be slow).
                 line = wording.remediation_running(proposal.approvals, proposal.plan.summary)
                 self._reply(proposal, line, now, deliver=False)
-                self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
+                self._set_state(proposal, RunState.RUNNING, proposal.plan.summary, now, deliver=False)
                 self._deliver_soon()
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
@@ -358,7 +358,13 @@ class Remediator:
             )
             line = wording.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
             self._reply(proposal, line, finished)
-            state = "verifying" if outcome.ok else "interrupted" if outcome.data.get("interrupted") else "failed"
+            state = (
+                RunState.VERIFYING
+                if outcome.ok
+                else RunState.INTERRUPTED
+                if outcome.data.get("interrupted")
+                else RunState.FAILED
+            )
             self._set_state(proposal, state, outcome.detail, finished, baseline=True)
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
@@ -432,7 +438,7 @@ class Remediator:
         """
         slot = self._slot(incident.id)
         state, seen = slot.read()
-        if state is None or state.state != "verifying":
+        if state is None or state.state != RunState.VERIFYING:
             return
         rule = self.rule(incident.cluster, incident.group)
         checks = [*state.checks, point_of(verdict, now)]
@@ -445,7 +451,7 @@ class Remediator:
             checks=tuple(checks[-keep:]),
             detail=verification.detail,
             progress=verification.progress,
-            state=verification.progress.value if ended else state.state,
+            state=RunState(verification.progress.value) if ended else state.state,
         )
         if not slot.replace(state, seen):
             return  # a run started or ended meanwhile: its state stands
@@ -473,8 +479,10 @@ class Remediator:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
         slot = self._slot(incident.id)
         state, seen = slot.read()
-        if state is not None and state.state in ("verifying", "worse", "no_change"):
-            slot.replace(dataclasses.replace(state, state="resolved", detail=wording.remediation_resolved()), seen)
+        if state is not None and state.state in (RunState.VERIFYING, RunState.WORSE, RunState.NO_CHANGE):
+            slot.replace(
+                dataclasses.replace(state, state=RunState.RESOLVED, detail=wording.remediation_resolved()), seen
+            )
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -511,13 +519,20 @@ class Remediator:
         threading.Thread(target=deliver, name="deliver-soon", daemon=True).start()
 
     def _set_state(
-        self, proposal: Proposal, state: str, detail: str, now: float, *, baseline: bool = False, deliver: bool = True
+        self,
+        proposal: Proposal,
+        state: RunState,
+        detail: str,
+        now: float,
+        *,
+        baseline: bool = False,
+        deliver: bool = True,
     ) -> None:
         incident = self._incident(proposal)
         if incident is None:
             return
-        if not incident.is_open and state == "verifying":
-            state, detail = "resolved", wording.remediation_resolved()  # it resolved while the action ran
+        if not incident.is_open and state == RunState.VERIFYING:
+            state, detail = RunState.RESOLVED, wording.remediation_resolved()  # it resolved while the action ran
         remediation = RemediationState(action=proposal.action, state=state, detail=detail, id=proposal.id)
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:
