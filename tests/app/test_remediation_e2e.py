@@ -26,8 +26,8 @@ import redis
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, exact_producer
 from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.devkit.fleet import LocalExecutor
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import LocalExecutor
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for

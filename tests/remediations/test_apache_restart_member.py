@@ -21,8 +21,8 @@ from lagbot.core import messages
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
+from lagbot.devkit.fleet import LocalExecutor
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import LocalExecutor
 from lagbot.remediations.restart import wording as restart_wording
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names

@@ -10,8 +10,8 @@ import yaml
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, log_end_offsets
 from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.devkit.fleet import FleetSpec, LocalExecutor
 from lagbot.remediations.executors.base import Workload
-from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
 from lagbot.remediations.scale.remediation import Scale, ScaleParams
 from tests.conftest import Kafka
 from tests.support.bot_process import CHANNEL, bot_config, wait_for

@@ -27,16 +27,17 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from lagbot.core.model import Member
-from lagbot.remediations.executors.base import ExecutorError, Workload
-from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
-from lagbot.remediations.executors.local import (
+from lagbot.devkit.fleet import (
     FleetSpec,
     LocalExecutor,
     MemberRecord,
     MemberStatus,
     proc_start_time,
     process_alive,
+    register_local_executor,
 )
+from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_state
 from tests.support.group_commits import committed
@@ -314,6 +315,7 @@ def test_a_second_executor_sees_and_changes_the_same_fleet(fleets: LocalExecutor
     kafka.create_topic(topic, 1)
     fleet = spec(kafka, names, topic, replicas=2)
     assert fleets.start(fleet).ok
+    register_local_executor()  # as `lagbot run` does when its configuration has an `executors.local` section
     other = build_executor("local", ExecutorsConfig(local=fleets.config))
     assert other.replicas(workload(fleet)) == 2
     assert other.scale(workload(fleet), 1).data == {"before": 2, "after": 1}
