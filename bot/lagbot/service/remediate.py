@@ -44,7 +44,7 @@ from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_v
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from lagbot.service.remediation_state import RemediationState, RunState
-from lagbot.service.restores import Restores
+from lagbot.service.restores import RestoreQueue, Restores
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ class Remediator:
         proposals: ProposalStore,
         directory: ApproverDirectory,
         executor_for: ExecutorFor,
+        restores: RestoreQueue | None = None,
     ) -> None:
         if bot.policy is None:
             raise ValueError("remediations need a policy")
@@ -107,7 +108,7 @@ class Remediator:
         self.proposals = proposals
         self.directory = directory
         self.executor_for = executor_for
-        self.restores = Restores(bot.redis)
+        self.restores = restores if restores is not None else Restores(bot.redis)
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
 
