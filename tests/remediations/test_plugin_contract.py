@@ -1,9 +1,10 @@
 """Adding a remediation is one package and one registry line (docs/remediations.md, "Adding a remediation").
 
-The test does exactly what the page says, in a copy of the tree: it writes the page's `pause` package, adds the
-one line to the registry, checks that nothing else differs, and runs the copy's lagbot (tests/support/plugin_probe.py)
-on a real redis-server and the Slack emulator: the new remediation is in the policy schema, in `/lag remediate`, in
-`lagbot policy explain`, proposed for the cause it `addresses`, approved, run and verified by the service.
+The test does exactly what the page says, in a copy of the tree: it writes the page's `pause` package, adds the one line
+to the registry, checks that nothing else differs (the tests included), runs the registry's own tests there unchanged,
+and runs the copy's lagbot (tests/support/plugin_probe.py) on a real redis-server and the Slack emulator: the new
+remediation is in the policy schema, in `/lag remediate`, in `lagbot policy explain`, proposed for the cause it
+`addresses`, approved, run and verified by the service.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tests.support.tree import ROOT, source_roots
 PAGE = ROOT / "docs" / "remediations.md"
 PACKAGE = Path("remediations/lagbot/remediations/pause")
 REGISTRY = Path("remediations/lagbot/remediations/registry.py")
+PLANS = "test_remediation_plans.py"
 
 
 def recipe_files() -> dict[str, str]:
@@ -59,20 +61,32 @@ def test_a_throwaway_remediation_is_one_package_and_one_line_and_reaches_every_p
     tmp_path: Path, redis_server: EmbeddedRedis
 ) -> None:
     copy = tmp_path / "tree"
-    for root in source_roots():
-        shutil.copytree(root, copy / root.name, ignore=shutil.ignore_patterns("__pycache__"))
+    folders = [*source_roots(), ROOT / "tests"]
+    for folder in folders:
+        shutil.copytree(folder, copy / folder.name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     add_pause(copy)
 
-    changed = [d for r in source_roots() for d in differences(r, copy / r.name, Path(r.name))]
+    changed = [d for f in folders for d in differences(f, copy / f.name, Path(f.name))]
     assert changed == [str(PACKAGE), str(REGISTRY)], "files touched to add a remediation"
     before = (ROOT / REGISTRY).read_text().splitlines()
     after = (copy / REGISTRY).read_text().splitlines()
     assert [line for line in after if line not in before] == ['    "pause",'] and len(after) == len(before) + 1
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(copy / r.name) for r in source_roots())}
+    # The registry's own tests, unchanged, pass with the new remediation registered: no list of names to extend.
+    pinned = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(Path("tests/remediations") / PLANS)],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
     run = subprocess.run(
         [sys.executable, "-m", "tests.support.plugin_probe", redis_server.url],
-        cwd=ROOT,
+        cwd=copy,
         env=env,
         capture_output=True,
         text=True,
