@@ -52,8 +52,9 @@ from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.drain.context import DrainContext
 from lagbot.remediations.drain.job import spark_session
+from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.plan import OffsetRange
-from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
+from lagbot.remediations.drain.remediation import DrainRemediation
 from lagbot.remediations.drain.sinks import FETCH_TUNING, record_batch
 
 TOPIC = "user-events"

@@ -35,7 +35,8 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.drain.context import DrainContext
-from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.remediation import DrainRemediation
 from lagbot.remediations.drain.settings import DrainSettings
 from tests.support.spark_cluster import StandaloneCluster, loopback_env
 

@@ -24,8 +24,9 @@ from pyspark.sql.utils import is_remote
 
 from lagbot.remediations.base import ExecutionContext
 from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.plan import Manifest
-from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
+from lagbot.remediations.drain.remediation import DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
 from tests.support.group_commits import committed

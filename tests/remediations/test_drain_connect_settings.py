@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from lagbot.remediations.drain.connect import task_root
+from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.preflight import java_problem
-from lagbot.remediations.drain.remediation import DrainParams
 from lagbot.remediations.drain.settings import DrainSettings, check_master, is_connect, is_local
 
 

@@ -19,6 +19,7 @@ from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict
 from lagbot.remediations.base import Plan, Progress, Risk
 from lagbot.remediations.drain.job import JobConfig, JobProgress, spark_submit_argv
 from lagbot.remediations.drain.offsets import DrainError, commits_for, moved_back
+from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.plan import (
     Manifest,
     ManifestVersionError,
@@ -33,7 +34,6 @@ from lagbot.remediations.drain.plan import (
     split,
 )
 from lagbot.remediations.drain.remediation import (
-    DrainParams,
     DrainRemediation,
     build_plan,
     plan_partitions,

@@ -17,8 +17,9 @@ from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import Plan
 from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.plan import Manifest
-from lagbot.remediations.drain.remediation import DrainParams, DrainRemediation
+from lagbot.remediations.drain.remediation import DrainRemediation
 from lagbot.remediations.executors.base import Executor
 from tests.conftest import Kafka
 

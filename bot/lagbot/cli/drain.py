@@ -26,9 +26,9 @@ from lagbot.remediations.base import Plan
 from lagbot.remediations.drain.context import DrainContext
 from lagbot.remediations.drain.job import JobProgress
 from lagbot.remediations.drain.offsets import DrainError
+from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.preflight import java_problem, sink_problem
 from lagbot.remediations.drain.remediation import (
-    DrainParams,
     DrainRemediation,
     needs_pause,
     plan_partitions,

@@ -30,7 +30,7 @@ from lagbot.remediations.drain.settings import (
 )
 
 if TYPE_CHECKING:
-    from lagbot.remediations.drain.remediation import DrainParams  # drain imports this module
+    from lagbot.remediations.drain.params import DrainParams
 
 
 def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext, on_progress: Any) -> Manifest:
