@@ -369,7 +369,7 @@ def test_spark_submit_argv_ships_the_packed_venv_as_pyspark_documents() -> None:
         spark_conf={"spark.executor.memory": "4g", "spark.yarn.queue": "ops"},
     )  # fmt: skip
     argv = spark_submit_argv(settings, config_file="/tmp/job.json", app_name="lagbot-drain-g")
-    job = str(package_folder("lagbot.remediations") / "drain_job.py")
+    job = str(package_folder("lagbot.remediations.drain") / "job.py")
     assert argv == [
         "/opt/spark/bin/spark-submit", "--master", "yarn", "--deploy-mode", "client", "--name", "lagbot-drain-g",
         "--archives", "hdfs:///envs/lagbot.tar.gz#environment",
