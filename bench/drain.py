@@ -50,11 +50,12 @@ from lagbot.core.config import build_settings
 from lagbot.devkit.embedded import EmbeddedBroker
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
-from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_job import spark_session
-from lagbot.remediations.drain_plan import OffsetRange
-from lagbot.remediations.drain_sinks import FETCH_TUNING, record_batch
+from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.job import spark_session
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.plan import OffsetRange
+from lagbot.remediations.drain.remediation import DrainRemediation
+from lagbot.remediations.drain.sinks import FETCH_TUNING, record_batch
 
 TOPIC = "user-events"
 VALUE = b"v" * 200
@@ -178,7 +179,7 @@ def spark_drain(
     try:
         params = DrainParams(sink=str(sink), master="local[2]", chunk=chunk, writer=writer)
         plan = DrainRemediation().plan(verdict, params, now=time.time())
-        context = ExecutionContext(admin=admin, kafka_config={"bootstrap.servers": bootstrap}, spark=spark)
+        context = DrainContext(admin=admin, kafka_config={"bootstrap.servers": bootstrap}, spark=spark)
         started = time.perf_counter()
         outcome = DrainRemediation().execute(plan, context)
         elapsed = time.perf_counter() - started

@@ -34,9 +34,10 @@ from lagbot.core.config import build_settings
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
-from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_settings import DrainSettings
+from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.remediation import DrainRemediation
+from lagbot.remediations.drain.settings import DrainSettings
 from tests.support.spark_cluster import StandaloneCluster, loopback_env
 
 TOPIC = "user-events"
@@ -91,7 +92,7 @@ def drain_once(bootstrap: str, admin: AdminClient, master: str, sink: Path, chun
     params = DrainParams(sink=str(sink), master=master, chunk=chunk, slots=2)
     plan = DrainRemediation().plan(verdict, params, now=time.time())
     first: list[float] = []
-    context = ExecutionContext(
+    context = DrainContext(
         admin=admin,
         progress=lambda _line: None,
         kafka_config={"bootstrap.servers": bootstrap},

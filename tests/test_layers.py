@@ -5,7 +5,8 @@ policies/lagbot/policies/ (tests/support/tree.py): a file's path below its root 
 the bottom: the foundation (core), the engine that judges lag, the remediations, the policies that allow them, the
 running service, Slack, the assembled `lagbot run` process, the command line, the dev kit, and on top the `lagbot`
 command's entry point, which dispatches to all of them. A module may import its own layer and the layers below;
-every import counts, also one inside a function or under TYPE_CHECKING.
+every import counts, also one inside a function or under TYPE_CHECKING. The layers are written once, as
+import-linter contracts in pyproject.toml, which also see relative imports, Slack's libraries and cycles in a layer.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import ast
 import importlib.util
 import pkgutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -20,27 +24,25 @@ import pytest
 import lagbot
 from tests.support.tree import ROOT, module_name, source_files, source_roots
 
+CONTRACTS = {
+    c["id"]: c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+}
+"""The layer contracts, written once: pyproject.toml's [tool.importlinter] (run by `make lint` and below)."""
+
 LAYERS = (
-    "lagbot.core",
-    "lagbot.engine",
-    "lagbot.remediations",
-    "lagbot.policies",
-    "lagbot.service",
-    "lagbot.slack",
-    "lagbot.app",
-    "lagbot.cli",
-    "lagbot.devkit",
+    *reversed(CONTRACTS["layers"]["layers"]),
     "lagbot.cli.main",  # the entry point: `lagbot demo` reaches the dev kit from here
 )
 
-# Imports that go up today, each with its reason; the check fails on any other, and on one that is gone.
-# The configuration file's schema holds the drain's and the executors' settings, which their remediation owns;
+# Imports that go up today, each with its reason (in pyproject.toml); the check fails on any other, and on one that is
+# gone. The configuration file's schema holds the drain's and the executors' settings, which their remediation owns;
 # those modules import nothing above the foundation (checked below).
 ALLOWED_UP = {
-    ("lagbot.core.config", "lagbot.remediations.drain_settings"): "the config schema includes the drain's settings",
-    ("lagbot.core.config", "lagbot.remediations.executors.config"): "the config schema includes the executors",
+    tuple(line.split(" -> ")): "pyproject.toml"
+    for line in CONTRACTS["layers"]["ignore_imports"]
+    if not line.startswith("lagbot.cli.main ")
 }
-SETTINGS_MODULES = ("lagbot.remediations.drain_settings", "lagbot.remediations.executors.config")
+SETTINGS_MODULES = tuple(sorted(imported for _importer, imported in ALLOWED_UP))
 
 
 def sources() -> dict[str, Path]:
@@ -79,6 +81,14 @@ def upward_imports() -> dict[tuple[str, str], str]:
             if layer(target) > layer(name):
                 found[(name, target)] = f"{LAYERS[layer(name)]} imports {LAYERS[layer(target)]}"
     return found
+
+
+def test_the_import_contracts_hold() -> None:
+    """import-linter's reading of every import, relative ones too: layers, Slack's libraries, no cycle in a layer."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    run = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Contracts: 3 kept, 0 broken." in run.stdout
 
 
 def test_every_module_is_in_a_layer() -> None:

@@ -26,17 +26,17 @@ import redis
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, exact_producer
 from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.devkit.fleet import LocalExecutor
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import LocalExecutor
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
+from tests.support.group_commits import committed
 from tests.support.remediation_rig import (
     APPROVER,
     REQUESTER,
     SECOND,
     TOKEN,
-    committed,
     config,
     log_end,
     replies_text,
@@ -83,7 +83,7 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
     kafka.produce(topic, 0, 50)
     fleets = LocalExecutor(LocalConfig(state_dir=fleet_dir))
     start_fleet(fleets, broker, fleet, group, topic, commit_every=10, commit_interval_ms=200)
-    wait_for("the fleet to catch up", lambda: committed(kafka, group, topic, 1) == [50], timeout=60)
+    wait_for("the fleet to catch up", lambda: committed(kafka, group, topic, 1) == {0: 50}, timeout=60)
     [member] = fleets.members(fleet)
     fleets.make_stuck(fleet, member.client_id)
     wait_for("the member to see its flag and stop", lambda: [m.state for m in fleets.status(fleet)] == ["stuck"])
@@ -96,13 +96,13 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
         bot.wait_ready()
         root, reply = thread_with_button(slack, "approve:")
         assert "stuck_consumer" in json.dumps(reply.blocks) and "stalled" in root.text
-        assert committed(kafka, group, topic, 1) == [50]  # nothing ran before the click
+        assert committed(kafka, group, topic, 1) == {0: 50}  # nothing ran before the click
 
         status, _, key = slack.click_button(
             bot.events_url, SIGNING_SECRET, user=APPROVER, message=reply, action_prefix="approve:"
         )
         assert status == 200
-        wait_for("the restarted fleet to drain the lag", lambda: committed(kafka, group, topic, 1) == [350], 90)
+        wait_for("the restarted fleet to drain the lag", lambda: committed(kafka, group, topic, 1) == {0: 350}, 90)
         assert log_end(kafka, topic, 1) == [350]
         [restarted] = fleets.members(fleet)
         assert restarted.pid != member.pid and restarted.client_id == member.client_id
@@ -215,7 +215,7 @@ def test_b_scale_a_slow_consumer_to_the_partition_count_and_lag_drains(
         wait_for("four members", lambda: len(fleets.members(fleet)) == 4, timeout=60)
         stop.set()
         writer.join(15)
-        ends = log_end(kafka, topic, 4)
+        ends = dict(enumerate(log_end(kafka, topic, 4)))
         wait_for("the lag to drain", lambda: committed(kafka, group, topic, 4) == ends, timeout=90)
         wait_for("the result in the thread", lambda: "done" in replies_text(slack, root))
     finally:
@@ -336,14 +336,14 @@ def test_f_reset_offsets_refused_while_active_done_when_empty_with_two_approvers
             wait_for("the refused run", lambda: ("failed", "lagbot") in audit_events(redis_client, group), 30)
         finally:
             consumer.close()
-        assert committed(kafka, group, topic, 2) == [20, 10]
+        assert committed(kafka, group, topic, 2) == {0: 20, 1: 10}
 
         # Empty now: the same two approvals reset to the log end, read back from the broker.
         time.sleep(1.5)  # past the 1 s cooldown
         second = propose()
         approve(second, APPROVER)
         approve(second, SECOND)
-        wait_for("the reset", lambda: committed(kafka, group, topic, 2) == [200, 100], timeout=30)
+        wait_for("the reset", lambda: committed(kafka, group, topic, 2) == {0: 200, 1: 100}, timeout=30)
         assert [e for e, _ in audit_events(redis_client, group)].count("succeeded") == 1
 
         # Deny, with a reason given in the modal.
@@ -391,7 +391,9 @@ def test_drain_through_an_approval_writes_every_offset_once_and_advances_the_gro
         bot.wait_ready()
         root, reply = thread_with_button(slack, "approve:", "rain")
         slack.click_button(bot.events_url, SIGNING_SECRET, user=APPROVER, message=reply, action_prefix="approve:")
-        wait_for("the drained offsets", lambda: committed(kafka, group, topic, 3) == [2_000, 100, 100], timeout=180)
+        wait_for(
+            "the drained offsets", lambda: committed(kafka, group, topic, 3) == {0: 2_000, 1: 100, 2: 100}, timeout=180
+        )
         table = pads.dataset(str(sink), format="parquet", partitioning="hive").to_table()
         offsets = sorted(zip(table.column("partition").to_pylist(), table.column("offset").to_pylist(), strict=True))
         expected = [(0, o) for o in range(2_000)] + [(1, o) for o in range(50, 100)]

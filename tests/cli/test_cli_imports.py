@@ -36,7 +36,7 @@ NOT_FOR_A_CHECK = (
     "apscheduler",
     "prometheus_client",
     "lagbot.policies.model",
-    "lagbot.remediations.drain_job",
+    "lagbot.remediations.drain.job",
     "lagbot.remediations.registry",
     "yaml",  # no configuration file given: nothing to parse
     "typer",  # the command line is parsed with the standard library's argparse

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lagbot.cli.main import main
+from lagbot.devkit.fleet import LocalExecutor
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import LocalExecutor
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

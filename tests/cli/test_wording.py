@@ -7,8 +7,8 @@ from lagbot.cli import wording as cli_wording
 from lagbot.core import messages
 from lagbot.core.model import Severity, Status
 from lagbot.remediations.executors.base import Workload
-from lagbot.remediations.restart import Restart, RestartParams
-from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.remediations.restart.remediation import Restart, RestartParams
+from lagbot.remediations.scale.remediation import Scale, ScaleParams
 from lagbot.service import wording as service_wording
 from lagbot.service.approvals import Verdict
 from lagbot.slack import wording as slack_wording

@@ -30,7 +30,7 @@ import yaml
 from lagbot.app.server import LIVENESS_PATH, READINESS_PATH, BotHTTPServer
 from lagbot.core.config import ENV_PREFIX, Settings, build_settings
 from lagbot.core.config_env import environment_values, merged
-from lagbot.remediations.drain_settings import is_connect, is_local
+from lagbot.remediations.drain.settings import is_connect, is_local
 from tests.support.k8s_cluster import BIN, ControlPlane
 from tests.support.k8s_rbac import relative
 from tests.support.spark_connect import SERVER_CLASS

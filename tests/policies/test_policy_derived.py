@@ -73,7 +73,7 @@ def test_a_newly_registered_remediation_gets_its_policy_section(with_pause: type
     # What the rule sets and the remediation's Params also have is handed to them, the rule winning.
     assert Pause().policy_params(policy, {"max_pause": 999, "seconds": 5}, rule="r") == {"max_pause": 5, "seconds": 5}
     # The sections of the remediations lagbot has are still there, beside it.
-    assert list(with_pause.model_fields) == ["restart", "scale", "drain", "reset_offsets", "pause"]
+    assert list(with_pause.model_fields) == [*registry.PACKAGES, "pause"]
 
 
 @pytest.mark.parametrize(

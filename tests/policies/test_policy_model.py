@@ -13,7 +13,7 @@ from lagbot.core.config import Level, Thresholds
 from lagbot.policies.loader import PolicyError, default_policy_path, load_policy, parse_policy
 from lagbot.policies.model import MaintenanceWindow, Policy, Rule, remediation_params
 from lagbot.remediations import registry
-from lagbot.remediations.scale import ScaleParams
+from lagbot.remediations.scale.remediation import ScaleParams
 from tests.support.tree import package_folder
 
 EXAMPLES = sorted((package_folder("lagbot.policies") / "examples").glob("*.yaml"))

@@ -21,17 +21,17 @@ from lagbot.core import messages
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.remediations import wording as remediations_wording
+from lagbot.devkit.fleet import LocalExecutor
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import LocalExecutor
+from lagbot.remediations.restart import wording as restart_wording
 from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_rows
 from tests.support.bot_process import SIGNING_SECRET, BotProcess, wait_for
+from tests.support.group_commits import committed
 from tests.support.remediation_rig import (
     APPROVER,
     TOKEN,
-    committed,
     config,
     log_end,
     replies_text,
@@ -73,7 +73,7 @@ def test_only_the_stuck_member_is_restarted_and_the_lag_drains_to_zero(
     kafka.produce(topic, 1, 40)
     start_fleet(fleets, broker, fleet, group, topic, replicas=2, commit_every=10, commit_interval_ms=200)
     fleets.wait_settled(fleet, partitions=2)
-    wait_for("the fleet to catch up", lambda: committed(kafka, group, topic, 2) == [40, 40], timeout=60)
+    wait_for("the fleet to catch up", lambda: committed(kafka, group, topic, 2) == {0: 40, 1: 40}, timeout=60)
     healthy, stuck = f"{fleet}-0", f"{fleet}-1"
     before = {m.client_id: m for m in fleets.members(fleet)}
     # Who owns what, as Apache Kafka's own tool says: the range assignor gives -0 partition 0, -1 partition 1.
@@ -90,7 +90,7 @@ def test_only_the_stuck_member_is_restarted_and_the_lag_drains_to_zero(
     kafka.produce(topic, 0, 300)
     kafka.produce(topic, 1, 300)
     wait_for("the healthy member to keep up", lambda: committed(kafka, group, topic, 2)[0] == 340, timeout=60)
-    assert committed(kafka, group, topic, 2) == [340, 40]
+    assert committed(kafka, group, topic, 2) == {0: 340, 1: 40}
 
     bot = BotProcess(
         tmp_path,
@@ -104,15 +104,15 @@ def test_only_the_stuck_member_is_restarted_and_the_lag_drains_to_zero(
         assert "stalled" in root.text
         owner = messages.owner(stuck, HOST, stuck_id)
         assert f"partition 1 of {topic}: committed offset not moving while 300 messages wait; owner: {owner}" in shown
-        assert remediations_wording.restart_step_member(stuck, HOST, stuck_id, [f"{topic}-1"]) in shown
+        assert restart_wording.restart_step_member(stuck, HOST, stuck_id, [f"{topic}-1"]) in shown
         assert healthy_id not in shown and healthy not in shown  # the healthy member is in no proposal
-        assert committed(kafka, group, topic, 2) == [340, 40]  # nothing ran before the click
+        assert committed(kafka, group, topic, 2) == {0: 340, 1: 40}  # nothing ran before the click
 
         status, _, key = slack_api.click_button(
             bot.events_url, SIGNING_SECRET, user=APPROVER, message=reply, action_prefix="approve:"
         )
         assert status == 200
-        wait_for("the lag to drain", lambda: committed(kafka, group, topic, 2) == [340, 340], timeout=90)
+        wait_for("the lag to drain", lambda: committed(kafka, group, topic, 2) == {0: 340, 1: 340}, timeout=90)
         assert log_end(kafka, topic, 2) == [340, 340]
         after = {m.client_id: m for m in fleets.members(fleet)}
         assert after[healthy] == before[healthy]
@@ -135,7 +135,7 @@ def test_only_the_stuck_member_is_restarted_and_the_lag_drains_to_zero(
         detail = wait_for("the audit of the execution", succeeded)
         assert detail["data"] == {"restarted": [stuck_id]}
         assert detail["after"] == {"restart": "members", "members": [stuck_id]}
-        assert detail["detail"] == remediations_wording.restart_done(1)
+        assert detail["detail"] == restart_wording.restart_done(1)
         assert "Traceback" not in bot.log()
     finally:
         bot.stop(signal.SIGKILL)

@@ -23,17 +23,16 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from lagbot.core.model import Member
 from lagbot.remediations.base import Outcome, Plan
-from lagbot.remediations.drain import plan_partitions, plan_ranges
-from lagbot.remediations.drain_job import JobConfig, JobProgress, run_job, spark_session
-from lagbot.remediations.drain_offsets import DrainError, advance_offsets
-from lagbot.remediations.drain_plan import Manifest
-from lagbot.remediations.drain_run import submit
-from lagbot.remediations.drain_settings import DrainSettings
+from lagbot.remediations.drain.job import JobConfig, JobProgress, run_job, spark_session
+from lagbot.remediations.drain.offsets import DrainError, advance_offsets
+from lagbot.remediations.drain.plan import Manifest
+from lagbot.remediations.drain.remediation import plan_partitions, plan_ranges
+from lagbot.remediations.drain.run import submit
+from lagbot.remediations.drain.settings import DrainSettings
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from tests.conftest import Kafka, Names
 from tests.support.drain_rig import (
     DRAIN,
-    committed,
     context,
     exactly_once,
     fill,
@@ -41,6 +40,7 @@ from tests.support.drain_rig import (
     manifest_at,
     parquet_rows,
 )
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 

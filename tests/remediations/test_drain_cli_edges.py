@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from lagbot.remediations.drain_job import spark_session, write_text
-from lagbot.remediations.drain_sinks import first_line
+from lagbot.remediations.drain.job import spark_session, write_text
+from lagbot.remediations.drain.sinks import first_line
 from tests.conftest import Kafka, Names
-from tests.support.drain_rig import committed, fill, parquet_rows
+from tests.support.drain_rig import fill, parquet_rows
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 

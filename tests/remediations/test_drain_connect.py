@@ -23,10 +23,13 @@ import yaml
 from pyspark.sql.utils import is_remote
 
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_plan import Manifest
+from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.plan import Manifest
+from lagbot.remediations.drain.remediation import DrainRemediation
 from tests.conftest import Kafka, Names
-from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of
+from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
+from tests.support.group_commits import committed
 from tests.support.spark_cluster import StandaloneCluster, loopback_env
 from tests.support.spark_connect import ConnectServer
 
@@ -109,7 +112,7 @@ def test_a_failed_range_commits_nothing_and_a_replanned_rerun_is_exactly_once(
     sink = tmp_path / "drained"
     lines: list[str] = []
     progress: list[Any] = []
-    context = ExecutionContext(
+    context = DrainContext(
         admin=kafka.admin, progress=lines.append,
         kafka_config={"bootstrap.servers": kafka.bootstrap}, on_progress=progress.append,
     )  # fmt: skip

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from lagbot.remediations.drain import DrainParams
-from lagbot.remediations.drain_connect import task_root
-from lagbot.remediations.drain_preflight import java_problem
-from lagbot.remediations.drain_settings import DrainSettings, check_master, is_connect, is_local
+from lagbot.remediations.drain.connect import task_root
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.preflight import java_problem
+from lagbot.remediations.drain.settings import DrainSettings, check_master, is_connect, is_local
 
 
 @pytest.mark.parametrize(

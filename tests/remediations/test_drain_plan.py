@@ -17,17 +17,10 @@ from pydantic import ValidationError
 from lagbot.core.config import ConfigError, load_settings
 from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
 from lagbot.remediations.base import Plan, Progress, Risk
-from lagbot.remediations.drain import (
-    DrainParams,
-    DrainRemediation,
-    build_plan,
-    plan_partitions,
-    plan_ranges,
-    verify_drain,
-)
-from lagbot.remediations.drain_job import JobConfig, JobProgress, spark_submit_argv
-from lagbot.remediations.drain_offsets import DrainError, commits_for, moved_back
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations.drain.job import JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain.offsets import DrainError, commits_for, moved_back
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.plan import (
     Manifest,
     ManifestVersionError,
     OffsetRange,
@@ -40,8 +33,15 @@ from lagbot.remediations.drain_plan import (
     plan_id,
     split,
 )
-from lagbot.remediations.drain_settings import DrainSettings, local_slots
-from lagbot.remediations.drain_sinks import ParquetSink, ReplaySink, SinkError, manifest_url, parse_sink
+from lagbot.remediations.drain.remediation import (
+    DrainRemediation,
+    build_plan,
+    plan_partitions,
+    plan_ranges,
+    verify_drain,
+)
+from lagbot.remediations.drain.settings import DrainSettings, local_slots
+from lagbot.remediations.drain.sinks import ParquetSink, ReplaySink, SinkError, manifest_url, parse_sink
 from lagbot.remediations.executors.base import Workload
 from tests.support.tree import package_folder
 
@@ -369,7 +369,7 @@ def test_spark_submit_argv_ships_the_packed_venv_as_pyspark_documents() -> None:
         spark_conf={"spark.executor.memory": "4g", "spark.yarn.queue": "ops"},
     )  # fmt: skip
     argv = spark_submit_argv(settings, config_file="/tmp/job.json", app_name="lagbot-drain-g")
-    job = str(package_folder("lagbot.remediations") / "drain_job.py")
+    job = str(package_folder("lagbot.remediations.drain") / "job.py")
     assert argv == [
         "/opt/spark/bin/spark-submit", "--master", "yarn", "--deploy-mode", "client", "--name", "lagbot-drain-g",
         "--archives", "hdfs:///envs/lagbot.tar.gz#environment",

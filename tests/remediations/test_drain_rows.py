@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Message
 
-from lagbot.remediations.drain_plan import OffsetRange
-from lagbot.remediations.drain_settings import ParquetWriter
-from lagbot.remediations.drain_sinks import Tally, chosen_writer, record_batch, tally_batch
+from lagbot.remediations.drain.plan import OffsetRange
+from lagbot.remediations.drain.settings import ParquetWriter
+from lagbot.remediations.drain.sinks import Tally, chosen_writer, record_batch, tally_batch
 
 RANGE = OffsetRange("orders", 2, 100, 200)
 LABEL = RANGE.label

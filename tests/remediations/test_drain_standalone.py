@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from tests.conftest import Kafka, Names
-from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows
+from tests.support.drain_rig import exactly_once, fill, parquet_rows
+from tests.support.group_commits import committed
 from tests.support.spark_cluster import StandaloneCluster, loopback_env
 
 pytestmark = pytest.mark.integration

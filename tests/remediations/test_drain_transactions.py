@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer, TopicPartition
 
-from lagbot.remediations.drain_job import spark_session
+from lagbot.remediations.drain.job import spark_session
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import wait_for
-from tests.support.drain_rig import DRAIN, committed, context, make_plan, manifest_at, parquet_rows, verdict_of
+from tests.support.drain_rig import DRAIN, context, make_plan, manifest_at, parquet_rows, verdict_of
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 

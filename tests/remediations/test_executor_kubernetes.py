@@ -286,7 +286,7 @@ def test_the_scale_remediation_refused_after_its_pause_hands_keda_back(
 ) -> None:
     """Through the remediation: the pause it set before scaling is not left behind when the scale is refused."""
     from lagbot.remediations.base import ExecutionContext
-    from lagbot.remediations.scale import Scale
+    from lagbot.remediations.scale.remediation import Scale
     from tests.support.remediation_rig import scale_plan
 
     plan = scale_plan(workload(shop, keda_scaled_object="orders-so"), current=2)

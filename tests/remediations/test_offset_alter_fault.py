@@ -21,8 +21,8 @@ from lagbot.core.model import GroupState
 from lagbot.engine.collector import ClusterAdmin
 from lagbot.remediations import kafka as kafka_actions
 from lagbot.remediations import wording
-from lagbot.remediations.drain_offsets import advance_offsets
-from lagbot.remediations.drain_plan import PartitionDrain
+from lagbot.remediations.drain.offsets import advance_offsets
+from lagbot.remediations.drain.plan import PartitionDrain
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

@@ -14,12 +14,12 @@ import pytest
 
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
-from lagbot.devkit.embedded import committed_offsets
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams, resolve_times
+from lagbot.remediations.reset_offsets.remediation import ResetOffsets, ResetParams, resolve_times
 from tests.conftest import Kafka, Names
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 NOW = 1_800_000_000.0
@@ -33,10 +33,6 @@ def check(kafka: Kafka, group: str) -> GroupVerdict:
     )
     [verdict] = Checker(settings, MemoryWindowStore(samples=5, ttl=60)).run(1, 0).verdicts
     return verdict
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int]:
-    return dict(enumerate(committed_offsets(kafka.admin, group, topic, partitions)))
 
 
 def rows(table: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

@@ -16,14 +16,14 @@ from confluent_kafka import Consumer
 
 from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
-from lagbot.devkit.embedded import committed_offsets
 from lagbot.engine.check import Checker
 from lagbot.engine.offset_reader import GroupRead, OffsetReader
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.reset_offsets import ResetOffsets, ResetParams
+from lagbot.remediations.reset_offsets.remediation import ResetOffsets, ResetParams
 from lagbot.service import wording as service_wording
 from tests.conftest import Kafka, Names
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 NOW = 1_800_000_000.0
@@ -51,10 +51,6 @@ def check(kafka: Kafka, group: str) -> GroupVerdict:
     )
     [verdict] = Checker(settings, MemoryWindowStore(samples=5, ttl=60)).run(1, 0).verdicts
     return verdict
-
-
-def committed(kafka: Kafka, group: str, topic: str) -> dict[int, int]:
-    return dict(enumerate(committed_offsets(kafka.admin, group, topic, 2)))
 
 
 def member(kafka: Kafka, group: str, protocol: str) -> Consumer:
@@ -109,4 +105,4 @@ def test_a_consumer_joining_after_the_check_makes_the_broker_refuse_and_nothing_
         f":x: *{plan.summary}* failed: {refusal}"
     )
     assert lines == [f"resetting 2 partition(s) of {group} ..."]
-    assert committed(kafka, group, topic) == {0: 2, 1: 5}
+    assert committed(kafka, group, topic, 2) == {0: 2, 1: 5}

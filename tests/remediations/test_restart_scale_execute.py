@@ -14,8 +14,8 @@ import pytest
 from lagbot.core.model import GroupState, Member, Status
 from lagbot.remediations.base import ExecutionContext, Outcome, Plan
 from lagbot.remediations.executors.base import Executor, Workload
-from lagbot.remediations.restart import Restart, RestartParams, preflight_problem, restart_members
-from lagbot.remediations.scale import Scale
+from lagbot.remediations.restart.remediation import Restart, RestartParams, preflight_problem, restart_members
+from lagbot.remediations.scale.remediation import Scale
 from tests.conftest import Kafka, Names
 from tests.support.remediation_rig import scale_plan
 from tests.support.verdicts import member, partition, verdict

@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 
 from lagbot.remediations.base import ExecutionContext
-from lagbot.remediations.drain import DrainParams, DrainRemediation
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.remediation import DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import wait_for
-from tests.support.drain_rig import committed, exactly_once, fill, parquet_rows, verdict_of
+from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
+from tests.support.group_commits import committed
 from tests.support.spark_cluster import StandaloneCluster, free_ports, loopback_env
 from tests.support.spark_connect import ConnectServer
 

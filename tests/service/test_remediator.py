@@ -15,8 +15,8 @@ import redis
 from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.diagnose import RESTART
-from lagbot.remediations import drain_wording as remediations_drain_wording
 from lagbot.remediations.base import Progress
+from lagbot.remediations.drain import wording as remediations_drain_wording
 from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
 from lagbot.service.approvals import State
 from lagbot.service.bot import Bot

@@ -129,7 +129,7 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
 
 
 def test_a_denial_needs_a_reason_and_then_retires_the_proposal_message(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, kafka: Kafka, names: Names
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, kafka: Kafka, names: Names
 ) -> None:
     r = remediator(redis_client, slack, k8s, remediations={"restart": {}})
     bot = r.bot

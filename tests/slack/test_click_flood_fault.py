@@ -13,7 +13,7 @@ from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.slack import render
 from lagbot.slack.app import build_app
 from lagbot.slack.guard import RateLimiter
-from tests.support.k8s_fake import FakeKubernetes
+from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, deficit, events, k8s, remediator, slack
 from tests.support.waiting import wait_for
 
@@ -25,7 +25,7 @@ CLICKS = 30
 
 
 def test_fault_a_click_flood_by_a_non_approver_is_cut_at_the_limit(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8}})
     found, skipped = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import redis
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.policies.model import Policy, Rule
-from lagbot.remediations.drain_policy import sink_refusal
+from lagbot.remediations.drain.policy import sink_refusal
 from lagbot.slack.guard import RateLimiter
 from lagbot.slack.render import settled_blocks
 from lagbot.slack.replay import SEEN_TTL, ReplayGuard

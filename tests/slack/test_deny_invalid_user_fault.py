@@ -13,7 +13,7 @@ from lagbot.app.server import BotHTTPServer
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.slack import render
 from lagbot.slack.app import build_app
-from tests.support.k8s_fake import FakeKubernetes
+from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, deficit, k8s, remediator, slack
 from tests.support.waiting import wait_for
 
@@ -24,7 +24,7 @@ SECRET = "deny-secret"
 
 @pytest.mark.parametrize("user", ["not-a-user", "U0<!channel>", "C0ALERTS", "#general"])
 def test_fault_a_deny_from_an_invalid_user_id_sends_no_dm(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: FakeKubernetes, user: str
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, user: str
 ) -> None:
     r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8}})
     found, skipped = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]

@@ -15,10 +15,11 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
-from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.drain import DrainParams, DrainRemediation
-from lagbot.remediations.drain_offsets import committed_offsets
-from lagbot.remediations.drain_plan import Manifest
+from lagbot.remediations.base import Plan
+from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.plan import Manifest
+from lagbot.remediations.drain.remediation import DrainRemediation
 from lagbot.remediations.executors.base import Executor
 from tests.conftest import Kafka
 
@@ -59,11 +60,9 @@ def verdict_of(kafka: Kafka, group: str) -> GroupVerdict:
     return verdict
 
 
-def context(
-    kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **given: Any
-) -> ExecutionContext:
-    """An ExecutionContext on `kafka` and `spark`; `given` sets (or replaces) any other of its fields."""
-    return ExecutionContext(
+def context(kafka: Kafka, spark: Any, lines: list[str], executor: Executor | None = None, **given: Any) -> DrainContext:
+    """A DrainContext on `kafka` and `spark`; `given` sets (or replaces) any other of its fields."""
+    return DrainContext(
         executor=executor,
         admin=kafka.admin,
         progress=lines.append,
@@ -73,11 +72,6 @@ def context(
 
 def make_plan(kafka: Kafka, group: str, sink: str, **params: Any) -> Plan:
     return DRAIN.plan(verdict_of(kafka, group), DrainParams(sink=sink, master="local[2]", **params), now=time.time())
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int | None]:
-    offsets = committed_offsets(kafka.admin, group, [(topic, p) for p in range(partitions)])
-    return {p: offsets[(topic, p)] for p in range(partitions)}
 
 
 def parquet_rows(sink: Path) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Committing offsets for a group with no live members (AlterConsumerGroupOffsets), as the tests and the corpus do."""
+"""A group's commits: committing offsets for a group with no live members (AlterConsumerGroupOffsets), as the tests
+and the corpus do, and reading back what the broker holds (`committed`, the one helper every test uses)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, TopicPartition
 
+from lagbot.devkit.embedded import committed_offsets
 from tests.support.waiting import wait_for
 
 COORDINATOR_NOT_READY = (
@@ -33,3 +35,9 @@ def commit_to_empty_group(
         return not errors
 
     wait_for(f"the coordinator of {group} to take the commit of {offsets}", committed, timeout, every)
+
+
+def committed(kafka: Any, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The group's committed offset of each partition of `topic` as the broker returns it (-1001: none), read by the
+    offset reader of `kafka.admin` (tests/conftest.py's Kafka)."""
+    return dict(enumerate(committed_offsets(kafka.admin, group, topic, partitions)))

@@ -8,11 +8,11 @@ from typing import Any
 import yaml
 
 from lagbot.devkit.apache_kafka import ApacheKafka
-from lagbot.devkit.embedded import EmbeddedRedis, committed_offsets, log_end_offsets
+from lagbot.devkit.embedded import EmbeddedRedis, log_end_offsets
 from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.devkit.fleet import FleetSpec, LocalExecutor
 from lagbot.remediations.executors.base import Workload
-from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
-from lagbot.remediations.scale import Scale, ScaleParams
+from lagbot.remediations.scale.remediation import Scale, ScaleParams
 from tests.conftest import Kafka
 from tests.support.bot_process import CHANNEL, bot_config, wait_for
 from tests.support.verdicts import member, partition, verdict
@@ -32,10 +32,6 @@ def config(
         "policy_file": str(policy),
         "executors": {"local": {"state_dir": str(fleets)}},
     }
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> list[int]:
-    return committed_offsets(kafka.admin, group, topic, partitions)
 
 
 def log_end(kafka: Kafka, topic: str, partitions: int) -> list[int]:

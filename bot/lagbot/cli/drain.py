@@ -21,11 +21,18 @@ from lagbot.core.model import GroupVerdict, Status
 from lagbot.engine.check import Checker
 from lagbot.engine.collector import make_admin
 from lagbot.engine.window import MemoryWindowStore
-from lagbot.remediations.base import ExecutionContext, Plan
-from lagbot.remediations.drain import DrainParams, DrainRemediation, needs_pause, plan_partitions, plan_ranges
-from lagbot.remediations.drain_job import JobProgress
-from lagbot.remediations.drain_offsets import DrainError
-from lagbot.remediations.drain_preflight import java_problem, sink_problem
+from lagbot.remediations.base import Plan
+from lagbot.remediations.drain.context import DrainContext
+from lagbot.remediations.drain.job import JobProgress
+from lagbot.remediations.drain.offsets import DrainError
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.remediation import (
+    DrainRemediation,
+    needs_pause,
+    plan_partitions,
+    plan_ranges,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 3
 MIN_WIDTH = 240
@@ -174,11 +181,11 @@ def execute_with_bar(plan: Plan, cluster: ClusterConfig, settings: Settings, out
         def on_progress(p: JobProgress) -> None:
             bar.update(task, completed=p.ranges_done, messages=messages.count(p.messages), rate=messages.rate(p.rate))
 
-        context = ExecutionContext(
+        context = DrainContext(
             admin=make_admin(cluster),
             progress=lambda line: bar.console.print(line, highlight=False),
             kafka_config=cluster.client_config(),
-            drain_settings=settings.drain,
+            settings=settings,
             on_progress=on_progress,
         )
         outcome = DrainRemediation().execute(plan, context)

@@ -238,6 +238,10 @@ def run(*, config: Path | None, verbose: bool) -> int:
 
     configure_logging(verbose=verbose)
     settings = load_for_cli(config, None, None, takes_bootstrap=False)
+    if settings.executors.local is not None:  # a policy may name the dev kit's fleet (the demo, the tests)
+        from lagbot.devkit.fleet import register_local_executor
+
+        register_local_executor()
     try:
         return run_bot(settings)
     except SlackUnreachable as exc:
@@ -444,7 +448,7 @@ def _policy_commands(policies: Commands[Parser]) -> None:
 
 
 def _fleet_commands(fleets: Commands[Parser]) -> None:
-    from lagbot.cli import fleet
+    from lagbot.devkit import fleet_cli as fleet
 
     start = command(fleets, "start", fleet.start)
     start.add_argument("name", help="The fleet's name (client ids are <name>-<index>).")

@@ -29,7 +29,7 @@ from lagbot.core.config_env import EnvValueError, environment_values, merged
 from lagbot.core.defaults import ALL_GROUPS, HISTORY_HORIZONS, REQUEST_TIMEOUT, group_matches
 from lagbot.core.digest_config import DigestSettings
 from lagbot.core.errors import ConfigError as ConfigError  # raised here, and by every command
-from lagbot.remediations.drain_settings import DrainSettings
+from lagbot.remediations.drain.settings import DrainSettings
 from lagbot.remediations.executors.config import ExecutorsConfig
 
 ENV_PREFIX = "LAGBOT_"

@@ -381,6 +381,23 @@ def partition_verdicts(*columns: Iterable[object]) -> list[PartitionVerdict]:
     return verdicts
 
 
+class CauseKind(StrEnum):
+    """The stable names of the causes lagbot.engine.diagnose finds (its docstring says what each means). A
+    remediation names the ones it answers (`Remediation.addresses`); other tools parse them."""
+
+    DATA_LOSS = "data_loss"
+    RETENTION_RISK = "retention_risk"
+    STUCK_CONSUMER = "stuck_consumer"
+    NO_ACTIVE_MEMBERS = "no_active_members"
+    UNASSIGNED_PARTITIONS = "unassigned_partitions"
+    HOT_PARTITION = "hot_partition"
+    PARTITION_CEILING = "partition_ceiling"
+    THROUGHPUT_DEFICIT = "throughput_deficit"
+    PRODUCER_BURST = "producer_burst"
+    REBALANCE_CHURN = "rebalance_churn"
+    IDLE_MEMBERS = "idle_members"
+
+
 @dataclass(frozen=True, slots=True)
 class Cause:
     """A likely cause of a group's lag, with the numbers that support it.

@@ -3,7 +3,7 @@
 What runs, all on 127.0.0.1, all stopped at the end, on Ctrl-C and on any failure:
 - Apache Kafka when this checkout fetched it (`make kafka-fetch`), else the embedded broker (Tansu);
   a redis-server and the Slack Web API emulator;
-- a local consumer fleet (lagbot.remediations.executors.local) of one slow member on a 4-partition topic, and
+- a local consumer fleet (lagbot.devkit.fleet) of one slow member on a 4-partition topic, and
   a bounded producer that writes faster than that member reads;
 - `lagbot run` as a child process configured as in production: the emulator's URL as Slack's API, a
   policy naming an approver and the fleet as the group's workload, its secrets in its environment.
@@ -51,12 +51,12 @@ from lagbot.devkit.embedded import (
     log_end_offsets,
 )
 from lagbot.devkit.emulator import Message, SlackEmulator
+from lagbot.devkit.fleet import FleetSpec, LocalExecutor
 from lagbot.devkit.interrupts import Interrupted, Interrupts
 from lagbot.devkit.transcript import ChannelEvent, ChannelWatcher, plain, table_lines
 from lagbot.engine.collector import ClusterAdmin
 from lagbot.remediations.executors.base import ExecutorError
 from lagbot.remediations.executors.config import LocalConfig
-from lagbot.remediations.executors.local import FleetSpec, LocalExecutor
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.service.incidents import Incident, RedisIncidentStore
 from lagbot.service.outbox import Outbox

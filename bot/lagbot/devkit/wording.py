@@ -254,3 +254,59 @@ def web_bad_request(problem: str) -> str:
 
 def web_unknown(what: str, value: str) -> str:
     return f"no {what} {value!r} in the channel"
+
+
+# -- the local consumer fleet (lagbot.devkit.fleet) ------------------------------------------------------------
+
+
+def fleet_bad_version(what: str, version: object, expected: int) -> str:
+    return f"stored {what} has version {version!r}; this lagbot reads {expected}"
+
+
+def fleet_bad_name(name: str) -> str:
+    return f"{name!r} is not a fleet name (letters, digits, '_', '.', '-', not starting with '.')"
+
+
+def fleet_unknown(fleet: str) -> str:
+    return f"no fleet called {fleet}: start it first"
+
+
+def fleet_unreadable(path: str, problem: str) -> str:
+    return f"cannot read {path}: {problem}"
+
+
+def fleet_already_running(fleet: str, members: int) -> str:
+    return f"fleet {fleet} already runs {members} member(s): scale it, or stop it first"
+
+
+def fleet_started(fleet: str, group: str, members: int) -> str:
+    return f"fleet {fleet} started: {members} member(s) consuming as group {group}"
+
+
+def fleet_stopped(fleet: str, members: int) -> str:
+    return f"fleet {fleet} stopped ({members} member(s))"
+
+
+def fleet_restarted(fleet: str, members: int) -> str:
+    return f"rolling restart of fleet {fleet} done: {members} member(s) restarted one at a time"
+
+
+def fleet_no_member(fleet: str, client_id: str, client_ids: Sequence[str]) -> str:
+    known = ", ".join(client_ids) if client_ids else "none"
+    return f"fleet {fleet} has no live member with client id {client_id!r} (live: {known}); nothing restarted"
+
+
+def fleet_member_not_started(client_id: str, seconds: float, log_tail: str) -> str:
+    return f"member {client_id} did not report running within {seconds:g} s; its log ends:\n{log_tail}".rstrip()
+
+
+def fleet_locked(fleet: str, seconds: float) -> str:
+    return f"fleet {fleet} is being changed by another process; gave up waiting after {seconds:g} s"
+
+
+def fleet_not_settled(fleet: str, seconds: float, members: Sequence[str]) -> str:
+    return f"fleet {fleet} did not settle within {seconds:g} s: {'; '.join(members) or 'no live members'}"
+
+
+def fleet_member_not_joined(client_id: str, seconds: float) -> str:
+    return f"member {client_id} did not join its group within {seconds:g} s; the rolling restart stops here"

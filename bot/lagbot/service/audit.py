@@ -1,5 +1,8 @@
 """The audit trail: every proposal, approval, refusal, execution and result, in Redis streams.
 
+Its contract is `AuditTrail` (what every implementation keeps); `AuditLog` keeps it in Redis, `MemoryAuditTrail` in
+this process (tests/service/test_store_contracts.py checks both the same way).
+
 Each entry is versioned JSON in one field of a stream entry: who, when, what (the event), which group
 and proposal, the plan, before and after. Entries go to a stream per group (what `/lag audit` reads)
 and to one stream of everything (what `lagbot audit export` writes as JSON lines). Both are capped
@@ -8,14 +11,16 @@ and to one stream of everything (what `lagbot audit export` writes as JSON lines
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.core.stored import decode, encode, text
+from lagbot.core.stored import text
 
 AUDIT_VERSION = 1
 MAX_ALL = 100_000
@@ -39,14 +44,58 @@ class AuditEntry:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return encode(AUDIT_VERSION, asdict(self))
+        return AUDIT_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> AuditEntry:
-        return cls(**decode("audit entry", AUDIT_VERSION, raw))
+        """Raises StoredFormatError (lagbot.core.stored) when it is not an entry lagbot wrote."""
+        return AUDIT_CODEC.decode(raw)
 
 
-class AuditLog:
+AUDIT_CODEC = codec.register(codec.Codec("audit entry", AuditEntry, AUDIT_VERSION))
+
+
+class AuditTrail(ABC):
+    """Every proposal, approval, refusal, execution and result, per group and all together.
+
+    Contract: `record` keeps an entry in its group's trail and in the trail of everything; `latest(cluster, group,
+    n)` gives the group's newest `n` entries, newest first (a group's trail keeps about its newest MAX_PER_GROUP);
+    `export(since=, batch=)` gives every entry of the trail of everything, oldest first (only those at or after
+    `since` when given), reading `batch` at a time.
+    """
+
+    @abstractmethod
+    def record(self, entry: AuditEntry) -> None: ...
+
+    @abstractmethod
+    def latest(self, cluster: str, group: str, n: int = 20) -> list[AuditEntry]: ...
+
+    @abstractmethod
+    def export(self, *, since: float | None = None, batch: int = 1_000) -> Iterator[AuditEntry]: ...
+
+
+class MemoryAuditTrail(AuditTrail):
+    """The audit trail in this process."""
+
+    def __init__(self) -> None:
+        self._all: list[AuditEntry] = []
+
+    def record(self, entry: AuditEntry) -> None:
+        self._all.append(entry)
+
+    def latest(self, cluster: str, group: str, n: int = 20) -> list[AuditEntry]:
+        mine = [e for e in self._all if (e.cluster, e.group) == (cluster, group)][-MAX_PER_GROUP:]
+        return mine[::-1][:n]
+
+    def export(self, *, since: float | None = None, batch: int = 1_000) -> Iterator[AuditEntry]:
+        for entry in list(self._all):
+            if since is None or entry.at >= since:
+                yield entry
+
+
+class AuditLog(AuditTrail):
+    """The audit trail in Redis streams: one per group (capped, expiring) and one of everything (capped)."""
+
     def __init__(self, client: redis.Redis) -> None:
         self._redis = client
         self._all = redis_keys.AUDIT

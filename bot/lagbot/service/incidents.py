@@ -55,17 +55,24 @@ class Change(StrEnum):
     """The incident looks like the group's recurring pattern (lagbot.service.pattern_notes): said, never silenced."""
 
 
+class EffectKind(StrEnum):
+    """What an effect does in Slack."""
+
+    POST_ROOT = "post_root"
+    UPDATE_ROOT = "update_root"
+    REPLY = "reply"
+
+
 @dataclass(frozen=True)
 class Effect:
     """Something to show in Slack: post the root, edit it, or reply in the thread."""
 
-    kind: str
-    """'post_root', 'update_root' or 'reply'."""
+    kind: EffectKind
     change: Change
     detail: str = ""
 
 
-POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
+POST_ROOT, UPDATE_ROOT, REPLY = EffectKind.POST_ROOT, EffectKind.UPDATE_ROOT, EffectKind.REPLY
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from lagbot.remediations.base import (
     PlanError,
     Progress,
     ProposalContext,
+    Remediation,
     Verification,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
@@ -42,8 +43,8 @@ from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
-from lagbot.service.remediation_state import RemediationState
-from lagbot.service.restores import Restores
+from lagbot.service.remediation_state import RemediationState, RunState
+from lagbot.service.restores import RestoreQueue, Restores
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,7 @@ class Remediator:
         proposals: ProposalStore,
         directory: ApproverDirectory,
         executor_for: ExecutorFor,
+        restores: RestoreQueue | None = None,
     ) -> None:
         if bot.policy is None:
             raise ValueError("remediations need a policy")
@@ -106,7 +108,7 @@ class Remediator:
         self.proposals = proposals
         self.directory = directory
         self.executor_for = executor_for
-        self.restores = Restores(bot.redis)
+        self.restores = restores if restores is not None else Restores(bot.redis)
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
 
@@ -116,11 +118,12 @@ class Remediator:
         return self.policy.match(cluster, group)
 
     def suggested(self, verdict: GroupVerdict) -> list[str]:
-        """Actions the causes suggest, most likely cause first, without repeats."""
+        """The remediations that answer the causes (`Remediation.addresses`), most likely cause first, no repeats."""
         actions: list[str] = []
         for cause in verdict.causes:
-            if cause.remediation and cause.remediation not in actions:
-                actions.append(cause.remediation)
+            action = registry.answering(cause, verdict)
+            if action is not None and action not in actions:
+                actions.append(action)
         return actions
 
     def propose(
@@ -309,7 +312,7 @@ class Remediator:
                 # be slow).
                 line = wording.remediation_running(proposal.approvals, proposal.plan.summary)
                 self._reply(proposal, line, now, deliver=False)
-                self._set_state(proposal, "running", proposal.plan.summary, now, deliver=False)
+                self._set_state(proposal, RunState.RUNNING, proposal.plan.summary, now, deliver=False)
                 self._deliver_soon()
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
@@ -328,7 +331,7 @@ class Remediator:
             progress=lambda line: self._progress(proposal, line),
             clock=self.bot.clock,
             kafka_config=self.bot.settings.cluster(proposal.cluster).client_config(),
-            drain_settings=self.bot.settings.drain,
+            settings=self.bot.settings,
             workload=rule.workload,
         )
         return registry.get(proposal.action).execute(proposal.plan, context)
@@ -356,7 +359,13 @@ class Remediator:
             )
             line = wording.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
             self._reply(proposal, line, finished)
-            state = "verifying" if outcome.ok else "interrupted" if outcome.data.get("interrupted") else "failed"
+            state = (
+                RunState.VERIFYING
+                if outcome.ok
+                else RunState.INTERRUPTED
+                if outcome.data.get("interrupted")
+                else RunState.FAILED
+            )
             self._set_state(proposal, state, outcome.detail, finished, baseline=True)
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
@@ -394,16 +403,18 @@ class Remediator:
         return outcomes
 
     def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
+        remediation: Remediation | None = None
         try:
+            remediation = registry.get(proposal.action)
             rule = self.rule(proposal.cluster, proposal.group)
             executor = self.executor_for(rule.workload) if rule.workload is not None else None
-            remediation = registry.get(proposal.action)
             outcome = remediation.restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
         except Exception as exc:  # never let one restore stop the others
             log.exception("restore failed", extra={"proposal": proposal.id})
             outcome = Outcome(False, wording.remediation_crashed("restore", exc))
         self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
-        self._reply(proposal, wording.autoscaler_restored(outcome.ok, outcome.detail), now)
+        words = remediation.restored(outcome) if remediation is not None else outcome.detail
+        self._reply(proposal, wording.restored(outcome.ok, words), now)
         return outcome
 
     # -- the remediation state an incident shows -------------------------------------------------------
@@ -428,7 +439,7 @@ class Remediator:
         """
         slot = self._slot(incident.id)
         state, seen = slot.read()
-        if state is None or state.state != "verifying":
+        if state is None or state.state != RunState.VERIFYING:
             return
         rule = self.rule(incident.cluster, incident.group)
         checks = [*state.checks, point_of(verdict, now)]
@@ -441,7 +452,7 @@ class Remediator:
             checks=tuple(checks[-keep:]),
             detail=verification.detail,
             progress=verification.progress,
-            state=verification.progress.value if ended else state.state,
+            state=RunState(verification.progress.value) if ended else state.state,
         )
         if not slot.replace(state, seen):
             return  # a run started or ended meanwhile: its state stands
@@ -469,8 +480,10 @@ class Remediator:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
         slot = self._slot(incident.id)
         state, seen = slot.read()
-        if state is not None and state.state in ("verifying", "worse", "no_change"):
-            slot.replace(dataclasses.replace(state, state="resolved", detail=wording.remediation_resolved()), seen)
+        if state is not None and state.state in (RunState.VERIFYING, RunState.WORSE, RunState.NO_CHANGE):
+            slot.replace(
+                dataclasses.replace(state, state=RunState.RESOLVED, detail=wording.remediation_resolved()), seen
+            )
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -507,13 +520,20 @@ class Remediator:
         threading.Thread(target=deliver, name="deliver-soon", daemon=True).start()
 
     def _set_state(
-        self, proposal: Proposal, state: str, detail: str, now: float, *, baseline: bool = False, deliver: bool = True
+        self,
+        proposal: Proposal,
+        state: RunState,
+        detail: str,
+        now: float,
+        *,
+        baseline: bool = False,
+        deliver: bool = True,
     ) -> None:
         incident = self._incident(proposal)
         if incident is None:
             return
-        if not incident.is_open and state == "verifying":
-            state, detail = "resolved", wording.remediation_resolved()  # it resolved while the action ran
+        if not incident.is_open and state == RunState.VERIFYING:
+            state, detail = RunState.RESOLVED, wording.remediation_resolved()  # it resolved while the action ran
         remediation = RemediationState(action=proposal.action, state=state, detail=detail, id=proposal.id)
         verdict = self._stored_verdict(proposal.cluster, proposal.group)
         if baseline:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from lagbot.core.stored import StoredFormatError, decode, encode
@@ -20,14 +21,26 @@ STATE_VERSION = 2
 OLDER_VERSIONS = (1,)
 
 
+class RunState(StrEnum):
+    """Where an incident's latest remediation is: running, then verifying, failed or interrupted; a verification
+    ends it resolved, no_change or worse (lagbot.remediations.base.Progress's names)."""
+
+    RUNNING = "running"
+    VERIFYING = "verifying"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    RESOLVED = "resolved"
+    NO_CHANGE = "no_change"
+    WORSE = "worse"
+
+
 @dataclass(frozen=True, slots=True)
 class RemediationState:
     """What an incident's latest remediation is doing, and what its verification has seen."""
 
     action: str
     """The remediation's name (restart, scale, ...)."""
-    state: str
-    """running, then verifying, failed or interrupted; a verification ends it resolved, no_change or worse."""
+    state: RunState
     detail: str
     id: str
     """The proposal's id (its plan, for the remediation's own verification)."""
@@ -64,7 +77,7 @@ class RemediationState:
             executed_at, settle_until = document.get("executed_at"), document.get("settle_until")
             return cls(
                 action=str(document["action"]),
-                state=str(document["state"]),
+                state=RunState(document["state"]),
                 detail=str(document.get("detail", "")),
                 id=str(document["id"]),
                 checks=tuple(CheckPoint.from_stored(point) for point in document.get("checks", ())),

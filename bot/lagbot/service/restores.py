@@ -4,11 +4,15 @@ A sorted set `lagbot:restores` (proposal id -> when) and a hash of what each res
 claimed atomically by pushing its due time a lease ahead (one script), and removed only once it ran: two replicas
 never run it together, and one that dies mid-restore leaves it to be claimed again when the lease is over
 (handing KEDA its annotations back twice is harmless).
+
+Its contract is `RestoreQueue`; `Restores` keeps it in Redis, `MemoryRestores` in this process (tests/service/
+test_store_contracts.py checks both the same way).
 """
 
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,7 +39,60 @@ return 0
 """
 
 
-class Restores:
+class RestoreQueue(ABC):
+    """What runs left to undo later (a paused autoscaler handed back after its hold), due at a time, run once.
+
+    Contract: `schedule(proposal, at, previous)` keeps `previous` (JSON data: what the restore needs) due at `at`.
+    `claim_due(now=)` yields (proposal id, previous) for each restore due by `now`, soonest first, claimed by this
+    caller: no other caller gets it for RESTORE_LEASE seconds; it is removed once the caller asks for the next item
+    (so a caller that dies while running it leaves it due again after the lease). `forget` removes a restore.
+    """
+
+    @abstractmethod
+    def schedule(self, proposal_id: str, at: float, previous: Any) -> None: ...
+
+    @abstractmethod
+    def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]: ...
+
+    @abstractmethod
+    def forget(self, proposal_id: str) -> None: ...
+
+
+class MemoryRestores(RestoreQueue):
+    """The restores queue in this process; what a restore needs is kept as the Redis one keeps it (its JSON)."""
+
+    def __init__(self) -> None:
+        self._due: dict[str, float] = {}
+        self._previous: dict[str, str] = {}
+
+    def schedule(self, proposal_id: str, at: float, previous: Any) -> None:
+        self._due[proposal_id] = at
+        self._previous[proposal_id] = encode(RESTORE_VERSION, {"previous": previous})
+
+    def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
+        due = sorted((at, proposal_id) for proposal_id, at in self._due.items() if at <= now)
+        for _at, proposal_id in due:
+            if self._due.get(proposal_id, float("inf")) > now:
+                continue  # claimed meanwhile
+            self._due[proposal_id] = now + RESTORE_LEASE
+            try:
+                document = decode("autoscaler restore", RESTORE_VERSION, self._previous[proposal_id])
+            except (KeyError, StoredFormatError):
+                document = None
+            if document is None:
+                log.error("restore lost", extra={"proposal": proposal_id})
+            else:
+                yield proposal_id, document.get("previous")
+            self.forget(proposal_id)
+
+    def forget(self, proposal_id: str) -> None:
+        self._due.pop(proposal_id, None)
+        self._previous.pop(proposal_id, None)
+
+
+class Restores(RestoreQueue):
+    """The restores queue in Redis, shared by every replica."""
+
     def __init__(self, client: redis.Redis) -> None:
         self._redis = client
 

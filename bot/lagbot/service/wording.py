@@ -106,10 +106,9 @@ def remediations_offered() -> str:
     return ":wrench: A remediation can now be proposed for this incident:"
 
 
-def autoscaler_restored(ok: bool, detail: str) -> str:
-    if ok:
-        return f":arrows_counterclockwise: The hold after scaling is over: handed back to the autoscaler: {detail}"
-    return f":x: The hold after scaling is over, but handing back to the autoscaler failed: {detail}"
+def restored(ok: bool, words: str) -> str:
+    """`words`: the remediation's own (its `restored`), about what its run left to undo."""
+    return f":arrows_counterclockwise: {words}" if ok else f":x: {words}"
 
 
 def remediation_resolved() -> str:

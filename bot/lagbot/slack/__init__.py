@@ -1,1 +1,1 @@
-"""The Slack side of lagbot. For now: the local Slack Web API emulator the tests and the demo use."""
+"""The Slack edge: bolt listeners, the `/lag` commands, Block Kit rendering of what the service presents, the words."""

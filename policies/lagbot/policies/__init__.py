@@ -1,1 +1,1 @@
-"""Policies: who may approve which remediation for which groups. Lands with the remediations issue."""
+"""Policies: who may approve which remediation for which groups, and what each rule allows (model, loader, explain)."""

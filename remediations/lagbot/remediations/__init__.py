@@ -1,5 +1,6 @@
-"""Remediations: one module per action (restart, scale, drain, reset offsets) and their executors.
+"""Remediations: one package per action (restart/, scale/, drain/, reset_offsets/), the contract they keep (base), the
+registry that lists them (one line each), verification, and the executors that act on a group's workload.
 
-Empty until the remediations issue lands; the lag engine names remediations by these keys:
-`restart`, `scale`, `drain`, `reset_offsets` (see lagbot.engine.diagnose).
+A remediation names the causes it answers (`Remediation.addresses`); the service joins causes to remediations
+(lagbot.remediations.registry `answering`). docs/remediations.md says how to add one.
 """

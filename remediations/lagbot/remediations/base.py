@@ -10,27 +10,27 @@ runs it once -> `verify(plan, later verdicts)` judges whether lag drains.
 A new remediation is one module (a subclass of `Remediation`) and one line in lagbot.remediations.registry; what a
 policy rule may set for it is its `Policy` model, from which lagbot.policies.model derives the policy's schema.
 
-A `Plan` is plain data and round-trips through versioned JSON, because it is stored in Redis between
-the proposal and the click that approves it.
+A `Plan` is plain data and round-trips through versioned JSON (lagbot.core.codec), because it is stored in Redis
+between the proposal and the click that approves it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lagbot.core.model import GroupVerdict
-from lagbot.core.stored import decode, encode
+from lagbot.core import codec
+from lagbot.core.model import Cause, CauseKind, GroupVerdict
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
-    from lagbot.remediations.drain_settings import DrainSettings
-    from lagbot.remediations.executors.base import Workload
+    from lagbot.core.config import Settings
+    from lagbot.remediations.executors.base import Executor, Workload
     from lagbot.remediations.verify import VerifyRules
 
 PLAN_VERSION = 1
@@ -75,17 +75,15 @@ class Plan:
     """Wording the confirm dialog must show before approving (data loss); None: no dialog needed."""
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["risk"] = self.risk.value
-        return encode(PLAN_VERSION, data)
+        return PLAN_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Plan:
-        data = decode("stored plan", PLAN_VERSION, raw)
-        data["risk"] = Risk(data["risk"])
-        data["steps"] = tuple(data.get("steps", ()))
-        data["preflight"] = tuple(data.get("preflight", ()))
-        return cls(**data)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a plan lagbot wrote."""
+        return PLAN_CODEC.decode(raw)
+
+
+PLAN_CODEC = codec.register(codec.Codec("stored plan", Plan, PLAN_VERSION))
 
 
 @dataclass(frozen=True)
@@ -121,12 +119,13 @@ class ExecutionContext:
     """What `execute` may use. Anything a remediation needs beyond its plan comes from here.
 
     `executor` acts on the workload that runs the group's consumers (None when the policy names no
-    workload); `admin` is a confluent_kafka AdminClient of the group's cluster (offset operations);
-    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock. The rest is
-    what a remediation that runs a job of its own (the drain) needs besides; None where the caller has none.
+    workload); `admin` is the group's cluster's admin (offset operations: lagbot.engine.collector's ClusterAdmin);
+    `progress` posts a line into the incident's thread; `clock` is time.time or a test's clock. A remediation that
+    needs more has a context of its own, a subclass given by the callers that run it themselves (the drain's
+    DrainContext); from the service it gets this one.
     """
 
-    executor: Any = None
+    executor: Executor | None = None
     admin: Any = None
     progress: Callable[[str], None] = lambda _line: None
     clock: Callable[[], float] | None = None
@@ -136,12 +135,8 @@ class ExecutionContext:
     """librdkafka settings of the group's cluster, for a job's own consumers and producers."""
     workload: Workload | None = None
     """The policy rule's workload (what the executor acts on when the parameters name none)."""
-    drain_settings: DrainSettings | None = None
-    """The `drain:` section of lagbot's configuration (spark-submit, archives); None: its defaults."""
-    spark: Any = None
-    """A SparkSession to run a job in (a local master); None: one is made, and stopped afterwards."""
-    on_progress: Callable[[Any], None] | None = None
-    """Receives every progress report of a job (the drain's JobProgress), e.g. for a progress bar."""
+    settings: Settings | None = None
+    """lagbot's settings (the drain reads its `drain:` section); None: each remediation's defaults."""
 
 
 DEFAULT_LONGEST_RUN = 3_600.0
@@ -212,6 +207,12 @@ class Remediation(ABC):
     """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
     needs_workload: ClassVar[bool] = False
     """Whether it acts on the workload the policy rule names (an executor), so cannot run without one."""
+    addresses: ClassVar[frozenset[CauseKind]] = frozenset()
+    """The causes it answers (none: it is only proposed when a user asks with `/lag remediate`)."""
+
+    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
+        """Whether it answers this cause of this verdict (by default: the cause is of a kind it `addresses`)."""
+        return cause.kind in self.addresses
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         """The parameters a user gave after the action in `/lag remediate`. Raises ArgsError."""
@@ -246,6 +247,10 @@ class Remediation(ABC):
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
         """Undo what `hand_back` left to undo (only called when `hand_back` returned something)."""
         raise NotImplementedError(self.name)
+
+    def restored(self, outcome: Outcome) -> str:
+        """What the incident's thread is told once `restore` ran: the remediation's own words for what was undone."""
+        return wording.restored(self.name, outcome.ok, outcome.detail)
 
     @abstractmethod
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:

@@ -1,28 +1,27 @@
 """The registry: remediation name -> the one instance that plans, executes and verifies it.
 
 `register` checks a remediation is well formed (a name fit for a policy key and a button id, a Risk, a pydantic Params
-model that forbids unknown fields) and refuses a second one of the same name. Adding a remediation is its module and
-one line in the tuple at the bottom; lagbot.engine.diagnose suggests by name the ones it has a cause for (a test
-checks each of those is registered), and any registered one can be proposed with `/lag remediate`. `params`
+model that forbids unknown fields) and refuses a second one of the same name. Adding a remediation is one package,
+lagbot.remediations.<name>, whose `remediation` module holds `REMEDIATION` (the instance), and one line in `PACKAGES`
+below (docs/remediations.md; tests/remediations/test_plugin_contract.py adds a throwaway one that way). Any registered
+one can be proposed with `/lag remediate`. `params`
 validates raw parameters (from a policy, a button, a stored plan) against the remediation's Params model, and raises
 `ParamsError` naming the remediation and each bad field.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
+from lagbot.core.model import Cause, GroupVerdict
 from lagbot.remediations import wording
 from lagbot.remediations.base import ParamsError as ParamsError  # raised by params(); tests and callers catch it here
 from lagbot.remediations.base import Remediation, Risk, validate_params
-from lagbot.remediations.drain import DrainRemediation
-from lagbot.remediations.reset_offsets import ResetOffsets
-from lagbot.remediations.restart import Restart
-from lagbot.remediations.scale import Scale
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """A remediation's name: a policy key, part of a button's action id and a word in `/lag remediate`."""
@@ -83,6 +82,11 @@ def remediations() -> tuple[Remediation, ...]:
     return tuple(_registry.values())
 
 
+def answering(cause: Cause, verdict: GroupVerdict) -> str | None:
+    """The remediation that answers `cause` of `verdict` (the first registered whose `answers` says so), or None."""
+    return next((r.name for r in _registry.values() if r.answers(cause, verdict)), None)
+
+
 def risk_of(name: str) -> Risk | None:
     """The risk of a registered remediation; None when none is registered under `name`."""
     remediation = _registry.get(name)
@@ -100,5 +104,21 @@ def params(name: str, raw: Mapping[str, Any]) -> BaseModel:
     return validate_params(name, remediation.Params, raw)
 
 
-for _remediation in (Restart(), Scale(), DrainRemediation(), ResetOffsets()):  # the order `policy explain` lists
-    register(_remediation)
+def load(package: str) -> Remediation:
+    """The remediation of the package lagbot.remediations.<package>: its `remediation` module's REMEDIATION."""
+    module = importlib.import_module(f"lagbot.remediations.{package}.remediation")
+    remediation = getattr(module, "REMEDIATION", None)
+    if not isinstance(remediation, Remediation) or remediation.name != package:
+        raise RegistryError(wording.registry_malformed(package, wording.registry_not_its_package(package)))
+    return remediation
+
+
+PACKAGES = (  # one line per remediation, in the order `policy explain` lists them
+    "restart",
+    "scale",
+    "drain",
+    "reset_offsets",
+)
+
+for _package in PACKAGES:
+    register(load(_package))

@@ -9,7 +9,7 @@ executors:
   command:
     scale: [kubectl, scale, "{kind}/{workload}", "--replicas={replicas}", -n, "{namespace}"]
     replicas: [kubectl, get, "{kind}/{workload}", -n, "{namespace}", -o, "jsonpath={{.spec.replicas}}"]
-  local: {state_dir: /var/tmp/lagbot-fleets}
+  local: {state_dir: /var/tmp/lagbot-fleets}   # the dev kit's consumer fleet (lagbot.devkit.fleet)
 ```
 """
 
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -170,6 +171,20 @@ class ExecutorsConfig(_Strict):
     local: LocalConfig | None = None
 
 
+ExecutorFactory = Callable[[Any], "Executor"]
+"""Builds an executor from its section of the configuration."""
+
+_factories: dict[str, ExecutorFactory] = {}
+"""Executors that live outside this package, by name: the dev kit's local fleet registers "local" here
+(lagbot.devkit.fleet.register_local_executor), for the processes that may act on one (`lagbot run` with an
+`executors.local` section, the demo, the tests)."""
+
+
+def register_executor(name: ExecutorName, factory: ExecutorFactory) -> None:
+    """Let `build_executor(name, ...)` build with `factory` (registering the same factory again changes nothing)."""
+    _factories[name] = factory
+
+
 def build_executor(name: str, config: ExecutorsConfig) -> Executor:
     """The executor called `name`, built from its section of `config` (no connection is made yet).
 
@@ -191,6 +206,7 @@ def build_executor(name: str, config: ExecutorsConfig) -> Executor:
         from lagbot.remediations.executors.command import CommandExecutor
 
         return CommandExecutor(section)
-    from lagbot.remediations.executors.local import LocalExecutor
-
-    return LocalExecutor(section)
+    factory = _factories.get(name)
+    if factory is None:
+        raise ExecutorError(wording.executor_not_registered(name))
+    return factory(section)

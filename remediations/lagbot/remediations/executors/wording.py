@@ -17,6 +17,10 @@ def executor_unknown(name: str) -> str:
     return f"no executor called {name!r}: use kubernetes, command or local"
 
 
+def executor_not_registered(name: str) -> str:
+    return f"the {name} executor is the dev kit's (lagbot.devkit.fleet) and is not loaded in this process"
+
+
 def executor_not_configured(name: str) -> str:
     return f"the {name} executor is not configured: add an `executors.{name}` section"
 
@@ -189,59 +193,6 @@ def command_timed_out(argv: Sequence[str], seconds: float, output: str) -> str:
 
 def command_not_a_count(line: str) -> str:
     return f"expected a replica count as the last line of the output, got {line!r}"
-
-
-def fleet_bad_version(what: str, version: object, expected: int) -> str:
-    return f"stored {what} has version {version!r}; this lagbot reads {expected}"
-
-
-def fleet_bad_name(name: str) -> str:
-    return f"{name!r} is not a fleet name (letters, digits, '_', '.', '-', not starting with '.')"
-
-
-def fleet_unknown(fleet: str) -> str:
-    return f"no fleet called {fleet}: start it first"
-
-
-def fleet_unreadable(path: str, problem: str) -> str:
-    return f"cannot read {path}: {problem}"
-
-
-def fleet_already_running(fleet: str, members: int) -> str:
-    return f"fleet {fleet} already runs {members} member(s): scale it, or stop it first"
-
-
-def fleet_started(fleet: str, group: str, members: int) -> str:
-    return f"fleet {fleet} started: {members} member(s) consuming as group {group}"
-
-
-def fleet_stopped(fleet: str, members: int) -> str:
-    return f"fleet {fleet} stopped ({members} member(s))"
-
-
-def fleet_restarted(fleet: str, members: int) -> str:
-    return f"rolling restart of fleet {fleet} done: {members} member(s) restarted one at a time"
-
-
-def fleet_no_member(fleet: str, client_id: str, client_ids: Sequence[str]) -> str:
-    known = ", ".join(client_ids) if client_ids else "none"
-    return f"fleet {fleet} has no live member with client id {client_id!r} (live: {known}); nothing restarted"
-
-
-def fleet_member_not_started(client_id: str, seconds: float, log_tail: str) -> str:
-    return f"member {client_id} did not report running within {seconds:g} s; its log ends:\n{log_tail}".rstrip()
-
-
-def fleet_locked(fleet: str, seconds: float) -> str:
-    return f"fleet {fleet} is being changed by another process; gave up waiting after {seconds:g} s"
-
-
-def fleet_not_settled(fleet: str, seconds: float, members: Sequence[str]) -> str:
-    return f"fleet {fleet} did not settle within {seconds:g} s: {'; '.join(members) or 'no live members'}"
-
-
-def fleet_member_not_joined(client_id: str, seconds: float) -> str:
-    return f"member {client_id} did not join its group within {seconds:g} s; the rolling restart stops here"
 
 
 # --- the owner's pod as evidence (pod_evidence.py) ---------------------------------------------------------

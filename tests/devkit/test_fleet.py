@@ -27,19 +27,20 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from lagbot.core.model import Member
-from lagbot.devkit.embedded import committed_offsets
-from lagbot.remediations.executors.base import ExecutorError, Workload
-from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
-from lagbot.remediations.executors.local import (
+from lagbot.devkit.fleet import (
     FleetSpec,
     LocalExecutor,
     MemberRecord,
     MemberStatus,
     proc_start_time,
     process_alive,
+    register_local_executor,
 )
+from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.config import ExecutorsConfig, LocalConfig, build_executor
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_state
+from tests.support.group_commits import committed
 
 pytestmark = pytest.mark.integration
 T = TypeVar("T")
@@ -75,11 +76,6 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) ->
             return last
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-def committed(kafka: Kafka, group: str, topic: str, partitions: int) -> dict[int, int]:
-    """The group's committed offsets as the broker returns them (-1001: none)."""
-    return dict(enumerate(committed_offsets(kafka.admin, group, topic, partitions)))
 
 
 def log_ends(kafka: Kafka, topic: str, partitions: int) -> dict[int, int]:
@@ -319,6 +315,7 @@ def test_a_second_executor_sees_and_changes_the_same_fleet(fleets: LocalExecutor
     kafka.create_topic(topic, 1)
     fleet = spec(kafka, names, topic, replicas=2)
     assert fleets.start(fleet).ok
+    register_local_executor()  # as `lagbot run` does when its configuration has an `executors.local` section
     other = build_executor("local", ExecutorsConfig(local=fleets.config))
     assert other.replicas(workload(fleet)) == 2
     assert other.scale(workload(fleet), 1).data == {"before": 2, "after": 1}

@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lagbot.remediations.drain_plan import OffsetRange, RangeReceipt, RangeStatus
-from lagbot.remediations.drain_settings import ParquetWriter
+from lagbot.remediations.drain.plan import OffsetRange, RangeReceipt, RangeStatus
+from lagbot.remediations.drain.settings import ParquetWriter
 
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 CLIENT_LOG = logging.getLogger("lagbot.drain.librdkafka")

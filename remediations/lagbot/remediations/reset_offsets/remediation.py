@@ -23,9 +23,9 @@ from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator, model_validator
 
-from lagbot.core.model import GroupState, GroupVerdict, TopicPartition
-from lagbot.engine.diagnose import RESET_OFFSETS
-from lagbot.remediations import kafka, wording
+from lagbot.core.model import CauseKind, GroupState, GroupVerdict, TopicPartition
+from lagbot.remediations import kafka
+from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
     ArgsError,
     ExecutionContext,
@@ -39,6 +39,7 @@ from lagbot.remediations.base import (
     validate_params,
 )
 from lagbot.remediations.executors.base import Workload
+from lagbot.remediations.reset_offsets import wording
 
 Mode = Literal["latest", "earliest", "shift", "datetime"]
 INACTIVE = (GroupState.EMPTY, GroupState.DEAD)
@@ -176,7 +177,8 @@ def totals(table: Sequence[ResetRow]) -> dict[str, int]:
 
 
 class ResetOffsets(Remediation):
-    name = RESET_OFFSETS
+    name = "reset_offsets"
+    addresses = frozenset({CauseKind.DATA_LOSS})
     risk = Risk.HIGH
     Params = ResetParams
     Policy = ResetPolicy
@@ -258,13 +260,13 @@ class ResetOffsets(Remediation):
         partitions = [(str(t), int(p)) for t, p, _ in plan.after["offsets"]]
         admin = context.admin
         if admin is None:
-            return Outcome(False, wording.preflight_failed(wording.preflight_inactive(), wording.no_admin()))
+            return Outcome(False, common.preflight_failed(wording.preflight_inactive(), common.no_admin()))
         try:
             state, _ = kafka.describe_group(admin, plan.group, context.timeout)
             if state not in INACTIVE:
                 return Outcome(
                     False,
-                    wording.preflight_failed(wording.preflight_inactive(), wording.reset_group_active(state.value)),
+                    common.preflight_failed(wording.preflight_inactive(), wording.reset_group_active(state.value)),
                 )
             table = reset_rows(fresh_offsets(admin, plan.group, partitions, params, context.timeout), params)
             context.progress(wording.reset_progress(plan.group, len(table)))
@@ -311,3 +313,7 @@ def fresh_offsets(
     return [
         Offsets(t, p, committed.get((t, p)), start[(t, p)], end[(t, p)], at_time.get((t, p))) for t, p in partitions
     ]
+
+
+REMEDIATION = ResetOffsets()
+"""What lagbot.remediations.registry registers for this package."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lagbot.core import messages, patterns
-from lagbot.remediations import drain_wording as wording
 from lagbot.remediations.base import PolicyParams
-from lagbot.remediations.drain_sinks import parse_sink
+from lagbot.remediations.drain import wording
+from lagbot.remediations.drain.sinks import parse_sink
 
 MAX_SINK = 200
 """The longest sink a user may name: it must fit, whole, in the approve button's confirm dialog."""

@@ -13,30 +13,31 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lagbot.remediations import drain_wording
 from lagbot.remediations.base import (
     ExecutionContext,
 )
-from lagbot.remediations.drain_job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
-from lagbot.remediations.drain_offsets import (
+from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.context import spark_of
+from lagbot.remediations.drain.job import PROGRESS_PREFIX, RESULT_PREFIX, JobConfig, JobProgress, spark_submit_argv
+from lagbot.remediations.drain.offsets import (
     DrainError,
 )
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations.drain.plan import (
     Manifest,
 )
-from lagbot.remediations.drain_settings import (
+from lagbot.remediations.drain.settings import (
     DrainSettings,
 )
 
 if TYPE_CHECKING:
-    from lagbot.remediations.drain import DrainParams  # drain imports this module
+    from lagbot.remediations.drain.params import DrainParams
 
 
 def run_local(config: JobConfig, params: DrainParams, context: ExecutionContext, on_progress: Any) -> Manifest:
     """The job inside this process (PySpark local mode); a session made here is stopped afterwards."""
-    from lagbot.remediations.drain_job import run_job, spark_session
+    from lagbot.remediations.drain.job import run_job, spark_session
 
-    given = context.spark
+    given = spark_of(context)
     owned = given is None
     spark = spark_session(params.master, app_name=f"lagbot-drain-{config.group}") if given is None else given
     try:

@@ -22,9 +22,10 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from lagbot.core import messages
 from lagbot.core.config import Duration
-from lagbot.core.model import GroupVerdict
-from lagbot.engine.diagnose import SCALE, replicas_needed
-from lagbot.remediations import wording
+from lagbot.core.model import Cause, CauseKind, GroupVerdict
+from lagbot.engine import agreement
+from lagbot.engine.diagnose import replicas_needed
+from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
     ArgsError,
     ExecutionContext,
@@ -39,6 +40,7 @@ from lagbot.remediations.base import (
 )
 from lagbot.remediations.executors import wording as executor_wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.scale import wording
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 
@@ -100,12 +102,21 @@ def target_replicas(verdict: GroupVerdict, params: ScaleParams) -> int:
 
 
 class Scale(Remediation):
-    name = SCALE
+    name = "scale"
+    addresses = frozenset(
+        {CauseKind.NO_ACTIVE_MEMBERS, CauseKind.THROUGHPUT_DEFICIT, CauseKind.PRODUCER_BURST, CauseKind.IDLE_MEMBERS}
+    )
     risk = Risk.MEDIUM
     Params = ScaleParams
     Policy = ScalePolicy
     args_usage = "[replicas]"
     needs_workload = True
+
+    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
+        """A producer burst only while it goes on and a member can still be added that would own a partition."""
+        if cause.kind == CauseKind.PRODUCER_BURST:
+            return cause.evidence.get("ongoing", True) is True and not agreement.at_partition_ceiling(verdict)
+        return super().answers(cause, verdict)
 
     def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
         assert isinstance(policy, ScalePolicy)
@@ -177,7 +188,7 @@ class Scale(Remediation):
         target = int(plan.after["replicas"])
         executor, workload = context.executor, params.workload
         if not isinstance(executor, Executor):
-            return Outcome(False, wording.no_executor(plan.action))
+            return Outcome(False, common.no_executor(plan.action))
         try:
             failed = self._preflight(executor, workload, params.current_replicas, target)
             if failed is not None:
@@ -200,6 +211,9 @@ class Scale(Remediation):
             return Outcome(False, str(exc))
         return Outcome(scaled.ok, scaled.detail, {**scaled.data, **data})
 
+    def restored(self, outcome: Outcome) -> str:
+        return wording.restored(outcome.ok, outcome.detail)
+
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
         """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before."""
         params = ScaleParams.model_validate(plan.params)
@@ -217,10 +231,14 @@ class Scale(Remediation):
     def _preflight(executor: Executor, workload: Workload, planned_from: int, target: int) -> str | None:
         if workload.keda_scaled_object and not isinstance(executor, PausableAutoscaling):
             problem = wording.executor_cannot_pause_keda(type(executor).__name__)
-            return wording.preflight_failed(wording.preflight_can_pause_keda(), problem)
+            return common.preflight_failed(wording.preflight_can_pause_keda(), problem)
         now = executor.replicas(workload)
         up = target > planned_from
         if (up and now >= target) or (not up and now <= target):
             problem = wording.scale_already(workload.name, now)
-            return wording.preflight_failed(wording.preflight_not_at_target(target), problem)
+            return common.preflight_failed(wording.preflight_not_at_target(target), problem)
         return None
+
+
+REMEDIATION = Scale()
+"""What lagbot.remediations.registry registers for this package."""

@@ -17,10 +17,11 @@ but no message is lost (each was written first).
 `execute` reads from `ExecutionContext`: `admin` (AdminClient of the cluster), `executor` (to pause
 consumers), `progress` (lines for the incident thread), and
 - `kafka_config` (required): librdkafka settings of the cluster, for the job's readers and producers;
-- `drain_settings`: a `DrainSettings` (spark-submit, archives, manifest_dir); defaults otherwise;
+- `settings`: lagbot's settings, whose `drain:` section (spark-submit, archives, manifest_dir) it uses;
 - `workload`: the `Workload` to pause when the params name none;
-- `spark`: a SparkSession to use (local masters; otherwise one is made and stopped);
-- `on_progress`: a callable receiving every `JobProgress` (the CLI's progress bar).
+- from a DrainContext (lagbot.remediations.drain.context), given by callers that run it themselves: `spark`, a
+  SparkSession to use (local masters; otherwise one is made and stopped), `on_progress`, a callable receiving every
+  `JobProgress` (the CLI's progress bar), and `drain_settings` when they have no lagbot settings.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel
 
 from lagbot.core import messages
-from lagbot.core.model import GroupVerdict, PartitionVerdict, Status
-from lagbot.remediations import drain_wording
+from lagbot.core.model import Cause, CauseKind, GroupVerdict, PartitionVerdict, Status
 from lagbot.remediations.base import (
     ArgsError,
     ExecutionContext,
@@ -48,8 +48,10 @@ from lagbot.remediations.base import (
     Risk,
     Verification,
 )
-from lagbot.remediations.drain_job import JobConfig, JobProgress
-from lagbot.remediations.drain_offsets import (
+from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.context import drain_settings, progress_receiver
+from lagbot.remediations.drain.job import JobConfig, JobProgress
+from lagbot.remediations.drain.offsets import (
     _NOT_ACTIVE,
     DrainError,
     advance_offsets,
@@ -58,115 +60,29 @@ from lagbot.remediations.drain_offsets import (
     moved_back,
     wait_until_empty,
 )
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations.drain.params import DrainParams
+from lagbot.remediations.drain.plan import (
     DrainLayout,
     Manifest,
     OffsetRange,
     PartitionBacklog,
     PartitionDrain,
-    Uncommitted,
     estimate_seconds,
     layout,
     plan_id,
 )
-from lagbot.remediations.drain_policy import DrainPolicy, sink_refusal
-from lagbot.remediations.drain_preflight import java_problem, sink_problem
-from lagbot.remediations.drain_run import run_local, submit
-from lagbot.remediations.drain_settings import (
-    DEFAULT_TASK_RATE,
-    DrainSettings,
-    ParquetWriter,
-    check_connect_writer,
-    check_master,
+from lagbot.remediations.drain.policy import DrainPolicy, sink_refusal
+from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.run import run_local, submit
+from lagbot.remediations.drain.settings import (
     is_connect,
     is_local,
 )
-from lagbot.remediations.drain_sinks import SinkError, manifest_url, parse_sink
+from lagbot.remediations.drain.sinks import manifest_url, parse_sink
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.verify import VerifyRules
 
 log = logging.getLogger(__name__)
-
-
-class DrainParams(BaseModel):
-    """What approvers approve besides the ranges. Built from `DrainSettings` plus per-drain choices."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    sink: str
-    """A Parquet dataset path or Hadoop filesystem URL, or kafka:TOPIC to replay."""
-    writer: ParquetWriter = "auto"
-    """Who writes a Parquet sink (see DrainSettings.writer)."""
-    topics: tuple[str, ...] = ()
-    """Only these topics of the group (empty: all of them)."""
-    chunk: int = Field(default=50_000, ge=1, le=100_000_000)
-    master: str = "local[*]"
-    slots: int = Field(default=2, ge=1, le=100_000)
-    """Task slots of the master (for the ETA)."""
-    task_rate: float = Field(default=DEFAULT_TASK_RATE, gt=0)
-    startup_seconds: float = Field(default=20.0, ge=0)
-    uncommitted: Uncommitted = "log_start"
-    """Partitions with nothing committed: drain from the log start, or skip them."""
-    pause_consumers: bool = True
-    """When the group has live consumers: scale them to 0 through the executor, then restore them."""
-    workload: Workload | None = None
-    manifest_dir: str = "lagbot-drains"
-    empty_timeout: float = Field(default=120.0, gt=0, le=3600)
-    idle_timeout: float = Field(default=30.0, gt=0, le=3600)
-    """A range with no progress for this long fails (e.g. its messages were deleted meanwhile)."""
-    job_timeout: float = Field(default=6 * 3600.0, gt=0)
-    progress_every: float = Field(default=10.0, ge=0)
-    """Seconds between progress lines in the incident thread."""
-    fail_after: int | None = Field(default=None, ge=1)
-    """Fault injection, for tests only: every task fails after reading this many messages of its range."""
-
-    @field_validator("sink")
-    @classmethod
-    def _sink_parses(cls, sink: str) -> str:
-        try:
-            return parse_sink(sink).url
-        except SinkError as exc:
-            raise ValueError(str(exc)) from None
-
-    @field_validator("master")
-    @classmethod
-    def _master_known(cls, master: str) -> str:
-        return check_master(master)
-
-    @model_validator(mode="after")
-    def _writer_fits_master(self) -> DrainParams:
-        check_connect_writer(self.master, self.writer)
-        return self
-
-    @classmethod
-    def from_settings(cls, settings: DrainSettings, *, sink: str | None, **overrides: Any) -> DrainParams:
-        """Params from the `drain:` settings, with per-drain overrides (None values ignored).
-
-        Raises:
-            pydantic.ValidationError: a bad value; `sink` missing when the settings have no default.
-        """
-        chosen = {k: v for k, v in overrides.items() if v is not None}
-        master = chosen.get("master", settings.master)
-        slots = settings.model_copy(update={"master": master}).slots()
-        return cls.model_validate(
-            {
-                "sink": sink if sink is not None else settings.sink,
-                "chunk": settings.chunk,
-                "writer": settings.writer,
-                "master": master,
-                "slots": slots,
-                "task_rate": settings.task_rate,
-                "startup_seconds": settings.startup_seconds,
-                "manifest_dir": settings.manifest_dir,
-                "empty_timeout": settings.empty_timeout,
-                **chosen,
-            }
-        )
-
-
-# ---------------------------------------------------------------------------------------------------
-# Planning (pure)
-# ---------------------------------------------------------------------------------------------------
 
 
 def backlogs(verdict: GroupVerdict, topics: Sequence[str] = ()) -> list[PartitionBacklog]:
@@ -310,10 +226,19 @@ class DrainRemediation(Remediation):
     """Drain a group's backlog into a sink with Spark, then advance its offsets past it."""
 
     name: ClassVar[str] = "drain"
+    addresses: ClassVar[frozenset[CauseKind]] = frozenset(
+        {CauseKind.RETENTION_RISK, CauseKind.PARTITION_CEILING, CauseKind.HOT_PARTITION}
+    )
     risk: ClassVar[Risk] = Risk.MEDIUM
     Params: ClassVar[type[BaseModel]] = DrainParams
     Policy: ClassVar[type[PolicyParams]] = DrainPolicy
     args_usage: ClassVar[str] = "[sink: a Parquet path or URL, or kafka:TOPIC]"
+
+    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
+        """A hot partition only when its keys are skewed (a slow owner is restart's)."""
+        if cause.kind == CauseKind.HOT_PARTITION:
+            return cause.evidence.get("why") != "slow_owner"
+        return super().answers(cause, verdict)
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         if len(args) > 1:
@@ -461,17 +386,17 @@ class DrainRemediation(Remediation):
         if is_local(params.master):
             return run_local(config, params, context, report)
         if is_connect(params.master):  # the driver is the Connect server's: no JVM in this process
-            from lagbot.remediations.drain_connect import run_connect
+            from lagbot.remediations.drain.connect import run_connect
 
             return run_connect(config, params.master, on_progress=report, timeout=params.job_timeout)
-        settings = context.drain_settings or DrainSettings()
+        settings = drain_settings(context)
         return submit(config, settings.model_copy(update={"master": params.master}), on_progress=report,
                       timeout=params.job_timeout)  # fmt: skip
 
 
 def _progress_reporter(plan: Plan, params: DrainParams, context: ExecutionContext) -> Callable[[JobProgress], None]:
-    """Every progress goes to `context.on_progress`; a line goes to the thread at most every `progress_every` s."""
-    forward = context.on_progress
+    """Every progress goes to a DrainContext's `on_progress`; a line to the thread at most every `progress_every` s."""
+    forward = progress_receiver(context)
     last = [float("-inf")]
 
     def report(progress: JobProgress) -> None:
@@ -525,3 +450,7 @@ def verify_drain(plan: Plan, verdicts: Sequence[GroupVerdict]) -> Verification:
         return Verification(Progress.WORSE, drain_wording.drain_verify_worse(lag, plan.after["offsets"]))
     return Verification(Progress.IMPROVING, drain_wording.drain_verify_improving(lag), latest.consume_rate,
                         latest.eta_seconds)  # fmt: skip
+
+
+REMEDIATION = DrainRemediation()
+"""What lagbot.remediations.registry registers for this package."""

@@ -1,4 +1,4 @@
-"""One member of a local consumer fleet: a real Kafka consumer process (`python -m lagbot.remediations.fleet_worker`).
+"""One member of a local consumer fleet: a real Kafka consumer process (`python -m lagbot.devkit.fleet_worker`).
 
 It joins `--group` with `client.id` = `--client-id`, processes each message (optionally slowly:
 `--delay-ms`, to make a throughput deficit), and commits synchronously after processing, every
@@ -36,7 +36,7 @@ log = logging.getLogger("lagbot.fleet_worker")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m lagbot.remediations.fleet_worker", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m lagbot.devkit.fleet_worker", description=__doc__)
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--group", required=True)
     parser.add_argument("--topics", required=True, help="comma-separated")

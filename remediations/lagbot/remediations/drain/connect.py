@@ -12,7 +12,7 @@ job (`drain_job.run_job`) uses that Spark Connect does not offer, and what is us
   older cuts of a range): a client cannot reach it. Both run as a one-task job on an executor with
   pyarrow's filesystems, which see the sink as the range tasks do (a volume the executors mount, or
   s3://, gs://, abfs://, hdfs://). So Parquet is always written by the tasks (writer arrow; writer spark
-  is refused with a Connect master, see `drain_settings.check_connect_writer`).
+  is refused with a Connect master, see `lagbot.remediations.drain.settings.check_connect_writer`).
 
 Exactly once holds as in the classic path: one directory per range, replaced by a rename
 (`drain_sinks.parquet_range`); older, differently cut ranges that completed ranges cover are removed
@@ -31,9 +31,9 @@ from dataclasses import asdict, fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from lagbot.remediations.drain_job import JobConfig, JobProgress, ProgressFn, _by_partition, _spans
-from lagbot.remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
-from lagbot.remediations.drain_sinks import (
+from lagbot.remediations.drain.job import JobConfig, JobProgress, ProgressFn, _by_partition, _spans
+from lagbot.remediations.drain.plan import Manifest, OffsetRange, RangeReceipt
+from lagbot.remediations.drain.sinks import (
     ParquetSink,
     ReplaySink,
     arrow_filesystem,

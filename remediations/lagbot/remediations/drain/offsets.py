@@ -9,8 +9,9 @@ from typing import Any
 
 from lagbot.core.model import GroupState
 from lagbot.engine.collector import offset_reader
-from lagbot.remediations import drain_wording, kafka
-from lagbot.remediations.drain_plan import (
+from lagbot.remediations import kafka
+from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.plan import (
     PartitionDrain,
 )
 

@@ -5,11 +5,11 @@ test) can operate on it; every change holds an exclusive `fcntl` lock on the fle
 
     <state_dir>/<fleet>/fleet.json           the FleetSpec (versioned JSON)
     <state_dir>/<fleet>/members/<index>.json one record per member: index, client id, pid, start time, argv
-    <state_dir>/<fleet>/status/<client>.json what the member reports (lagbot.remediations.fleet_worker)
+    <state_dir>/<fleet>/status/<client>.json what the member reports (lagbot.devkit.fleet_worker)
     <state_dir>/<fleet>/logs/<client>.log    its output
     <state_dir>/<fleet>/stuck/<client>       present: the member is (made) stuck
 
-Members run `python -m lagbot.remediations.fleet_worker`, each in its own session (process group), with
+Members run `python -m lagbot.devkit.fleet_worker`, each in its own session (process group), with
 client.id "<fleet>-<index>", as Kafka then reports it. A member is live when its pid runs and was
 started at the recorded time (a reused pid is not mistaken for it); records of dead members are
 removed whenever the fleet is read. Stopping sends SIGTERM (the member commits, leaves the group
@@ -37,17 +37,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lagbot.core.model import Member
+from lagbot.devkit import wording as devkit_wording
 from lagbot.remediations.base import Outcome
-from lagbot.remediations.executors import wording
+from lagbot.remediations.executors import wording as executors_wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
-from lagbot.remediations.executors.config import LocalConfig
+from lagbot.remediations.executors.config import LocalConfig, register_executor
 
 RECORD_VERSION = 1
 _POLL = 0.05
 
 
 class FleetSpec(BaseModel):
-    """What a fleet consumes and how its members behave (see lagbot.remediations.fleet_worker)."""
+    """What a fleet consumes and how its members behave (see lagbot.devkit.fleet_worker)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -75,7 +76,7 @@ class FleetSpec(BaseModel):
         data = json.loads(raw)
         version = data.pop("v", None)
         if version != RECORD_VERSION:
-            raise ExecutorError(wording.fleet_bad_version("fleet spec", version, RECORD_VERSION))
+            raise ExecutorError(devkit_wording.fleet_bad_version("fleet spec", version, RECORD_VERSION))
         return cls.model_validate(data)
 
 
@@ -99,7 +100,7 @@ class MemberRecord:
         data = json.loads(raw)
         version = data.pop("v", None)
         if version != RECORD_VERSION:
-            raise ExecutorError(wording.fleet_bad_version("member record", version, RECORD_VERSION))
+            raise ExecutorError(devkit_wording.fleet_bad_version("member record", version, RECORD_VERSION))
         return cls(**data)
 
 
@@ -168,24 +169,26 @@ class LocalExecutor(Executor):
         with self._locked(spec.name, create=True):
             live = self._live(spec.name)
             if live:
-                return Outcome(ok=False, detail=wording.fleet_already_running(spec.name, len(live)))
+                return Outcome(ok=False, detail=devkit_wording.fleet_already_running(spec.name, len(live)))
             self._write(self._dir(spec.name) / "fleet.json", spec.to_json())
             try:
                 started = self._start_members(spec, list(range(spec.replicas)))
             except ExecutorError as exc:
                 return Outcome(ok=False, detail=str(exc))
         pids = [r.pid for r in started]
-        detail = wording.fleet_started(spec.name, spec.group, len(started))
+        detail = devkit_wording.fleet_started(spec.name, spec.group, len(started))
         return Outcome(ok=True, detail=detail, data={"before": 0, "after": len(started), "pids": pids})
 
     def stop(self, fleet: str) -> Outcome:
         """Stop every member of the fleet (SIGTERM, then SIGKILL after stop_timeout); the spec is kept."""
         if not (self._dir(fleet) / "fleet.json").exists():
-            return Outcome(ok=True, detail=wording.fleet_unknown(fleet), data={"before": 0, "after": 0})
+            return Outcome(ok=True, detail=devkit_wording.fleet_unknown(fleet), data={"before": 0, "after": 0})
         with self._locked(fleet):
             live = self._live(fleet)
             self._stop_members(fleet, live)
-        return Outcome(ok=True, detail=wording.fleet_stopped(fleet, len(live)), data={"before": len(live), "after": 0})
+        return Outcome(
+            ok=True, detail=devkit_wording.fleet_stopped(fleet, len(live)), data={"before": len(live), "after": 0}
+        )
 
     def stop_all(self) -> None:
         """Stop every fleet under the state directory (a test's teardown)."""
@@ -209,9 +212,9 @@ class LocalExecutor(Executor):
         try:
             return FleetSpec.from_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ExecutorError(wording.fleet_unknown(fleet)) from None
+            raise ExecutorError(devkit_wording.fleet_unknown(fleet)) from None
         except (ValueError, ValidationError) as exc:
-            raise ExecutorError(wording.fleet_unreadable(str(path), str(exc))) from exc
+            raise ExecutorError(devkit_wording.fleet_unreadable(str(path), str(exc))) from exc
 
     def members(self, fleet: str) -> list[MemberRecord]:
         """The fleet's live members by index; records of dead ones are removed."""
@@ -242,13 +245,13 @@ class LocalExecutor(Executor):
         if _settled(status, partitions):
             return status
         members = [f"{m.record.client_id}: {m.state}, owns {len(m.assignment)}" for m in status]
-        raise ExecutorError(wording.fleet_not_settled(fleet, timeout, members))
+        raise ExecutorError(devkit_wording.fleet_not_settled(fleet, timeout, members))
 
     def make_stuck(self, fleet: str, client_id: str) -> None:
         """Make one member stuck (it stops polling and committing but stays in the group) until restarted."""
         self._check_name(fleet)
         if not any(r.client_id == client_id for r in self.members(fleet)):
-            raise ExecutorError(wording.fleet_no_member(fleet, client_id, self._client_ids(fleet)))
+            raise ExecutorError(devkit_wording.fleet_no_member(fleet, client_id, self._client_ids(fleet)))
         flag = self._dir(fleet) / "stuck" / client_id
         flag.parent.mkdir(parents=True, exist_ok=True)
         flag.touch()
@@ -262,7 +265,7 @@ class LocalExecutor(Executor):
         """Start members (lowest free index first) or stop them (highest index first) until `replicas` run."""
         fleet = self._fleet(workload)
         if replicas < 0:
-            raise ExecutorError(wording.executor_bad_replicas(replicas))
+            raise ExecutorError(executors_wording.executor_bad_replicas(replicas))
         try:
             with self._locked(fleet):
                 spec = self.spec(fleet)
@@ -276,7 +279,7 @@ class LocalExecutor(Executor):
                     self._stop_members(fleet, sorted(live, key=lambda r: r.index)[replicas:])
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
-        detail = wording.executor_scaled(f"fleet {fleet}", before, replicas)
+        detail = executors_wording.executor_scaled(f"fleet {fleet}", before, replicas)
         return Outcome(ok=True, detail=detail, data={"before": before, "after": replicas})
 
     def restart(self, workload: Workload) -> Outcome:
@@ -294,7 +297,7 @@ class LocalExecutor(Executor):
                     pids.append(new.pid)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
-        return Outcome(ok=True, detail=wording.fleet_restarted(fleet, len(pids)), data={"pids": pids})
+        return Outcome(ok=True, detail=devkit_wording.fleet_restarted(fleet, len(pids)), data={"pids": pids})
 
     def restart_member(self, workload: Workload, member: Member) -> Outcome:
         """Restart the member whose client id is `member.client_id` (its stuck flag is cleared)."""
@@ -306,11 +309,13 @@ class LocalExecutor(Executor):
                 record = next((r for r in live if r.client_id == member.client_id), None)
                 if record is None:
                     ids = [r.client_id for r in live]
-                    return Outcome(ok=False, detail=wording.fleet_no_member(fleet, member.client_id, ids))
+                    return Outcome(ok=False, detail=devkit_wording.fleet_no_member(fleet, member.client_id, ids))
                 new = self._replace(spec, record)
         except ExecutorError as exc:
             return Outcome(ok=False, detail=str(exc))
-        detail = wording.executor_member_restarted(member.client_id, f"pid {record.pid} -> {new.pid}", f"fleet {fleet}")
+        detail = executors_wording.executor_member_restarted(
+            member.client_id, f"pid {record.pid} -> {new.pid}", f"fleet {fleet}"
+        )
         return Outcome(
             ok=True, detail=detail, data={"client_id": member.client_id, "old_pid": record.pid, "new_pid": new.pid}
         )
@@ -344,7 +349,7 @@ class LocalExecutor(Executor):
         argv = [
             self.config.python or sys.executable,
             "-m",
-            "lagbot.remediations.fleet_worker",
+            "lagbot.devkit.fleet_worker",
             *worker_args(spec, client_id),
         ]
         argv += ["--status-file", str(status), "--stuck-flag", str(fleet_dir / "stuck" / client_id)]
@@ -360,7 +365,7 @@ class LocalExecutor(Executor):
                     start_new_session=True,
                 )
             except OSError as exc:
-                raise ExecutorError(wording.executor_failed(f"start {client_id}", str(exc))) from exc
+                raise ExecutorError(executors_wording.executor_failed(f"start {client_id}", str(exc))) from exc
         self._children[process.pid] = process
         record = MemberRecord(index, client_id, process.pid, proc_start_time(process.pid), time.time(), argv)
         self._write(fleet_dir / "members" / f"{index}.json", record.to_json())
@@ -376,7 +381,7 @@ class LocalExecutor(Executor):
             time.sleep(_POLL)
         tail = self._log_tail(fleet, record.client_id)
         self._stop_members(fleet, batch)
-        raise ExecutorError(wording.fleet_member_not_started(record.client_id, self.config.start_timeout, tail))
+        raise ExecutorError(devkit_wording.fleet_member_not_started(record.client_id, self.config.start_timeout, tail))
 
     def _await_joined(self, fleet: str, record: MemberRecord) -> None:
         deadline = time.monotonic() + self.config.start_timeout
@@ -384,7 +389,7 @@ class LocalExecutor(Executor):
             if MemberStatus(record, self._report(fleet, record)).settled:
                 return
             time.sleep(_POLL)
-        raise ExecutorError(wording.fleet_member_not_joined(record.client_id, self.config.start_timeout))
+        raise ExecutorError(devkit_wording.fleet_member_not_joined(record.client_id, self.config.start_timeout))
 
     def _stop_members(self, fleet: str, records: list[MemberRecord]) -> None:
         """SIGTERM each member's group, wait (one deadline for all), SIGKILL what is left; records removed."""
@@ -407,7 +412,7 @@ class LocalExecutor(Executor):
             try:
                 record = MemberRecord.from_json(path.read_text(encoding="utf-8"))
             except (ValueError, TypeError) as exc:
-                raise ExecutorError(wording.fleet_unreadable(str(path), str(exc))) from exc
+                raise ExecutorError(devkit_wording.fleet_unreadable(str(path), str(exc))) from exc
             if self._alive(record):
                 live.append(record)
             else:
@@ -431,14 +436,14 @@ class LocalExecutor(Executor):
 
     def _fleet(self, workload: Workload) -> str:
         if workload.executor != "local":
-            raise ExecutorError(wording.executor_wrong_workload("local", workload.executor, workload.name))
+            raise ExecutorError(executors_wording.executor_wrong_workload("local", workload.executor, workload.name))
         self._check_name(workload.name)
         return workload.name
 
     @staticmethod
     def _check_name(fleet: str) -> None:
         if not fleet or fleet.startswith(".") or "/" in fleet or fleet != os.path.basename(fleet):
-            raise ExecutorError(wording.fleet_bad_name(fleet))
+            raise ExecutorError(devkit_wording.fleet_bad_name(fleet))
 
     def _dir(self, fleet: str) -> Path:
         self._check_name(fleet)
@@ -475,7 +480,7 @@ class LocalExecutor(Executor):
         if create:
             fleet_dir.mkdir(parents=True, exist_ok=True)
         elif not fleet_dir.is_dir():
-            raise ExecutorError(wording.fleet_unknown(fleet))
+            raise ExecutorError(devkit_wording.fleet_unknown(fleet))
         with open(fleet_dir / "lock", "a+b") as lock:
             deadline = time.monotonic() + self.config.lock_timeout
             while True:
@@ -484,7 +489,7 @@ class LocalExecutor(Executor):
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise ExecutorError(wording.fleet_locked(fleet, self.config.lock_timeout)) from None
+                        raise ExecutorError(devkit_wording.fleet_locked(fleet, self.config.lock_timeout)) from None
                     time.sleep(_POLL)
             try:
                 yield
@@ -528,3 +533,8 @@ def _signal_group(pid: int, signum: int) -> None:
     """Signal the member's process group (it leads its own session); a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signum)
+
+
+def register_local_executor() -> None:
+    """Let lagbot.remediations.executors.config's `build_executor("local", ...)` build a LocalExecutor."""
+    register_executor("local", LocalExecutor)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from lagbot.cli import wording
 
 if TYPE_CHECKING:
+    from lagbot.devkit.fleet import LocalExecutor
     from lagbot.remediations.base import Outcome
-    from lagbot.remediations.executors.local import LocalExecutor
 
 # The commands (their options are declared in lagbot.cli.main's command tree) import what they use when they run:
 # building `lagbot`'s command tree (every command's --help) must not load pydantic or the executors.
@@ -24,8 +24,8 @@ DEFAULT_STATE_DIR = Path(os.environ.get("LAGBOT_FLEET_DIR", "~/.cache/lagbot/fle
 
 
 def _executor(state_dir: Path) -> LocalExecutor:
+    from lagbot.devkit.fleet import LocalExecutor
     from lagbot.remediations.executors.config import LocalConfig
-    from lagbot.remediations.executors.local import LocalExecutor
 
     return LocalExecutor(LocalConfig(state_dir=state_dir))
 
@@ -64,7 +64,7 @@ def start(
     from pydantic import ValidationError
 
     from lagbot.core.errors import ConfigError
-    from lagbot.remediations.executors.local import FleetSpec
+    from lagbot.devkit.fleet import FleetSpec
 
     try:
         spec = FleetSpec(

@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
-from lagbot.engine.diagnose import RESTART
-from lagbot.remediations import kafka, wording
+from lagbot.core.model import Cause, CauseKind, GroupState, GroupVerdict, Member, PartitionVerdict, Status
+from lagbot.remediations import kafka
+from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
     ExecutionContext,
     Outcome,
@@ -29,6 +29,7 @@ from lagbot.remediations.base import (
     Risk,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.restart import wording
 
 
 class RestartPolicy(PolicyParams):
@@ -75,11 +76,18 @@ def stuck_owners(verdict: GroupVerdict) -> tuple[list[Member], bool]:
 
 
 class Restart(Remediation):
-    name = RESTART
+    name = "restart"
+    addresses = frozenset({CauseKind.STUCK_CONSUMER, CauseKind.UNASSIGNED_PARTITIONS, CauseKind.HOT_PARTITION})
     risk = Risk.LOW
     Params = RestartParams
     Policy = RestartPolicy
     needs_workload = True
+
+    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
+        """A hot partition only when its owner is slow (a hot partition of skewed keys is the drain's)."""
+        if cause.kind == CauseKind.HOT_PARTITION:
+            return cause.evidence.get("why") == "slow_owner"
+        return super().answers(cause, verdict)
 
     def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
         assert isinstance(policy, RestartPolicy)
@@ -132,7 +140,7 @@ class Restart(Remediation):
         params = RestartParams.model_validate(plan.params)
         executor = context.executor
         if not isinstance(executor, Executor):
-            return Outcome(False, wording.no_executor(plan.action))
+            return Outcome(False, common.no_executor(plan.action))
         members = [member_from_json(m) for m in plan.before.get("members", [])]
         failed = preflight(plan.group, members, context)
         if failed is not None:
@@ -149,22 +157,22 @@ class Restart(Remediation):
 def preflight(group: str, members: Sequence[Member], context: ExecutionContext) -> str | None:
     """None when restarting is safe now; else what failed (the check named). Describes the group once."""
     if context.admin is None:
-        return wording.preflight_failed(wording.preflight_not_rebalancing(), wording.no_admin())
+        return common.preflight_failed(wording.preflight_not_rebalancing(), common.no_admin())
     try:
         state, live = kafka.describe_group(context.admin, group, context.timeout)
     except kafka.KafkaActionError as exc:
-        return wording.preflight_failed(wording.preflight_not_rebalancing(), str(exc))
+        return common.preflight_failed(wording.preflight_not_rebalancing(), str(exc))
     return preflight_problem(state, live, members)
 
 
 def preflight_problem(state: GroupState, live: Sequence[Member], planned: Sequence[Member]) -> str | None:
     """Pure: the group must not be rebalancing, and each planned member must still be in it."""
     if state.is_rebalancing:
-        return wording.preflight_failed(wording.preflight_not_rebalancing(), wording.group_is(state.value))
+        return common.preflight_failed(wording.preflight_not_rebalancing(), common.group_is(state.value))
     live_ids = {m.member_id for m in live}
     gone = [m.member_id for m in planned if m.member_id not in live_ids]
     if gone:
-        return wording.preflight_failed(wording.preflight_members_present(), wording.members_left(gone))
+        return common.preflight_failed(wording.preflight_members_present(), common.members_left(gone))
     return None
 
 
@@ -186,3 +194,7 @@ def _stalled_of(member: Member, stalled: Sequence[PartitionVerdict]) -> list[str
     return [
         f"{p.topic}-{p.partition}" for p in stalled if p.owner is not None and p.owner.member_id == member.member_id
     ]
+
+
+REMEDIATION = Restart()
+"""What lagbot.remediations.registry registers for this package."""

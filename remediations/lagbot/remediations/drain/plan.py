@@ -1,8 +1,8 @@
 """The pure part of the drain: which offsets to read, in which chunks, how long it will take, what was written.
 
-No I/O here. The remediation (`lagbot.remediations.drain`) reads the group's committed offsets and log
+No I/O here. The remediation (`lagbot.remediations.drain.remediation`) reads the group's committed offsets and log
 ends from the broker (through the collector's verdict), this module turns them into ranges, and the
-Spark job (`lagbot.remediations.drain_job`) reads exactly those ranges and reports them in a `Manifest`.
+Spark job (`lagbot.remediations.drain.job`) reads exactly those ranges and reports them in a `Manifest`.
 
 Decisions, each with its reason:
 - A partition is drained from its committed offset to its log end: `[committed, log_end)`, as

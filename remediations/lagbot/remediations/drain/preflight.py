@@ -6,7 +6,7 @@
 - A Parquet sink on the local filesystem, when the job runs on this machine (a local master), must be
   writable by this user: else Hadoop fails with a bare "error occurred while calling oNN.create".
 
-Each check returns the problem as one line (lagbot.remediations.drain_wording), or None.
+Each check returns the problem as one line (lagbot.remediations.drain.wording), or None.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from lagbot.remediations import drain_wording
-from lagbot.remediations.drain_settings import is_connect, is_local
-from lagbot.remediations.drain_sinks import ParquetSink, parse_sink
+from lagbot.remediations.drain import wording as drain_wording
+from lagbot.remediations.drain.settings import is_connect, is_local
+from lagbot.remediations.drain.sinks import ParquetSink, parse_sink
 
 MIN_JAVA = 17
 

@@ -2,7 +2,7 @@
 
 Two ways to run it:
 - in-process (`run_job` with a SparkSession from `spark_session`): the default `local[*]` master;
-- `spark-submit lagbot.remediations.drain_job --config JOB.json` to a cluster (`spark_submit_argv` builds
+- `spark-submit lagbot.remediations.drain.job --config JOB.json` to a cluster (`spark_submit_argv` builds
   the command line). The driver then prints one `LAGBOT-DRAIN-PROGRESS {json}` line per change and a
   final `LAGBOT-DRAIN-RESULT {manifest}` line on stdout, which lagbot reads (client deploy mode).
 
@@ -34,9 +34,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from lagbot.remediations.drain_plan import Manifest, OffsetRange, RangeReceipt
-from lagbot.remediations.drain_settings import DrainSettings, ParquetWriter, is_local
-from lagbot.remediations.drain_sinks import (
+from lagbot.remediations.drain.jvm_stderr import quiet_jvm_start
+from lagbot.remediations.drain.plan import Manifest, OffsetRange, RangeReceipt
+from lagbot.remediations.drain.settings import DrainSettings, ParquetWriter, is_local
+from lagbot.remediations.drain.sinks import (
     ParquetSink,
     Sink,
     Tally,
@@ -50,7 +51,6 @@ from lagbot.remediations.drain_sinks import (
     replay_range,
     tally_batch,
 )
-from lagbot.remediations.jvm_stderr import quiet_jvm_start
 
 if TYPE_CHECKING:
     from pyspark.accumulators import AccumulatorParam
@@ -541,6 +541,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":
     # Run as a file by spark-submit: import this module under its package name, so that what Spark pickles
     # for the tasks refers to `lagbot.remediations.*` (installed on the executors) rather than to `__main__`.
-    from lagbot.remediations import drain_job
+    from lagbot.remediations.drain import job as drain_job
 
     sys.exit(drain_job.main())

@@ -1,0 +1,1 @@
+"""The `restart` remediation, one package: the remediation (`remediation`) and its words (`wording`)."""

@@ -1,0 +1,1 @@
+"""The `scale` remediation, one package: the remediation (`remediation`) and its words (`wording`)."""

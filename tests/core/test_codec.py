@@ -1,0 +1,97 @@
+"""One codec for stored types (lagbot.core.codec), as docs/development.md's recipe adds one: a frozen dataclass and
+`register(Codec(kind, type, version, upgraders))`. Older versions are upgraded step by step; whatever is wrong is a
+StoredFormatError naming the kind."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import pytest
+
+from lagbot.core import codec
+from lagbot.core.stored import StoredFormatError
+from lagbot.remediations.base import PLAN_CODEC, Plan, Risk
+
+
+class Colour(StrEnum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Version 3: `name`, `colour`, `sizes`; 2 had `size` alone; 1 called the name `title`."""
+
+    name: str
+    colour: Colour
+    sizes: tuple[int, ...] = ()
+
+
+def _one_to_two(document: dict[str, Any]) -> dict[str, Any]:
+    return {**{k: v for k, v in document.items() if k != "title"}, "name": document["title"]}
+
+
+def _two_to_three(document: dict[str, Any]) -> dict[str, Any]:
+    size = document.pop("size", None)
+    return {**document, "sizes": [] if size is None else [size]}
+
+
+SAMPLE = codec.Codec("stored sample", Sample, 3, {1: _one_to_two, 2: _two_to_three})
+
+
+def test_a_value_round_trips_as_compact_json_with_its_version() -> None:
+    sample = Sample("a", Colour.BLUE, (1, 2))
+    assert SAMPLE.encode(sample) == '{"colour":"blue","name":"a","sizes":[1,2],"v":3}'
+    decoded = SAMPLE.decode(SAMPLE.encode(sample))
+    assert decoded == sample and type(decoded.colour) is Colour and type(decoded.sizes) is tuple
+
+
+def test_older_versions_are_upgraded_one_step_at_a_time() -> None:
+    assert SAMPLE.decode('{"v":2,"name":"b","colour":"red","size":4}') == Sample("b", Colour.RED, (4,))
+    assert SAMPLE.decode(b'{"v":1,"title":"c","colour":"red","size":5}') == Sample("c", Colour.RED, (5,))
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("{", "stored sample is not JSON"),
+        ("[3]", "stored sample is not a JSON object"),
+        ('{"v":4,"name":"a","colour":"red"}', "stored sample has format version 4; this lagbot reads 3"),
+        ('{"name":"a","colour":"red"}', "stored sample has format version None; this lagbot reads 3"),
+        (
+            '{"v":3,"name":"a","colour":"green","extra":1}',
+            "stored sample is not one lagbot wrote: colour: Input should be 'red' or 'blue'",
+        ),
+        ('{"v":3,"colour":"red"}', "stored sample is not one lagbot wrote: name: Field required"),
+    ],
+)
+def test_anything_wrong_is_one_error_naming_the_kind(raw: str, message: str) -> None:
+    with pytest.raises(StoredFormatError) as raised:
+        SAMPLE.decode(raw)
+    assert str(raised.value) == message
+
+
+def test_a_type_is_registered_once_and_upgraders_are_for_older_versions() -> None:
+    assert codec.codec_of(Plan) is PLAN_CODEC
+    with pytest.raises(ValueError, match="Plan already has a codec \\(stored plan\\)"):
+        codec.register(codec.Codec("another plan", Plan, 1))
+    with pytest.raises(ValueError, match="upgraders are for versions below 3"):
+        codec.register(codec.Codec("stored sample", Sample, 3, {3: _two_to_three}))
+
+
+def test_a_plan_is_stored_through_it_in_the_format_lagbot_always_wrote() -> None:
+    plan = Plan("scale", "prod", "orders", "Scale orders 2 -> 4", Risk.MEDIUM, {"replicas": 4}, steps=("scale",),
+                before={"replicas": 2}, after={"replicas": 4}, preflight=("at target",), created_at=5.0)  # fmt: skip
+    stored = plan.to_json()
+    assert json.loads(stored) == {
+        "v": 1, "action": "scale", "cluster": "prod", "group": "orders", "summary": "Scale orders 2 -> 4",
+        "risk": "medium", "params": {"replicas": 4}, "steps": ["scale"], "before": {"replicas": 2},
+        "after": {"replicas": 4}, "preflight": ["at target"], "created_at": 5.0, "confirm": None,
+    }  # fmt: skip
+    assert Plan.from_json(stored) == plan
+    with pytest.raises(StoredFormatError) as raised:
+        Plan.from_json(stored.replace('"medium"', '"extreme"'))
+    assert str(raised.value) == "stored plan is not one lagbot wrote: risk: Input should be 'low', 'medium' or 'high'"

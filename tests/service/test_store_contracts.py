@@ -1,0 +1,74 @@
+"""The store contracts (an abstract class each, with docstrings) hold for the Redis store and its memory twin alike:
+the same checks run on both, so a service test may take the memory one and need no Redis."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from lagbot.devkit.embedded import EmbeddedRedis
+from lagbot.service.audit import AuditEntry, AuditLog, AuditTrail, MemoryAuditTrail
+from lagbot.service.restores import RESTORE_LEASE, MemoryRestores, RestoreQueue, Restores
+
+T0 = 1_790_000_000.0
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+def store_client(request: pytest.FixtureRequest) -> Iterator[redis.Redis | None]:
+    """None for the memory twin; a flushed client of the session's redis-server for the Redis store."""
+    if request.param == "memory":
+        yield None
+        return
+    server: EmbeddedRedis = request.getfixturevalue("redis_server")
+    client = redis.Redis.from_url(server.url)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+def audit_trail(client: redis.Redis | None) -> AuditTrail:
+    return MemoryAuditTrail() if client is None else AuditLog(client)
+
+
+def restore_queue(client: redis.Redis | None) -> RestoreQueue:
+    return MemoryRestores() if client is None else Restores(client)
+
+
+def entry(at: float, group: str, event: str = "proposed") -> AuditEntry:
+    return AuditEntry(at=at, event=event, cluster="prod", group=group, user="lagbot", action="scale")
+
+
+def test_the_audit_trail_keeps_each_group_s_and_everything(store_client: redis.Redis | None) -> None:
+    trail = audit_trail(store_client)
+    for i, group in enumerate(["orders", "billing", "orders"]):
+        trail.record(entry(T0 + i, group))
+    assert [e.at for e in trail.latest("prod", "orders")] == [T0 + 2, T0]
+    assert [e.at for e in trail.latest("prod", "orders", n=1)] == [T0 + 2]
+    assert trail.latest("prod", "payments") == []
+    assert [e.group for e in trail.export()] == ["orders", "billing", "orders"]
+    assert [e.at for e in trail.export(since=T0 + 1)] == [T0 + 1, T0 + 2]
+    assert [e.at for e in trail.export(batch=1)] == [T0, T0 + 1, T0 + 2]
+    assert next(iter(trail.export())) == entry(T0, "orders")
+
+
+def test_restores_are_claimed_once_removed_when_run_and_due_again_after_a_dead_claim(
+    store_client: redis.Redis | None,
+) -> None:
+    queue = restore_queue(store_client)
+    queue.schedule("p1", T0 + 10, {"paused": "4"})
+    queue.schedule("p2", T0 + 5, None)
+    queue.schedule("p3", T0 + 500, {"later": True})
+    assert list(queue.claim_due(now=T0)) == []
+
+    due = queue.claim_due(now=T0 + 10)
+    assert next(due) == ("p2", None)  # soonest first
+    # This caller dies while running p2: the claim holds it from others until the lease is over.
+    assert list(queue.claim_due(now=T0 + 10)) == [("p1", {"paused": "4"})]
+    assert list(queue.claim_due(now=T0 + 10)) == []  # p1 ran and is gone
+    assert list(queue.claim_due(now=T0 + 10 + RESTORE_LEASE - 1)) == []
+    assert list(queue.claim_due(now=T0 + 10 + RESTORE_LEASE)) == [("p2", None)]
+    queue.forget("p3")
+    assert list(queue.claim_due(now=T0 + 1_000)) == []
