@@ -18,6 +18,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from lagbot.devkit.apache_kafka import fetched
+from tests.support.listening import listening_sockets
 
 pytestmark = pytest.mark.integration
 
@@ -32,35 +33,6 @@ def rig(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.Com
         check=False,
         stdin=subprocess.DEVNULL,
     )
-
-
-def listening_sockets(pid: int) -> set[tuple[str, int]]:
-    """(address, port) of every TCP socket process `pid` listens on, read from /proc."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        match = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(fd)) if fd.is_symlink() else None
-        if match:
-            inodes.add(match.group(1))
-    found = set()
-    for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-            fields = line.split()
-            local, state, inode = fields[1], fields[3], fields[9]
-            if state == "0A" and inode in inodes:  # 0A: LISTEN
-                address, port = local.split(":")
-                found.add((_address(address), int(port, 16)))
-    return found
-
-
-def _address(hex_address: str) -> str:
-    raw = bytes.fromhex(hex_address)
-    if len(raw) == 4:
-        return ".".join(str(b) for b in reversed(raw))
-    words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]  # /proc prints IPv6 as four little-endian words
-    joined = b"".join(words)
-    if joined[:12] == b"\x00" * 10 + b"\xff\xff":
-        return ".".join(str(b) for b in joined[12:])
-    return joined.hex()
 
 
 def test_without_java_one_line_says_what_to_install(tmp_path: Path) -> None:
