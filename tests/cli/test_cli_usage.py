@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from lagbot.cli import audit, fleet
+from lagbot.cli import audit
 from lagbot.cli import main as cli_main
 from lagbot.cli.main import command_line, main
+from lagbot.devkit import fleet_cli as fleet
 from lagbot.policies import cli as policy
 
 
