@@ -43,6 +43,8 @@ def test_bare_lagbot_prints_the_help_and_no_error_line(capsys: pytest.CaptureFix
         "policy",
         "fleet",
         "audit",
+        "history",
+        "thresholds",
     ]
 
 
