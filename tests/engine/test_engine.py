@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -32,9 +33,17 @@ pytestmark = pytest.mark.integration
 
 # Fast behaviour judgement for tests: 3 samples over >= 2 s (production default: 10 s).
 def lagbot(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a subprocess, as a user would."""
+    """Run the real CLI in a subprocess, as a user would, its output to a pipe: whole tables. COLUMNS and LINES are
+    left out (a library in this process may have put a terminal's size into the C environment the child inherits,
+    and `lagbot check` fits its tables to COLUMNS: tests/cli/test_check_terminal.py)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return subprocess.run(
-        [sys.executable, "-m", "lagbot.cli.main", *args], capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", "lagbot.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
     )
 
 
