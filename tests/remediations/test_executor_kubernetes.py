@@ -305,7 +305,7 @@ def test_the_scale_remediation_pauses_keda_through_this_executor_and_restores_it
 ) -> None:
     """The remediation (not only the executor) on a KEDA workload, read back from the API server."""
     from lagbot.remediations.base import ExecutionContext
-    from lagbot.remediations.scale import Scale
+    from lagbot.remediations.scale.remediation import Scale
     from tests.support.remediation_rig import scale_plan
 
     plan = scale_plan(workload(shop, keda_scaled_object="orders-so"), current=2)
