@@ -22,6 +22,7 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.engine.diagnose import RESTART
 from lagbot.remediations.executors.base import Executor, Workload
+from lagbot.service.remediate import Remediator
 from lagbot.slack.app import build_app
 from lagbot.slack.commands import text_reply
 from tests.conftest import Kafka, Names
@@ -47,15 +48,8 @@ def buttons(message: Message) -> list[dict[str, Any]]:
     return [e for b in message.blocks if b["type"] == "actions" for e in b["elements"]]
 
 
-def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_shows_the_outcome(
-    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, kafka: Kafka, names: Names
-) -> None:
-    topic = names("topic")
-    kafka.create_topic(topic, 1)
-    member = kafka.consumer(GROUP)  # the group exists on the broker, Empty: the restart's pre-flight describes it
-    member.subscribe([topic])
-    kafka.wait_assigned(member)
-    member.close()
+def proposed_restart(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> tuple[Remediator, Message, Message]:
+    """A restart proposed for a stalled partition: the remediator, the incident's root in C1, the proposal message."""
     r = remediator(redis_client, slack, k8s, remediations={"restart": {}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
@@ -69,6 +63,20 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
     bot.deliver()
     [root] = slack.channel("C1")
     [proposal] = [m for m in slack.thread("C1", root.ts) if buttons(m)]
+    return r, root, proposal
+
+
+def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_shows_the_outcome(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, kafka: Kafka, names: Names
+) -> None:
+    topic = names("topic")
+    kafka.create_topic(topic, 1)
+    member = kafka.consumer(GROUP)  # the group exists on the broker, Empty: the restart's pre-flight describes it
+    member.subscribe([topic])
+    kafka.wait_assigned(member)
+    member.close()
+    r, root, proposal = proposed_restart(redis_client, slack, k8s)
+    bot = r.bot
     shown = [b["type"] for b in proposal.blocks]  # the emulator edits the message in place
     assert shown[-1] == "actions"
 
@@ -131,19 +139,8 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
 def test_a_denial_needs_a_reason_and_then_retires_the_proposal_message(
     redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, kafka: Kafka, names: Names
 ) -> None:
-    r = remediator(redis_client, slack, k8s, remediations={"restart": {}})
+    r, root, proposal = proposed_restart(redis_client, slack, k8s)
     bot = r.bot
-    bot.settings = bot.settings.model_copy(
-        update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
-    )
-    bot.remediations = r
-    bot.leadership.tick()
-    stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
-    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
-    assert bot.apply([v], now=NOW) == 1
-    bot.deliver()
-    [root] = slack.channel("C1")
-    [proposal] = [m for m in slack.thread("C1", root.ts) if buttons(m)]
     shown = [b["type"] for b in proposal.blocks]
     app = build_app(
         client=bot.slack,
