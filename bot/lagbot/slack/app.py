@@ -210,7 +210,10 @@ def _metadata(body: dict[str, Any]) -> object:
 
 def _wait(click_limit: ClickLimit, user: str, now: float) -> float:
     """Seconds `user` must wait before another click counts; 0 when the limit cannot be read (the click then meets
-    the same store's failure, answered as any other)."""
+    the same store's failure, answered as any other). A request naming no valid user id is not counted: the click
+    refuses it without writing, and a counter keyed on what it names would store a key the request chose."""
+    if not valid_user(user):
+        return 0.0
     try:
         return click_limit(user, now)
     except Exception:
