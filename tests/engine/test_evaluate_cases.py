@@ -53,21 +53,10 @@ from lagbot.engine.evaluate import (
     severity,
     trend,
 )
+from lagbot.engine.facts import Facts, window_facts
 from lagbot.engine.ownership import Ownership, ownership_of
-from lagbot.engine.rules import (
-    Facts,
-    consume_rate,
-    eta_seconds,
-    lag_seconds,
-    log_end_restart,
-    partition_status,
-    produce_rate,
-    rule_rewind,
-    rule_stall,
-    rule_stop,
-    rule_warn,
-    window_facts,
-)
+from lagbot.engine.rates import consume_rate, eta_seconds, lag_seconds, log_end_restart, produce_rate
+from lagbot.engine.rules import partition_status, rule_rewind, rule_stall, rule_stop, rule_warn
 from tests.support.windows import stored_window
 
 RULES = Evaluation()

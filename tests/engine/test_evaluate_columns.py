@@ -35,19 +35,11 @@ from lagbot.core.model import (
 )
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group, group_points
+from lagbot.engine.facts import window_facts
 from lagbot.engine.ownership import Owners
-from lagbot.engine.rules import (
-    consume_rate,
-    consume_rates,
-    lag_seconds,
-    lag_seconds_rows,
-    partition_status,
-    plain_findings,
-    plain_rows,
-    produce_rate,
-    produce_rates,
-    window_facts,
-)
+from lagbot.engine.rates import consume_rate, lag_seconds, produce_rate
+from lagbot.engine.rows import consume_rates, lag_seconds_rows, plain_findings, plain_rows, produce_rates
+from lagbot.engine.rules import partition_status
 from lagbot.engine.siblings import commit_times, commit_times_rows, still_and_growing, still_and_growing_rows
 from lagbot.engine.window import (
     MemoryWindowStore,
@@ -317,7 +309,7 @@ def test_an_entry_encodes_the_same_with_or_without_arrays() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# The array forms of the rules (lagbot.engine.rules `PlainRows`) against the scalar rules, row by row
+# The array forms of the rules (lagbot.engine.rows `PlainRows`) against the scalar rules, row by row
 # ---------------------------------------------------------------------------------------------------
 
 KINDS = ("still", "moving", "caught_up", "burst", "rewind", "restart", "uncommitted", "gap")

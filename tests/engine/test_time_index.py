@@ -20,8 +20,8 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import PartitionSample
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine.check import Checker
+from lagbot.engine.rates import lag_seconds
 from lagbot.engine.report import report_json
-from lagbot.engine.rules import lag_seconds
 from lagbot.engine.timeindex import BaselineCache, IndexPoint, baseline_rate, lag_seconds_by_index, offsets_at
 from lagbot.engine.window import MemoryWindowStore
 from tests.conftest import Kafka, Names

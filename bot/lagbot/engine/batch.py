@@ -1,4 +1,4 @@
-"""The evaluator's array route for many groups at once: the plain partitions (lagbot.engine.rules `PlainRows`) of every
+"""The evaluator's array route for many groups at once: the plain partitions (lagbot.engine.rows `PlainRows`) of every
 window that shares its sample times with the others, judged by one pass of the array rules.
 
 All groups of one cluster's snapshot are read at the same times, so their windows' arrays stack into one: each array
@@ -21,15 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from lagbot.core.model import GroupWindow, Member, TopicPartition, WindowColumns
 from lagbot.engine.ownership import Owners, Ownership
-from lagbot.engine.rules import (
-    Finding,
-    PlainRows,
-    consume_rates,
-    lag_seconds_rows,
-    plain_findings,
-    plain_rows,
-    produce_rates,
-)
+from lagbot.engine.rows import PlainRows, consume_rates, lag_seconds_rows, plain_findings, plain_rows, produce_rates
+from lagbot.engine.rules import Finding
 from lagbot.engine.siblings import commit_times_rows, still_and_growing_rows
 
 if TYPE_CHECKING:  # types only: the array route alone loads numpy, and judging loads no settings model (pydantic)

@@ -1,9 +1,10 @@
 """The evaluator: a group's window to its verdict: partition statuses, totals, rates, ETA, trend, severity.
 
-Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules (STOP, REWIND, STALL,
-WARN, the rates and lag in seconds) live in lagbot.engine.rules; this module judges each partition by the
-per-partition route (its Facts, the rule functions) or, for the plain partitions of a window with arrays, by the
-array route (the array forms of the same rules, next to them in rules.py), and judges the group.
+Nothing here reads a clock or does I/O: `now` is an argument. The per-partition rules live in lagbot.engine.rules
+(STOP, REWIND, STALL, WARN, on a window's lagbot.engine.facts) and lagbot.engine.rates (rates and lag in seconds);
+this module judges each partition by the per-partition route (its Facts, the rule functions) or, for the plain
+partitions of a window with arrays, by the array route (the array forms of the same rules, lagbot.engine.rows), and
+judges the group.
 The proof is tests/engine/test_evaluate_cases.py (every case both ways) and tests/engine/test_evaluate_columns.py.
 """
 
@@ -27,19 +28,11 @@ from lagbot.core.model import (
 )
 from lagbot.engine import wording
 from lagbot.engine.batch import TOTALS_LIMIT, GroupRows, TimeIndex, judge_stack, lag_totals
+from lagbot.engine.facts import Facts, Samples, plain_facts, window_facts
 from lagbot.engine.ownership import Owners
-from lagbot.engine.rules import (
-    Facts,
-    Samples,
-    consume_rate,
-    lag_seconds,
-    lag_seconds_upto,
-    partition_status,
-    plain_facts,
-    plain_rows,
-    produce_rate,
-    window_facts,
-)
+from lagbot.engine.rates import consume_rate, lag_seconds, lag_seconds_upto, produce_rate
+from lagbot.engine.rows import plain_rows
+from lagbot.engine.rules import partition_status
 from lagbot.engine.siblings import SiblingStall, stuck_vs_siblings, stuck_vs_siblings_rows
 
 if TYPE_CHECKING:  # types only: judging loads no settings model (pydantic)
@@ -220,7 +213,7 @@ def evaluate_partitions(
     time index's figures of lag in seconds when `index` is given.
 
     With the window's arrays (`columns`) its plain partitions (see `plain_facts`) are judged all at once, by the
-    array forms of the rules (lagbot.engine.rules `PlainRows`), instead of a Python loop over every sample and
+    array forms of the rules (lagbot.engine.rows `PlainRows`), instead of a Python loop over every sample and
     rule: by the window's own arrays, or with those of the other windows of its sample times when `rows` is given
     (lagbot.engine.batch `group_rows`, what they found of this window's rows). Any other partition (a sample without a
     commit, a rewind, a log end that went back) has its Facts gathered by `window_facts` and is judged by

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from lagbot.core.model import Member, Status, TopicPartition
 from lagbot.engine import wording
+from lagbot.engine.facts import Facts, caught_up_in_window
 from lagbot.engine.ownership import Owners, Ownership
-from lagbot.engine.rules import Facts, Finding, PlainRows, caught_up_in_window, caught_up_rows
+from lagbot.engine.rows import PlainRows, caught_up_rows
+from lagbot.engine.rules import Finding
 
 if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
     import numpy as np

@@ -8,7 +8,7 @@ covers every partition at once. From a few such points a single check knows what
   (log end now - log end at now - h) / h. A partition whose oldest retained message is newer than now - h
   (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed;
 - lag in seconds from the first check: when the first unconsumed message was written, by the same bounded
-  interpolation the window uses (lagbot.engine.rules `lag_seconds`) on the (time, log end) points of the index, never
+  interpolation the window uses (lagbot.engine.rates `lag_seconds`) on the (time, log end) points of the index, never
   extrapolated beyond the oldest point (older than that is a lower bound).
 
 `BaselineCache` asks a horizon again only when it has moved on (by a tenth of itself), not every cycle.
@@ -31,7 +31,8 @@ from lagbot.core.defaults import HISTORY_HORIZONS
 from lagbot.core.model import GroupVerdict, PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.evaluate import group_lag_seconds
 from lagbot.engine.list_offsets import ask_offsets
-from lagbot.engine.rules import lag_seconds, lag_seconds_arrays, lag_seconds_tables
+from lagbot.engine.rates import lag_seconds
+from lagbot.engine.rows import lag_seconds_arrays, lag_seconds_tables
 
 if TYPE_CHECKING:
     import numpy as np
@@ -422,7 +423,7 @@ class IndexTables:
         """`improve` of the verdicts of partitions `tps` (their newest committed offsets, log ends and lags, and the
         window's figures), before they are made: each one's figure of lag in seconds, whether it is a lower bound and
         which method gave it (`PartitionVerdict.lag_seconds_method`). The figures of those the arrays take are found
-        at once (lagbot.engine.rules `lag_seconds_tables`)."""
+        at once (lagbot.engine.rows `lag_seconds_tables`)."""
         import numpy as np
 
         self.make_arrays()

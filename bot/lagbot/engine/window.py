@@ -516,7 +516,7 @@ def _to_window(cluster: str, group: str, entries: list[_Entry]) -> GroupWindow:
     elif tps and all(e.columns is not None for e in entries):
         # Every entry saw the same partitions and kept them as arrays (the usual case): each partition's samples
         # are a view over the entries' arrays, which makes a sample only when it is read. The evaluator judges
-        # the plain partitions from the arrays alone (lagbot.engine.rules `PlainRows`), reading no sample of them.
+        # the plain partitions from the arrays alone (lagbot.engine.rows `PlainRows`), reading no sample of them.
         columns = _window_columns(entries)
         blocks = tuple(e.columns for e in entries if e.columns is not None)
         shared = ColumnWindow(columns.times, blocks, columns.log_end)
