@@ -10,12 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from lagbot.core.model import Member
+from lagbot.core.model import GroupVerdict, Member, Status
+from lagbot.remediations.base import PlanError, ProposalContext
 from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import escalation, findings
+from lagbot.remediations.restart.remediation import REMEDIATION, RestartParams
 from tests.support.k8s_cluster import ControlPlane
 from tests.support.k8s_fixtures import Cluster
 from tests.support.k8s_rbac import apply_bot_account, apply_target, executor_as_bot, target_overlay
+from tests.support.verdicts import TOPIC, partition, verdict
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -123,3 +127,91 @@ def test_without_the_evidence_role_reading_the_pod_is_refused_by_name(
         f"system:serviceaccount:lagbot:lagbot may not get pods (the core API group) in namespace {ns}; "
         f"grant it in the Role lagbot-evidence of namespace {ns}"
     )
+
+
+def crashed_once(k8s: Cluster, pod: str, ip: str, finished: float) -> None:
+    """What a kubelet writes for a container that ended once with Error (exit 1) and is running again."""
+    container = {
+        "name": "consumer",
+        "image": "example.invalid/consumer:1",
+        "imageID": "",
+        "restartCount": 1,
+        "ready": True,
+        "started": True,
+        "state": {"running": {"startedAt": stamp(finished + 1)}},
+        "lastState": {
+            "terminated": {
+                "reason": "Error",
+                "exitCode": 1,
+                "startedAt": stamp(finished - 60),
+                "finishedAt": stamp(finished),
+            }
+        },
+    }
+    k8s.set_pod_status(pod, ip, containerStatuses=[container], conditions=[{"type": "Ready", "status": "True"}])
+
+
+def stuck_on(*hosts: str) -> GroupVerdict:
+    """A group whose partition i is STALL, owned by a member on hosts[i]."""
+    owners = [Member(f"m-{i}", f"consumer-{i}", f"/{host}", ((TOPIC, i),)) for i, host in enumerate(hosts)]
+    parts = [partition(i, committed=0, log_end=500, status=Status.STALL, owner=m) for i, m in enumerate(owners)]
+    return verdict(parts, members=owners)
+
+
+def restart_params(executor: KubernetesExecutor, workload: Workload, of: GroupVerdict, now: float) -> RestartParams:
+    """What the restart's `prepare` makes of the stuck owners, as the service proposes it (ProposalContext)."""
+    context = ProposalContext(executor=lambda: executor, workload=workload, now=now)
+    raw = {"workload": workload.model_dump(mode="json"), "scope": "auto"}
+    params = REMEDIATION.prepare(raw, of, context)
+    assert isinstance(params, RestartParams)
+    return params
+
+
+def test_a_restart_shows_each_owners_pod_and_is_refused_for_an_oom_loop(orders: Cluster) -> None:
+    first, second = orders.wait_pods("orders", 2)
+    now = time.time()
+    crashed_once(orders, first.metadata.name, "10.1.2.3", finished=now - 120)
+    orders.set_pod_status(second.metadata.name, "10.1.2.4", conditions=[{"type": "Ready", "status": "True"}])
+    executor = executor_as_bot(orders, now=now)
+    workload = Workload(executor="kubernetes", name="orders", namespace=orders.namespace)
+
+    # One owner crashed once and is back, one is healthy: both restarted, the first with its pod's evidence.
+    of = stuck_on("10.1.2.3", "10.1.2.4")
+    params = restart_params(executor, workload, of, now)
+    pod = first.metadata.name
+    assert params.owner_pods == {
+        "m-0": [
+            f"pod {pod}: container consumer restarted once, last ended Error (exit code 1) 2 min ago",
+            "container consumer limits: cpu 500m, memory 256Mi",
+        ]
+    }
+    plan = REMEDIATION.plan(of, params, now=now)
+    assert plan.steps == (
+        f"restart consumer-0@/10.1.2.3 (member m-0), owner of stalled {TOPIC}-0; its pod: pod {pod}: container "
+        "consumer restarted once, last ended Error (exit code 1) 2 min ago; container consumer limits: cpu 500m, "
+        "memory 256Mi",
+        f"restart consumer-1@/10.1.2.4 (member m-1), owner of stalled {TOPIC}-1",
+    )
+
+    # The first owner is now OOM-killed again and again: no restart is offered, and the refusal is the evidence.
+    oom_looping(orders, pod, "10.1.2.3", finished=now - 30, restarts=4)
+    with pytest.raises(PlanError) as refused:
+        restart_params(executor, workload, of, now)
+    assert str(refused.value) == (
+        f"pod {pod}: container consumer was OOM-killed and restarted 4 times: a restart brings back the same limit; "
+        "raise its memory limit (256Mi) or find what grew, then restart"
+    )
+
+
+def test_without_the_evidence_role_a_restart_is_proposed_as_before(
+    k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    apply_bot_account(k8s_control_plane)
+    k8s.deployment("orders", 1)
+    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False))
+    [pod] = k8s.wait_pods("orders", 1)
+    now = time.time()
+    oom_looping(k8s, pod.metadata.name, "10.1.2.3", finished=now - 30, restarts=4)
+    executor = executor_as_bot(k8s, now=now)
+    workload = Workload(executor="kubernetes", name="orders", namespace=k8s.namespace)
+    assert restart_params(executor, workload, stuck_on("10.1.2.3"), now).owner_pods == {}

@@ -182,7 +182,7 @@ class Remediator:
             raise ValueError(wording.remediation_cooling_down(action, left))
         remediation = registry.get(action)
         raw = remediation_params(rule, action, **given)
-        params = remediation.prepare(raw, verdict, self._proposal_context(rule, action, verdict.cluster))
+        params = remediation.prepare(raw, verdict, self._proposal_context(rule, action, verdict.cluster, now))
         plan = remediation.plan(verdict, params, now=now)
         proposal = self.proposals.create(
             plan,
@@ -201,7 +201,7 @@ class Remediator:
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
 
-    def _proposal_context(self, rule: Rule, action: str, cluster: str) -> ProposalContext:
+    def _proposal_context(self, rule: Rule, action: str, cluster: str, now: float) -> ProposalContext:
         """The live system as a remediation's `prepare` may read it: made only when it asks."""
         workload = rule.workload
         return ProposalContext(
@@ -210,6 +210,7 @@ class Remediator:
             admin=lambda: self.bot.checker.admin(cluster),
             settings=self.bot.settings,
             policy=rule.allows(action),
+            now=now,
         )
 
     def _offered_key(self, incident_id: str) -> str:

@@ -192,6 +192,8 @@ class ProposalContext:
     settings: Any = None
     policy: PolicyParams | None = None
     timeout: float = 10.0
+    now: float | None = None
+    """When the proposal is made (epoch seconds); None: read the clock when needed."""
 
 
 class Remediation(ABC):

@@ -14,12 +14,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lagbot.remediations.executors import wording
 
+if TYPE_CHECKING:
+    from lagbot.core.model import Member
+    from lagbot.remediations.executors.base import Workload
+
+RECENT = 600.0
+"""Seconds back a termination still counts as evidence of now (a restart or OOM kill in the last ten minutes)."""
 OOM_RESTARTS_TO_ESCALATE = 3
 """A container OOM-killed and restarted this many times (the last within the window) is not fixed by a restart."""
+
+
+@runtime_checkable
+class PodReader(Protocol):
+    """An executor that can read a member's pod (lagbot.remediations.executors.kubernetes)."""
+
+    def owner_pod_evidence(self, workload: Workload, member: Member) -> PodEvidence:
+        """What Kubernetes knows of the member's pod. Raises ExecutorError when it cannot be found or read."""
+        ...
 
 
 @dataclass(frozen=True)

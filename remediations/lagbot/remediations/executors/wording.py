@@ -204,7 +204,8 @@ def _ago(seconds: float) -> str:
 
 def pod_restarted(pod: str, container: str, restarts: int, reason: str, exit_code: int | None, ago: float) -> str:
     ended = f"{reason} (exit code {exit_code})" if reason != "OOMKilled" and exit_code is not None else reason
-    return f"pod {pod}: container {container} restarted {restarts} times, last ended {ended} {_ago(ago)}"
+    times = "once" if restarts == 1 else f"{restarts} times"
+    return f"pod {pod}: container {container} restarted {times}, last ended {ended} {_ago(ago)}"
 
 
 def pod_waiting(pod: str, container: str, reason: str) -> str:

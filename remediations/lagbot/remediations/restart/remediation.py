@@ -7,14 +7,21 @@ them (the group reports no members), the whole workload gets a rolling restart i
 
 Pre-flight, right before acting: the group is not mid-rebalance (restarting then only prolongs it), and for
 a member restart, each member is still in the group (a member that left needs no restart).
+
+The owner's pod as evidence, when the executor can read pods (Kubernetes, with the evidence Role): when the restart
+is proposed, each stuck owner's pod is read. What it shows (restarts and the last termination, CrashLoopBackOff, not
+Ready, a rollout, the limits) goes into that member's step of the plan, for the approver to see; a container
+OOM-killed again and again is not offered a restart at all (it brings back the same limit): the proposal is refused
+with the evidence, naming the limit to raise. A pod that cannot be read (no evidence Role) leaves the plan as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lagbot.core.model import Cause, CauseKind, GroupState, GroupVerdict, Member, PartitionVerdict, Status
 from lagbot.remediations import kafka
@@ -25,10 +32,12 @@ from lagbot.remediations.base import (
     Plan,
     PlanError,
     PolicyParams,
+    ProposalContext,
     Remediation,
     Risk,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.pod_evidence import RECENT, PodReader, escalation, findings
 from lagbot.remediations.restart import wording
 
 
@@ -40,9 +49,11 @@ class RestartPolicy(PolicyParams):
 
 
 class RestartParams(RestartPolicy):
-    """The rule's scope, and the workload it names."""
+    """The rule's scope, the workload it names, and what the stuck owners' pods showed when it was proposed."""
 
     workload: Workload
+    owner_pods: dict[str, list[str]] = Field(default_factory=dict)
+    """Member id -> what its pod shows (lagbot.remediations.executors.pod_evidence `findings`), read at proposal."""
 
 
 def member_json(member: Member) -> dict[str, object]:
@@ -93,6 +104,19 @@ class Restart(Remediation):
         assert isinstance(policy, RestartPolicy)
         return [wording.explain_scope(policy.scope)]
 
+    def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
+        """The parameters, with what each stuck owner's pod shows. Raises PlanError when a pod says a restart
+        cannot help (a container OOM-killed again and again)."""
+        params = super().prepare(raw, verdict, context)
+        assert isinstance(params, RestartParams)
+        owners, _ = stuck_owners(verdict)
+        reader = context.executor() if context.executor is not None and owners else None
+        if not isinstance(reader, PodReader):
+            return params
+        now = context.now if context.now is not None else time.time()
+        shown = owner_pods(reader, params.workload, owners, now=now)
+        return params.model_copy(update={"owner_pods": shown})
+
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         """Restart the owners of the stalled partitions, or (owners unknown, or asked) the whole workload."""
         assert isinstance(params, RestartParams)
@@ -117,7 +141,10 @@ class Restart(Remediation):
         else:
             summary = wording.restart_summary_members(len(owners), verdict.group)
             steps = tuple(
-                wording.restart_step_member(m.client_id, m.host, m.member_id, _stalled_of(m, stalled)) for m in owners
+                wording.restart_step_member(
+                    m.client_id, m.host, m.member_id, _stalled_of(m, stalled), params.owner_pods.get(m.member_id, [])
+                )
+                for m in owners
             )
             after = {"restart": "members", "members": [m.member_id for m in owners]}
             checks = (wording.preflight_not_rebalancing(), wording.preflight_members_present())
@@ -152,6 +179,27 @@ class Restart(Remediation):
             return restart_members(executor, params.workload, members, context)
         except ExecutorError as exc:
             return Outcome(False, str(exc))
+
+
+def owner_pods(reader: PodReader, workload: Workload, owners: Sequence[Member], *, now: float) -> dict[str, list[str]]:
+    """What each owner's pod shows (member id -> lines; a healthy or unreadable pod adds nothing).
+
+    Raises:
+        PlanError: a pod shows that a restart cannot help, with that evidence.
+    """
+    shown: dict[str, list[str]] = {}
+    for member in owners:
+        try:
+            evidence = reader.owner_pod_evidence(workload, member)
+        except ExecutorError:
+            continue  # evidence is optional: the evidence Role may not be granted, the pod may be gone
+        refused = escalation(evidence, now, RECENT)
+        if refused is not None:
+            raise PlanError(refused)
+        lines = findings(evidence, now, RECENT)
+        if lines:
+            shown[member.member_id] = lines
+    return shown
 
 
 def preflight(group: str, members: Sequence[Member], context: ExecutionContext) -> str | None:

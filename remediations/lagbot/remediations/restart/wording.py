@@ -45,8 +45,11 @@ def restart_step_rolling(workload: str, why: str) -> str:
     return f"rolling restart of {workload}: {why}"
 
 
-def restart_step_member(client_id: str, host: str, member_id: str, partitions: Sequence[str]) -> str:
-    return f"restart {client_id}@{host} (member {member_id}), owner of stalled {', '.join(partitions)}"
+def restart_step_member(
+    client_id: str, host: str, member_id: str, partitions: Sequence[str], pod: Sequence[str] = ()
+) -> str:
+    step = f"restart {client_id}@{host} (member {member_id}), owner of stalled {', '.join(partitions)}"
+    return f"{step}; its pod: {'; '.join(pod)}" if pod else step
 
 
 def restart_progress_rolling(workload: str) -> str:
