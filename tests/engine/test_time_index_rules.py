@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status, TopicPartition
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status, TopicPartition, Trend
 from lagbot.engine.evaluate import group_lag_seconds
 from lagbot.engine.timeindex import IndexPoint, IndexTables, _indexed, baselines, point, with_index
 
@@ -26,7 +26,7 @@ def verdict(*partitions: PartitionVerdict) -> GroupVerdict:
     return GroupVerdict(
         cluster="prod", group="billing", state=GroupState.STABLE, status=Status.OK, severity=Severity.OK,
         severity_reason="", partitions=partitions, total_lag=None, max_lag_seconds=None, produce_rate=None,
-        consume_rate=None, eta_seconds=None, trend="unknown",
+        consume_rate=None, eta_seconds=None, trend=Trend.UNKNOWN,
     )  # fmt: skip
 
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from lagbot.core.config import IncidentConfig
-from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status
+from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.core.stored import StoredFormatError
 from lagbot.service.incidents import (
     POST_ROOT,
@@ -50,7 +50,7 @@ def verdict(
         produce_rate=None,
         consume_rate=None,
         eta_seconds=None,
-        trend="growing",
+        trend=Trend.GROWING,
         causes=causes,
     )
 

@@ -14,7 +14,17 @@ from typing import Any
 
 import pytest
 
-from lagbot.core.model import Cause, GroupState, GroupSummary, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.core.model import (
+    Cause,
+    GroupState,
+    GroupSummary,
+    GroupVerdict,
+    Member,
+    PartitionVerdict,
+    Severity,
+    Status,
+    Trend,
+)
 from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
 from lagbot.service.silences import MemorySilenceStore, SilenceStore
 from lagbot.slack.command_parse import MAX_TOP, ShowGroup, Silence, Top, parse
@@ -61,7 +71,7 @@ def verdict(group: str, *, cluster: str = "prod", severity: Severity = Severity.
         produce_rate=None,
         consume_rate=None,
         eta_seconds=None,
-        trend="steady",
+        trend=Trend.STEADY,
         causes=tuple(causes),
     )
 

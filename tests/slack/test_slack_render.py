@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.slack.render import root_message, table_fallback, table_rows, thread_reply
 
@@ -54,7 +54,7 @@ def verdict(partitions: list[PartitionVerdict], causes: int = 2, group: str = "o
         produce_rate=12_000.0,
         consume_rate=800.0,
         eta_seconds=None,
-        trend="growing",
+        trend=Trend.GROWING,
         causes=tuple(
             Cause(f"kind_{i}", "because " + "x" * 5_000, 0.9 - i / 100, "restart" if i % 2 else None, rank=i + 1)
             for i in range(causes)

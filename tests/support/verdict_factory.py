@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status, Trend
 from lagbot.engine.evaluate import error_verdict
 
 
@@ -58,7 +58,7 @@ def verdict(
         produce_rate=None,
         consume_rate=None,
         eta_seconds=None,
-        trend="steady",
+        trend=Trend.STEADY,
     )
 
 

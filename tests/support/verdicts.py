@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status, Trend
 
 CLUSTER = "prod"
 GROUP = "orders-consumer"
@@ -72,7 +72,7 @@ def verdict(
         produce_rate=produce,
         consume_rate=consume,
         eta_seconds=None,
-        trend="unknown",
+        trend=Trend.UNKNOWN,
         members=tuple(members),
         error=error,
     )

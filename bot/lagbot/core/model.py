@@ -48,6 +48,16 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
+class Trend(StrEnum):
+    """Where a group's total lag is heading: over its recent known totals (lagbot.engine.evaluate `trend`), or against
+    24 h before (the digest). UNKNOWN with fewer than two known totals."""
+
+    GROWING = "growing"
+    SHRINKING = "shrinking"
+    STEADY = "steady"
+    UNKNOWN = "unknown"
+
+
 class GroupState(StrEnum):
     """Consumer group state as the coordinator reports it (ListGroups / DescribeGroups)."""
 
@@ -431,7 +441,7 @@ class GroupVerdict:
     consume_rate: float | None
     eta_seconds: float | None
     """Seconds to zero lag at the current rates; None means never (consumers fall behind) or unknown."""
-    trend: str
+    trend: Trend
     """'growing', 'shrinking', 'steady' or 'unknown'."""
     members: tuple[Member, ...] = ()
     causes: tuple[Cause, ...] = ()
@@ -454,7 +464,7 @@ class GroupSummary:
     status: Status
     total_lag: int | None
     max_lag_seconds: float | None
-    trend: str
+    trend: Trend
 
     @classmethod
     def of(cls, verdict: GroupVerdict) -> GroupSummary:

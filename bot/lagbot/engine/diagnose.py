@@ -41,6 +41,7 @@ from lagbot.core.model import (
     PartitionVerdict,
     Severity,
     Status,
+    Trend,
 )
 from lagbot.engine import agreement, wording
 from lagbot.engine.burst import producer_burst_by_index
@@ -283,13 +284,13 @@ def no_active_members(verdict: GroupVerdict) -> Cause | None:
     """The group has no live members (Empty or Dead) while it has lag."""
     if verdict.state not in (GroupState.EMPTY, GroupState.DEAD) or not verdict.total_lag:
         return None
-    growing = verdict.trend == "growing"
+    growing = verdict.trend is Trend.GROWING
     return Cause(
         kind="no_active_members",
         explanation=wording.cause_no_members(verdict.state.value, verdict.total_lag, growing),
         confidence=0.95 if growing else 0.8,
         remediation=SCALE,
-        evidence={"state": verdict.state.value, "total_lag": verdict.total_lag, "trend": verdict.trend},
+        evidence={"state": verdict.state.value, "total_lag": verdict.total_lag, "trend": verdict.trend.value},
     )
 
 
@@ -366,7 +367,7 @@ def _deficit(verdict: GroupVerdict) -> tuple[float, float] | None:
     produce, consume = verdict.produce_rate, verdict.consume_rate
     if produce is None or consume is None or produce <= 0 or consume >= produce:
         return None
-    if verdict.trend != "growing" or consume <= 0:
+    if verdict.trend is not Trend.GROWING or consume <= 0:
         return None
     return produce, consume
 

@@ -22,6 +22,7 @@ from lagbot.core.model import (
     Severity,
     Status,
     TopicPartition,
+    Trend,
     WindowColumns,
     partition_verdict_of,
     partition_verdicts,
@@ -360,15 +361,15 @@ TREND_POINTS = 5
 headline is read as 'now' (a group draining for five checks after a long rise is shrinking)."""
 
 
-def trend(points: Sequence[GroupPoint]) -> str:
-    """'growing', 'shrinking' or 'steady' (within 1%) from the first to the last of the recent known totals."""
+def trend(points: Sequence[GroupPoint]) -> Trend:
+    """Growing, shrinking or steady (within 1%) from the first to the last of the recent known totals."""
     known = [p.lag for p in points if p.lag is not None][-TREND_POINTS:]
     if len(known) < 2:
-        return "unknown"
+        return Trend.UNKNOWN
     first, last = known[0], known[-1]
     if abs(last - first) <= max(1.0, 0.01 * max(first, last)):
-        return "steady"
-    return "growing" if last > first else "shrinking"
+        return Trend.STEADY
+    return Trend.GROWING if last > first else Trend.SHRINKING
 
 
 def drain_rate(points: Sequence[GroupPoint]) -> float | None:
@@ -473,6 +474,6 @@ def error_verdict(cluster: str, group: str, state: GroupState, reason: str) -> G
         produce_rate=None,
         consume_rate=None,
         eta_seconds=None,
-        trend="unknown",
+        trend=Trend.UNKNOWN,
         error=reason,
     )

@@ -38,7 +38,7 @@ def group_json(verdict: GroupVerdict) -> dict[str, Any]:
         "severity_reason": verdict.severity_reason,
         "total_lag": verdict.total_lag,
         "lag_seconds": _round(verdict.max_lag_seconds),
-        "trend": verdict.trend,
+        "trend": verdict.trend.value,
         "eta_seconds": _round(verdict.eta_seconds),
         "drain_rate": _round(verdict.drain_rate),
         "baseline_produce_rates": [

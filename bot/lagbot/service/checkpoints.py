@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.core.stored import StoredFormatError
 from lagbot.remediations.verify import Check
 
@@ -104,5 +104,5 @@ def unknown_verdict(cluster: str, group: str) -> GroupVerdict:
         produce_rate=None,
         consume_rate=None,
         eta_seconds=None,
-        trend="unknown",
+        trend=Trend.UNKNOWN,
     )

@@ -30,7 +30,7 @@ import redis
 
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import IncidentConfig
-from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.core.stored import decode, encode, text
 from lagbot.service.remediation_state import RemediationState
 
@@ -170,7 +170,7 @@ def gone_verdict(incident: Incident) -> GroupVerdict:
     return GroupVerdict(
         cluster=incident.cluster, group=incident.group, state=GroupState.DEAD, status=Status.OK, severity=Severity.OK,
         severity_reason="", partitions=(), total_lag=None, max_lag_seconds=None, produce_rate=None,
-        consume_rate=None, eta_seconds=None, trend="unknown",
+        consume_rate=None, eta_seconds=None, trend=Trend.UNKNOWN,
     )  # fmt: skip
 
 

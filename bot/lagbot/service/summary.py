@@ -16,7 +16,7 @@ from typing import Any
 import redis
 
 from lagbot.core import keys as redis_keys
-from lagbot.core.model import GroupSummary, GroupVerdict, Severity, Status
+from lagbot.core.model import GroupSummary, GroupVerdict, Severity, Status, Trend
 from lagbot.core.stored import StoredFormatError, decode, encode
 
 SUMMARY_VERSION = 1
@@ -41,7 +41,7 @@ def summary_document(cluster: str, taken_at: float, verdicts: Sequence[GroupVerd
         "cluster": cluster,
         "taken_at": taken_at,
         "groups": [
-            [v.group, v.severity.name, v.status.name, v.total_lag, v.max_lag_seconds, v.trend]
+            [v.group, v.severity.name, v.status.name, v.total_lag, v.max_lag_seconds, v.trend.value]
             for v in verdicts
             if v.cluster == cluster
         ],
@@ -79,7 +79,7 @@ class SummaryStore:
                     status=Status[status],
                     total_lag=None if lag is None else int(lag),
                     max_lag_seconds=None if seconds is None else float(seconds),
-                    trend=str(trend),
+                    trend=Trend(trend),
                 )
                 for group, severity, status, lag, seconds, trend in document["groups"]
             ]

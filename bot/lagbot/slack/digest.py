@@ -24,7 +24,7 @@ from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTe
 
 from lagbot.core import messages
 from lagbot.core.digest_config import DAY, DigestConfig
-from lagbot.core.model import GroupVerdict, Status
+from lagbot.core.model import GroupVerdict, Status, Trend
 from lagbot.service.digest import ComposedDigest, IncidentSummary, RemediationSummary
 from lagbot.service.history import HistoryStore, LagPoint
 from lagbot.slack import wording
@@ -54,8 +54,8 @@ class Comparison:
     before: LagPoint | None
 
     @property
-    def trend(self) -> str | None:
-        """'growing', 'shrinking' or 'steady' against 24 h before; None without comparable numbers."""
+    def trend(self) -> Trend | None:
+        """Growing, shrinking or steady against 24 h before; None without comparable numbers."""
         if self.before is None:
             return None
         now_s, then_s = self.verdict.max_lag_seconds, self.before.max_lag_seconds
@@ -85,11 +85,11 @@ def worst(verdicts: Iterable[GroupVerdict], limit: int = WORST_SHOWN) -> list[Gr
     return behind[:limit]
 
 
-def compare(now: float, then: float) -> str:
-    """'steady' within STEADY_WITHIN of the larger value, else 'growing' or 'shrinking'."""
+def compare(now: float, then: float) -> Trend:
+    """Steady within STEADY_WITHIN of the larger value, else growing or shrinking."""
     if abs(now - then) <= STEADY_WITHIN * max(abs(now), abs(then)):
-        return "steady"
-    return "growing" if now > then else "shrinking"
+        return Trend.STEADY
+    return Trend.GROWING if now > then else Trend.SHRINKING
 
 
 def point_near(points: Iterable[LagPoint], at: float, tolerance: float = COMPARE_TOLERANCE) -> LagPoint | None:

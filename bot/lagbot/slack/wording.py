@@ -22,13 +22,13 @@ from lagbot.core.messages import (
     slack_user,
     status_word,
 )
-from lagbot.core.model import Cause, GroupSummary, GroupVerdict, PartitionVerdict
+from lagbot.core.model import Cause, GroupSummary, GroupVerdict, PartitionVerdict, Trend
 
 SEVERITY_EMOJI = {"ok": ":large_green_circle:", "warn": ":large_yellow_circle:", "critical": ":red_circle:",
                   "page": ":rotating_light:"}  # fmt: skip
 
 
-TREND_ARROW = {"growing": "↗", "shrinking": "↘", "steady": "→", "unknown": "?"}
+TREND_ARROW = {Trend.GROWING: "↗", Trend.SHRINKING: "↘", Trend.STEADY: "→", Trend.UNKNOWN: "?"}
 
 
 def slack_headline(v: GroupVerdict) -> str:
@@ -402,7 +402,7 @@ def digest_no_lag() -> str:
 
 
 def digest_worst_line(
-    rank: int, v: GroupVerdict, before_seconds: float | None, before_lag: int | None, trend: str | None
+    rank: int, v: GroupVerdict, before_seconds: float | None, before_lag: int | None, trend: Trend | None
 ) -> str:
     if v.max_lag_seconds is not None:
         now = f"*{behind(v.max_lag_seconds)}* behind, lag {count(v.total_lag)}"
