@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import redis
 
-from lagbot.core.model import Severity
+from lagbot.core.model import Severity, Status
 from lagbot.engine.check import CheckReport
 from lagbot.service.history import LagPoint, MemoryHistoryStore
 from lagbot.service.incidents import REPLY, Change, Effect, Incident
@@ -132,7 +132,7 @@ def nightly_store() -> MemoryHistoryStore:
 
 
 def opening(at: float, peak: int) -> Incident:
-    return Incident("i8", "prod", "billing", "C1", at, Severity.WARN, Severity.WARN, peak, None, "WARN", at)
+    return Incident("i8", "prod", "billing", "C1", at, Severity.WARN, Severity.WARN, peak, None, Status.WARN, at)
 
 
 def test_an_incident_at_the_usual_time_is_told_so_in_its_thread_and_nothing_else_changes() -> None:

@@ -273,7 +273,7 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
     )
     assert proposal.action == "drain" and proposal.plan.after["offsets"] == 60_000
     incident = Incident(
-        "inc-drain", CLUSTER, GROUP, "C0LAG", NOW, Severity.WARN, Severity.WARN, 60_000, None, "open", NOW
+        "inc-drain", CLUSTER, GROUP, "C0LAG", NOW, Severity.WARN, Severity.WARN, 60_000, None, Status.WARN, NOW
     )
     v = behind
     baseline = CheckPoint(NOW, v.total_lag, v.status, v.severity, v.produce_rate, v.consume_rate, v.error)  # type: ignore[attr-defined]

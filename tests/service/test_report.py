@@ -32,7 +32,7 @@ def incident(group: str, opened: float, resolved: float | None, cause: str | Non
         peak_severity=Severity.CRITICAL,
         peak_lag=90_000,
         primary_cause=cause,
-        status="WARN",
+        status=Status.WARN,
         updated_at=resolved or opened,
         resolved_at=resolved,
     )

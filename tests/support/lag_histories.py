@@ -90,4 +90,4 @@ def store_nights(client: redis.Redis, config: Settings, group: str) -> None:
         if of_day == 8:
             done = at + 45 * MINUTE
             incidents.put(Incident(f"i{night}", "prod", group, "C1", at, Severity.WARN, Severity.WARN, 3_000,
-                                   "slow_consumer", "WARN", done, resolved_at=done))  # fmt: skip
+                                   "slow_consumer", Status.WARN, done, resolved_at=done))  # fmt: skip

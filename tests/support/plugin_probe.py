@@ -19,7 +19,7 @@ import redis
 from pydantic import ValidationError
 
 from lagbot.core.config import Settings
-from lagbot.core.model import Cause, Severity
+from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.explain import explain
@@ -71,7 +71,9 @@ def service(redis_url: str) -> dict[str, Any]:
         causes=(Cause("rebalance_churn", "members keep changing", 0.7, None, rank=1),),
         severity=Severity.WARN,
     )
-    incident = Incident("inc-pause", CLUSTER, GROUP, "C0LAG", NOW, Severity.WARN, Severity.WARN, 500, None, "open", NOW)
+    incident = Incident(
+        "inc-pause", CLUSTER, GROUP, "C0LAG", NOW, Severity.WARN, Severity.WARN, 500, None, Status.WARN, NOW
+    )
     with SlackEmulator(token=TOKEN).start() as slack:
         pausing = policy({"max_seconds": 45})
         settings = Settings(clusters=[{"name": CLUSTER, "bootstrap_servers": "127.0.0.1:9"}])  # type: ignore[list-item]

@@ -88,7 +88,8 @@ class Incident:
     peak_severity: Severity
     peak_lag: int | None
     primary_cause: str | None
-    status: str
+    status: Status
+    """The group's status at the incident's latest check (stored by name: 'WARN', 'STALL' ...)."""
     updated_at: float
     below_since: float | None = None
     resolved_at: float | None = None
@@ -127,7 +128,7 @@ def _peak(incident: Incident, verdict: GroupVerdict) -> Incident:
         incident,
         peak_lag=max(lags) if lags else None,
         peak_severity=max(incident.peak_severity, verdict.severity),
-        status=verdict.status.name,
+        status=verdict.status,
     )
 
 
@@ -185,7 +186,7 @@ def _open(verdict: GroupVerdict, *, channel: str, now: float, incident_id: str) 
         peak_severity=verdict.severity,
         peak_lag=verdict.total_lag,
         primary_cause=primary_cause(verdict),
-        status=verdict.status.name,
+        status=verdict.status,
         updated_at=now,
         causes_stated=_kinds(verdict),
     )
@@ -256,6 +257,7 @@ def encode_incident(incident: Incident) -> str:
     data = asdict(incident)
     data["severity"] = incident.severity.label
     data["peak_severity"] = incident.peak_severity.label
+    data["status"] = incident.status.name
     # No remediation is stored as {}, as it always was.
     data["remediation"] = incident.remediation.to_stored() if incident.remediation is not None else {}
     return encode(INCIDENT_VERSION, data)
@@ -265,6 +267,7 @@ def decode_incident(raw: str | bytes) -> Incident:
     data = decode("stored incident", INCIDENT_VERSION, raw)
     data["severity"] = Severity[data["severity"].upper()]
     data["peak_severity"] = Severity[data["peak_severity"].upper()]
+    data["status"] = Status[data["status"]]
     data["causes_stated"] = tuple(data.get("causes_stated", ()))
     remediation = data.get("remediation")
     data["remediation"] = RemediationState.from_stored(remediation) if remediation else None
