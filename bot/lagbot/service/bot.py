@@ -101,6 +101,10 @@ class RemediationHooks(Protocol):
         """Finish, as failed, runs past their longest duration (their process died)."""
         ...
 
+    def expire_due(self, *, now: float) -> list[str]:
+        """Retire the proposals past their expiry (once across replicas): their buttons go from their message."""
+        ...
+
     def state(self, incident_id: str) -> RemediationState | None:
         """The incident's latest remediation as its root message shows it (None when none)."""
         ...
@@ -362,16 +366,18 @@ class Bot:
             if incident is None or incident == before:
                 continue
             self.incidents.put(incident)
-            buttons = self._remediation_step(incident, verdict, now=now)
+            buttons, offered = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
                 effects += self.pattern_notes.effects(incident, now=now)
             if buttons and not any(e.kind == REPLY for e in effects):
                 effects.append(Effect(REPLY, Change.REMEDIATION, wording.remediations_offered()))
             for effect in effects:
-                extra = buttons if effect.kind == REPLY else []
-                self.enqueue(effect, incident, verdict, now=now, extra=extra)
-                buttons = buttons if effect.kind != REPLY else []
+                if effect.kind == REPLY and buttons:  # the first reply carries the buttons
+                    self.enqueue(effect, incident, verdict, now=now, extra=buttons, proposals=offered)
+                    buttons, offered = [], ()
+                else:
+                    self.enqueue(effect, incident, verdict, now=now)
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
 
@@ -401,22 +407,26 @@ class Bot:
             return verdict
         return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
 
-    def _remediation_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
-        """Verify, offer or close the incident's remediations. A failure here is logged and counted, and never
-        keeps the incident's own messages from being queued."""
+    def _remediation_step(
+        self, incident: Incident, verdict: GroupVerdict, *, now: float
+    ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+        """Verify, offer or close the incident's remediations: the blocks of the proposals newly offered, and their
+        ids. A failure here is logged and counted, and never keeps the incident's own messages from being queued."""
         if self.remediations is None:
-            return []
+            return [], ()
         try:
             if not incident.is_open:
                 self.remediations.resolved(incident, now=now)
-                return []
+                return [], ()
             self.remediations.verify_step(incident, verdict, now=now)
             offered = self.remediations.offers(incident, verdict, now=now)
-            return self.presenter.proposal_blocks(offered, now=now) if offered else []
+            if not offered:
+                return [], ()
+            return self.presenter.proposal_blocks(offered, now=now), tuple(p.id for p in offered)
         except Exception:
             log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
             self.metrics.slack_error("remediations", "internal_error")
-            return []
+            return [], ()
 
     def enqueue(
         self,
@@ -426,7 +436,9 @@ class Bot:
         *,
         now: float,
         extra: list[dict[str, Any]] | None = None,
+        proposals: tuple[str, ...] = (),
     ) -> None:
+        """Queue the effect's message; `proposals`: those whose buttons `extra` holds (a reply's)."""
         if self.remediations is not None:
             incident = replace(incident, remediation=self.remediations.state(incident.id))
         if effect.kind == REPLY:
@@ -442,6 +454,7 @@ class Bot:
             channel=incident.channel,
             text=text,
             blocks=blocks,
+            proposals=proposals if effect.kind == REPLY else (),
         )
         self.outbox.enqueue(operation, now=now)
 
@@ -490,10 +503,12 @@ class Bot:
         log.warning("slack error", extra={"method": method, "error": error})
 
     def housekeeping(self) -> None:
-        """On the leader: finish runs whose process died, hand back autoscalers whose hold is over."""
+        """On the leader: finish runs whose process died, hand back autoscalers whose hold is over, retire the
+        proposals past their expiry."""
         if self.remediations is not None and self.leadership.is_leader():
             self.remediations.reap(now=self.clock())
             self.remediations.restore_due(now=self.clock())
+            self.remediations.expire_due(now=self.clock())
 
     # -- digests -----------------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from slack_sdk.errors import SlackApiError
 
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import decode, encode, text
-from lagbot.service import wording
+from lagbot.service import proposal_messages, wording
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +111,21 @@ class Operation:
     channel: str
     text: str
     blocks: list[dict[str, Any]]
+    proposals: tuple[str, ...] = ()
+    """The proposals whose buttons a reply carries: once it is sent, where it landed is kept for each
+    (lagbot.service.proposal_messages), so an expired proposal's buttons can be retired."""
 
     def encode(self) -> str:
-        return encode(OUTBOX_VERSION, self.__dict__)
+        fields = {k: v for k, v in self.__dict__.items() if k != "proposals"}
+        if self.proposals:  # absent when none: what a replica of the release before reads as ever
+            fields["proposals"] = list(self.proposals)
+        return encode(OUTBOX_VERSION, fields)
 
     @classmethod
     def decode(cls, raw: str | bytes) -> Operation:
-        return cls(**decode("queued operation", OUTBOX_VERSION, raw))
+        fields = decode("queued operation", OUTBOX_VERSION, raw)
+        fields["proposals"] = tuple(str(p) for p in fields.get("proposals") or ())
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -275,6 +283,8 @@ class Outbox:
                 return FENCED
             if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
                 self._keep_root_body(operation)
+            if outcome == "sent" and operation.op == REPLY and operation.proposals:
+                self._keep_proposal_message(operation, ts)
             if outcome == "sent":
                 report.sent += 1
             else:
@@ -286,6 +296,12 @@ class Outbox:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
         body = json.dumps({"text": operation.text, "blocks": operation.blocks})
         self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
+
+    def _keep_proposal_message(self, operation: Operation, where: str) -> None:
+        """Where a reply with buttons landed ("<channel id> <ts>"), kept for each of its proposals."""
+        channel, _, ts = where.partition(" ")
+        message = proposal_messages.ProposalMessage(channel, ts, operation.text, operation.blocks, operation.proposals)
+        proposal_messages.keep(self._redis, message, ttl=ROOT_KEEP)
 
     def _replace_root(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
         """Post a root that replaces a lost one and record it as the incident's root.
@@ -307,7 +323,8 @@ class Outbox:
         return outcome, ts
 
     def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
-        """('sent', "<channel id> <ts>" for a root, else the root's ts) or ('transient' | 'dead', error code)."""
+        """('sent', "<channel id> <ts>" of a root or a reply posted, the root's ts for an edit) or ('transient' |
+        'dead', error code)."""
         method = {POST_ROOT: "chat.postMessage", UPDATE_ROOT: "chat.update", REPLY: "chat.postMessage"}[operation.op]
         root = (operation.channel, "") if operation.op == POST_ROOT else self.root(operation.incident_id)
         if root is None:
@@ -322,9 +339,10 @@ class Outbox:
                     operation = _with_note(operation)  # a replacement root keeps saying so
                 client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
             else:
-                client.chat_postMessage(
+                response = client.chat_postMessage(
                     channel=channel, thread_ts=root_ts, text=operation.text, blocks=operation.blocks
                 )
+                return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
             status = exc.response.status_code
