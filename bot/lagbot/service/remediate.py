@@ -434,8 +434,8 @@ class Remediator:
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
             self.bot.metrics.slack_error("chat.update", error)
-            log.warning("could not retire an expired proposal's message", extra={"proposal": proposal_id,
-                                                                                 "error": error})  # fmt: skip
+            extra = {"proposal": proposal_id, "error": error}
+            log.warning("could not retire an expired proposal's message", extra=extra)
         except Exception:
             log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
 
