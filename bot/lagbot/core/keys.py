@@ -213,6 +213,11 @@ def outbox_root_body(incident_id: str) -> str:
     return _key("outbox", "rootbody", incident_id)
 
 
+def outbox_table(incident_id: str) -> str:
+    """Where the incident's first reply (its per-partition table) is: edited with the root."""
+    return _key("outbox", "table", incident_id)
+
+
 def outbox_queue(incident_id: str) -> str:
     return _key("outbox", "queue", incident_id)
 

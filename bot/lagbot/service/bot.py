@@ -43,6 +43,7 @@ from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import (
     POST_ROOT,
     REPLY,
+    UPDATE_ROOT,
     Change,
     Effect,
     Incident,
@@ -68,6 +69,12 @@ log = logging.getLogger(__name__)
 OUTBOX_LOCK = redis_keys.OUTBOX_LOCK
 DELIVERY_ROUNDS = 3
 """A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
+
+
+def carries_buttons(effect: Effect) -> bool:
+    """Whether the proposals offered in the same check may go with this effect's message: any reply but the first
+    (the per-partition table, edited with the root: a click's edit of it would be overwritten by the next table)."""
+    return effect.kind == REPLY and effect.change is not Change.OPENED
 
 
 class RemediationHooks(Protocol):
@@ -370,10 +377,10 @@ class Bot:
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
                 effects += self.pattern_notes.effects(incident, now=now)
-            if buttons and not any(e.kind == REPLY for e in effects):
+            if buttons and not any(carries_buttons(e) for e in effects):
                 effects.append(Effect(REPLY, Change.REMEDIATION, wording.remediations_offered()))
             for effect in effects:
-                if effect.kind == REPLY and buttons:  # the first reply carries the buttons
+                if carries_buttons(effect) and buttons:  # the first reply that may carry them does
                     self.enqueue(effect, incident, verdict, now=now, extra=buttons, proposals=offered)
                     buttons, offered = [], ()
                 else:
@@ -446,6 +453,9 @@ class Bot:
         else:
             rendered = self.presenter.incident_root(incident, verdict, self.settings.incidents, now)
         text, blocks = self.presenter.with_blocks(rendered, extra or [])
+        table = None
+        if effect.kind == UPDATE_ROOT and verdict.partitions:  # the table reply follows the root
+            table = self.presenter.change_reply(Change.OPENED, "", incident, verdict, now)
         operation = Operation(
             op=effect.kind,
             incident_id=incident.id,
@@ -455,6 +465,8 @@ class Bot:
             text=text,
             blocks=blocks,
             proposals=proposals if effect.kind == REPLY else (),
+            is_table=effect.kind == REPLY and effect.change is Change.OPENED,
+            table=table,
         )
         self.outbox.enqueue(operation, now=now)
 
