@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import redis
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
@@ -509,6 +510,16 @@ class Bot:
             self.deliver()
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
+
+    def edit_message(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+        """Edit one message now, not through the outbox (a proposal's message, retired once). Slack's refusal is
+        counted and logged: False."""
+        try:
+            self.slack.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+        except SlackApiError as exc:
+            self._slack_error("chat.update", str(exc.response.get("error", "unknown_error")))
+            return False
+        return True
 
     def _slack_error(self, method: str, error: str) -> None:
         self.metrics.slack_error(method, error)

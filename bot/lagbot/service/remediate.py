@@ -17,8 +17,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
-
 from lagbot.core import keys, messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupVerdict
@@ -430,12 +428,7 @@ class Remediator:
                 line = self.settled(shown, now=now)
                 if line is not None:
                     blocks = self.bot.presenter.settled_blocks(blocks, shown, line)
-            self.bot.slack.chat_update(channel=message.channel, ts=message.ts, text=message.text, blocks=blocks)
-        except SlackApiError as exc:
-            error = str(exc.response.get("error", "unknown_error"))
-            self.bot.metrics.slack_error("chat.update", error)
-            extra = {"proposal": proposal_id, "error": error}
-            log.warning("could not retire an expired proposal's message", extra=extra)
+            self.bot.edit_message(message.channel, message.ts, message.text, blocks)
         except Exception:
             log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
 
