@@ -13,13 +13,15 @@ NAME = st.text(min_size=0, max_size=40) | st.sampled_from(["", ":", "seq", ":seq
 TWO_NAMES: list[Callable[[str, str], str]] = [keys.window, keys.window_seq, keys.history_chunks, keys.incident,
                                               keys.silence, keys.audit, keys.busy]  # fmt: skip
 ONE_NAME: list[Callable[[str], str]] = [keys.window_groups, keys.history_groups, keys.summary, keys.proposal,
-                                        keys.proposal_approvals, keys.proposal_approval_order, keys.offered,
+                                        keys.proposal_approvals, keys.proposal_approval_order, keys.proposal_message,
+                                        keys.offered,
                                         keys.remediation, keys.outbox_root, keys.outbox_root_replaced,
-                                        keys.outbox_root_body, keys.outbox_queue, keys.lease, keys.seen,
-                                        keys.usergroup]  # fmt: skip
+                                        keys.outbox_root_body, keys.outbox_table, keys.outbox_queue, keys.lease,
+                                        keys.seen, keys.usergroup]  # fmt: skip
 CONSTANTS = [keys.INCIDENTS_CHANGED, keys.INCIDENTS_BY_ID, keys.SILENCES, keys.AUDIT, keys.PROPOSALS_RUNNING,
-             keys.PROPOSALS_HEARTBEAT, keys.RESTORES, keys.RESTORES_PREVIOUS, keys.OUTBOX_PENDING, keys.OUTBOX_DEAD,
-             keys.OUTBOX_PROGRESS, keys.OUTBOX_LOCK, keys.STATE_EPOCH]  # fmt: skip
+             keys.PROPOSALS_HEARTBEAT, keys.PROPOSALS_EXPIRING, keys.RESTORES, keys.RESTORES_PREVIOUS,
+             keys.OUTBOX_PENDING, keys.OUTBOX_DEAD, keys.OUTBOX_PROGRESS, keys.OUTBOX_LOCK,
+             keys.STATE_EPOCH]  # fmt: skip
 
 
 def every_key(a: str, b: str, c: str) -> dict[str, tuple[object, ...]]:

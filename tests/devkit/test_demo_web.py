@@ -66,6 +66,32 @@ def refuse_bad_requests(web: WebDemo) -> None:
     assert [e.event for e in web.services.audit.latest(CLUSTER, GROUP, 100) if e.event != "proposed"] == []
 
 
+def held_message(slack: Any, ts: str) -> Any:
+    [message] = [m for m in slack.history(CHANNEL) if m.ts == ts]
+    return message
+
+
+def held_table(slack: Any, ts: str) -> list[list[str]]:
+    """The cells of the table block of the message `ts`, as the emulator holds it now."""
+    [table] = [b for b in held_message(slack, ts).blocks if b["type"] == "table"]
+    return [[str(cell.get("text", "")) for cell in row] for row in table["rows"]]
+
+
+def drawn_table(browser: Chromium, ts: str) -> list[list[str]]:
+    """The cells of the table the page draws in the thread for the message `ts`."""
+    found = browser.evaluate(
+        f"(() => {{ const t = document.querySelector('#thread-body .msg[data-ts=\"{ts}\"] table');"
+        " return t ? [...t.rows].map(r => [...r.cells].map(c => c.textContent)) : []; })()"
+    )
+    return [[str(cell) for cell in row] for row in found]
+
+
+def same_table(browser: Chromium, slack: Any, ts: str) -> list[list[str]] | None:
+    """The page's table of the message `ts` when it is the emulator's (a poll may be on its way), else None."""
+    drawn = drawn_table(browser, ts)
+    return drawn if drawn and drawn == held_table(slack, ts) else None
+
+
 class DemoThread:
     """run_web_demo in a thread; `ready()` is its WebDemo once the page is served."""
 
@@ -115,6 +141,11 @@ def test_approve_in_chromium_resolves_the_incident_and_the_page_follows_it(tmp_p
             assert found is not None
             [button] = approve_buttons(found[1])
             label = plain(button["text"]["text"])
+            table_reply = slack.thread(CHANNEL, found[0].ts)[0]  # the incident's first reply: its table
+            offered_table = wait_for(
+                "the page's table as the emulator holds it", lambda: same_table(browser, slack, table_reply.ts), 10
+            )
+            offered_edits = held_message(slack, table_reply.ts).edits
             scaled = re.fullmatch(rf"Scale {FLEET} 1 -> ([234])", label)
             assert scaled is not None, label  # the replicas that keep up, from the rates measured (at most 4)
             assert browser.evaluate(f"document.querySelector('{APPROVE}').textContent") == label
@@ -147,6 +178,13 @@ def test_approve_in_chromium_resolves_the_incident_and_the_page_follows_it(tmp_p
             assert {ts: edits for ts, edits in drawn} == {m.ts: m.edits for m in held}
             [root] = slack.channel(CHANNEL)
             assert root.edits > 1
+            # The table follows the incident: its reply was edited with the root, and the page draws the latest.
+            assert held_message(slack, table_reply.ts).edits > offered_edits
+            final_table = wait_for("the page's latest table", lambda: same_table(browser, slack, table_reply.ts), 10)
+            assert final_table != offered_table
+            assert final_table[0] == ["partition", "committed", "log-end", "lag", "lag s", "owner", "status"]
+            lags = [row[3] for row in final_table[1:]]
+            assert len(lags) == 4 and lags != [row[3] for row in offered_table[1:]]
 
             incident = RedisIncidentStore(web.services.client).get(CLUSTER, GROUP)
             assert incident is not None and incident.resolved_at is not None and incident.peak_lag is not None

@@ -7,7 +7,7 @@ import threading
 import pytest
 import redis
 
-from lagbot.core.stored import StoredFormatError
+from lagbot.core.stored import StoredFormatError, text
 from lagbot.remediations.base import Plan, Risk
 from lagbot.service.approvals import ProposalStore, State, Verdict
 from lagbot.service.audit import AuditEntry, AuditLog
@@ -73,6 +73,49 @@ def test_expired_proposal_is_refused(redis_client: redis.Redis) -> None:
     assert store.approve("no-such-id", "U1", now=T0).verdict is Verdict.MISSING
     # Redis forgets it a week after it expired.
     assert 60 + 7 * 86_400 - 5 <= redis_client.ttl(f"lagbot:proposal:{proposal.id}") <= 60 + 7 * 86_400
+
+
+def test_an_expired_proposal_is_retired_once_by_twenty_racing_replicas_then_refused_as_expired(
+    redis_server: object, redis_client: redis.Redis
+) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store, expires_in=60)
+    ran, denied = make(store, expires_in=60), make(store, expires_in=60)
+    later = make(store, expires_in=120)
+    assert store.approve(ran.id, "U1", now=T0 + 1).verdict is Verdict.RUN
+    assert store.deny(denied.id, user="U2", reason="no", now=T0 + 1)
+    expiring = "lagbot:proposals:expiring"
+    listed = {text(k): v for k, v in redis_client.zrange(expiring, 0, -1, withscores=True)}
+    assert listed == {proposal.id: T0 + 60, ran.id: T0 + 60, denied.id: T0 + 60, later.id: T0 + 120}
+    assert not store.retire(proposal.id, now=T0 + 60)  # at its expiry: not yet
+    assert sorted(store.expiring(now=T0 + 60)) == sorted([proposal.id, ran.id, denied.id])
+
+    url = redis_server.url  # type: ignore[attr-defined]
+    retired: list[bool] = []
+    barrier = threading.Barrier(20)
+
+    def sweep() -> None:
+        own = ProposalStore(redis.Redis.from_url(url))
+        barrier.wait()
+        retired.append(own.retire(proposal.id, now=T0 + 61))
+
+    threads = [threading.Thread(target=sweep) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(retired) == [False] * 19 + [True]
+    gone = store.get(proposal.id)
+    assert gone is not None and (gone.state, gone.finished_at) == (State.EXPIRED, T0 + 60)
+    assert store.approve(proposal.id, "U1", now=T0 + 62).verdict is Verdict.EXPIRED
+    assert not store.deny(proposal.id, user="U1", reason="late", now=T0 + 62)
+
+    # The approved and the denied one only leave the set; the one not yet due stays.
+    assert not store.retire(ran.id, now=T0 + 61) and not store.retire(denied.id, now=T0 + 61)
+    assert not store.retire("no-such-id", now=T0 + 61)
+    assert store.get(ran.id).state is State.RUNNING  # type: ignore[union-attr]
+    assert store.get(denied.id).state is State.DENIED  # type: ignore[union-attr]
+    assert [text(k) for k in redis_client.zrange(expiring, 0, -1)] == [later.id]
 
 
 def test_two_approvals_need_two_people_neither_the_requester(redis_client: redis.Redis) -> None:

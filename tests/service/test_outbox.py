@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import redis
 
 from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service import proposal_messages
 from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from lagbot.service.proposal_messages import ProposalMessage
 
 pytestmark = pytest.mark.integration
 
@@ -133,3 +137,43 @@ def test_slack_unreachable_keeps_everything(redis_client: redis.Redis) -> None:
     client = slack_client(TOKEN, "http://127.0.0.1:9/api/", retries=0)
     report = outbox.deliver(client)
     assert (report.sent, report.failed_transient, report.pending) == (0, 1, 2)
+
+
+def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_found_again(
+    redis_client: redis.Redis, slack: SlackEmulator
+) -> None:
+    outbox = Outbox(redis_client)
+    table = replace(op(REPLY, "table v1"), is_table=True)
+    offer = replace(op(REPLY, "offer"), proposals=("p1", "p2"))
+    v2 = replace(op(UPDATE_ROOT, "root v2"), table=("table v2", op(REPLY, "table v2").blocks))
+    v3 = replace(op(UPDATE_ROOT, "root v3"), table=("table v3", op(REPLY, "table v3").blocks))
+    for operation in [op(POST_ROOT, "root v1"), table, offer, v2, v3]:
+        outbox.enqueue(operation, now=1.0)
+
+    report = outbox.deliver(slack_client(TOKEN, slack.api_url))
+
+    assert (report.sent, report.dead, report.pending) == (4, 0, 0)  # v3 replaced v2, still queued last
+    [root] = slack.channel("C1")
+    first, offered = slack.thread("C1", root.ts)
+    assert [(m.text, m.edits) for m in (root, first, offered)] == [("root v3", 1), ("table v3", 1), ("offer", 0)]
+    assert first.blocks == op(REPLY, "table v3").blocks
+    updates = [(c.args["ts"], c.args["text"]) for c in slack.calls_to("chat.update")]
+    assert updates == [(root.ts, "root v3"), (first.ts, "table v3")]
+    for proposal in ("p1", "p2"):
+        kept = ProposalMessage("C1", offered.ts, "offer", offer.blocks, ("p1", "p2"))
+        assert proposal_messages.find(redis_client, proposal) == kept
+    assert proposal_messages.find(redis_client, "p3") is None
+
+    outbox.enqueue(op(UPDATE_ROOT, "root v4"), now=2.0)  # an edit without a table leaves the table alone
+    outbox.deliver(slack_client(TOKEN, slack.api_url))
+    assert [(c.args["ts"], c.args["text"]) for c in slack.calls_to("chat.update")][2:] == [(root.ts, "root v4")]
+
+
+def test_an_operation_holds_its_optional_fields_only_when_set_and_reads_one_without_them() -> None:
+    plain = op(REPLY, "reply")
+    fields = {"v", "op", "incident_id", "cluster", "group", "channel", "text", "blocks"}
+    assert set(json.loads(plain.encode())) == fields
+    assert Operation.decode(plain.encode()) == plain
+    full = replace(plain, proposals=("p1",), is_table=True, table=("t", plain.blocks))
+    assert json.loads(full.encode())["table"] == ["t", plain.blocks]
+    assert Operation.decode(full.encode()) == full

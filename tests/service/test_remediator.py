@@ -145,10 +145,11 @@ def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
 
     [root] = slack.channel("C1")
     texts = [m.text for m in slack.thread("C1", root.ts)]
-    assert texts[0].startswith("Partitions of")  # the first reply: table and causes
-    assert texts[1] == ":gear: Approved by the policy (auto-approve): running *Rolling restart of orders*"
-    assert texts[2] == "rolling restart of orders ..."  # the remediation's own progress line
-    assert texts[3].startswith(":white_check_mark: *Rolling restart of orders* done: ")
+    assert texts[0].startswith("Partitions of")  # the first reply: table and causes (edited with the root)
+    assert texts[1] == ":wrench: A remediation can now be proposed for this incident:"  # the buttons' own reply
+    assert texts[2] == ":gear: Approved by the policy (auto-approve): running *Rolling restart of orders*"
+    assert texts[3] == "rolling restart of orders ..."  # the remediation's own progress line
+    assert texts[4].startswith(":white_check_mark: *Rolling restart of orders* done: ")
     assert bot.outbox.dead_letters() == []
     assert "remediation *restart*: verifying" in str(root.blocks)  # the root shows where the action is
 

@@ -162,8 +162,15 @@ def proposal_approval_order(proposal_id: str) -> str:
     return proposal(proposal_id) + ":approvals:order"
 
 
+def proposal_message(proposal_id: str) -> str:
+    """Where the proposal's buttons were posted (channel, ts) and what that message held."""
+    return proposal(proposal_id) + ":message"
+
+
 PROPOSALS_RUNNING = f"{PREFIX}:proposals:running"
 PROPOSALS_HEARTBEAT = f"{PREFIX}:proposals:heartbeat"
+PROPOSALS_EXPIRING = f"{PREFIX}:proposals:expiring"
+"""Sorted set: proposal id -> its expiry, until the proposal is retired (expired, approved, denied)."""
 
 
 def cooldown(cluster: str, group: str, action: str) -> str:
@@ -204,6 +211,11 @@ def outbox_root_replaced(incident_id: str) -> str:
 
 def outbox_root_body(incident_id: str) -> str:
     return _key("outbox", "rootbody", incident_id)
+
+
+def outbox_table(incident_id: str) -> str:
+    """Where the incident's first reply (its per-partition table) is: edited with the root."""
+    return _key("outbox", "table", incident_id)
 
 
 def outbox_queue(incident_id: str) -> str:

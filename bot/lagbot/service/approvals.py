@@ -3,7 +3,10 @@
 A proposal is a remediation plan offered for one group (a button in the incident's thread). Its life:
 
     proposed --approve (enough different approvers)--> running --finish--> succeeded | failed
-    proposed --deny--> denied            proposed --(past its expiry)--> expired (read as such)
+    proposed --deny--> denied            proposed --(past its expiry)--> expired
+
+A proposal past its expiry reads as expired at once (`Proposal.state_at`); the leader's housekeeping then
+writes it so (`expire`, one script: exactly one caller retires it) and its message loses its buttons.
 
 Every transition is one Lua script on the proposal's hash, so double clicks, Slack's retries and two
 bot replicas racing each other get exactly one "run": the caller that receives it executes the plan;
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -114,6 +118,7 @@ _APPROVE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', ''} end
 if redis.call('HGET', KEYS[1], 'v') ~= '1' then return {'version', ''} end
 local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'expired' then return {'expired', ''} end
 if state ~= 'proposed' then return {'not_proposed', state} end
 if tonumber(ARGV[2]) > tonumber(redis.call('HGET', KEYS[1], 'expires_at')) then return {'expired', ''} end
 local required = tonumber(redis.call('HGET', KEYS[1], 'approvals_required'))
@@ -144,6 +149,18 @@ if redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
 redis.call('ZREM', KEYS[3], ARGV[4])
 return 1
 """
+# KEYS[1] = proposal hash, KEYS[2] = proposals by expiry; ARGV = now, proposal id. A proposal still proposed and
+# past its expiry becomes expired (finished at its expiry), once: 1 to the one caller that did it. Whatever it
+# returns, the proposal leaves the expiry set unless it is still proposed and not yet due.
+_EXPIRE = """
+local state = redis.call('HGET', KEYS[1], 'state')
+local expires = redis.call('HGET', KEYS[1], 'expires_at')
+if state == 'proposed' and expires and tonumber(ARGV[1]) <= tonumber(expires) then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[2])
+if state ~= 'proposed' or redis.call('HGET', KEYS[1], 'v') ~= '1' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'expired', 'finished_at', expires)
+return 1
+"""
 # KEYS[1] = proposal hash; ARGV = expected state, new state, field, value, field, value ...
 _MOVE = """
 if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
@@ -161,7 +178,9 @@ class ProposalStore:
         self._approve = client.register_script(_APPROVE)
         self._move = client.register_script(_MOVE)
         self._finish = client.register_script(_FINISH)
+        self._expire = client.register_script(_EXPIRE)
         self._running = redis_keys.PROPOSALS_RUNNING
+        self._expiring = redis_keys.PROPOSALS_EXPIRING
 
     @staticmethod
     def _key(proposal_id: str) -> str:
@@ -224,6 +243,7 @@ class ProposalStore:
             },
         )
         pipe.expire(key, int(expires_in + KEEP_AFTER_EXPIRY))
+        pipe.zadd(self._expiring, {proposal.id: proposal.expires_at})
         pipe.execute()
         return proposal
 
@@ -330,7 +350,38 @@ class ProposalStore:
         )
         return bool(moved)
 
+    def expiring(self, *, now: float) -> list[str]:
+        """Proposals whose expiry is not after `now` and that were not retired yet (some were approved or denied
+        meanwhile, or are gone from Redis: `retire` drops them too)."""
+        return [text(i) for i in self._redis.zrangebyscore(self._expiring, "-inf", repr(now))]
+
+    def retire(self, proposal_id: str, *, now: float) -> bool:
+        """proposed and past its expiry -> expired, atomically: True for the one caller that did it (it then
+        retires the proposal's message). A proposal in any other state just leaves the expiry set."""
+        return bool(self._expire(keys=[self._key(proposal_id), self._expiring], args=[repr(now), proposal_id]))
+
     def in_cooldown(self, cluster: str, group: str, action: str) -> float:
         """Seconds of cooldown left for this action on this group (0 when none)."""
         ms = int(self._redis.pttl(self.cooldown_key(cluster, group, action)))
         return max(0, ms) / 1000.0
+
+
+@dataclass(frozen=True)
+class ExpirySweep:
+    """What one sweep at `now` does with the proposals the expiry set lists."""
+
+    due: list[Proposal]
+    """Still proposed and past their expiry, soonest expired first: each is retired, its message edited."""
+    settled: list[str]
+    """Approved, denied, already expired or gone from Redis: they only leave the expiry set."""
+
+
+def expiry_sweep(listed: Mapping[str, Proposal | None], now: float) -> ExpirySweep:
+    """Which listed proposals (id -> the proposal, None when gone) are due to expire at `now`. Pure. A proposal
+    exactly at its expiry is not due yet (it could still be approved: `_APPROVE` refuses only after it)."""
+    due = sorted(
+        (p for p in listed.values() if p is not None and p.state is State.PROPOSED and now > p.expires_at),
+        key=lambda p: (p.expires_at, p.id),
+    )
+    settled = [i for i, p in listed.items() if p is None or p.state is not State.PROPOSED]
+    return ExpirySweep(due, settled)

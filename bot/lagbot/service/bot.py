@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import redis
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
@@ -43,6 +44,7 @@ from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import (
     POST_ROOT,
     REPLY,
+    UPDATE_ROOT,
     Change,
     Effect,
     Incident,
@@ -68,6 +70,12 @@ log = logging.getLogger(__name__)
 OUTBOX_LOCK = redis_keys.OUTBOX_LOCK
 DELIVERY_ROUNDS = 3
 """A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
+
+
+def carries_buttons(effect: Effect) -> bool:
+    """Whether the proposals offered in the same check may go with this effect's message: any reply but the first
+    (the per-partition table, edited with the root: a click's edit of it would be overwritten by the next table)."""
+    return effect.kind == REPLY and effect.change is not Change.OPENED
 
 
 class RemediationHooks(Protocol):
@@ -99,6 +107,10 @@ class RemediationHooks(Protocol):
 
     def reap(self, *, now: float) -> list[str]:
         """Finish, as failed, runs past their longest duration (their process died)."""
+        ...
+
+    def expire_due(self, *, now: float) -> list[str]:
+        """Retire the proposals past their expiry (once across replicas): their buttons go from their message."""
         ...
 
     def state(self, incident_id: str) -> RemediationState | None:
@@ -362,16 +374,18 @@ class Bot:
             if incident is None or incident == before:
                 continue
             self.incidents.put(incident)
-            buttons = self._remediation_step(incident, verdict, now=now)
+            buttons, offered = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
                 effects += self.pattern_notes.effects(incident, now=now)
-            if buttons and not any(e.kind == REPLY for e in effects):
+            if buttons and not any(carries_buttons(e) for e in effects):
                 effects.append(Effect(REPLY, Change.REMEDIATION, wording.remediations_offered()))
             for effect in effects:
-                extra = buttons if effect.kind == REPLY else []
-                self.enqueue(effect, incident, verdict, now=now, extra=extra)
-                buttons = buttons if effect.kind != REPLY else []
+                if carries_buttons(effect) and buttons:  # the first reply that may carry them does
+                    self.enqueue(effect, incident, verdict, now=now, extra=buttons, proposals=offered)
+                    buttons, offered = [], ()
+                else:
+                    self.enqueue(effect, incident, verdict, now=now)
             opened += any(e.kind == POST_ROOT for e in transition.effects)
         return opened
 
@@ -401,22 +415,26 @@ class Bot:
             return verdict
         return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
 
-    def _remediation_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[dict[str, Any]]:
-        """Verify, offer or close the incident's remediations. A failure here is logged and counted, and never
-        keeps the incident's own messages from being queued."""
+    def _remediation_step(
+        self, incident: Incident, verdict: GroupVerdict, *, now: float
+    ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+        """Verify, offer or close the incident's remediations: the blocks of the proposals newly offered, and their
+        ids. A failure here is logged and counted, and never keeps the incident's own messages from being queued."""
         if self.remediations is None:
-            return []
+            return [], ()
         try:
             if not incident.is_open:
                 self.remediations.resolved(incident, now=now)
-                return []
+                return [], ()
             self.remediations.verify_step(incident, verdict, now=now)
             offered = self.remediations.offers(incident, verdict, now=now)
-            return self.presenter.proposal_blocks(offered, now=now) if offered else []
+            if not offered:
+                return [], ()
+            return self.presenter.proposal_blocks(offered, now=now), tuple(p.id for p in offered)
         except Exception:
             log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
             self.metrics.slack_error("remediations", "internal_error")
-            return []
+            return [], ()
 
     def enqueue(
         self,
@@ -426,7 +444,9 @@ class Bot:
         *,
         now: float,
         extra: list[dict[str, Any]] | None = None,
+        proposals: tuple[str, ...] = (),
     ) -> None:
+        """Queue the effect's message; `proposals`: those whose buttons `extra` holds (a reply's)."""
         if self.remediations is not None:
             incident = replace(incident, remediation=self.remediations.state(incident.id))
         if effect.kind == REPLY:
@@ -434,6 +454,9 @@ class Bot:
         else:
             rendered = self.presenter.incident_root(incident, verdict, self.settings.incidents, now)
         text, blocks = self.presenter.with_blocks(rendered, extra or [])
+        table = None
+        if effect.kind == UPDATE_ROOT and verdict.partitions:  # the table reply follows the root
+            table = self.presenter.change_reply(Change.OPENED, "", incident, verdict, now)
         operation = Operation(
             op=effect.kind,
             incident_id=incident.id,
@@ -442,6 +465,9 @@ class Bot:
             channel=incident.channel,
             text=text,
             blocks=blocks,
+            proposals=proposals if effect.kind == REPLY else (),
+            is_table=effect.kind == REPLY and effect.change is Change.OPENED,
+            table=table,
         )
         self.outbox.enqueue(operation, now=now)
 
@@ -485,15 +511,27 @@ class Bot:
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
 
+    def edit_message(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+        """Edit one message now, not through the outbox (a proposal's message, retired once). Slack's refusal is
+        counted and logged: False."""
+        try:
+            self.slack.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+        except SlackApiError as exc:
+            self._slack_error("chat.update", str(exc.response.get("error", "unknown_error")))
+            return False
+        return True
+
     def _slack_error(self, method: str, error: str) -> None:
         self.metrics.slack_error(method, error)
         log.warning("slack error", extra={"method": method, "error": error})
 
     def housekeeping(self) -> None:
-        """On the leader: finish runs whose process died, hand back autoscalers whose hold is over."""
+        """On the leader: finish runs whose process died, hand back autoscalers whose hold is over, retire the
+        proposals past their expiry."""
         if self.remediations is not None and self.leadership.is_leader():
             self.remediations.reap(now=self.clock())
             self.remediations.restore_due(now=self.clock())
+            self.remediations.expire_due(now=self.clock())
 
     # -- digests -----------------------------------------------------------------------------------------
 

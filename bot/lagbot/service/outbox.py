@@ -8,6 +8,9 @@ already wait out 429 + Retry-After and retry connection and 5xx errors a few tim
 - a permanent one (invalid_blocks, channel_not_found, ...) moves that operation to a dead-letter list
   (logged and counted) so one bad message cannot block an incident forever.
 Consecutive edits of the same root are coalesced: only the newest text matters.
+The incident's first reply (its per-partition table) is kept current: a root edit carries the table as of the
+same check, and once the root is edited the table reply is too (cosmetic: its failure is logged and the next root
+edit carries a newer table).
 When Slack says the root is gone (message_not_found, thread_not_found: deleted, or lost), the outbox posts a
 new root that says it replaces a lost one (with the newest root text it sent) and continues the thread there.
 An operation is removed from its queue only after Slack accepted it, in the same Redis transaction that
@@ -30,7 +33,7 @@ from slack_sdk.errors import SlackApiError
 
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import decode, encode, text
-from lagbot.service import wording
+from lagbot.service import proposal_messages, wording
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +114,37 @@ class Operation:
     channel: str
     text: str
     blocks: list[dict[str, Any]]
+    proposals: tuple[str, ...] = ()
+    """The proposals whose buttons a reply carries: once it is sent, where it landed is kept for each
+    (lagbot.service.proposal_messages), so an expired proposal's buttons can be retired."""
+    is_table: bool = False
+    """A reply that is the incident's per-partition table (its first reply): where it landed is kept."""
+    table: tuple[str, list[dict[str, Any]]] | None = None
+    """A root edit's table as of the same check (text, blocks): the table reply is edited to it."""
 
     def encode(self) -> str:
-        return encode(OUTBOX_VERSION, self.__dict__)
+        fields = {k: v for k, v in self.__dict__.items() if k not in OPTIONAL}
+        # Each absent when unset: an operation without them is what a replica of the release before reads.
+        if self.proposals:
+            fields["proposals"] = list(self.proposals)
+        if self.is_table:
+            fields["is_table"] = True
+        if self.table is not None:
+            fields["table"] = list(self.table)
+        return encode(OUTBOX_VERSION, fields)
 
     @classmethod
     def decode(cls, raw: str | bytes) -> Operation:
-        return cls(**decode("queued operation", OUTBOX_VERSION, raw))
+        fields = decode("queued operation", OUTBOX_VERSION, raw)
+        fields["proposals"] = tuple(str(p) for p in fields.get("proposals") or ())
+        fields["is_table"] = bool(fields.get("is_table"))
+        table = fields.get("table")
+        fields["table"] = (str(table[0]), list(table[1])) if isinstance(table, list) and len(table) == 2 else None
+        return cls(**fields)
+
+
+OPTIONAL = frozenset({"proposals", "is_table", "table"})
+"""The fields an operation's JSON holds only when set."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +302,10 @@ class Outbox:
                 return FENCED
             if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
                 self._keep_root_body(operation)
+            if outcome == "sent" and operation.op == REPLY and operation.proposals:
+                self._keep_proposal_message(operation, ts)
+            if outcome == "sent" and operation.op == REPLY and operation.is_table:
+                self._redis.set(redis_keys.outbox_table(incident_id), ts, ex=ROOT_KEEP)
             if outcome == "sent":
                 report.sent += 1
             else:
@@ -286,6 +317,32 @@ class Outbox:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
         body = json.dumps({"text": operation.text, "blocks": operation.blocks})
         self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
+
+    def _keep_proposal_message(self, operation: Operation, where: str) -> None:
+        """Where a reply with buttons landed ("<channel id> <ts>"), kept for each of its proposals."""
+        channel, _, ts = where.partition(" ")
+        message = proposal_messages.ProposalMessage(channel, ts, operation.text, operation.blocks, operation.proposals)
+        proposal_messages.keep(self._redis, message, ttl=ROOT_KEEP)
+
+    def _edit_table(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> None:
+        """Edit the incident's table reply to the table a root edit carries. Cosmetic: a failure is logged and
+        counted, and the root edit stands (the next one carries a newer table)."""
+        where = self._redis.get(redis_keys.outbox_table(operation.incident_id))
+        if operation.table is None or where is None:
+            return
+        channel, _, ts = text(where).partition(" ")
+        table_text, blocks = operation.table
+        try:
+            client.chat_update(channel=channel, ts=ts, text=table_text, blocks=blocks)
+        except SlackApiError as exc:
+            error = str(exc.response.get("error", "unknown_error"))
+            if on_error is not None:
+                on_error("chat.update", error)
+            log.warning("could not edit the table reply", extra={"incident": operation.incident_id, "error": error})
+        except OSError as exc:
+            if on_error is not None:
+                on_error("chat.update", "connection_error")
+            log.warning("slack unreachable", extra={"method": "chat.update", "error": str(exc)})
 
     def _replace_root(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
         """Post a root that replaces a lost one and record it as the incident's root.
@@ -303,11 +360,13 @@ class Outbox:
             log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
             self._redis.set(self._root_key(operation.incident_id), ts, ex=ROOT_KEEP)
             self._redis.set(redis_keys.outbox_root_replaced(operation.incident_id), "1", ex=ROOT_KEEP)
+            self._redis.delete(redis_keys.outbox_table(operation.incident_id))  # its thread is the lost one
             self._keep_root_body(latest)
         return outcome, ts
 
     def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
-        """('sent', "<channel id> <ts>" for a root, else the root's ts) or ('transient' | 'dead', error code)."""
+        """('sent', "<channel id> <ts>" of a root or a reply posted, the root's ts for an edit) or ('transient' |
+        'dead', error code)."""
         method = {POST_ROOT: "chat.postMessage", UPDATE_ROOT: "chat.update", REPLY: "chat.postMessage"}[operation.op]
         root = (operation.channel, "") if operation.op == POST_ROOT else self.root(operation.incident_id)
         if root is None:
@@ -321,10 +380,12 @@ class Outbox:
                 if self._redis.exists(redis_keys.outbox_root_replaced(operation.incident_id)):
                     operation = _with_note(operation)  # a replacement root keeps saying so
                 client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
+                self._edit_table(operation, client, on_error)
             else:
-                client.chat_postMessage(
+                response = client.chat_postMessage(
                     channel=channel, thread_ts=root_ts, text=operation.text, blocks=operation.blocks
                 )
+                return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
             status = exc.response.status_code

@@ -34,6 +34,10 @@ class Presenter(Protocol):
         """The blocks of proposals awaiting a click: the plan and its buttons."""
         ...
 
+    def settled_blocks(self, blocks: list[dict[str, Any]], proposal_id: str, line: str) -> list[dict[str, Any]]:
+        """A proposal's message without that proposal's buttons, and the line that says how it ended."""
+        ...
+
     def with_blocks(self, message: Message, extra: list[dict[str, Any]]) -> Message:
         """A message with more blocks appended, within Slack's limits."""
         ...

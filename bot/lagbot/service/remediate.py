@@ -36,8 +36,8 @@ from lagbot.remediations.base import (
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.verify import VerifyRules, assess
-from lagbot.service import wording
-from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
+from lagbot.service import proposal_messages, wording
+from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict, expiry_sweep
 from lagbot.service.audit import AuditEntry
 from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
@@ -62,6 +62,13 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
 return 1
 """
+
+
+def settled_line(p: Proposal, now: float) -> str:
+    """The line that replaces a settled proposal's buttons."""
+    state = p.state_at(now)
+    expired_at = p.expires_at if state is State.EXPIRED else None
+    return wording.proposal_settled(state.value, p.plan.summary, p.approvals, p.detail, p.denied_by, expired_at)
 
 
 class StateSlot:
@@ -278,8 +285,7 @@ class Remediator:
         p = self.proposals.get(proposal_id)
         if p is None or p.state_at(now) is State.PROPOSED:
             return None
-        state = p.state_at(now).value
-        return wording.proposal_settled(state, p.plan.summary, p.approvals, p.detail, p.denied_by)
+        return settled_line(p, now)
 
     def proposal(self, proposal_id: str) -> Proposal | None:
         """The proposal, in whatever state (None when unknown or expired from Redis)."""
@@ -291,7 +297,9 @@ class Remediator:
             return found
         proposal, _ = found
         if not self.proposals.deny(proposal_id, user=user, reason=reason, now=now):
-            return ClickAnswer(wording.approval_refused(Verdict.NOT_PROPOSED, proposal.state_at(now).value, ""))
+            state = proposal.state_at(now)
+            verdict = Verdict.EXPIRED if state is State.EXPIRED else Verdict.NOT_PROPOSED
+            return ClickAnswer(wording.approval_refused(verdict, state.value, ""), verdict)
         self._audit("denied", proposal, user, now, reason=reason)
         self._reply(proposal, wording.approval_denied(user, proposal.plan.summary, reason), now)
         return ClickAnswer(None)
@@ -389,6 +397,41 @@ class Remediator:
             self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
             reaped.append(proposal_id)
         return reaped
+
+    # -- proposals nobody decided on in time ---------------------------------------------------------------
+
+    def expire_due(self, *, now: float) -> list[str]:
+        """Retire each proposal past its expiry, once across replicas (the store's `retire` is atomic): audited,
+        and its message edited as a click edits it (its buttons gone, a line saying it expired and when).
+        Returns the ids this caller retired."""
+        listed = self.proposals.expiring(now=now)
+        sweep = expiry_sweep({i: self.proposals.get(i) for i in listed}, now)
+        for proposal_id in sweep.settled:
+            self.proposals.retire(proposal_id, now=now)  # approved, denied or gone: it only leaves the set
+        retired = []
+        for proposal in sweep.due:
+            if not self.proposals.retire(proposal.id, now=now):
+                continue  # approved or denied meanwhile, or another replica retired it
+            retired.append(proposal.id)
+            self._audit("expired", proposal, BOT_USER, now, expired_at=proposal.expires_at)
+            self._retire_message(proposal.id, now)
+        return retired
+
+    def _retire_message(self, proposal_id: str, now: float) -> None:
+        """Edit the message that carries the proposal's buttons: each of its proposals that is settled shows its
+        line instead of its buttons. A failure is logged: the edit is cosmetic (a click is answered "expired")."""
+        try:
+            message = proposal_messages.find(self.bot.redis, proposal_id)
+            if message is None:
+                return  # never posted in a thread (a `/lag remediate` reply), or gone
+            blocks = message.blocks
+            for shown in message.proposals:
+                line = self.settled(shown, now=now)
+                if line is not None:
+                    blocks = self.bot.presenter.settled_blocks(blocks, shown, line)
+            self.bot.edit_message(message.channel, message.ts, message.text, blocks)
+        except Exception:
+            log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
 
     # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
 

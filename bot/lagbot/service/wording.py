@@ -5,6 +5,7 @@ Tiny functions, one per message (see lagbot.core.messages for the shared ones an
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -133,8 +134,15 @@ def remediation_interrupted(action: str) -> str:
     return f"{action} did not report a result (its process stopped or it ran past its time limit); check the workload"
 
 
-def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail: str, denied_by: str | None) -> str:
-    """What replaces a proposal's buttons once it is no longer awaiting clicks."""
+def proposal_settled(
+    state: str,
+    summary: str,
+    approvers: Sequence[str],
+    detail: str,
+    denied_by: str | None,
+    expired_at: float | None = None,
+) -> str:
+    """What replaces a proposal's buttons once it is no longer awaiting clicks (`expired_at`: when it expired)."""
     who = ", ".join(slack_user(u) if u != "lagbot" else "the policy (auto-approve)" for u in approvers) or "nobody"
     what = f"*{slack_text(summary)}*"
     if state == "running":
@@ -145,7 +153,13 @@ def proposal_settled(state: str, summary: str, approvers: Sequence[str], detail:
         return f":x: {what}: approved by {who}, failed: {slack_text(detail)}"
     if state == "denied":
         return f":no_entry_sign: {what}: denied by {slack_user(denied_by or '')}: {slack_text(detail)}"
-    return f":hourglass: {what}: expired, nothing was run."
+    when = f" at {utc_minute(expired_at)}" if expired_at is not None else ""
+    return f":hourglass: {what}: expired{when}, nothing was run."
+
+
+def utc_minute(at: float) -> str:
+    """A time to the minute, in UTC: 2026-11-27 01:45 UTC."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at))
 
 
 # --- recurring patterns (lagbot.service.patterns): plain text, no names in it ---

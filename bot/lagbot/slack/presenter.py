@@ -30,6 +30,9 @@ class SlackPresenter:
     def proposal_blocks(self, proposals: list[Proposal], *, now: float) -> list[dict[str, Any]]:
         return render.proposal_blocks(proposals, now=now)
 
+    def settled_blocks(self, blocks: list[dict[str, Any]], proposal_id: str, line: str) -> list[dict[str, Any]]:
+        return render.settled_blocks(blocks, proposal_id, line)
+
     def with_blocks(self, message: Message, extra: list[dict[str, Any]]) -> Message:
         return render.with_blocks(message, extra)
 

@@ -38,8 +38,8 @@ def settle_proposal_message(
     container: dict[str, Any] = body["container"] if isinstance(body.get("container"), dict) else {}
     actions = body.get("actions") or [{}]
     proposal_id = str(actions[0].get("value", "")) if isinstance(actions[0], dict) else ""
-    if message is None or not proposal_id:
-        return
+    if message is None or not proposal_id or not shows_buttons(message, proposal_id):
+        return  # a message that no longer shows them was retired already (an expiry, an earlier click)
     blocks = settled_blocks(list(message.get("blocks") or []), proposal_id, line)
     text = str(message.get("text") or "")
     try:
@@ -59,3 +59,13 @@ def settle_proposal_message(
         log.warning("could not edit the proposal message", extra={"proposal": proposal_id, "error": error})
     except Exception:
         log.exception("could not edit the proposal message", extra={"proposal": proposal_id})
+
+
+def shows_buttons(message: dict[str, Any], proposal_id: str) -> bool:
+    """Whether the message still holds a button of the proposal (a block's action id is `<verb>:<proposal id>`)."""
+    return any(
+        isinstance(element, dict) and str(element.get("action_id", "")).split(":", 1)[-1] == proposal_id
+        for block in message.get("blocks") or []
+        if isinstance(block, dict) and block.get("type") == "actions"
+        for element in block.get("elements") or []
+    )

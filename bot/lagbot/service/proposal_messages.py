@@ -1,0 +1,72 @@
+"""Where a proposal's buttons were posted: the thread reply's channel and ts, and what it held.
+
+The outbox writes it once Slack has accepted the reply that carries the buttons (lagbot.service.outbox); the expiry
+sweep (lagbot.service.remediate `expire_due`) reads it to retire that message with `chat.update`, as a click retires
+it. One versioned document per proposal (several proposals offered together share one message: each document
+lists them all, so the message is redrawn with every one of them that is settled).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from lagbot.core import keys as redis_keys
+from lagbot.core.stored import StoredFormatError, decode, encode
+
+PROPOSAL_MESSAGE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ProposalMessage:
+    channel: str
+    ts: str
+    text: str
+    blocks: list[dict[str, Any]]
+    proposals: tuple[str, ...]
+    """Every proposal whose buttons the message carries, in the order it shows them."""
+
+    def encode(self) -> str:
+        return encode(
+            PROPOSAL_MESSAGE_VERSION,
+            {
+                "channel": self.channel,
+                "ts": self.ts,
+                "text": self.text,
+                "blocks": self.blocks,
+                "proposals": list(self.proposals),
+            },
+        )
+
+    @classmethod
+    def decode(cls, kind: str, raw: bytes | str) -> ProposalMessage:
+        document = decode(kind, PROPOSAL_MESSAGE_VERSION, raw)
+        try:
+            return cls(
+                channel=str(document["channel"]),
+                ts=str(document["ts"]),
+                text=str(document["text"]),
+                blocks=list(document["blocks"]),
+                proposals=tuple(str(p) for p in document["proposals"]),
+            )
+        except (KeyError, TypeError):
+            raise StoredFormatError(f"{kind} lacks a field") from None
+
+
+def keep(client: redis.Redis, message: ProposalMessage, *, ttl: int) -> None:
+    """Record `message` for each proposal it carries, for `ttl` seconds."""
+    raw = message.encode()
+    pipe = client.pipeline(transaction=True)
+    for proposal_id in message.proposals:
+        pipe.set(redis_keys.proposal_message(proposal_id), raw, ex=ttl)
+    pipe.execute()
+
+
+def find(client: redis.Redis, proposal_id: str) -> ProposalMessage | None:
+    """The message that carries the proposal's buttons (None when it was never posted in a thread, or is gone)."""
+    raw = client.get(redis_keys.proposal_message(proposal_id))
+    if raw is None:
+        return None
+    return ProposalMessage.decode(f"stored message of proposal {proposal_id}", raw)
