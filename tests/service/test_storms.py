@@ -162,9 +162,8 @@ def test_shared_prefix_of_the_groups_names() -> None:
 
 def test_the_summary_names_the_worst_groups_escaped_and_how_to_narrow_the_watch() -> None:
     hostile = "load-<!channel>`x"
-    members = worst_first(
-        [Member("prod", f"load-{i}", "warn", i, True) for i in range(5)] + [Member("prod", hostile, "critical", 1, True)]
-    )
+    plain = [Member("prod", f"load-{i}", "warn", i, True) for i in range(5)]
+    members = worst_first([*plain, Member("prod", hostile, "critical", 1, True)])
     storm = Storm("storm-1", "C1", T0, folded=6, posted=True)
     text, blocks = render.storm_summary(StormSummary(storm, members, 3, 60.0, 2, T0))
     assert text == "Incident storm on: 6 new incidents folded into one summary, 6 still open"
