@@ -223,9 +223,8 @@ def shared_prefix(groups: Iterable[str]) -> str:
 # -- storage -----------------------------------------------------------------------------------------------------
 
 
-def _encode(document: object) -> str:
-    assert hasattr(document, "__dataclass_fields__")
-    return encode(STORM_VERSION, asdict(document))  # type: ignore[call-overload]
+def _encode(document: ChannelOpens | Storm | Member) -> str:
+    return encode(STORM_VERSION, asdict(document))
 
 
 def decode_opens(raw: str | bytes | None) -> ChannelOpens:
@@ -327,6 +326,6 @@ class Storms:
         return StormSummary(storm, worst_first(members), self.config.threshold, self.config.window,
                             self.config.worst, now)  # fmt: skip
 
-    def _put(self, pipe: redis.client.Pipeline, storm: Storm) -> None:  # type: ignore[type-arg]
+    def _put(self, pipe: redis.client.Pipeline, storm: Storm) -> None:
         pipe.set(redis_keys.storm(storm.id), _encode(storm), ex=KEEP)
         pipe.sadd(redis_keys.STORMS, storm.id)
