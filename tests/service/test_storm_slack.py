@@ -162,3 +162,32 @@ def test_a_storm_of_new_incidents_is_one_summary_root_with_bounded_edits_and_ano
     check(bot, [verdict("load-new", 50)], now=T0 + 200)
     assert posts(slack, STORMY, roots=True) == THRESHOLD + 2
     assert slack.channel(STORMY)[-1].text.startswith("WARN `load-new` on `prod`")
+
+
+def test_a_deleted_storm_summary_is_posted_again_saying_it_replaces_the_lost_one(
+    redis_client: redis.Redis, slack: SlackEmulator
+) -> None:
+    bot = leader(redis_client, slack)
+    assert bot.leadership.tick()
+    flood = [f"load-{i:03d}" for i in range(THRESHOLD + 5)]
+    check(bot, [verdict(g, 100) for g in flood], now=T0)
+    summary = slack.channel(STORMY)[-1]
+    assert summary.text == "Incident storm on: 5 new incidents folded into one summary, 5 still open"
+    slack.delete(STORMY, summary.ts)
+
+    check(bot, [verdict(g, 200) for g in flood], now=T0 + 5)  # an edit is due: its message is gone
+    replacement = slack.channel(STORMY)[-1]
+    assert replacement.ts != summary.ts
+    assert replacement.text == (
+        ":recycle: This replaces the earlier storm summary, which was deleted or lost.\n"
+        "Incident storm on: 5 new incidents folded into one summary, 5 still open"
+    )
+    assert "peak lag 200" in replacement.blocks[2]["text"]["text"]
+    check(bot, [verdict(g, 300) for g in flood], now=T0 + 10)  # the next edit goes to the replacement
+    assert [c.args["ts"] for c in slack.calls_to("chat.update") if "storm" in str(c.args["text"])] == [
+        summary.ts,
+        replacement.ts,
+    ]
+    assert "peak lag 300" in slack.channel(STORMY)[-1].blocks[2]["text"]["text"]
+    assert posts(slack, STORMY, roots=True) == THRESHOLD + 2
+    assert bot.outbox.dead_letters() == []
