@@ -143,9 +143,7 @@ def test_fault_300_new_lagging_groups_are_ten_threads_and_one_storm_summary(
     result = bot.check("prod")
     assert result is not None and result.delivery.pending == 0 and result.delivery.dead == 0
     assert all(i is not None and not i.is_open for i in (bot.incidents.get("prod", g) for g in flood))
-    assert edits_of(slack, summary.ts) == [
-        "Incident storm on: 290 new incidents folded into one summary, 0 still open"
-    ]
+    assert edits_of(slack, summary.ts) == ["Incident storm on: 290 new incidents folded into one summary, 0 still open"]
     assert posts(slack, STORMY, roots=False) == 2 * THRESHOLD  # the 10 threads say their group is gone
     # Five minutes with no new incident: the storm is over, said once; nothing is live any more.
     clock.by += 300

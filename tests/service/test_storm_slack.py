@@ -17,6 +17,7 @@ from lagbot.core.config import Settings, build_settings
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import Bot, slack_client
+from lagbot.service.incidents import REPLY, Change, Effect
 from lagbot.slack.presenter import SlackPresenter
 
 pytestmark = pytest.mark.integration
@@ -118,6 +119,10 @@ def test_a_storm_of_new_incidents_is_one_summary_root_with_bounded_edits_and_ano
     storm = bot.storms.get(storm_id)
     assert storm is not None and (storm.folded, storm.posted, storm.is_on) == (30, True, True)
     assert follower.check("prod") is None and follower.show_storms(now=T0) == 0  # the leader posts, alone
+    folded = incidents[flood[-1]]
+    assert folded is not None
+    bot.enqueue(Effect(REPLY, Change.REMEDIATION, "a remediation's line"), folded, verdict(flood[-1], 1), now=T0)
+    assert bot.outbox.pending() == 0  # no thread of its own to speak in (a remediation's reply is not queued)
 
     # Twelve more checks, one a second, every folded group's lag growing each time: two edits (at +5 s, +10 s).
     for second in range(1, 13):

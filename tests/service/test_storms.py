@@ -204,3 +204,12 @@ def test_the_storm_defaults() -> None:
         source="test",
     )
     assert tuned.incidents.storm.window == 600.0
+
+
+def test_a_storm_whose_window_went_quiet_folds_no_more_even_before_its_end_was_said() -> None:
+    opens, storm, _ = flood(20)  # on, and not yet ended by next_show
+    assert storm is not None and storm.is_on
+    later = admit(opens, storm, channel="C1", now=T0 + 120, config=CONFIG, new_id=lambda: "storm-2")
+    assert later.fold_into is None and later.channel == ChannelOpens((T0 + 120,), None)
+    over, show = next_show(replace(storm, posted=True), later.channel, now=T0 + 120, config=CONFIG)
+    assert show is Show.UPDATE and over.ended_at == T0 + 120

@@ -452,6 +452,8 @@ class Bot:
         now: float,
         extra: list[dict[str, Any]] | None = None,
     ) -> None:
+        if incident.storm is not None:  # folded into a storm: no thread of its own (lagbot.service.storms)
+            return
         if self.remediations is not None:
             incident = replace(incident, remediation=self.remediations.state(incident.id))
         if effect.kind == REPLY:

@@ -156,13 +156,13 @@ def admit(
     """One new incident in `channel` at `now`: posted as usual, or folded into its storm (`storm`: the channel's
     storm, None when none is on). Pure."""
     recent = recent_opens((*opens.recent, now), now=now, config=config)
+    if len(recent) <= config.threshold:  # (a storm still on is over: `next_show` says so)
+        return Admission(ChannelOpens(recent, None), None)
     if storm is not None and storm.is_on:
         folded = replace(storm, folded=storm.folded + 1, dirty=True)
         return Admission(ChannelOpens(recent, storm.id), folded)
-    if len(recent) > config.threshold:
-        started = Storm(id=new_id(), channel=channel, started_at=now, folded=1, dirty=True)
-        return Admission(ChannelOpens(recent, started.id), started)
-    return Admission(ChannelOpens(recent, None), None)
+    started = Storm(id=new_id(), channel=channel, started_at=now, folded=1, dirty=True)
+    return Admission(ChannelOpens(recent, started.id), started)
 
 
 def member_changed(before: Incident | None, after: Incident) -> bool:
@@ -309,6 +309,8 @@ class Storms:
                     continue
                 opens = self.opens(storm.channel)
                 after, show = next_show(storm, opens, now=now, config=self.config)
+                if show is None and (after.is_on or after.dirty):
+                    continue  # nothing to show, nothing that could finish it: its members are not read
                 members = worst_first(self.members(storm_id))
                 pipe = self._redis.pipeline(transaction=True)
                 if after.ended_at is not None and storm.ended_at is None:
