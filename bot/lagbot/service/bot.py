@@ -62,7 +62,7 @@ from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.rollups import make_tiered_history
 from lagbot.service.state_epoch import StateEpoch
-from lagbot.service.storms import Show, Storms
+from lagbot.service.storms import Show, Storms, StormSummary
 from lagbot.service.summary import SummaryStore
 
 log = logging.getLogger(__name__)
@@ -406,13 +406,14 @@ class Bot:
         """Queue the storm summaries due now (posted once, edited at a bounded rate); returns how many."""
         if not self.leadership.is_leader():
             return 0
-        due = self.storms.due(now=now)
-        for show, summary in due:
+
+        def queue(show: Show, summary: StormSummary) -> None:
             text, blocks = self.presenter.storm_summary(summary)
             op = POST_MESSAGE if show is Show.POST else UPDATE_MESSAGE
             storm = summary.storm
             self.outbox.enqueue(Operation(op, storm.id, "", "", storm.channel, text, blocks), now=now)
-        return len(due)
+
+        return self.storms.due(queue, now=now)
 
     def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
         """The verdict without the churn our own restart or scale caused within its settle period (no new-cause

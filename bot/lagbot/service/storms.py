@@ -298,9 +298,13 @@ class Storms:
                 self._put(pipe, replace(storm, dirty=True))
             pipe.execute()
 
-    def due(self, *, now: float) -> list[tuple[Show, StormSummary]]:
-        """Every live storm's summary that needs posting or editing now, the storms' state moved on accordingly."""
-        shown = []
+    def due(self, emit: Callable[[Show, StormSummary], None], *, now: float) -> int:
+        """`emit` every live storm's summary that needs posting or editing now; returns how many.
+
+        Each storm's state moves on after its summary was emitted (queued in the outbox), never before: a crash in
+        between shows the summary again rather than never.
+        """
+        shown = 0
         with self._lock:
             for storm_id in self.live():
                 storm = self.get(storm_id)
@@ -319,9 +323,10 @@ class Storms:
                     self._put(pipe, after)
                 if finished(after, members):
                     pipe.srem(redis_keys.STORMS, storm_id)
-                pipe.execute()
                 if show is not None:
-                    shown.append((show, self.summary(after, members, now=now)))
+                    emit(show, self.summary(after, members, now=now))
+                    shown += 1
+                pipe.execute()
         return shown
 
     def summary(self, storm: Storm, members: Iterable[Member], *, now: float) -> StormSummary:
