@@ -196,3 +196,24 @@ def test_a_deleted_storm_summary_is_posted_again_saying_it_replaces_the_lost_one
     assert "peak lag 300" in slack.channel(STORMY)[-1].blocks[2]["text"]["text"]
     assert posts(slack, STORMY, roots=True) == THRESHOLD + 2
     assert bot.outbox.dead_letters() == []
+
+
+def test_a_new_leader_goes_on_with_the_storm_the_old_one_posted_never_a_second_summary(
+    redis_client: redis.Redis, slack: SlackEmulator
+) -> None:
+    first = leader(redis_client, slack, replica="a")
+    assert first.leadership.tick()
+    flood = [f"load-{i:03d}" for i in range(THRESHOLD + 20)]
+    check(first, [verdict(g, 100) for g in flood], now=T0)
+    summary = slack.channel(STORMY)[-1]
+    assert summary.text == "Incident storm on: 20 new incidents folded into one summary, 20 still open"
+    first.leadership.resign()
+
+    second = leader(redis_client, slack, replica="b")
+    assert second.leadership.tick()
+    assert first.show_storms(now=T0 + 5) == 0  # no longer the leader: shows nothing
+    more = [f"load-{i:03d}" for i in range(THRESHOLD + 20, THRESHOLD + 25)]
+    check(second, [verdict(g, 200) for g in flood + more], now=T0 + 5)
+    assert posts(slack, STORMY, roots=True) == THRESHOLD + 1  # the 5 new ones folded into the same storm
+    assert edits_of(slack, summary.ts) == ["Incident storm on: 25 new incidents folded into one summary, 25 still open"]
+    assert second.storms.live() == first.storms.live() and len(second.storms.live()) == 1
