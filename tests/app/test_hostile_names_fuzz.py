@@ -81,6 +81,8 @@ def settings(kafka: Kafka, prefix: str) -> dict[str, Any]:
         "slack": {"default_channel": CHANNEL},
         "evaluation": FAST_RULES,
         "thresholds": {"warn": {"messages": 1, "growing": False, "sustained_for": 0}},
+        # every group its own thread (the surface under test), not one storm summary: tests/app/test_incident_storm_*
+        "incidents": {"storm": {"threshold": 1_000}},
     }
 
 

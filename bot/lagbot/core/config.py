@@ -269,6 +269,25 @@ class SlackConfig(_Strict):
         return self.default_channel
 
 
+class StormConfig(_Strict):
+    """A storm: more than `threshold` new incidents in one channel within `window`.
+
+    Past it, the channel's new incidents are not posted one thread each: one summary thread says how many, the
+    worst groups first and how to narrow the watch, and is edited at most once per `update_every`
+    (docs/bot.md "Incident storms").
+    """
+
+    threshold: int = Field(default=10, ge=1, le=10_000)
+    """New incidents one channel may get within `window` before the next ones are folded into a summary."""
+    window: Duration = Field(default=300.0, gt=0, le=86_400)
+    """The sliding window the new incidents are counted in; the storm ends once a window holds `threshold` or
+    fewer."""
+    update_every: Duration = Field(default=30.0, ge=1, le=3_600)
+    """The summary is edited at most this often (and once more when the storm ends)."""
+    worst: int = Field(default=10, ge=1, le=40)
+    """Groups the summary lists by name, worst first."""
+
+
 class IncidentConfig(_Strict):
     """When an incident opens and closes. Severity opens it; hysteresis closes it."""
 
@@ -277,6 +296,8 @@ class IncidentConfig(_Strict):
     """Lag must stay below the opening severity this long before the incident resolves."""
     reopen_within: Duration = Field(default=1800.0, ge=0)
     """A group back in trouble this soon after resolving reopens the same thread instead of a new one."""
+    storm: StormConfig = Field(default_factory=StormConfig)
+    """When a channel's new incidents are folded into one summary thread."""
 
 
 class HttpConfig(_Strict):

@@ -147,6 +147,28 @@ def summary(cluster: str) -> str:
     return _key("summary", cluster)
 
 
+# -- incident storms (lagbot.service.storms) ---------------------------------------------------------------------
+
+
+def storm_channel(channel: str) -> str:
+    """A channel's newest incident openings and its storm, if one is on."""
+    return _key("storm-channel", channel)
+
+
+def storm(storm_id: str) -> str:
+    """One storm's summary state (its summary thread is the outbox's, under the storm id)."""
+    return _key("storm", storm_id)
+
+
+def storm_members(storm_id: str) -> str:
+    """The incidents folded into one storm's summary, by incident id."""
+    return _key("storm-members", storm_id)
+
+
+STORMS = f"{PREFIX}:storms:live"
+"""The storms whose summary may still change (on, or with incidents still open)."""
+
+
 # -- proposals, approvals and runs --------------------------------------------------------------------------------
 
 

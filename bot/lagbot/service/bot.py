@@ -57,12 +57,14 @@ from lagbot.service.incidents import (
 from lagbot.service.lease import FencedLock, Lease
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
+from lagbot.service.outbox import UPDATE_ROOT as UPDATE_MESSAGE
 from lagbot.service.outbox import DeliveryReport, Fence, Operation, Outbox
 from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.rollups import make_tiered_history
 from lagbot.service.state_epoch import StateEpoch
+from lagbot.service.storms import Show, Storms, StormSummary
 from lagbot.service.summary import SummaryStore
 
 log = logging.getLogger(__name__)
@@ -204,6 +206,7 @@ class Bot:
         self.checker = Checker(settings, store, clock=clock, thresholds_for=self.thresholds_for)
         self.incidents: IncidentStore = RedisIncidentStore(redis_client, keep=settings.digest.history.longest)
         self.outbox = Outbox(redis_client)
+        self.storms = Storms(redis_client, settings.incidents.storm)
         self.metrics = Metrics()
         self.history: HistoryStore = make_tiered_history(settings.digest.history, redis_client)
         kept = settings.digest.history
@@ -272,6 +275,7 @@ class Bot:
         opened = self.apply(report.verdicts, now=report.taken_at)
         if cluster not in report.cluster_errors:
             self.close_gone(cluster, {v.group for v in report.verdicts}, now=report.taken_at)
+        self.show_storms(now=report.taken_at)
         if self.failing.pop(cluster, None) is not None:
             note_check_recovered(cluster)
         self.metrics.observe_check_failed(cluster, failing=False)
@@ -373,7 +377,13 @@ class Bot:
             incident = transition.incident
             if incident is None or incident == before:
                 continue
+            if any(e.kind == POST_ROOT for e in transition.effects):  # a new thread: unless a storm is on
+                incident = replace(incident, storm=self.storms.admit(incident.channel, now=now))
             self.incidents.put(incident)
+            if incident.storm is not None:  # folded: tracked as any incident, shown only in its storm's summary
+                self.storms.fold(before, incident)
+                opened += any(e.kind == POST_ROOT for e in transition.effects)
+                continue
             buttons, offered = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
@@ -398,10 +408,26 @@ class Bot:
             transition = gone(incident, wording.incident_group_gone(incident.group, cluster), now=now)
             assert transition.incident is not None
             self.incidents.put(transition.incident)
+            closed += 1
+            if transition.incident.storm is not None:  # folded: its storm's summary says so
+                self.storms.fold(incident, transition.incident)
+                continue
             for effect in transition.effects:
                 self.enqueue(effect, transition.incident, gone_verdict(incident), now=now)
-            closed += 1
         return closed
+
+    def show_storms(self, *, now: float) -> int:
+        """Queue the storm summaries due now (posted once, edited at a bounded rate); returns how many."""
+        if not self.leadership.is_leader():
+            return 0
+
+        def queue(show: Show, summary: StormSummary) -> None:
+            text, blocks = self.presenter.storm_summary(summary)
+            op = POST_MESSAGE if show is Show.POST else UPDATE_MESSAGE
+            storm = summary.storm
+            self.outbox.enqueue(Operation(op, storm.id, "", "", storm.channel, text, blocks), now=now)
+
+        return self.storms.due(queue, now=now)
 
     def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
         """The verdict without the churn our own restart or scale caused within its settle period (no new-cause
@@ -447,6 +473,8 @@ class Bot:
         proposals: tuple[str, ...] = (),
     ) -> None:
         """Queue the effect's message; `proposals`: those whose buttons `extra` holds (a reply's)."""
+        if incident.storm is not None:  # folded into a storm: no thread of its own (lagbot.service.storms)
+            return
         if self.remediations is not None:
             incident = replace(incident, remediation=self.remediations.state(incident.id))
         if effect.kind == REPLY:

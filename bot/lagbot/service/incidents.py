@@ -98,6 +98,9 @@ class Incident:
     """Cause kinds already shown in the thread: a primary cause among them is not news."""
     remediation: RemediationState | None = None
     """The latest remediation of this incident as the root message shows it (action, state, detail)."""
+    storm: str | None = None
+    """The storm this incident is folded into (lagbot.service.storms): no thread of its own, the storm's summary
+    shows it for its whole life. None: its own thread, as usual."""
 
     @property
     def is_open(self) -> bool:

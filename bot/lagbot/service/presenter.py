@@ -17,6 +17,7 @@ from lagbot.service.approvals import Proposal
 from lagbot.service.digest import ComposedDigest, IncidentSummary, Message, RemediationSummary
 from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import Change, Incident
+from lagbot.service.storms import StormSummary
 
 
 class Presenter(Protocol):
@@ -44,6 +45,10 @@ class Presenter(Protocol):
 
     def state_lost(self) -> Message:
         """The notice that Redis lost lagbot's stored state."""
+        ...
+
+    def storm_summary(self, summary: StormSummary) -> Message:
+        """A storm's one summary message (lagbot.service.storms): counts, the worst groups, how to narrow the watch."""
         ...
 
     def digest(

@@ -117,6 +117,9 @@ def remediation_resolved() -> str:
 
 
 def root_replaced(cluster: str, group: str) -> str:
+    """`group` empty: a thread of no one group (an incident storm's summary, lagbot.service.storms)."""
+    if not group:
+        return ":recycle: This replaces the earlier storm summary, which was deleted or lost."
     return (
         f":recycle: This replaces the earlier message about `{slack_escape(group)}` ({slack_escape(cluster)}), "
         "which was deleted or lost; the thread continues here."

@@ -13,6 +13,7 @@ from lagbot.service.approvals import Proposal
 from lagbot.service.digest import ComposedDigest, IncidentSummary, Message, RemediationSummary
 from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import Change, Incident
+from lagbot.service.storms import StormSummary
 from lagbot.slack import digest, render, wording
 
 
@@ -39,6 +40,9 @@ class SlackPresenter:
     def state_lost(self) -> Message:
         text = wording.state_lost()
         return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+
+    def storm_summary(self, summary: StormSummary) -> Message:
+        return render.storm_summary(summary)
 
     def digest(
         self,

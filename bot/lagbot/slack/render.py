@@ -8,6 +8,8 @@ models. Every message stays within Slack's limits for any number of partitions a
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -29,6 +31,7 @@ from lagbot.core.config import IncidentConfig
 from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
 from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Change, Incident
+from lagbot.service.storms import StormSummary
 from lagbot.slack import wording
 
 MAX_BLOCKS = 50
@@ -276,3 +279,34 @@ def with_blocks(rendered: Rendered, extra: list[dict[str, Any]]) -> Rendered:
     """A message with more blocks appended, never beyond Slack's 50."""
     text, blocks = rendered
     return text, (blocks + extra)[:MAX_BLOCKS] if extra else blocks
+
+
+def storm_summary(summary: StormSummary) -> Rendered:
+    """A storm's one summary message: how many incidents, the worst groups first, how to narrow the watch."""
+    storm, ended = summary.storm, not summary.storm.is_on
+    headline = wording.storm_headline(storm.folded, summary.still_open, summary.threshold, summary.window, ended)
+    lines = _worst_lines(summary)
+    since = wording.storm_since(datetime.fromtimestamp(storm.started_at, UTC).strftime("%a %H:%M"))
+    more = len(summary.members) - len(lines)
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(headline, MAX_SECTION_TEXT)))]
+    if lines:
+        title = wording.storm_worst_title(len(lines), len(summary.members))
+        blocks.append(SectionBlock(text=MarkdownTextObject(text="\n".join([title, *lines]))))
+    blocks.append(_context(wording.storm_more(more) if more else "", since))
+    advice = wording.storm_advice(summary.clusters, re.escape(summary.shared_prefix))
+    blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(advice, MAX_SECTION_TEXT))))
+    fallback = wording.storm_fallback(storm.folded, summary.still_open, ended)
+    return fallback, [b.to_dict() for b in blocks]
+
+
+def _worst_lines(summary: StormSummary) -> list[str]:
+    """One line per group, worst first, as many as `summary.worst` and one section's text allow."""
+    lines: list[str] = []
+    used = len(wording.storm_worst_title(summary.worst, len(summary.members))) + 1
+    for m in summary.members[: summary.worst]:
+        line = wording.storm_member(m.cluster, m.group, m.severity, m.peak_lag, m.open)
+        if used + len(line) + 1 > MAX_SECTION_TEXT:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return lines

@@ -25,7 +25,8 @@ def remediate_reply(
     except ValueError as exc:
         return text_reply(str(exc))
     incident = remediator.bot.incidents.get(verdict.cluster, verdict.group)
-    live = incident if incident is not None and incident.is_open else None
+    # A thread to speak in: an open incident's own (one folded into a storm summary has none: answered here only)
+    live = incident if incident is not None and incident.is_open and incident.storm is None else None
     proposals, skipped = remediator.propose(
         verdict, now=now, incident=live, actions=[action], requested_by=user, given=given
     )
