@@ -14,7 +14,7 @@ import redis
 
 from lagbot.core import keys
 from lagbot.core.config import Settings, build_settings
-from lagbot.core.model import GroupState, GroupVerdict, Severity, Status
+from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.incidents import REPLY, Change, Effect
@@ -54,7 +54,7 @@ def verdict(group: str, lag: int, severity: Severity = Severity.WARN) -> GroupVe
         cluster="prod", group=group, state=GroupState.STABLE,
         status=Status.WARN if severity > Severity.OK else Status.OK, severity=severity,
         severity_reason=f"{severity.label}: test", partitions=(), total_lag=lag, max_lag_seconds=None,
-        produce_rate=None, consume_rate=None, eta_seconds=None, trend="growing",
+        produce_rate=None, consume_rate=None, eta_seconds=None, trend=Trend.GROWING,
     )  # fmt: skip
 
 

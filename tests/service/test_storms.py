@@ -13,7 +13,7 @@ from itertools import count
 import pytest
 
 from lagbot.core.config import ConfigError, StormConfig, build_settings
-from lagbot.core.model import Severity
+from lagbot.core.model import Severity, Status
 from lagbot.service.incidents import Incident
 from lagbot.service.storms import (
     ChannelOpens,
@@ -128,7 +128,7 @@ def test_a_storm_is_finished_when_ended_shown_and_every_folded_incident_resolved
 
 def incident(**changes: object) -> Incident:
     base = Incident(id="i1", cluster="prod", group="g", channel="C1", opened_at=T0, severity=Severity.WARN,
-                    peak_severity=Severity.WARN, peak_lag=100, primary_cause=None, status="WARN", updated_at=T0,
+                    peak_severity=Severity.WARN, peak_lag=100, primary_cause=None, status=Status.WARN, updated_at=T0,
                     storm="storm-1")  # fmt: skip
     return replace(base, **changes)  # type: ignore[arg-type]
 
