@@ -318,14 +318,22 @@ class Remediator:
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
             outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc))
+        except BaseException:  # the process is going down mid-run: what the run held to undo is undone
+            outcome = Outcome(False, outcome.detail, {"interrupted": True})
+            raise
         finally:
             self._finish(proposal, outcome, self.bot.clock())
         return outcome
 
     def _execute(self, proposal: Proposal) -> Outcome:
+        return registry.get(proposal.action).execute(proposal.plan, self.execution_context(proposal))
+
+    def execution_context(self, proposal: Proposal) -> ExecutionContext:
+        """What a run of `proposal` acts with: its rule's executor and workload, the cluster's admin and client
+        settings, its thread for progress, and the restore queue for what it must undo if it dies."""
         rule = self.rule(proposal.cluster, proposal.group)
         executor = self.executor_for(rule.workload) if rule.workload is not None else None
-        context = ExecutionContext(
+        return ExecutionContext(
             executor=executor,
             admin=self.bot.checker.admin(proposal.cluster),
             progress=lambda line: self._progress(proposal, line),
@@ -335,7 +343,6 @@ class Remediator:
             workload=rule.workload,
             hold_restore=lambda previous: self.restores.hold(proposal.id, previous),
         )
-        return registry.get(proposal.action).execute(proposal.plan, context)
 
     def _finish(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
         """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""

@@ -217,8 +217,10 @@ def plan_partitions(plan: Plan) -> tuple[PartitionDrain, ...]:
 
 @runtime_checkable
 class AutoscalerHandBack(Protocol):
-    """An executor whose `scale` pauses a KEDA ScaledObject (data: keda_paused, keda_previous), and that can put the
-    pause back as it was (lagbot.remediations.executors.kubernetes)."""
+    """An executor whose `scale` pauses a KEDA ScaledObject, that reads that pause before, and that can put it back as
+    it was (lagbot.remediations.executors.kubernetes)."""
+
+    def keda_paused_replicas(self, workload: Workload) -> str | None: ...
 
     def restore_autoscaling(self, workload: Workload, *, previous: str | None = None) -> Outcome: ...
 
@@ -360,12 +362,11 @@ class DrainRemediation(Remediation):
         if not isinstance(executor, Executor) or not isinstance(workload, Workload):
             raise DrainError(drain_wording.drain_cannot_pause(plan.group))
         replicas = executor.replicas(workload)
-        paused = _Paused(executor, workload, replicas)
+        keda = bool(workload.keda_scaled_object) and isinstance(executor, AutoscalerHandBack)
+        before = executor.keda_paused_replicas(workload) if isinstance(executor, AutoscalerHandBack) and keda else None
+        paused = _Paused(executor, workload, replicas, keda, before)
         context.hold_restore(paused.held())  # before the change: a run that dies from here on is restored
         outcome = executor.scale(workload, 0)
-        if outcome.data.get("keda_paused"):
-            paused = _Paused(executor, workload, replicas, True, outcome.data.get("keda_previous"))
-            context.hold_restore(paused.held())
         if not outcome.ok:
             context.progress(DrainRemediation._restore(paused))
             raise DrainError(drain_wording.drain_pause_failed(workload.name, outcome.detail))
