@@ -55,6 +55,10 @@ class PausableAutoscaling(Protocol):
         """Set the ScaledObject's paused-replicas annotation (None removes it); data = {"before": int | None}."""
         ...
 
+    def keda_paused_replicas(self, workload: Workload) -> str | None:
+        """The ScaledObject's paused-replicas annotation now (None: not paused)."""
+        ...
+
 
 class ScalePolicy(PolicyParams):
     """The limits a policy rule sets for scaling: the replica range, and on KEDA how long the pause holds."""
@@ -199,12 +203,12 @@ class Scale(Remediation):
             if workload.keda_scaled_object:
                 assert isinstance(executor, PausableAutoscaling)
                 context.progress(wording.scale_progress_keda(workload.keda_scaled_object, target))
+                # Held before the pause: a run that dies from here on hands the autoscaler back (`restore`).
+                context.hold_restore({INTERRUPTED: True, "keda_previous": executor.keda_paused_replicas(workload)})
                 paused = executor.set_paused_replicas(workload, target)
                 if not paused.ok:
                     return Outcome(False, paused.detail)
                 data["keda_previous"] = paused.data.get("before")
-                # Held at once: a run that dies from here on hands the autoscaler back (`restore`).
-                context.hold_restore({INTERRUPTED: True, "keda_previous": data["keda_previous"]})
             context.progress(wording.scale_progress(workload.name, target))
             scaled = executor.scale(workload, target)
             if not scaled.ok and workload.keda_scaled_object:
