@@ -135,7 +135,10 @@ def test_a_drain_reaped_when_its_restore_cannot_run_says_exactly_what_to_restore
     assert r.reap(now=SILENT) == [proposal.id]
     [outcome] = r.restore_due(now=SILENT)
     assert not outcome.ok
-    assert outcome.detail == "RESTORE FAILED: scale orders back to 2 by hand (no executor)"
+    assert outcome.detail == (
+        "RESTORE FAILED: scale orders back to 2 by hand (no executor is configured for it); RESTORE FAILED: "
+        "ScaledObject orders-so needs its autoscaling.keda.sh/paused-replicas removed by hand"
+    )
     assert k8s.replicas() == 0  # nothing could restore it: the words above are what a human must do
     assert trail(r, group) == [("proposed", "lagbot"), ("failed", "lagbot"), ("restore_failed", "lagbot")]
 

@@ -393,30 +393,46 @@ class DrainRemediation(Remediation):
         """The workload back at its replicas, and its autoscaler's pause as it was; the detail says what was
         restored, or exactly what a human must restore."""
         name, replicas = paused.workload.name, paused.replicas
-        if replicas > 0:
-            try:
-                outcome = paused.executor.scale(paused.workload, replicas)
-            except Exception as exc:  # reported: a human must restore the consumers
-                return Outcome(False, drain_wording.drain_restore_failed(name, replicas, str(exc)))
-            if not outcome.ok:
-                return Outcome(False, drain_wording.drain_restore_failed(name, replicas, outcome.detail))
+        scaled = DrainRemediation._scale_back(paused)
+        if scaled is not None:
+            failed = drain_wording.drain_restore_failed(name, replicas, scaled)
+            if paused.keda:  # the autoscaler's pause is left as the drain set it: say what it was
+                keda = drain_wording.drain_keda_restore_failed(
+                    paused.workload.keda_scaled_object or name, paused.keda_previous, scaled
+                )
+                failed = f"{failed}; {keda}"
+            return Outcome(False, failed)
         restored = drain_wording.drain_restored(name, replicas)
         if not paused.keda:
             return Outcome(True, restored)
         scaled_object = paused.workload.keda_scaled_object or name
-        problem = None
-        if not isinstance(paused.executor, AutoscalerHandBack):
-            problem = drain_wording.drain_cannot_hand_back(type(paused.executor).__name__)
-        else:
-            try:
-                handed = paused.executor.restore_autoscaling(paused.workload, previous=paused.keda_previous)
-                problem = None if handed.ok else handed.detail
-            except Exception as exc:  # reported: a human must put the annotation back
-                problem = str(exc)
+        problem = DrainRemediation._hand_back(paused)
         if problem is not None:
             failed = drain_wording.drain_keda_restore_failed(scaled_object, paused.keda_previous, problem)
             return Outcome(False, f"{restored}; {failed}")
         return Outcome(True, drain_wording.drain_restored_keda(name, replicas, scaled_object, paused.keda_previous))
+
+    @staticmethod
+    def _scale_back(paused: _Paused) -> str | None:
+        """Scale the workload back to its replicas: None when done, else what went wrong."""
+        if paused.replicas == 0:
+            return None
+        try:
+            outcome = paused.executor.scale(paused.workload, paused.replicas)
+        except Exception as exc:  # reported: a human must restore the consumers
+            return str(exc)
+        return None if outcome.ok else outcome.detail
+
+    @staticmethod
+    def _hand_back(paused: _Paused) -> str | None:
+        """Put the autoscaler's pause back as it was: None when done, else what went wrong."""
+        if not isinstance(paused.executor, AutoscalerHandBack):
+            return drain_wording.drain_cannot_hand_back(type(paused.executor).__name__)
+        try:
+            handed = paused.executor.restore_autoscaling(paused.workload, previous=paused.keda_previous)
+        except Exception as exc:  # reported: a human must put the annotation back
+            return str(exc)
+        return None if handed.ok else handed.detail
 
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
         """Undo the pause of a run that died before undoing it (`previous`: what `_pause` held)."""
@@ -427,7 +443,12 @@ class DrainRemediation(Remediation):
         except (ValueError, TypeError, KeyError):
             return Outcome(False, drain_wording.drain_restore_lost(plan.group, str(previous)[:200]))
         if not isinstance(context.executor, Executor):
-            return Outcome(False, drain_wording.drain_restore_failed(workload.name, replicas, "no executor"))
+            failed = drain_wording.drain_restore_failed(workload.name, replicas, drain_wording.drain_no_executor())
+            if held.get("keda"):
+                scaled_object = workload.keda_scaled_object or workload.name
+                keda = drain_wording.drain_keda_restore_failed(scaled_object, held.get("keda_previous"), "")
+                failed = f"{failed}; {keda}"
+            return Outcome(False, failed)
         return self._undo_pause(_Paused.from_held(context.executor, held))
 
     def restored(self, outcome: Outcome) -> str:

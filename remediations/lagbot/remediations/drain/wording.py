@@ -187,10 +187,13 @@ def drain_cannot_hand_back(executor: str) -> str:
 
 def drain_keda_restore_failed(scaled_object: str, previous: str | None, detail: str) -> str:
     want = f"set to {previous}" if previous is not None else "removed"
-    return (
-        f"RESTORE FAILED: ScaledObject {scaled_object} needs its autoscaling.keda.sh/paused-replicas {want} "
-        f"by hand ({detail})"
-    )
+    why = f" ({detail})" if detail else ""
+    annotation = "autoscaling.keda.sh/paused-replicas"
+    return f"RESTORE FAILED: ScaledObject {scaled_object} needs its {annotation} {want} by hand{why}"
+
+
+def drain_no_executor() -> str:
+    return "no executor is configured for it"
 
 
 def drain_restore_lost(group: str, held: str) -> str:
