@@ -7,6 +7,7 @@ its replicas (read back from the executor), the thread says so after the interru
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -94,7 +95,8 @@ def test_kill_9_of_the_replica_mid_drain_restores_the_paused_consumers_once(
         [reply] = wait_for("the drain proposal", lambda: slack.responses[key], timeout=30)
         assert reply["response_type"] == "in_channel", reply["text"]
         proposal = Message(CHANNEL, f"{time.time():.6f}", reply["text"], reply["blocks"])
-        assert "Pause" in reply["text"] or "pause" in str(reply["blocks"]), reply["text"]
+        pause_step = f"Pause consumers: scale \u02cb{fleet}\u02cb to 0 through the executor"  # its backticks made inert
+        assert pause_step in json.dumps(reply["blocks"], ensure_ascii=False), reply["blocks"]
         status, _, _ = slack.click_button(
             leader.events_url, SIGNING_SECRET, user=APPROVER, message=proposal, action_prefix="approve:"
         )
@@ -119,7 +121,11 @@ def test_kill_9_of_the_replica_mid_drain_restores_the_paused_consumers_once(
         assert [m.state for m in fleets.status(fleet)] == ["running", "running"]
 
         texts = thread()
-        [failed] = [i for i, t in enumerate(texts) if " failed: interrupted: drain stopped reporting" in t]
+        interrupted = (
+            "* failed: interrupted: drain stopped reporting (no heartbeat for 3 s, its replica stopped); check the "
+            "workload before trying again"
+        )
+        [failed] = [i for i, t in enumerate(texts) if t.endswith(interrupted)]
         assert texts[failed].startswith(":x: *Drain ") and texts.index(restored_line) > failed
         assert texts.count(restored_line) == 1
 
