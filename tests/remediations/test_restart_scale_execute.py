@@ -69,6 +69,9 @@ class KedaExecutor(RecordingExecutor):
         before, self.paused = self.paused, replicas
         return Outcome(True, "annotated", {"before": before, "after": replicas})
 
+    def keda_paused_replicas(self, workload: Workload) -> str | None:
+        return None if self.paused is None else str(self.paused)
+
 
 def context(executor: Any, admin: Any = None) -> tuple[ExecutionContext, list[str]]:
     lines: list[str] = []
@@ -219,6 +222,20 @@ def test_scale_on_keda_pauses_first_and_restore_puts_the_annotation_back() -> No
     restored = Scale().restore(plan, ctx, previous=outcome.data["keda_previous"])
     assert restored.ok and executor.calls[-1] == ("paused_replicas", "orders-scaler", None)
     assert executor.paused is None  # KEDA scales again
+
+
+def test_scale_on_keda_holds_the_pause_it_found_before_pausing_and_restores_it_when_interrupted() -> None:
+    plan = scale_plan(KEDA)
+    executor = KedaExecutor(replicas=2, paused=7)
+    ctx, _ = context(executor)
+    ctx.hold_restore = lambda previous: executor.calls.append(("held", previous))
+    assert Scale().execute(plan, ctx).ok
+    held = {"interrupted": True, "keda_previous": "7"}
+    pause = ("paused_replicas", "orders-scaler", 4)
+    assert executor.calls[:3] == [("replicas", "orders-consumer"), ("held", held), pause]  # held, then paused
+    restored = Scale().restore(plan, ctx, previous=held)  # what the reaper runs when the run died after the pause
+    assert restored.ok and restored.data["interrupted"] is True and executor.paused == "7"
+    assert Scale().restored(restored) == "The interrupted scale is handed back to the autoscaler: annotated"
 
 
 def test_scale_on_keda_refused_when_the_executor_cannot_pause_it() -> None:

@@ -26,3 +26,24 @@ def test_another_remediation_says_what_it_undid_without_naming_scaling() -> None
     assert wording.restored(False, restart.restored(Outcome(False, "timed out"))) == (
         ":x: Undoing what restart left to undo failed: timed out"
     )
+
+
+def test_an_interrupted_run_s_restore_says_it_undid_the_interrupted_change() -> None:
+    drain, scale = get("drain"), get("scale")
+    assert wording.restored(True, drain.restored(Outcome(True, "consumers restored: orders back to 2 replica(s)"))) == (
+        ":arrows_counterclockwise: The interrupted drain's pause is undone: consumers restored: orders back to 2 "
+        "replica(s)"
+    )
+    failed = Outcome(False, "RESTORE FAILED: scale orders back to 2 by hand")
+    assert wording.restored(False, drain.restored(failed)) == (
+        ":x: The interrupted drain's pause could not be undone: RESTORE FAILED: scale orders back to 2 by hand"
+    )
+    handed = Outcome(True, "orders-so resumed", {"interrupted": True})
+    assert wording.restored(True, scale.restored(handed)) == (
+        ":arrows_counterclockwise: The interrupted scale is handed back to the autoscaler: orders-so resumed"
+    )
+
+
+def test_what_a_restore_says_is_escaped_for_slack() -> None:
+    line = wording.restored(False, get("drain").restored(Outcome(False, "group <!here> & co")))
+    assert line == ":x: The interrupted drain's pause could not be undone: group &lt;!here&gt; &amp; co"

@@ -72,3 +72,25 @@ def test_restores_are_claimed_once_removed_when_run_and_due_again_after_a_dead_c
     assert list(queue.claim_due(now=T0 + 10 + RESTORE_LEASE)) == [("p2", None)]
     queue.forget("p3")
     assert list(queue.claim_due(now=T0 + 1_000)) == []
+
+
+def test_a_held_restore_is_never_due_until_released_and_a_schedule_or_forget_replaces_it(
+    store_client: redis.Redis | None,
+) -> None:
+    queue = restore_queue(store_client)
+    queue.hold("run", {"workload": "orders", "replicas": 3})
+    queue.hold("done", {"replicas": 2})
+    queue.hold("handed", {"interrupted": True})
+    assert list(queue.claim_due(now=T0 + 10**9)) == []  # held: never due by itself
+
+    assert queue.release("run", T0 + 5) is True  # its run was reaped: due at once
+    assert queue.release("never-held", T0) is False
+    queue.forget("done")  # its run ended in its own process and undid its change itself
+    assert queue.release("done", T0) is False
+    queue.schedule("handed", T0 + 600, "4")  # what the run hands back replaces what it held
+    assert list(queue.claim_due(now=T0 + 5)) == [("run", {"workload": "orders", "replicas": 3})]
+    assert list(queue.claim_due(now=T0 + 599)) == []
+    assert list(queue.claim_due(now=T0 + 600)) == [("handed", "4")]
+    assert list(queue.claim_due(now=T0 + 10**9)) == []
+    if store_client is not None:
+        assert store_client.zcard("lagbot:restores") == 0 and store_client.hlen("lagbot:restores:previous") == 0

@@ -53,7 +53,16 @@ def _broker(broker: ApacheKafka) -> None:
     BOOTSTRAP["servers"] = broker.bootstrap  # the group is described on the real broker (pre-flight)
 
 
-def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, **rule: object) -> Remediator:
+def remediator(
+    redis_client: redis.Redis,
+    slack: SlackEmulator,
+    k8s: Shop,
+    *,
+    drain: dict[str, object] | None = None,
+    **rule: object,
+) -> Remediator:
+    """The coordinator on the shop's KEDA-managed workload; `drain`: lagbot's `drain:` settings; `rule`: the
+    policy's default rule."""
     policy = Policy.model_validate(
         {
             "default": {
@@ -68,7 +77,10 @@ def remediator(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, **rul
             }
         }
     )
-    settings = Settings(clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}])  # type: ignore[list-item]
+    settings = Settings(
+        clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}],  # type: ignore[list-item]
+        drain=drain or {},  # type: ignore[arg-type]
+    )
     bot = Bot(
         settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy, clock=lambda: NOW
     )

@@ -327,14 +327,22 @@ class Remediator:
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
             outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc))
+        except BaseException:  # the process is going down mid-run: what the run held to undo is undone
+            outcome = Outcome(False, outcome.detail, {"interrupted": True})
+            raise
         finally:
             self._finish(proposal, outcome, self.bot.clock())
         return outcome
 
     def _execute(self, proposal: Proposal) -> Outcome:
+        return registry.get(proposal.action).execute(proposal.plan, self.execution_context(proposal))
+
+    def execution_context(self, proposal: Proposal) -> ExecutionContext:
+        """What a run of `proposal` acts with: its rule's executor and workload, the cluster's admin and client
+        settings, its thread for progress, and the restore queue for what it must undo if it dies."""
         rule = self.rule(proposal.cluster, proposal.group)
         executor = self.executor_for(rule.workload) if rule.workload is not None else None
-        context = ExecutionContext(
+        return ExecutionContext(
             executor=executor,
             admin=self.bot.checker.admin(proposal.cluster),
             progress=lambda line: self._progress(proposal, line),
@@ -342,17 +350,15 @@ class Remediator:
             kafka_config=self.bot.settings.cluster(proposal.cluster).client_config(),
             settings=self.bot.settings,
             workload=rule.workload,
+            hold_restore=lambda previous: self.restores.hold(proposal.id, previous),
         )
-        return registry.get(proposal.action).execute(proposal.plan, context)
 
     def _finish(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
         """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""
         if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
             return
         forget(self.bot.redis, proposal.id)
-        later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
-        if later is not None:  # e.g. a paused autoscaler, handed back after its hold
-            self.restores.schedule(proposal.id, *later)
+        self._undo_later(proposal, outcome, finished)
         try:
             self._audit(
                 "succeeded" if outcome.ok else "failed",
@@ -379,9 +385,23 @@ class Remediator:
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
 
+    def _undo_later(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
+        """What the run leaves to undo: an interrupted run's held change at once (`restore_due` runs it, once across
+        replicas), else what the remediation hands back (e.g. a paused autoscaler, after its hold); a run that
+        ended in its own process undid the rest itself, so what it held is dropped."""
+        if outcome.data.get("interrupted") and self.restores.release(proposal.id, finished):
+            log.warning("restoring what an interrupted run changed", extra={"proposal": proposal.id})
+            return
+        later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
+        if later is not None:
+            self.restores.schedule(proposal.id, *later)
+        else:
+            self.restores.forget(proposal.id)
+
     def reap(self, *, now: float) -> list[str]:
         """Runs whose heartbeat stopped (their process died) or past their longest duration (hung).
-        Each is finished as failed and interrupted, once: said in its thread and the audit."""
+        Each is finished as failed and interrupted, once: said in its thread and the audit; what it changed and
+        held to undo (`ExecutionContext.hold_restore`) is due at once, for `restore_due`."""
         interval = self.bot.settings.leader.run_heartbeat
         running = self.proposals.overdue(now=math.inf)  # every running proposal
         silent = silent_runs(self.bot.redis, running, now=now, interval=interval)
@@ -451,8 +471,8 @@ class Remediator:
         try:
             remediation = registry.get(proposal.action)
             rule = self.rule(proposal.cluster, proposal.group)
-            executor = self.executor_for(rule.workload) if rule.workload is not None else None
-            outcome = remediation.restore(proposal.plan, ExecutionContext(executor=executor), previous=previous)
+            context = ExecutionContext(executor=self._restore_executor(rule), workload=rule.workload)
+            outcome = remediation.restore(proposal.plan, context, previous=previous)
         except Exception as exc:  # never let one restore stop the others
             log.exception("restore failed", extra={"proposal": proposal.id})
             outcome = Outcome(False, wording.remediation_crashed("restore", exc))
@@ -460,6 +480,17 @@ class Remediator:
         words = remediation.restored(outcome) if remediation is not None else outcome.detail
         self._reply(proposal, wording.restored(outcome.ok, words), now)
         return outcome
+
+    def _restore_executor(self, rule: Rule) -> Executor | None:
+        """The rule's executor; None when it has no workload or the executor cannot be made (the remediation's
+        `restore` then says what to restore by hand)."""
+        if rule.workload is None:
+            return None
+        try:
+            return self.executor_for(rule.workload)
+        except (ExecutorError, ValueError, OSError):
+            log.exception("no executor to restore with", extra={"workload": rule.workload.name})
+            return None
 
     # -- the remediation state an incident shows -------------------------------------------------------
 

@@ -1,9 +1,11 @@
-"""What a run left to undo later (a paused autoscaler handed back after its hold), due at a time, run once.
+"""What a run left to undo later (a paused autoscaler handed back after its hold), due at a time, run once; and what a
+running remediation changed, held until it ends (released to run at once when the run is reaped: its process died).
 
 A sorted set `lagbot:restores` (proposal id -> when) and a hash of what each restore needs. A due restore is
 claimed atomically by pushing its due time a lease ahead (one script), and removed only once it ran: two replicas
 never run it together, and one that dies mid-restore leaves it to be claimed again when the lease is over
-(handing KEDA its annotations back twice is harmless).
+(handing KEDA its annotations back twice is harmless). A held restore is in the hash only (never claimed) until
+`release` puts it in the sorted set, or `forget` drops it (the run ended and undid its change itself).
 
 Its contract is `RestoreQueue`; `Restores` keeps it in Redis, `MemoryRestores` in this process (tests/service/
 test_store_contracts.py checks both the same way).
@@ -37,6 +39,13 @@ if due and tonumber(due) <= tonumber(ARGV[2]) then
 end
 return 0
 """
+_RELEASE = """
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  return 1
+end
+return 0
+"""
 
 
 class RestoreQueue(ABC):
@@ -46,10 +55,18 @@ class RestoreQueue(ABC):
     `claim_due(now=)` yields (proposal id, previous) for each restore due by `now`, soonest first, claimed by this
     caller: no other caller gets it for RESTORE_LEASE seconds; it is removed once the caller asks for the next item
     (so a caller that dies while running it leaves it due again after the lease). `forget` removes a restore.
+    `hold(proposal, previous)` keeps `previous` due never (a running remediation's change); `release(proposal, at)`
+    makes a held one due at `at` (True), or does nothing when none is held (False); `schedule` replaces a held one.
     """
 
     @abstractmethod
     def schedule(self, proposal_id: str, at: float, previous: Any) -> None: ...
+
+    @abstractmethod
+    def hold(self, proposal_id: str, previous: Any) -> None: ...
+
+    @abstractmethod
+    def release(self, proposal_id: str, at: float) -> bool: ...
 
     @abstractmethod
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]: ...
@@ -68,6 +85,16 @@ class MemoryRestores(RestoreQueue):
     def schedule(self, proposal_id: str, at: float, previous: Any) -> None:
         self._due[proposal_id] = at
         self._previous[proposal_id] = encode(RESTORE_VERSION, {"previous": previous})
+
+    def hold(self, proposal_id: str, previous: Any) -> None:
+        self._due.pop(proposal_id, None)
+        self._previous[proposal_id] = encode(RESTORE_VERSION, {"previous": previous})
+
+    def release(self, proposal_id: str, at: float) -> bool:
+        if proposal_id not in self._previous:
+            return False
+        self._due[proposal_id] = at
+        return True
 
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
         due = sorted((at, proposal_id) for proposal_id, at in self._due.items() if at <= now)
@@ -101,6 +128,16 @@ class Restores(RestoreQueue):
         pipe.zadd(RESTORES, {proposal_id: at})
         pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
         pipe.execute()
+
+    def hold(self, proposal_id: str, previous: Any) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.zrem(RESTORES, proposal_id)
+        pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
+        pipe.execute()
+
+    def release(self, proposal_id: str, at: float) -> bool:
+        release = self._redis.register_script(_RELEASE)
+        return bool(release(keys=[RESTORES, redis_keys.RESTORES_PREVIOUS], args=[proposal_id, at]))
 
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
         """(proposal id, what the restore needs) of each restore due and claimed by this replica, removed once

@@ -109,7 +109,7 @@ def remediations_offered() -> str:
 
 def restored(ok: bool, words: str) -> str:
     """`words`: the remediation's own (its `restored`), about what its run left to undo."""
-    return f":arrows_counterclockwise: {words}" if ok else f":x: {words}"
+    return f":arrows_counterclockwise: {slack_text(words)}" if ok else f":x: {slack_text(words)}"
 
 
 def remediation_resolved() -> str:

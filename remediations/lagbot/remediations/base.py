@@ -1,7 +1,8 @@
 """The contract every remediation keeps: a name, a risk, a parameter model, `plan`, `execute`, `verify`,
 and the hooks the coordinator (lagbot.service.remediate) calls without knowing which remediation it runs:
 `parse_args` (its `/lag remediate` arguments), `prepare` (parameters at proposal time), `longest_run`,
-`hand_back` and `restore` (something to undo later, e.g. a paused autoscaler).
+`hand_back` and `restore` (something to undo later, e.g. a paused autoscaler, or what an interrupted run changed:
+`ExecutionContext.hold_restore`).
 
 Data flows one way: a verdict (from the lag engine) and validated parameters -> `plan` (pure: what will
 change, before and after, the pre-flight checks) -> approvers see the plan -> `execute(plan, context)`
@@ -137,6 +138,10 @@ class ExecutionContext:
     """The policy rule's workload (what the executor acts on when the parameters name none)."""
     settings: Settings | None = None
     """lagbot's settings (the drain reads its `drain:` section); None: each remediation's defaults."""
+    hold_restore: Callable[[Any], None] = lambda _previous: None
+    """Called with what `restore` needs (JSON data) right before the run changes the workload in a way it must
+    undo (the drain's pause, KEDA paused): kept in Redis, so that a run whose process dies is restored by the
+    replica that reaps it. Raises when it cannot be kept: the run then changes nothing."""
 
 
 DEFAULT_LONGEST_RUN = 3_600.0
@@ -247,7 +252,8 @@ class Remediation(ABC):
         return None
 
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
-        """Undo what `hand_back` left to undo (only called when `hand_back` returned something)."""
+        """Undo what `hand_back` left to undo, or what an interrupted run held with `context.hold_restore` (only
+        called with one of those). When it cannot, its detail says exactly what to restore by hand."""
         raise NotImplementedError(self.name)
 
     def restored(self, outcome: Outcome) -> str:

@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -215,11 +215,43 @@ def plan_partitions(plan: Plan) -> tuple[PartitionDrain, ...]:
 # ---------------------------------------------------------------------------------------------------
 
 
+@runtime_checkable
+class AutoscalerHandBack(Protocol):
+    """An executor whose `scale` pauses a KEDA ScaledObject, that reads that pause before, and that can put it back as
+    it was (lagbot.remediations.executors.kubernetes)."""
+
+    def keda_paused_replicas(self, workload: Workload) -> str | None: ...
+
+    def restore_autoscaling(self, workload: Workload, *, previous: str | None = None) -> Outcome: ...
+
+
 @dataclass
 class _Paused:
     executor: Executor
     workload: Workload
     replicas: int
+    keda: bool = False
+    """The pause paused the workload's autoscaler too; `keda_previous` is its paused-replicas before (None: none)."""
+    keda_previous: str | None = None
+
+    def held(self) -> dict[str, Any]:
+        """What `DrainRemediation.restore` needs to undo the pause after the run died (JSON)."""
+        return {
+            "workload": self.workload.model_dump(mode="json"),
+            "replicas": self.replicas,
+            "keda": self.keda,
+            "keda_previous": self.keda_previous,
+        }
+
+    @classmethod
+    def from_held(cls, executor: Executor, held: Mapping[str, Any]) -> _Paused:
+        return cls(
+            executor,
+            Workload.model_validate(held["workload"]),
+            int(held["replicas"]),
+            bool(held.get("keda", False)),
+            held.get("keda_previous"),
+        )
 
 
 class DrainRemediation(Remediation):
@@ -330,8 +362,11 @@ class DrainRemediation(Remediation):
         if not isinstance(executor, Executor) or not isinstance(workload, Workload):
             raise DrainError(drain_wording.drain_cannot_pause(plan.group))
         replicas = executor.replicas(workload)
+        keda = bool(workload.keda_scaled_object) and isinstance(executor, AutoscalerHandBack)
+        before = executor.keda_paused_replicas(workload) if isinstance(executor, AutoscalerHandBack) and keda else None
+        paused = _Paused(executor, workload, replicas, keda, before)
+        context.hold_restore(paused.held())  # before the change: a run that dies from here on is restored
         outcome = executor.scale(workload, 0)
-        paused = _Paused(executor, workload, replicas)
         if not outcome.ok:
             context.progress(DrainRemediation._restore(paused))
             raise DrainError(drain_wording.drain_pause_failed(workload.name, outcome.detail))
@@ -351,15 +386,73 @@ class DrainRemediation(Remediation):
 
     @staticmethod
     def _restore(paused: _Paused) -> str:
+        return DrainRemediation._undo_pause(paused).detail
+
+    @staticmethod
+    def _undo_pause(paused: _Paused) -> Outcome:
+        """The workload back at its replicas, and its autoscaler's pause as it was; the detail says what was
+        restored, or exactly what a human must restore."""
+        name, replicas = paused.workload.name, paused.replicas
+        scaled = DrainRemediation._scale_back(paused)
+        if scaled is not None:
+            failed = drain_wording.drain_restore_failed(name, replicas, scaled)
+            if paused.keda:  # the autoscaler's pause is left as the drain set it: say what it was
+                keda = drain_wording.drain_keda_restore_failed(
+                    paused.workload.keda_scaled_object or name, paused.keda_previous, scaled
+                )
+                failed = f"{failed}; {keda}"
+            return Outcome(False, failed)
+        restored = drain_wording.drain_restored(name, replicas)
+        if not paused.keda:
+            return Outcome(True, restored)
+        scaled_object = paused.workload.keda_scaled_object or name
+        problem = DrainRemediation._hand_back(paused)
+        if problem is not None:
+            failed = drain_wording.drain_keda_restore_failed(scaled_object, paused.keda_previous, problem)
+            return Outcome(False, f"{restored}; {failed}")
+        return Outcome(True, drain_wording.drain_restored_keda(name, replicas, scaled_object, paused.keda_previous))
+
+    @staticmethod
+    def _scale_back(paused: _Paused) -> str | None:
+        """Scale the workload back to its replicas: None when done, else what went wrong."""
         if paused.replicas == 0:
-            return drain_wording.drain_restored(paused.workload.name, 0)
+            return None
         try:
             outcome = paused.executor.scale(paused.workload, paused.replicas)
         except Exception as exc:  # reported: a human must restore the consumers
-            return drain_wording.drain_restore_failed(paused.workload.name, paused.replicas, str(exc))
-        if not outcome.ok:
-            return drain_wording.drain_restore_failed(paused.workload.name, paused.replicas, outcome.detail)
-        return drain_wording.drain_restored(paused.workload.name, paused.replicas)
+            return str(exc)
+        return None if outcome.ok else outcome.detail
+
+    @staticmethod
+    def _hand_back(paused: _Paused) -> str | None:
+        """Put the autoscaler's pause back as it was: None when done, else what went wrong."""
+        if not isinstance(paused.executor, AutoscalerHandBack):
+            return drain_wording.drain_cannot_hand_back(type(paused.executor).__name__)
+        try:
+            handed = paused.executor.restore_autoscaling(paused.workload, previous=paused.keda_previous)
+        except Exception as exc:  # reported: a human must put the annotation back
+            return str(exc)
+        return None if handed.ok else handed.detail
+
+    def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
+        """Undo the pause of a run that died before undoing it (`previous`: what `_pause` held)."""
+        held = previous if isinstance(previous, Mapping) else {}
+        try:
+            workload = Workload.model_validate(held.get("workload"))
+            replicas = int(held["replicas"])
+        except (ValueError, TypeError, KeyError):
+            return Outcome(False, drain_wording.drain_restore_lost(plan.group, str(previous)[:200]))
+        if not isinstance(context.executor, Executor):
+            failed = drain_wording.drain_restore_failed(workload.name, replicas, drain_wording.drain_no_executor())
+            if held.get("keda"):
+                scaled_object = workload.keda_scaled_object or workload.name
+                keda = drain_wording.drain_keda_restore_failed(scaled_object, held.get("keda_previous"), "")
+                failed = f"{failed}; {keda}"
+            return Outcome(False, failed)
+        return self._undo_pause(_Paused.from_held(context.executor, held))
+
+    def restored(self, outcome: Outcome) -> str:
+        return drain_wording.drain_restored_after_interruption(outcome.ok, outcome.detail)
 
     @staticmethod
     def _run(

@@ -176,6 +176,36 @@ def drain_restore_failed(workload: str, replicas: int, detail: str) -> str:
     return f"RESTORE FAILED: scale {workload} back to {replicas} by hand ({detail})"
 
 
+def drain_restored_keda(workload: str, replicas: int, scaled_object: str, previous: str | None) -> str:
+    pause = f"paused at {previous}" if previous is not None else "not paused: KEDA scales it again"
+    return f"{drain_restored(workload, replicas)}; ScaledObject {scaled_object} {pause} as before"
+
+
+def drain_cannot_hand_back(executor: str) -> str:
+    return f"the {executor} executor cannot put a KEDA pause back"
+
+
+def drain_keda_restore_failed(scaled_object: str, previous: str | None, detail: str) -> str:
+    want = f"set to {previous}" if previous is not None else "removed"
+    why = f" ({detail})" if detail else ""
+    annotation = "autoscaling.keda.sh/paused-replicas"
+    return f"RESTORE FAILED: ScaledObject {scaled_object} needs its {annotation} {want} by hand{why}"
+
+
+def drain_no_executor() -> str:
+    return "no executor is configured for it"
+
+
+def drain_restore_lost(group: str, held: str) -> str:
+    return f"RESTORE FAILED: what the drain of {group} paused is unreadable ({held!r}); restore its consumers by hand"
+
+
+def drain_restored_after_interruption(ok: bool, detail: str) -> str:
+    if ok:
+        return f"The interrupted drain's pause is undone: {detail}"
+    return f"The interrupted drain's pause could not be undone: {detail}"
+
+
 def drain_started(group: str, ranges: int, offsets: int, master: str) -> str:
     return f"draining {group}: {count(offsets)} offsets in {ranges} ranges on {master}"
 

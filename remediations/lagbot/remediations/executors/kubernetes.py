@@ -406,6 +406,12 @@ class KubernetesExecutor(Executor):
         detail = wording.k8s_keda_paused(workload.keda_scaled_object, before, replicas)
         return Outcome(ok=True, detail=detail, data={"before": previous, "after": replicas})
 
+    def keda_paused_replicas(self, workload: Workload) -> str | None:
+        """The ScaledObject's paused-replicas now (None: not paused, or not managed by KEDA), read before a change
+        that pauses it (the drain's scale to 0), so that it can be put back even if the change is interrupted."""
+        check_workload(workload)
+        return self._keda_previous(workload)
+
     def _keda_previous(self, workload: Workload) -> str | None:
         """The ScaledObject's current paused-replicas (None: not paused); it must exist."""
         if not workload.keda_scaled_object:

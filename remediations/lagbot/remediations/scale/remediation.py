@@ -43,6 +43,8 @@ from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.scale import wording
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+INTERRUPTED = "interrupted"
+"""Marks what `execute` held for `restore` (its run died after pausing KEDA), apart from what `hand_back` leaves."""
 
 
 @runtime_checkable
@@ -51,6 +53,10 @@ class PausableAutoscaling(Protocol):
 
     def set_paused_replicas(self, workload: Workload, replicas: int | None) -> Outcome:
         """Set the ScaledObject's paused-replicas annotation (None removes it); data = {"before": int | None}."""
+        ...
+
+    def keda_paused_replicas(self, workload: Workload) -> str | None:
+        """The ScaledObject's paused-replicas annotation now (None: not paused)."""
         ...
 
 
@@ -197,6 +203,8 @@ class Scale(Remediation):
             if workload.keda_scaled_object:
                 assert isinstance(executor, PausableAutoscaling)
                 context.progress(wording.scale_progress_keda(workload.keda_scaled_object, target))
+                # Held before the pause: a run that dies from here on hands the autoscaler back (`restore`).
+                context.hold_restore({INTERRUPTED: True, "keda_previous": executor.keda_paused_replicas(workload)})
                 paused = executor.set_paused_replicas(workload, target)
                 if not paused.ok:
                     return Outcome(False, paused.detail)
@@ -212,20 +220,31 @@ class Scale(Remediation):
         return Outcome(scaled.ok, scaled.detail, {**scaled.data, **data})
 
     def restored(self, outcome: Outcome) -> str:
+        if outcome.data.get(INTERRUPTED):
+            return wording.restored_after_interruption(outcome.ok, outcome.detail)
         return wording.restored(outcome.ok, outcome.detail)
 
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
-        """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before."""
+        """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before (after the
+        hold: `previous` is it; after an interrupted run: what `execute` held, {INTERRUPTED: True, "keda_previous"}).
+        The replicas stay as the interrupted run left them: a failed scale does not undo them either."""
         params = ScaleParams.model_validate(plan.params)
-        executor = context.executor
-        if not params.workload.keda_scaled_object:
-            return Outcome(True, wording.scale_nothing_to_restore(params.workload.name))
+        interrupted = isinstance(previous, dict) and previous.get(INTERRUPTED) is True
+        before = previous.get("keda_previous") if interrupted else previous
+        outcome = self._hand_back(params.workload, context.executor, before)
+        return Outcome(outcome.ok, outcome.detail, {**outcome.data, INTERRUPTED: interrupted})
+
+    @staticmethod
+    def _hand_back(workload: Workload, executor: Executor | None, before: Any) -> Outcome:
+        if not workload.keda_scaled_object:
+            return Outcome(True, wording.scale_nothing_to_restore(workload.name))
         if not isinstance(executor, PausableAutoscaling):
-            return Outcome(False, wording.executor_cannot_pause_keda(type(executor).__name__))
+            problem = wording.executor_cannot_pause_keda(type(executor).__name__)
+            return Outcome(False, wording.keda_restore_by_hand(workload.keda_scaled_object, before, problem))
         try:
-            return executor.set_paused_replicas(params.workload, previous)
+            return executor.set_paused_replicas(workload, before)
         except ExecutorError as exc:
-            return Outcome(False, str(exc))
+            return Outcome(False, wording.keda_restore_by_hand(workload.keda_scaled_object, before, str(exc)))
 
     @staticmethod
     def _preflight(executor: Executor, workload: Workload, planned_from: int, target: int) -> str | None:

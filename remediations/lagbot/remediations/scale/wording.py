@@ -76,6 +76,20 @@ def restored(ok: bool, detail: str) -> str:
     return f"The hold after scaling is over, but handing back to the autoscaler failed: {detail}"
 
 
+def restored_after_interruption(ok: bool, detail: str) -> str:
+    if ok:
+        return f"The interrupted scale is handed back to the autoscaler: {detail}"
+    return f"The interrupted scale could not be handed back to the autoscaler: {detail}"
+
+
+def keda_restore_by_hand(scaled_object: str, before: object, detail: str) -> str:
+    want = f"set to {before}" if before is not None else "removed"
+    return f"{detail}; by hand: ScaledObject {scaled_object}'s {PAUSED} annotation {want}"
+
+
+PAUSED = "autoscaling.keda.sh/paused-replicas"
+
+
 def scale_down_without_members(group: str, replicas: int, target: int) -> str:
     return (
         f"not scaling down from {replicas} to {target}: {group} has no members, so its rates say nothing about the "
