@@ -122,15 +122,16 @@ def test_an_approved_action_starts_before_its_messages_and_the_proposal_then_sho
         assert [b["type"] for b in edited.blocks] == [*(t for t in shown if t != "actions"), "context"]
 
         running_text = f":gear: Approved by <@{APPROVER}>: running *Rolling restart of orders*"
+        done_text = ":white_check_mark: *Rolling restart of orders*"
 
         def delivered() -> list[str] | None:
             bot.deliver()  # what the leader's scheduled delivery does (no scheduler runs in this test)
             texts = [m.text for m in slack.thread("C1", root.ts)]
-            return texts if running_text in texts else None
+            return texts if running_text in texts and any(t.startswith(done_text) for t in texts) else None
 
-        texts = wait_for("the running reply", delivered, timeout=30)
+        texts = wait_for("the running and the done replies", delivered, timeout=30)
         running = texts.index(running_text)
-        done = next(i for i, t in enumerate(texts) if t.startswith(":white_check_mark: *Rolling restart of orders*"))
+        done = next(i for i, t in enumerate(texts) if t.startswith(done_text))
         assert running < done
         assert slack.responses[key] == []  # the approver got no private refusal
     assert bot.outbox.dead_letters() == []
