@@ -30,8 +30,8 @@ from lagbot.remediations.drain.remediation import DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
 from tests.support.group_commits import committed
-from tests.support.spark_cluster import StandaloneCluster, loopback_env
-from tests.support.spark_connect import ConnectServer
+from tests.support.spark_cluster import StandaloneCluster
+from tests.support.spark_connect import ConnectServer, no_java_env
 
 pytestmark = pytest.mark.integration
 
@@ -48,13 +48,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 def server(cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
     with ConnectServer(tmp_path_factory.mktemp("spark-connect"), cluster.url, conf=EXECUTORS) as running:
         yield running
-
-
-def no_java_env(tmp_path: Path) -> dict[str, str]:
-    """The environment of a process that cannot start a JVM: JAVA_HOME is an empty directory, PATH has nothing."""
-    empty = tmp_path / "no-java"
-    (empty / "bin").mkdir(parents=True)
-    return {**loopback_env(), "JAVA_HOME": str(empty), "PATH": str(empty / "bin")}
 
 
 def test_a_process_with_that_environment_cannot_start_a_jvm(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from lagbot.remediations.drain.context import DrainContext
 from lagbot.remediations.drain.job import JobProgress
 from lagbot.remediations.drain.offsets import DrainError
 from lagbot.remediations.drain.params import DrainParams
-from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.preflight import java_problem, sink_problem, spark_problem
 from lagbot.remediations.drain.remediation import (
     DrainRemediation,
     needs_pause,
@@ -61,7 +61,7 @@ def run_drain(
     params = drain_params(settings, sink, overrides)
     if not dry_run and not spark_installed():
         raise ConfigError(wording.cli_drain_needs_spark())
-    problem = None if dry_run else java_problem(params.master) or sink_problem(params.sink, params.master)
+    problem = None if dry_run else preflight(params)
     if problem is not None:
         err.print(f"lagbot: {problem}", style="bold red", highlight=False)
         return EXIT_FAILED
@@ -88,6 +88,11 @@ def run_drain(
         return EXIT_FAILED
     out.print(detail, highlight=False)
     return EXIT_OK
+
+
+def preflight(params: DrainParams) -> str | None:
+    """What stops the drain from running here (the PySpark installed, Java, the sink), or None."""
+    return spark_problem(params.master) or java_problem(params.master) or sink_problem(params.sink, params.master)
 
 
 def wide(console: Console) -> Console:
