@@ -20,12 +20,14 @@ drain's wall time. Exits non-zero on any mismatch. Results are recorded in bench
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import Distribution, PathDistribution, distribution
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,6 +45,7 @@ from tests.support.drain_rig import exactly_once, fill, parquet_rows
 from tests.support.group_commits import commit_to_empty_group
 from tests.support.spark_cluster import loopback_env
 from tests.support.spark_connect import ConnectServer, no_java_env
+from tests.support.thin_client import module_of, uncovered
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPIC = "thin-client-events"
@@ -84,6 +87,20 @@ def thin_problems(venv: Path, installed: dict[str, str]) -> list[str]:
     return problems
 
 
+def pyspark_modules(dist: Distribution) -> set[str]:
+    """The pyspark modules a distribution's RECORD lists."""
+    found = {module_of(str(f)) for f in dist.files or ()}
+    return {m for m in found if m is not None and m.split(".")[0] == "pyspark"}
+
+
+def unnamed_gaps(venv: Path) -> tuple[int, list[str]]:
+    """How many modules of this environment's full pyspark the venv's pyspark-client lacks, and those of them that
+    tests/support/thin_client.py does not name (its fast test would not see them missing)."""
+    [info] = site_packages(venv).glob("pyspark_client-*.dist-info")
+    full, client = pyspark_modules(distribution("pyspark")), pyspark_modules(PathDistribution(info))
+    return len(full - client), uncovered(full, client)
+
+
 def log_end(bootstrap: str, partitions: int) -> dict[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{GROUP}-watermarks"})
     try:
@@ -121,6 +138,13 @@ def main() -> int:
               + ", ".join(f"{n} {installed.get(n, '-')}" for n in ("pyspark-client", "pyarrow", "pandas", "grpcio",
                                                                    "protobuf", "numpy")), flush=True)  # fmt: skip
         problems += thin_problems(venv, installed)
+        problems += local_refused(venv, work)
+        if not problems:
+            lacking, unnamed = unnamed_gaps(venv)
+            print(f"pyspark {distribution('pyspark').version} modules pyspark-client lacks: {lacking}, "
+                  f"not named in tests/support/thin_client.py: {unnamed or 'none'}", flush=True)  # fmt: skip
+            if unnamed:
+                problems.append(f"tests/support/thin_client.py's NOT_IN_CLIENT misses {', '.join(unnamed)}")
         env = drain_env(work)
         if shutil.which("java", path=env["PATH"]) is not None:
             problems.append("java is on the drain's PATH")
@@ -135,6 +159,7 @@ def main() -> int:
                 for future in admin.create_topics([NewTopic(TOPIC, len(counts), 1)]).values():
                     future.result(30)
                 fill(kafka.bootstrap, TOPIC, counts)
+                gc.collect()  # fill's producer goes now, not after the broker has stopped
                 commit_to_empty_group(admin, GROUP, {(TOPIC, p): 0 for p in counts})
                 problems += drain(venv, work, env, kafka.bootstrap, server.url, args.chunk, counts)
                 end = log_end(kafka.bootstrap, len(counts))
@@ -182,6 +207,20 @@ def drain(venv: Path, work: Path, env: dict[str, str], bootstrap: str, url: str,
     if f"drained {total:,} messages of {GROUP} in {ranges} ranges" not in result.stdout:
         problems.append(f"lagbot drain did not say it drained {total:,} messages in {ranges} ranges")
     return problems
+
+
+def local_refused(venv: Path, work: Path) -> list[str]:
+    """The venv's `lagbot drain --master local[2]` (Java on PATH as it is) says by name that it needs the drain extra,
+    before it reads the group (no broker listens on 127.0.0.1:1)."""
+    argv = [str(venv / "bin" / "lagbot"), "drain", "-b", "127.0.0.1:1", "-g", GROUP, "--sink", str(work / "local"),
+            "--master", "local[2]"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in LEAKS}
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, env=env, cwd=work)
+    said = " ".join(result.stderr.split())
+    print(f"$ lagbot drain --master local[2] ...: exit {result.returncode}, {said}", flush=True)
+    if result.returncode != 1 or "has only the Spark Connect client" not in said or "Traceback" in said:
+        return [f"a local[2] drain was not refused by name (exit {result.returncode})"]
+    return []
 
 
 def report(problems: list[str]) -> int:
