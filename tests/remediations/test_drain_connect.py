@@ -3,7 +3,8 @@
 A real Spark Connect server (pyspark's spark-submit running SparkConnectServer, 127.0.0.1) whose master is a
 real standalone cluster (a master and two workers from pyspark's spark-class) runs the driver and the tasks.
 The lagbot process is run with no Java at all (an empty JAVA_HOME, nothing on PATH): a JVM it tried to start
-could not start, so a drain that succeeds started none. What is checked is read back from the broker
+could not start, so a drain that succeeds started none; nor can it import what `pyspark-client` (the drain-connect
+extra) does not ship (tests/support/thin_client.py). What is checked is read back from the broker
 (committed offsets), from the Parquet files (with pyarrow) and from the workers' own directories.
 """
 
@@ -32,6 +33,7 @@ from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
 from tests.support.group_commits import committed
 from tests.support.spark_cluster import StandaloneCluster
 from tests.support.spark_connect import ConnectServer, no_java_env
+from tests.support.thin_client import thin_argv
 
 pytestmark = pytest.mark.integration
 
@@ -73,9 +75,10 @@ def test_the_drain_runs_through_spark_connect_exactly_once_without_a_jvm_in_lagb
         "drain": {"master": server.url, "parallelism": 2},
     }))  # fmt: skip
 
+    # No Java, and none of PySpark's JVM side (py4j, pyspark.core: what pyspark-client does not ship).
     result = subprocess.run(
-        [sys.executable, "-m", "lagbot.cli.main", "drain", "-c", str(config), "-g", group, "--sink", str(sink),
-         "--chunk", "2500"],
+        thin_argv("from lagbot.cli.main import main; main()", "drain", "-c", str(config), "-g", group, "--sink",
+                  str(sink), "--chunk", "2500"),
         capture_output=True, text=True, timeout=420, check=False, env=no_java_env(tmp_path),
     )  # fmt: skip
 
