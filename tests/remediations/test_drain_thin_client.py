@@ -48,9 +48,9 @@ def test_a_local_master_is_refused_by_name_when_only_the_connect_client_is_insta
     result = run(argv, tmp_path)
 
     assert result.returncode == 1, result.stderr
-    assert "master local[2] runs Spark in this process, and this install has only the Spark Connect client" in (
-        " ".join(result.stderr.split())
-    )
+    said = " ".join(result.stderr.split())
+    assert "master local[2] runs Spark in this process, and this install has only the Spark Connect client" in said
+    assert "pip install 'lagbot[drain]' (PySpark with its jars; Java 17+)" in said  # shown as it is, not as markup
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
 

@@ -63,20 +63,20 @@ def run_drain(
         raise ConfigError(wording.cli_drain_needs_spark())
     problem = None if dry_run else preflight(params)
     if problem is not None:
-        err.print(f"lagbot: {problem}", style="bold red", highlight=False)
+        err.print(f"lagbot: {problem}", style="bold red", highlight=False, markup=False)
         return EXIT_FAILED
     verdict = read_verdict(settings, target, group)
     if isinstance(verdict, str):
-        err.print(f"lagbot: {verdict}", style="bold red", highlight=False)
+        err.print(f"lagbot: {verdict}", style="bold red", highlight=False, markup=False)
         return EXIT_UNREADABLE
     try:
         plan = DrainRemediation().plan(verdict, params, now=time.time())
     except DrainError as exc:
-        err.print(f"lagbot: {exc}", style="bold red", highlight=False)
+        err.print(f"lagbot: {exc}", style="bold red", highlight=False, markup=False)
         return EXIT_UNREADABLE
     if not dry_run and plan_ranges(plan) and needs_pause(verdict):  # refused before any plan or bar is drawn
         running = wording.cli_drain_consumers_running(group, len(verdict.members), verdict.state.value)
-        err.print(f"lagbot: {running}", style="bold red", highlight=False)
+        err.print(f"lagbot: {running}", style="bold red", highlight=False, markup=False)
         return EXIT_FAILED
     print_plan(plan, out)
     if dry_run:
@@ -84,9 +84,9 @@ def run_drain(
         return EXIT_OK
     ok, detail = execute_with_bar(plan, target, settings, out)
     if not ok:
-        err.print(f"lagbot: {detail}", style="bold red", highlight=False)
+        err.print(f"lagbot: {detail}", style="bold red", highlight=False, markup=False)
         return EXIT_FAILED
-    out.print(detail, highlight=False)
+    out.print(detail, highlight=False, markup=False)
     return EXIT_OK
 
 
