@@ -159,13 +159,14 @@ def main() -> int:
                 for future in admin.create_topics([NewTopic(TOPIC, len(counts), 1)]).values():
                     future.result(30)
                 fill(kafka.bootstrap, TOPIC, counts)
-                gc.collect()  # fill's producer goes now, not after the broker has stopped
                 commit_to_empty_group(admin, GROUP, {(TOPIC, p): 0 for p in counts})
                 problems += drain(venv, work, env, kafka.bootstrap, server.url, args.chunk, counts)
                 end = log_end(kafka.bootstrap, len(counts))
                 offsets = dict(enumerate(committed_offsets(admin, GROUP, TOPIC, len(counts))))
             finally:
                 admin.offsets.close()
+                del admin  # its librdkafka handle goes while the broker still runs
+                gc.collect()
         print(f"log end offsets:   {end}\ncommitted offsets: {offsets}", flush=True)
         if offsets != end or end != counts:
             problems.append(f"committed {offsets}, log end {end}, produced {counts}")
