@@ -3,7 +3,8 @@
 A real Spark Connect server (pyspark's spark-submit running SparkConnectServer, 127.0.0.1) whose master is a
 real standalone cluster (a master and two workers from pyspark's spark-class) runs the driver and the tasks.
 The lagbot process is run with no Java at all (an empty JAVA_HOME, nothing on PATH): a JVM it tried to start
-could not start, so a drain that succeeds started none. What is checked is read back from the broker
+could not start, so a drain that succeeds started none; nor can it import what `pyspark-client` (the drain-connect
+extra) does not ship (tests/support/thin_client.py). What is checked is read back from the broker
 (committed offsets), from the Parquet files (with pyarrow) and from the workers' own directories.
 """
 
@@ -30,8 +31,9 @@ from lagbot.remediations.drain.remediation import DrainRemediation
 from tests.conftest import Kafka, Names
 from tests.support.drain_rig import exactly_once, fill, parquet_rows, verdict_of
 from tests.support.group_commits import committed
-from tests.support.spark_cluster import StandaloneCluster, loopback_env
-from tests.support.spark_connect import ConnectServer
+from tests.support.spark_cluster import StandaloneCluster
+from tests.support.spark_connect import ConnectServer, no_java_env
+from tests.support.thin_client import thin_argv
 
 pytestmark = pytest.mark.integration
 
@@ -48,13 +50,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 def server(cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
     with ConnectServer(tmp_path_factory.mktemp("spark-connect"), cluster.url, conf=EXECUTORS) as running:
         yield running
-
-
-def no_java_env(tmp_path: Path) -> dict[str, str]:
-    """The environment of a process that cannot start a JVM: JAVA_HOME is an empty directory, PATH has nothing."""
-    empty = tmp_path / "no-java"
-    (empty / "bin").mkdir(parents=True)
-    return {**loopback_env(), "JAVA_HOME": str(empty), "PATH": str(empty / "bin")}
 
 
 def test_a_process_with_that_environment_cannot_start_a_jvm(tmp_path: Path) -> None:
@@ -80,9 +75,10 @@ def test_the_drain_runs_through_spark_connect_exactly_once_without_a_jvm_in_lagb
         "drain": {"master": server.url, "parallelism": 2},
     }))  # fmt: skip
 
+    # No Java, and none of PySpark's JVM side (py4j, pyspark.core: what pyspark-client does not ship).
     result = subprocess.run(
-        [sys.executable, "-m", "lagbot.cli.main", "drain", "-c", str(config), "-g", group, "--sink", str(sink),
-         "--chunk", "2500"],
+        thin_argv("from lagbot.cli.main import main; main()", "drain", "-c", str(config), "-g", group, "--sink",
+                  str(sink), "--chunk", "2500"),
         capture_output=True, text=True, timeout=420, check=False, env=no_java_env(tmp_path),
     )  # fmt: skip
 

@@ -1,7 +1,8 @@
 """A real Spark Connect server on 127.0.0.1: pyspark's own spark-submit running the class that
 `sbin/start-connect-server.sh` runs, in the foreground, so it is ours to stop. Its master is a standalone
 cluster of tests/support/spark_cluster.py (or local[N]); its driver runs the drain's job, its executors the tasks.
-Used by the Spark Connect drain test and by bench/drain_connect.py.
+Used by the Spark Connect drain test and by bench/drain_connect.py and bench/drain_thin_client.py, with
+`no_java_env`: the environment of their lagbot process, which cannot start a JVM.
 
 It binds the loopback only (`spark.connect.grpc.binding.address`, SPARK_LOCAL_IP), on a free port; it is
 ready when it says its gRPC service listens on that port (a failed bind is retried on another).
@@ -24,6 +25,13 @@ from tests.support.waiting import wait_for
 
 SPARK_SUBMIT = Path(pyspark.__file__).parent / "bin" / "spark-submit"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+
+
+def no_java_env(workdir: Path) -> dict[str, str]:
+    """The environment of a process that cannot start a JVM: JAVA_HOME is an empty directory, PATH has nothing."""
+    empty = workdir / "no-java"
+    (empty / "bin").mkdir(parents=True, exist_ok=True)
+    return {**loopback_env(), "JAVA_HOME": str(empty), "PATH": str(empty / "bin")}
 
 
 class ConnectServer:

@@ -26,7 +26,7 @@ from lagbot.remediations.drain.context import DrainContext
 from lagbot.remediations.drain.job import JobProgress
 from lagbot.remediations.drain.offsets import DrainError
 from lagbot.remediations.drain.params import DrainParams
-from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.preflight import java_problem, sink_problem, spark_problem
 from lagbot.remediations.drain.remediation import (
     DrainRemediation,
     needs_pause,
@@ -61,22 +61,22 @@ def run_drain(
     params = drain_params(settings, sink, overrides)
     if not dry_run and not spark_installed():
         raise ConfigError(wording.cli_drain_needs_spark())
-    problem = None if dry_run else java_problem(params.master) or sink_problem(params.sink, params.master)
+    problem = None if dry_run else preflight(params)
     if problem is not None:
-        err.print(f"lagbot: {problem}", style="bold red", highlight=False)
+        err.print(f"lagbot: {problem}", style="bold red", highlight=False, markup=False)
         return EXIT_FAILED
     verdict = read_verdict(settings, target, group)
     if isinstance(verdict, str):
-        err.print(f"lagbot: {verdict}", style="bold red", highlight=False)
+        err.print(f"lagbot: {verdict}", style="bold red", highlight=False, markup=False)
         return EXIT_UNREADABLE
     try:
         plan = DrainRemediation().plan(verdict, params, now=time.time())
     except DrainError as exc:
-        err.print(f"lagbot: {exc}", style="bold red", highlight=False)
+        err.print(f"lagbot: {exc}", style="bold red", highlight=False, markup=False)
         return EXIT_UNREADABLE
     if not dry_run and plan_ranges(plan) and needs_pause(verdict):  # refused before any plan or bar is drawn
         running = wording.cli_drain_consumers_running(group, len(verdict.members), verdict.state.value)
-        err.print(f"lagbot: {running}", style="bold red", highlight=False)
+        err.print(f"lagbot: {running}", style="bold red", highlight=False, markup=False)
         return EXIT_FAILED
     print_plan(plan, out)
     if dry_run:
@@ -84,10 +84,15 @@ def run_drain(
         return EXIT_OK
     ok, detail = execute_with_bar(plan, target, settings, out)
     if not ok:
-        err.print(f"lagbot: {detail}", style="bold red", highlight=False)
+        err.print(f"lagbot: {detail}", style="bold red", highlight=False, markup=False)
         return EXIT_FAILED
-    out.print(detail, highlight=False)
+    out.print(detail, highlight=False, markup=False)
     return EXIT_OK
+
+
+def preflight(params: DrainParams) -> str | None:
+    """What stops the drain from running here (the PySpark installed, Java, the sink), or None."""
+    return spark_problem(params.master) or java_problem(params.master) or sink_problem(params.sink, params.master)
 
 
 def wide(console: Console) -> Console:

@@ -58,6 +58,31 @@ def java_problem(master: str | None = None) -> str | None:
     return None
 
 
+def connect_client_only() -> bool:
+    """Whether the PySpark installed is the Spark Connect client alone (`pyspark-client`, the drain-connect extra).
+
+    PySpark's own test (`pyspark.util.is_remote_only`: its JVM-side modules, pyspark.core, are absent); False when
+    PySpark is missing or too old to have one (3.5: the full package only).
+    """
+    try:
+        from pyspark.util import is_remote_only
+    except ImportError:
+        return False
+    return bool(is_remote_only())
+
+
+def spark_problem(master: str) -> str | None:
+    """None when this install can run a drain on `master`, else what to install.
+
+    With the Spark Connect client alone, PySpark cannot make a session in this process (no SparkContext, no
+    jars): a local[N] master is refused before anything is read. spark-submit masters run the job in the
+    submitted driver, with that Spark's own PySpark, and sc:// needs nothing more.
+    """
+    if is_local(master) and connect_client_only():
+        return drain_wording.drain_needs_classic_spark(master)
+    return None
+
+
 def sink_problem(sink: str, master: str) -> str | None:
     """None when the sink can be written as far as this machine can tell, else what and where.
 

@@ -72,7 +72,7 @@ from lagbot.remediations.drain.plan import (
     plan_id,
 )
 from lagbot.remediations.drain.policy import DrainPolicy, sink_refusal
-from lagbot.remediations.drain.preflight import java_problem, sink_problem
+from lagbot.remediations.drain.preflight import java_problem, sink_problem, spark_problem
 from lagbot.remediations.drain.run import run_local, submit
 from lagbot.remediations.drain.settings import (
     is_connect,
@@ -303,7 +303,11 @@ class DrainRemediation(Remediation):
         paused: _Paused | None = None
         try:
             kafka, admin = self._clients(context)
-            problem = java_problem(params.master) or sink_problem(plan.after["sink"], params.master)
+            problem = (
+                spark_problem(params.master)
+                or java_problem(params.master)
+                or sink_problem(plan.after["sink"], params.master)
+            )
             if problem is not None:  # before anything is paused or read
                 raise DrainError(problem)
             self._preflight(plan, admin)

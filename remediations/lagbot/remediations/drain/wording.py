@@ -242,6 +242,14 @@ def drain_needs_java(minimum: int, java: str | None, major: int | None) -> str:
     return f"the drain runs Spark, which needs Java {minimum} or newer; {java} is {found}: {install}"
 
 
+def drain_needs_classic_spark(master: str) -> str:
+    return (
+        f"master {master} runs Spark in this process, and this install has only the Spark Connect client "
+        "(pyspark-client): pip install 'lagbot[drain]' (PySpark with its jars; Java 17+) in an environment without "
+        "pyspark-client, or drain through a Spark Connect server (master sc://HOST:PORT); nothing was done"
+    )
+
+
 def drain_sink_not_writable(sink: str, directory: str) -> str:
     return f"sink {sink}: cannot write there: {directory} is not writable by this user; nothing was done"
 
