@@ -19,7 +19,8 @@ ONE_NAME: list[Callable[[str], str]] = [keys.window_groups, keys.history_groups,
                                         keys.outbox_root_body, keys.outbox_table, keys.outbox_queue, keys.lease,
                                         keys.seen, keys.usergroup]  # fmt: skip
 CONSTANTS = [keys.INCIDENTS_CHANGED, keys.INCIDENTS_BY_ID, keys.SILENCES, keys.AUDIT, keys.PROPOSALS_RUNNING,
-             keys.PROPOSALS_HEARTBEAT, keys.PROPOSALS_EXPIRING, keys.RESTORES, keys.RESTORES_PREVIOUS,
+             keys.PROPOSALS_HEARTBEAT, keys.PROPOSALS_EXPIRING, keys.PROPOSALS_UNRETIRED, keys.RESTORES,
+             keys.RESTORES_PREVIOUS,
              keys.OUTBOX_PENDING, keys.OUTBOX_DEAD, keys.OUTBOX_PROGRESS, keys.OUTBOX_LOCK,
              keys.STATE_EPOCH]  # fmt: skip
 

@@ -17,12 +17,14 @@ import pytest
 import redis
 
 from lagbot.app.server import BotHTTPServer
+from lagbot.core import keys
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.service import proposal_messages
 from lagbot.service.approvals import State
 from lagbot.service.remediate import Remediator
 from lagbot.slack import render
 from lagbot.slack.app import build_app
+from lagbot.slack.replies import remediate_reply
 from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, deficit, events, k8s, remediator, slack
 from tests.support.verdicts import GROUP
@@ -141,3 +143,69 @@ def test_an_expired_proposal_s_buttons_are_retired_once_and_a_late_click_runs_no
     second = slack.calls_to("chat.update")[1]
     assert (second.args["ts"], blocks_of(second.args)) == (reply.ts, retired_blocks)
     assert [m.blocks for m in slack.thread(CHANNEL, root.ts) if m.ts == reply.ts] == [retired_blocks]
+
+
+def test_a_lag_remediate_answer_is_retired_through_its_response_url(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
+) -> None:
+    """`/lag remediate` answers in the channel through the command's response URL: no thread reply, no ts. Past the
+    proposal's expiry the sweep replaces that answer through the same URL (Slack honours it for 30 minutes)."""
+    clock = [NOW]
+    r = replica(redis_client, slack, k8s, clock)
+    app = build_app(
+        client=r.bot.slack,
+        signing_secret=SECRET,
+        run_command=lambda _text, user, _channel: remediate_reply(r, deficit(), "scale", user, [], now=clock[0]),  # type: ignore[arg-type]
+        clicks=r,
+        clock=lambda: clock[0],
+    )
+    with BotHTTPServer(
+        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret=SECRET
+    ).start() as server:
+        url = f"http://127.0.0.1:{server.port}/slack/events"
+        status, _, key = slack.slash_command(url, SECRET, text=f"remediate {GROUP} scale", user=APPROVER)
+        assert status == 200
+        [answer] = wait_for("the command answered", lambda: slack.responses.get(key), timeout=60)
+        [proposal_id] = {e["value"] for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]}
+        kept = wait_for("where it was shown kept", lambda: proposal_messages.find(redis_client, proposal_id), 30)
+    assert kept == proposal_messages.ProposalMessage(
+        "", "", answer["text"], answer["blocks"], (proposal_id,), slack.response_url(key)
+    )
+
+    clock[0] = NOW + 601
+    assert r.expire_due(now=clock[0]) == [proposal_id]
+    assert r.expire_due(now=clock[0]) == []  # once
+    line = ":hourglass: *Scale orders 2 -&gt; 4*: expired at 2026-09-21 14:23 UTC, nothing was run."
+    [first, replaced] = slack.responses[key]
+    assert (replaced["replace_original"], replaced["text"]) == (True, first["text"])
+    assert replaced["blocks"] == render.settled_blocks(first["blocks"], proposal_id, line)
+    assert not any(b["type"] == "actions" for b in replaced["blocks"])
+    assert slack.calls_to("chat.update") == []
+    assert events(r) == [("proposed", APPROVER), ("expired", "lagbot")]
+
+
+def test_a_reply_posted_after_its_proposal_expired_is_retired_once_it_is_there(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
+) -> None:
+    """Slack was slow: the reply with the buttons was still in the outbox when the proposal expired. The sweep
+    retires it once the outbox has posted it, and only once."""
+    clock = [NOW]
+    r = replica(redis_client, slack, k8s, clock)
+    assert r.bot.leadership.tick()
+    assert r.bot.apply([deficit()], now=NOW) == 1  # type: ignore[list-item]
+    [proposal_id] = [p.decode() for p in redis_client.zrange(keys.PROPOSALS_EXPIRING, 0, -1)]
+
+    clock[0] = NOW + 601
+    assert r.expire_due(now=clock[0]) == [proposal_id]  # no message yet: nothing to edit
+    assert slack.calls_to("chat.update") == []
+    r.bot.deliver()  # the reply goes out now, with its (expired) buttons
+    [root] = slack.channel(CHANNEL)
+    [reply] = [m for m in slack.thread(CHANNEL, root.ts) if any(b["type"] == "actions" for b in m.blocks)]
+    offered = [dict(b) for b in reply.blocks]
+
+    assert r.expire_due(now=clock[0] + 60) == []  # nothing newly expired; the late message is retired
+    assert r.expire_due(now=clock[0] + 120) == []
+    line = ":hourglass: *Scale orders 2 -&gt; 4*: expired at 2026-09-21 14:23 UTC, nothing was run."
+    [update] = slack.calls_to("chat.update")
+    assert (update.args["ts"], blocks_of(update.args)) == (reply.ts, render.settled_blocks(offered, proposal_id, line))
+    assert redis_client.zcard(keys.PROPOSALS_UNRETIRED) == 0

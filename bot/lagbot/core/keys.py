@@ -193,6 +193,9 @@ PROPOSALS_RUNNING = f"{PREFIX}:proposals:running"
 PROPOSALS_HEARTBEAT = f"{PREFIX}:proposals:heartbeat"
 PROPOSALS_EXPIRING = f"{PREFIX}:proposals:expiring"
 """Sorted set: proposal id -> its expiry, until the proposal is retired (expired, approved, denied)."""
+PROPOSALS_UNRETIRED = f"{PREFIX}:proposals:unretired"
+"""Sorted set: proposal id -> when it expired, for an expired proposal whose message was not yet posted (its reply
+still in the outbox): the sweep retires the message once it is there."""
 
 
 def cooldown(cluster: str, group: str, action: str) -> str:

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.webhook import WebhookClient
 
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import Settings, Thresholds
@@ -546,6 +547,21 @@ class Bot:
             self.slack.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
         except SlackApiError as exc:
             self._slack_error("chat.update", str(exc.response.get("error", "unknown_error")))
+            return False
+        return True
+
+    def replace_response(self, response_url: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+        """Replace the message a command answered through `response_url` (Slack honours one for 30 minutes). A
+        refusal or a network failure is counted and logged: False."""
+        try:
+            answer = WebhookClient(response_url, timeout=self.slack.timeout).send(
+                text=text, blocks=blocks, replace_original=True
+            )
+        except OSError as exc:
+            self._slack_error("response_url", type(exc).__name__)
+            return False
+        if answer.status_code != 200:
+            self._slack_error("response_url", f"http_{answer.status_code}")
             return False
         return True
 

@@ -1,9 +1,12 @@
-"""Where a proposal's buttons were posted: the thread reply's channel and ts, and what it held.
+"""Where a proposal's buttons were posted: the thread reply's channel and ts, or the response URL of the `/lag
+remediate` that showed them, and what that message held.
 
-The outbox writes it once Slack has accepted the reply that carries the buttons (lagbot.service.outbox); the expiry
-sweep (lagbot.service.remediate `expire_due`) reads it to retire that message with `chat.update`, as a click retires
-it. One versioned document per proposal (several proposals offered together share one message: each document
-lists them all, so the message is redrawn with every one of them that is settled).
+The outbox writes it once Slack has accepted the reply that carries the buttons (lagbot.service.outbox), the Slack
+edge once it answered a `/lag remediate` with them (lagbot.slack.app); the expiry sweep (lagbot.service.remediate
+`expire_due`) reads it to retire that message with `chat.update` (or through the response URL, which Slack honours
+for 30 minutes, replacing the original), as a click retires it. One versioned document per proposal (several
+proposals offered together share one message: each document lists them all, so the message is redrawn with every
+one of them that is settled).
 """
 
 from __future__ import annotations
@@ -27,18 +30,20 @@ class ProposalMessage:
     blocks: list[dict[str, Any]]
     proposals: tuple[str, ...]
     """Every proposal whose buttons the message carries, in the order it shows them."""
+    response_url: str = ""
+    """The response URL of the command whose answer carries the buttons (then `channel` and `ts` are empty)."""
 
     def encode(self) -> str:
-        return encode(
-            PROPOSAL_MESSAGE_VERSION,
-            {
-                "channel": self.channel,
-                "ts": self.ts,
-                "text": self.text,
-                "blocks": self.blocks,
-                "proposals": list(self.proposals),
-            },
-        )
+        document: dict[str, Any] = {
+            "channel": self.channel,
+            "ts": self.ts,
+            "text": self.text,
+            "blocks": self.blocks,
+            "proposals": list(self.proposals),
+        }
+        if self.response_url:
+            document["response_url"] = self.response_url
+        return encode(PROPOSAL_MESSAGE_VERSION, document)
 
     @classmethod
     def decode(cls, kind: str, raw: bytes | str) -> ProposalMessage:
@@ -50,6 +55,7 @@ class ProposalMessage:
                 text=str(document["text"]),
                 blocks=list(document["blocks"]),
                 proposals=tuple(str(p) for p in document["proposals"]),
+                response_url=str(document.get("response_url") or ""),
             )
         except (KeyError, TypeError):
             raise StoredFormatError(f"{kind} lacks a field") from None

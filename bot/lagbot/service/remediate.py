@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lagbot.core import keys, messages
@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 
 BOT_USER = "lagbot"
 STATE_KEEP = 8 * 86_400
+UNRETIRED_FOR = 3_600.0
+"""Seconds an expired proposal whose message was not posted yet (its reply still queued) waits for it: the outbox
+gives up on a message long before."""
 """An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
 
@@ -434,24 +437,51 @@ class Remediator:
                 continue  # approved or denied meanwhile, or another replica retired it
             retired.append(proposal.id)
             self._audit("expired", proposal, BOT_USER, now, expired_at=proposal.expires_at)
-            self._retire_message(proposal.id, now)
+            if not self._retire_message(proposal.id, now) and proposal.incident_id is not None:
+                self.bot.redis.zadd(keys.PROPOSALS_UNRETIRED, {proposal.id: now})  # its reply is still queued
+        self._retire_late_messages(now)
         return retired
 
-    def _retire_message(self, proposal_id: str, now: float) -> None:
+    def _retire_late_messages(self, now: float) -> None:
+        """Retire the messages of expired proposals that were posted after their expiry (the reply waited in the
+        outbox): each once across replicas (ZREM claims it), waiting at most UNRETIRED_FOR for it."""
+        waiting = keys.PROPOSALS_UNRETIRED
+        self.bot.redis.zremrangebyscore(waiting, "-inf", now - UNRETIRED_FOR)
+        for raw in self.bot.redis.zrange(waiting, 0, -1):
+            proposal_id = text(raw)
+            found = proposal_messages.find(self.bot.redis, proposal_id)
+            if found is None or not self.bot.redis.zrem(waiting, proposal_id):
+                continue  # not posted yet, or another replica has it
+            self._retire_message(proposal_id, now)
+
+    def shown(
+        self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
+    ) -> None:
+        """The proposals' buttons were shown as a command's answer (`fallback` text, `blocks`), through its response
+        URL: kept, so that the expiry sweep retires that answer as it retires a thread reply."""
+        message = proposal_messages.ProposalMessage("", "", fallback, blocks, tuple(proposal_ids), response_url)
+        proposal_messages.keep(self.bot.redis, message, ttl=STATE_KEEP)
+
+    def _retire_message(self, proposal_id: str, now: float) -> bool:
         """Edit the message that carries the proposal's buttons: each of its proposals that is settled shows its
-        line instead of its buttons. A failure is logged: the edit is cosmetic (a click is answered "expired")."""
+        line instead of its buttons. False when that message is not known (not posted yet, or gone). A failure to
+        edit is logged: the edit is cosmetic (a click is answered "expired")."""
         try:
             message = proposal_messages.find(self.bot.redis, proposal_id)
             if message is None:
-                return  # never posted in a thread (a `/lag remediate` reply), or gone
+                return False
             blocks = message.blocks
             for shown in message.proposals:
                 line = self.settled(shown, now=now)
                 if line is not None:
                     blocks = self.bot.presenter.settled_blocks(blocks, shown, line)
-            self.bot.edit_message(message.channel, message.ts, message.text, blocks)
+            if message.response_url:
+                self.bot.replace_response(message.response_url, message.text, blocks)
+            else:
+                self.bot.edit_message(message.channel, message.ts, message.text, blocks)
         except Exception:
             log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
+        return True
 
     # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
 

@@ -13,7 +13,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from slack_bolt import Ack, App, Respond
@@ -48,6 +48,10 @@ class Clicks(Protocol):
 
     def settled(self, proposal_id: str, *, now: float) -> str | None: ...
 
+    def shown(
+        self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
+    ) -> None: ...
+
 
 def build_app(
     *,
@@ -78,7 +82,10 @@ def build_app(
 
     def answer_command(body: dict[str, Any], respond: Respond) -> None:
         text, user, channel = (str(body.get(k, "")) for k in ("text", "user_id", "channel_id"))
-        respond(**run_command(text, user, channel).to_response())
+        reply = run_command(text, user, channel)
+        respond(**reply.to_response())
+        if reply.proposals and clicks is not None and respond.response_url:
+            _keep_shown(clicks, reply, respond.response_url)
 
     app.command("/lag")(ack=ack_command, lazy=[answer_command])
 
@@ -219,6 +226,15 @@ def _wait(click_limit: ClickLimit, user: str, now: float) -> float:
     except Exception:
         log.warning("click limit unavailable", exc_info=True)
         return 0.0
+
+
+def _keep_shown(clicks: Clicks, reply: Reply, response_url: str) -> None:
+    """Say where a command's answer showed proposals' buttons (so that they are retired when they expire); a
+    failure is logged: the buttons then stay until clicked, and a click is answered "expired"."""
+    try:
+        clicks.shown(reply.proposals, response_url, reply.text, reply.blocks)
+    except Exception:
+        log.exception("could not keep where a command showed proposals", extra={"proposals": list(reply.proposals)})
 
 
 def _value(body: dict[str, Any]) -> str:

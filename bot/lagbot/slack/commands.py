@@ -63,6 +63,8 @@ class Reply:
     text: str
     blocks: list[dict[str, Any]] = field(default_factory=list)
     public: bool = False
+    proposals: tuple[str, ...] = ()
+    """The proposals whose buttons `blocks` carries (the expiry sweep retires this answer: lagbot.slack.app)."""
 
     def to_response(self) -> dict[str, Any]:
         """The payload for the command's response_url (or bolt's `respond(**payload)`)."""

@@ -33,7 +33,7 @@ def remediate_reply(
     if not proposals:
         return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
     blocks = render.proposal_blocks(proposals, now=now)
-    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True)
+    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True, proposals=tuple(p.id for p in proposals))
 
 
 def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:
