@@ -134,7 +134,7 @@ def test_fault_300_new_lagging_groups_are_ten_threads_and_one_storm_summary(
     assert worst.startswith("*Worst first* (10 of 290):\n")
     assert f"`{slack_escape(flood_prefix)}019` on `prod`: *WARN*, peak lag 25" in worst  # lag 25 first
     advice = summary.blocks[-1]["text"]["text"]
-    assert f'e.g. `exclude: ["{slack_escape(re.escape(flood_prefix))}.*"]`' in advice
+    assert f"e.g. `exclude: ['{slack_escape(re.escape(flood_prefix))}.*']`" in advice
 
     # The client deletes its groups: every incident closes; the summary says so once its next edit is due.
     for future in kafka.admin.delete_consumer_groups(list(flood)).values():

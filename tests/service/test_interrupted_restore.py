@@ -37,22 +37,24 @@ SILENT = NOW + STALE_BEATS * HEARTBEAT + 1
 
 
 class DiesAfter(KubernetesExecutor):
-    """The real executor; the process "dies" (KeyboardInterrupt) right after the named call changed the workload."""
+    """The real executor; the process "dies" (KeyboardInterrupt) right after the named call changed the workload, or
+    the run breaks there (`error`: an unexpected exception out of the remediation's own clean-up)."""
 
-    def __init__(self, real: KubernetesExecutor, call: str) -> None:
+    def __init__(self, real: KubernetesExecutor, call: str, error: type[BaseException] = KeyboardInterrupt) -> None:
         super().__init__(real.config)
         self.call = call
+        self.error = error
 
     def scale(self, workload: Workload, replicas: int) -> Outcome:
         super().scale(workload, replicas)
         if self.call == "scale":
-            raise KeyboardInterrupt
+            raise self.error
         raise AssertionError("not reached")
 
     def set_paused_replicas(self, workload: Workload, replicas: int | None) -> Outcome:
         outcome = super().set_paused_replicas(workload, replicas)
         if self.call == "set_paused_replicas":
-            raise KeyboardInterrupt
+            raise self.error
         return outcome
 
 
@@ -157,3 +159,32 @@ def test_a_scale_whose_process_died_after_pausing_keda_hands_the_autoscaler_back
     assert k8s.annotations() == {"owner": "shop"} and k8s.replicas() == 2
     assert r.restore_due(now=NOW + 3_600) == []
     assert events(r) == [("proposed", "lagbot"), ("failed", "lagbot"), ("restored", "lagbot")]
+
+
+def test_a_scale_that_crashed_after_pausing_keda_hands_the_autoscaler_back_at_once(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
+) -> None:
+    """Not a dead process: the run raised something its own clean-up did not expect, after the pause. The bot
+    finishes it as crashed and what it held to undo is due at once (not left paused for good)."""
+    r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "hold_for": "10m"}})
+    [proposal], _ = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
+    workload = r.rule(proposal.cluster, proposal.group).workload
+    assert workload is not None
+    real = r.executor_for(workload)
+    assert isinstance(real, KubernetesExecutor)
+    r.executor_for = lambda _workload: DiesAfter(real, "set_paused_replicas", RuntimeError)
+    r.approve_and_run(proposal.id, "U0ONCALL1", now=NOW)
+    [failed] = [e for e in r.bot.audit.latest(CLUSTER, proposal.group, 50) if e.event == "failed"]
+    assert failed.detail["data"] == {"crashed": True}
+    assert k8s.annotations() == {"owner": "shop", KEDA_PAUSED: "4"} and k8s.replicas() == 2
+    r.executor_for = lambda _workload: real
+    [restored] = r.restore_due(now=NOW + 1)  # at once, not after the hold
+    assert restored.ok, restored.detail
+    assert k8s.annotations() == {"owner": "shop"} and k8s.replicas() == 2
+    assert r.restore_due(now=NOW + 3_600) == []
+    assert events(r) == [
+        ("proposed", "lagbot"),
+        ("approved", "U0ONCALL1"),
+        ("failed", "lagbot"),
+        ("restored", "lagbot"),
+    ]

@@ -13,11 +13,12 @@ import pytest
 import redis
 
 from lagbot.core import keys
-from lagbot.core.config import Settings, build_settings
+from lagbot.core.config import Settings, StormConfig, build_settings
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.incidents import REPLY, Change, Effect
+from lagbot.service.storms import Storms
 from lagbot.slack.presenter import SlackPresenter
 
 pytestmark = pytest.mark.integration
@@ -217,3 +218,15 @@ def test_a_new_leader_goes_on_with_the_storm_the_old_one_posted_never_a_second_s
     assert posts(slack, STORMY, roots=True) == THRESHOLD + 1  # the 5 new ones folded into the same storm
     assert edits_of(slack, summary.ts) == ["Incident storm on: 25 new incidents folded into one summary, 25 still open"]
     assert second.storms.live() == first.storms.live() and len(second.storms.live()) == 1
+
+
+def test_an_unreadable_storm_is_dropped_and_the_others_go_on(redis_client: redis.Redis) -> None:
+    """A storm document this lagbot cannot read (another version, damaged) is dropped as an expired one: it never
+    fails the checks for the days it would be kept."""
+    storms = Storms(redis_client, StormConfig(threshold=1, window=60, update_every=5))
+    redis_client.sadd(keys.STORMS, "bad", "garbled")
+    redis_client.set(keys.storm("bad"), '{"v": 99, "id": "bad"}')
+    redis_client.set(keys.storm("garbled"), "not json")
+    shown: list[object] = []
+    assert storms.due(lambda *summary: shown.append(summary), now=1_000.0) == 0
+    assert (shown, redis_client.smembers(keys.STORMS)) == ([], set())

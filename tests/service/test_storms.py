@@ -6,11 +6,14 @@ is folded, when the summary is posted, edited (bounded) and when the storm ends.
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from itertools import count
 
 import pytest
+import yaml
 
 from lagbot.core.config import ConfigError, StormConfig, build_settings
 from lagbot.core.model import Severity, Status
@@ -31,7 +34,7 @@ from lagbot.service.storms import (
     shared_prefix,
     worst_first,
 )
-from lagbot.slack import render
+from lagbot.slack import render, wording
 
 T0 = 1_700_000_000.0
 CONFIG = StormConfig(threshold=3, window=60, update_every=10, worst=2)
@@ -173,7 +176,7 @@ def test_the_summary_names_the_worst_groups_escaped_and_how_to_narrow_the_watch(
     assert "*Worst first* (2 of 6):" in shown and "`load-4` on `prod`: *WARN*, peak lag 4" in shown
     assert "`load-3`" not in shown  # worst = 2: two named
     assert "… and 4 more" in shown
-    assert 'e.g. `exclude: ["load\\-.*"]`' in shown and "`groups.include`" in shown
+    assert "e.g. `exclude: ['load\\-.*']`" in shown and "`groups.include`" in shown
     over = render.storm_summary(StormSummary(replace(storm, ended_at=T0 + 60), members, 3, 60.0, 2, T0 + 60))
     assert over[0] == "Incident storm over: 6 new incidents folded into one summary, 6 still open"
     assert over[1][0]["text"]["text"].startswith(":cyclone: *Incident storm over*: no more than 3 new incidents")
@@ -213,3 +216,11 @@ def test_a_storm_whose_window_went_quiet_folds_no_more_even_before_its_end_was_s
     assert later.fold_into is None and later.channel == ChannelOpens((T0 + 120,), None)
     over, show = next_show(replace(storm, posted=True), later.channel, now=T0 + 120, config=CONFIG)
     assert show is Show.UPDATE and over.ended_at == T0 + 120
+
+
+@pytest.mark.parametrize("prefix", ["load-", "app.orders.", "it's-", "x\\y "])
+def test_the_advice_s_exclude_is_yaml_a_user_can_paste_and_it_drops_those_groups(prefix: str) -> None:
+    advice = wording.storm_advice(["prod"], re.escape(prefix))
+    [example] = re.findall(r"e\.g\. `(exclude: .*?)`\)", advice)
+    [pattern] = yaml.safe_load(html.unescape(example))["exclude"]
+    assert re.fullmatch(pattern, f"{prefix}7") and not re.fullmatch(pattern, f"other-{prefix}7")

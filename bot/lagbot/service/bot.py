@@ -428,7 +428,14 @@ class Bot:
             storm = summary.storm
             self.outbox.enqueue(Operation(op, storm.id, "", "", storm.channel, text, blocks), now=now)
 
-        return self.storms.due(queue, now=now)
+        try:
+            return self.storms.due(queue, now=now)
+        except redis.RedisError:
+            raise  # the store itself: the check fails and says so, as any other
+        except Exception:  # a summary that cannot be drawn never stops the checks (nor the incidents' own messages)
+            log.exception("storm summaries failed")
+            self.metrics.slack_error("storms", "internal_error")
+            return 0
 
     def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
         """The verdict without the churn our own restart or scale caused within its settle period (no new-cause

@@ -261,6 +261,8 @@ def encode_incident(incident: Incident) -> str:
     data["severity"] = incident.severity.label
     data["peak_severity"] = incident.peak_severity.label
     data["status"] = incident.status.name
+    if incident.storm is None:  # left out, as before storms: a replica of the release before reads it
+        del data["storm"]
     # No remediation is stored as {}, as it always was.
     data["remediation"] = incident.remediation.to_stored() if incident.remediation is not None else {}
     return encode(INCIDENT_VERSION, data)

@@ -329,7 +329,7 @@ class Remediator:
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
-            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc))
+            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc), {"crashed": True})
         except BaseException:  # the process is going down mid-run: what the run held to undo is undone
             outcome = Outcome(False, outcome.detail, {"interrupted": True})
             raise
@@ -389,10 +389,12 @@ class Remediator:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
 
     def _undo_later(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
-        """What the run leaves to undo: an interrupted run's held change at once (`restore_due` runs it, once across
-        replicas), else what the remediation hands back (e.g. a paused autoscaler, after its hold); a run that
-        ended in its own process undid the rest itself, so what it held is dropped."""
-        if outcome.data.get("interrupted") and self.restores.release(proposal.id, finished):
+        """What the run leaves to undo: the held change of a run that was interrupted, or crashed out of its own
+        clean-up, at once (`restore_due` runs it, once across replicas), else what the remediation hands back (e.g.
+        a paused autoscaler, after its hold); a run that ended on its own undid the rest itself, so what it held is
+        dropped."""
+        cut_short = outcome.data.get("interrupted") or outcome.data.get("crashed")
+        if cut_short and self.restores.release(proposal.id, finished):
             log.warning("restoring what an interrupted run changed", extra={"proposal": proposal.id})
             return
         later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)

@@ -21,6 +21,7 @@ storm's id, so it is posted once across replicas.
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable
@@ -32,8 +33,10 @@ import redis
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import StormConfig
 from lagbot.core.model import Severity
-from lagbot.core.stored import decode, encode, text
+from lagbot.core.stored import StoredFormatError, decode, encode, text
 from lagbot.service.incidents import Incident
+
+log = logging.getLogger(__name__)
 
 STORM_VERSION = 1
 KEEP = 8 * 86_400
@@ -307,11 +310,15 @@ class Storms:
         shown = 0
         with self._lock:
             for storm_id in self.live():
-                storm = self.get(storm_id)
-                if storm is None:  # expired: nothing left to show
+                try:
+                    storm = self.get(storm_id)
+                    opens = None if storm is None else self.opens(storm.channel)
+                except (StoredFormatError, TypeError, KeyError, ValueError):  # unreadable: dropped, as an expired one
+                    log.warning("unreadable storm dropped", extra={"storm": storm_id}, exc_info=True)
+                    storm = opens = None
+                if storm is None or opens is None:  # expired: nothing left to show
                     self._redis.srem(redis_keys.STORMS, storm_id)
                     continue
-                opens = self.opens(storm.channel)
                 after, show = next_show(storm, opens, now=now, config=self.config)
                 if show is None and (after.is_on or after.dirty):
                     continue  # nothing to show, nothing that could finish it: its members are not read

@@ -656,8 +656,11 @@ def storm_more(n: int) -> str:
 
 
 def storm_advice(clusters: Sequence[str], prefix_regex: str) -> str:
+    """How to narrow the watch; the example is YAML a user can paste: the regex single-quoted (a backslash is literal
+    there, a quote doubled), so `re.escape`'s backslashes parse."""
     where = ", ".join(slack_name(c) for c in clusters) or "the cluster"
-    example = f' (for these, e.g. `exclude: ["{slack_escape(prefix_regex)}.*"]`)' if prefix_regex else ""
+    quoted = prefix_regex.replace("'", "''")
+    example = f" (for these, e.g. `exclude: ['{slack_escape(quoted)}.*']`)" if prefix_regex else ""
     return (
         f":mag: *Narrow the watch* of {where}: in the configuration, `clusters[].groups.exclude` drops groups by "
         f"regex{example}, or `groups.include` lists only the groups you own (both whole-name matches). "
