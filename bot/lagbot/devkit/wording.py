@@ -33,7 +33,7 @@ TERMINAL_EMOJI = {
     "white_circle": "○", "white_check_mark": "✔", "ballot_box_with_check": "☑", "x": "✖", "warning": "⚠",
     "gear": "⚙", "wrench": "🔧", "mag": "🔍", "bell": "🔔", "no_bell": "🔕", "no_entry": "⛔", "repeat": "↻",
     "arrow_up": "↑", "arrow_down": "↓", "test_tube": "🧪", "no_entry_sign": "🚫", "hourglass": "⌛", "recycle": "♻",
-    "arrows_counterclockwise": "🔄", "wastebasket": "🗑",
+    "arrows_counterclockwise": "🔄", "wastebasket": "🗑", "cyclone": "🌀",
 }  # fmt: skip
 """Slack emoji shortcodes lagbot uses, as characters for the demo's terminal transcript."""
 
