@@ -20,6 +20,7 @@ import pytest
 import redis
 import yaml
 
+from lagbot.core import keys
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
@@ -152,7 +153,13 @@ def test_reads_write_nothing_shared_changes_need_the_policy_and_replays_are_refu
         proposed = ask(f"remediate {group} drain {drains}/orders", APPROVER)
         [button] = [e for b in proposed["blocks"] if b["type"] == "actions" for e in b["elements"]][:1]
         assert f"to {drains}/orders, then commits" in button["confirm"]["text"]["text"]
-        assert len(redis_client.keys("lagbot:proposal:*")) == 1
+        # One proposal, and where its answer showed it (so that its buttons are retired when it expires).
+        shown = keys.proposal_message(button["value"])
+        wait_for("where the answer showed the proposal", lambda: redis_client.exists(shown), timeout=30)
+        assert sorted(redis_client.keys("lagbot:proposal:*")) == [
+            keys.proposal(button["value"]).encode(),
+            shown.encode(),
+        ]
 
         # 9. User text is echoed escaped: no live <!channel>.
         echoed = ask(f"remediate {group} &lt;!channel&gt;", APPROVER)
