@@ -39,6 +39,15 @@ def orders(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Clu
     return k8s
 
 
+@pytest.fixture
+def unread(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
+    """One `orders` pod in a target granted the remediations but not the evidence Role."""
+    apply_bot_account(k8s_control_plane)
+    k8s.deployment("orders", 1)
+    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False))
+    return k8s
+
+
 def oom_looping(k8s: Cluster, pod: str, ip: str, finished: float, restarts: int) -> None:
     """What a kubelet writes for a container OOM-killed `restarts` times, now backing off."""
     container = {
@@ -110,12 +119,8 @@ def test_a_rollout_in_progress_is_evidence(orders: Cluster) -> None:
     assert findings(evidence, now, WINDOW)[-1] == "a rollout is in progress: 2 ReplicaSets of the workload have pods"
 
 
-def test_without_the_evidence_role_reading_the_pod_is_refused_by_name(
-    k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path
-) -> None:
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 1)
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False))
+def test_without_the_evidence_role_reading_the_pod_is_refused_by_name(unread: Cluster) -> None:
+    k8s = unread
     [pod] = k8s.wait_pods("orders", 1)
     executor = executor_as_bot(k8s, now=time.time())
     workload = Workload(executor="kubernetes", name="orders", namespace=k8s.namespace, member_pod="{client_id}")
@@ -203,12 +208,8 @@ def test_a_restart_shows_each_owners_pod_and_is_refused_for_an_oom_loop(orders: 
     )
 
 
-def test_without_the_evidence_role_a_restart_is_proposed_as_before(
-    k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path
-) -> None:
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 1)
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False))
+def test_without_the_evidence_role_a_restart_is_proposed_as_before(unread: Cluster) -> None:
+    k8s = unread
     [pod] = k8s.wait_pods("orders", 1)
     now = time.time()
     oom_looping(k8s, pod.metadata.name, "10.1.2.3", finished=now - 30, restarts=4)

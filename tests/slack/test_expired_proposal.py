@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -23,7 +25,8 @@ from lagbot.service import proposal_messages
 from lagbot.service.approvals import State
 from lagbot.service.remediate import Remediator
 from lagbot.slack import render
-from lagbot.slack.app import build_app
+from lagbot.slack.app import CommandRunner, build_app
+from lagbot.slack.commands import Reply, text_reply
 from lagbot.slack.replies import remediate_reply
 from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, deficit, events, k8s, remediator, slack
@@ -55,6 +58,22 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, clock: l
 def blocks_of(args: dict[str, Any]) -> Any:
     raw = args.get("blocks")
     return json.loads(raw) if isinstance(raw, str) else raw
+
+
+@contextmanager
+def serving(r: Remediator, clock: list[float], run_command: CommandRunner | None = None) -> Iterator[str]:
+    """The bolt app of replica `r` behind the HTTP edge, as `lagbot run` serves it: yields its events URL."""
+    app = build_app(
+        client=r.bot.slack,
+        signing_secret=SECRET,
+        run_command=run_command or (lambda *_: text_reply("unused")),
+        clicks=r,
+        clock=lambda: clock[0],
+    )
+    with BotHTTPServer(
+        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret=SECRET
+    ).start() as server:
+        yield f"http://127.0.0.1:{server.port}/slack/events"
 
 
 def test_an_expired_proposal_s_buttons_are_retired_once_and_a_late_click_runs_nothing(
@@ -116,17 +135,7 @@ def test_an_expired_proposal_s_buttons_are_retired_once_and_a_late_click_runs_no
     assert events(leader) == [("proposed", "lagbot"), ("expired", "lagbot")]
 
     # A click from a client that still shows the buttons: answered "expired", nothing run, nothing approved.
-    app = build_app(
-        client=leader.bot.slack,
-        signing_secret=SECRET,
-        run_command=lambda *_: None,  # type: ignore[arg-type,return-value]
-        clicks=leader,
-        clock=lambda: clock[0],
-    )
-    with BotHTTPServer(
-        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret=SECRET
-    ).start() as server:
-        url = f"http://127.0.0.1:{server.port}/slack/events"
+    with serving(leader, clock) as url:
         status, _, key = slack.click_button(url, SECRET, user=APPROVER, message=offered, action_prefix="approve:")
         assert status == 200
         [answer] = wait_for("the click answered", lambda: slack.responses.get(key), timeout=60)
@@ -152,17 +161,11 @@ def test_a_lag_remediate_answer_is_retired_through_its_response_url(
     proposal's expiry the sweep replaces that answer through the same URL (Slack honours it for 30 minutes)."""
     clock = [NOW]
     r = replica(redis_client, slack, k8s, clock)
-    app = build_app(
-        client=r.bot.slack,
-        signing_secret=SECRET,
-        run_command=lambda _text, user, _channel: remediate_reply(r, deficit(), "scale", user, [], now=clock[0]),  # type: ignore[arg-type]
-        clicks=r,
-        clock=lambda: clock[0],
-    )
-    with BotHTTPServer(
-        host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret=SECRET
-    ).start() as server:
-        url = f"http://127.0.0.1:{server.port}/slack/events"
+
+    def remediate(_text: str, user: str, _channel: str) -> Reply:
+        return remediate_reply(r, deficit(), "scale", user, [], now=clock[0])  # type: ignore[arg-type]
+
+    with serving(r, clock, remediate) as url:
         status, _, key = slack.slash_command(url, SECRET, text=f"remediate {GROUP} scale", user=APPROVER)
         assert status == 200
         [answer] = wait_for("the command answered", lambda: slack.responses.get(key), timeout=60)
