@@ -182,7 +182,8 @@ class Restart(Remediation):
 
 
 def owner_pods(reader: PodReader, workload: Workload, owners: Sequence[Member], *, now: float) -> dict[str, list[str]]:
-    """What each owner's pod shows (member id -> lines; a healthy or unreadable pod adds nothing).
+    """What each owner's pod shows (member id -> lines; a healthy pod adds nothing, and the first pod that cannot be
+    read ends the reading: the others would most often meet the same refusal or the same slow API server).
 
     Raises:
         PlanError: a pod shows that a restart cannot help, with that evidence.
@@ -191,8 +192,8 @@ def owner_pods(reader: PodReader, workload: Workload, owners: Sequence[Member], 
     for member in owners:
         try:
             evidence = reader.owner_pod_evidence(workload, member)
-        except ExecutorError:
-            continue  # evidence is optional: the evidence Role may not be granted, the pod may be gone
+        except ExecutorError:  # evidence is optional: the evidence Role may not be granted, the API may be slow;
+            break  # the rest would meet the same (a proposal, made on the check's thread, never waits on each)
         refused = escalation(evidence, now, RECENT)
         if refused is not None:
             raise PlanError(refused)
