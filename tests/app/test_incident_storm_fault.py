@@ -28,6 +28,7 @@ from lagbot.service.bot import Bot, slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names
 from tests.support.engine_rig import FAST_RULES
+from tests.support.slack_counts import edits_of, posts
 
 pytestmark = pytest.mark.integration
 
@@ -85,18 +86,6 @@ def commit_all(kafka: Kafka, groups: dict[str, int], topic: str) -> None:
     ]
     for future in futures:
         assert all(tp.error is None for tp in future.result(30).topic_partitions)
-
-
-def posts(slack: SlackEmulator, channel: str, *, roots: bool) -> int:
-    return sum(
-        1
-        for c in slack.calls_to("chat.postMessage")
-        if c.args.get("channel") == channel and (c.args.get("thread_ts") is None) == roots
-    )
-
-
-def edits_of(slack: SlackEmulator, ts: str) -> list[str]:
-    return [str(c.args["text"]) for c in slack.calls_to("chat.update") if c.args.get("ts") == ts]
 
 
 def test_fault_300_new_lagging_groups_are_ten_threads_and_one_storm_summary(

@@ -20,6 +20,7 @@ from lagbot.service.bot import Bot, slack_client
 from lagbot.service.incidents import REPLY, Change, Effect
 from lagbot.service.storms import Storms
 from lagbot.slack.presenter import SlackPresenter
+from tests.support.slack_counts import edits_of, posts
 
 pytestmark = pytest.mark.integration
 
@@ -71,20 +72,6 @@ def check(bot: Bot, verdicts: list[GroupVerdict], *, now: float) -> int:
     report = bot.deliver()
     assert report.pending == 0 and report.dead == 0 and report.failed_transient == 0
     return opened
-
-
-def posts(slack: SlackEmulator, channel: str, *, roots: bool) -> int:
-    """chat.postMessage calls the emulator answered in `channel`: roots (no thread) or replies."""
-    return sum(
-        1
-        for c in slack.calls_to("chat.postMessage")
-        if c.args.get("channel") == channel and (c.args.get("thread_ts") is None) == roots
-    )
-
-
-def edits_of(slack: SlackEmulator, ts: str) -> list[str]:
-    """The texts of the chat.update calls of one message, in order."""
-    return [str(c.args["text"]) for c in slack.calls_to("chat.update") if c.args.get("ts") == ts]
 
 
 def test_a_storm_of_new_incidents_is_one_summary_root_with_bounded_edits_and_another_channel_posts_as_usual(
