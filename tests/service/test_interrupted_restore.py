@@ -188,3 +188,27 @@ def test_a_scale_that_crashed_after_pausing_keda_hands_the_autoscaler_back_at_on
         ("failed", "lagbot"),
         ("restored", "lagbot"),
     ]
+
+
+def test_a_hold_stranded_by_a_replica_that_died_while_finishing_the_run_is_undone_after_a_grace(
+    redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
+) -> None:
+    """The run was finished (its state recorded) but the replica died before it released or dropped the hold: no
+    heartbeat will ever be missed, so only the leader's sweep of holds whose run is over can undo the change."""
+    r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "hold_for": "10m"}})
+    [proposal], _ = r.propose(deficit(), now=NOW, incident=None)  # type: ignore[arg-type]
+    dies_mid_run(r, proposal.id, "set_paused_replicas")
+    assert r.proposals.finish(proposal.id, ok=False, detail="interrupted", now=NOW + 1)  # ... and died right here
+    assert r.restores.held() == [proposal.id]
+
+    grace = STALE_BEATS * HEARTBEAT
+    assert r.reap(now=NOW + 1 + grace - 1) == [] and r.restore_due(now=NOW + grace) == []  # the finisher may be busy
+    assert r.restores.held() == [proposal.id]
+    assert r.reap(now=NOW + 1 + grace) == []  # nothing to reap: the run is finished; its hold is released
+    assert r.restores.held() == []
+    [outcome] = r.restore_due(now=NOW + 1 + grace)
+    assert outcome.ok, outcome.detail
+    assert k8s.annotations() == {"owner": "shop"} and k8s.replicas() == 2  # read back from the API server
+    assert r.reap(now=NOW + 3_600) == [] and r.restore_due(now=NOW + 3_600) == []  # once
+    assert redis_client.zcard("lagbot:restores") == 0 and redis_client.hlen("lagbot:restores:previous") == 0
+    assert events(r) == [("proposed", "lagbot"), ("restored", "lagbot")]

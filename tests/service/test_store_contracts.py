@@ -82,12 +82,14 @@ def test_a_held_restore_is_never_due_until_released_and_a_schedule_or_forget_rep
     queue.hold("done", {"replicas": 2})
     queue.hold("handed", {"interrupted": True})
     assert list(queue.claim_due(now=T0 + 10**9)) == []  # held: never due by itself
+    assert queue.held() == ["done", "handed", "run"]
 
     assert queue.release("run", T0 + 5) is True  # its run was reaped: due at once
     assert queue.release("never-held", T0) is False
     queue.forget("done")  # its run ended in its own process and undid its change itself
     assert queue.release("done", T0) is False
     queue.schedule("handed", T0 + 600, "4")  # what the run hands back replaces what it held
+    assert queue.held() == []  # released, dropped or scheduled: none is held any more
     assert list(queue.claim_due(now=T0 + 5)) == [("run", {"workload": "orders", "replicas": 3})]
     assert list(queue.claim_due(now=T0 + 599)) == []
     assert list(queue.claim_due(now=T0 + 600)) == [("handed", "4")]

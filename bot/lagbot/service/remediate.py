@@ -421,7 +421,22 @@ class Remediator:
                 detail = wording.remediation_interrupted(proposal.action)
             self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
             reaped.append(proposal_id)
+        self._release_stranded(now, grace=STALE_BEATS * interval)
         return reaped
+
+    def _release_stranded(self, now: float, *, grace: float) -> None:
+        """A hold whose run finished more than `grace` ago is stranded: the replica that finished the run died
+        before it released or dropped the hold (`_undo_later`). Its change is undone at once, as for a reaped run:
+        putting the workload back as it was before the run is the plan's promise, and harmless when the run had
+        already put it back itself."""
+        for proposal_id in self.restores.held():
+            proposal = self.proposals.get(proposal_id)
+            if proposal is None:
+                log.error("restore lost: its proposal is gone", extra={"proposal": proposal_id})
+                self.restores.forget(proposal_id)
+            elif proposal.state is not State.RUNNING and (proposal.finished_at or now) <= now - grace:
+                log.warning("restoring what a finished run left held", extra={"proposal": proposal_id})
+                self.restores.release(proposal_id, now)
 
     # -- proposals nobody decided on in time ---------------------------------------------------------------
 

@@ -57,6 +57,7 @@ class RestoreQueue(ABC):
     (so a caller that dies while running it leaves it due again after the lease). `forget` removes a restore.
     `hold(proposal, previous)` keeps `previous` due never (a running remediation's change); `release(proposal, at)`
     makes a held one due at `at` (True), or does nothing when none is held (False); `schedule` replaces a held one.
+    `held()` lists the proposals whose change is held and not due (sorted): a hold whose run is over is stranded.
     """
 
     @abstractmethod
@@ -67,6 +68,9 @@ class RestoreQueue(ABC):
 
     @abstractmethod
     def release(self, proposal_id: str, at: float) -> bool: ...
+
+    @abstractmethod
+    def held(self) -> list[str]: ...
 
     @abstractmethod
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]: ...
@@ -95,6 +99,9 @@ class MemoryRestores(RestoreQueue):
             return False
         self._due[proposal_id] = at
         return True
+
+    def held(self) -> list[str]:
+        return sorted(set(self._previous) - set(self._due))
 
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
         due = sorted((at, proposal_id) for proposal_id, at in self._due.items() if at <= now)
@@ -138,6 +145,13 @@ class Restores(RestoreQueue):
     def release(self, proposal_id: str, at: float) -> bool:
         release = self._redis.register_script(_RELEASE)
         return bool(release(keys=[RESTORES, redis_keys.RESTORES_PREVIOUS], args=[proposal_id, at]))
+
+    def held(self) -> list[str]:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hkeys(redis_keys.RESTORES_PREVIOUS)
+        pipe.zrange(RESTORES, 0, -1)
+        kept, due = pipe.execute()
+        return sorted({text(k) for k in kept} - {text(d) for d in due})
 
     def claim_due(self, *, now: float) -> Iterator[tuple[str, Any]]:
         """(proposal id, what the restore needs) of each restore due and claimed by this replica, removed once
