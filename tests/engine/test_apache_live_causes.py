@@ -187,31 +187,40 @@ def test_a_partition_added_after_the_assignment_is_unassigned(kafka: Kafka, name
     assert found.evidence == {"partitions": [[topic, 2]]}
 
 
-@pytest.fixture
-def background() -> Iterator[Any]:
-    """Run bounded loops in threads; stopped and joined at teardown."""
-    stop = threading.Event()
-    threads: list[threading.Thread] = []
+class Background:
+    """Bounded loops in threads; `stop` ends and joins them (before what they use is closed)."""
 
-    def start(step: Any, every: float, times: int) -> None:
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def __call__(self, step: Any, every: float, times: int) -> None:
         def loop() -> None:
             for _ in range(times):
-                if stop.is_set():
+                if self._stop.is_set():
                     return
                 step()
-                stop.wait(every)
+                self._stop.wait(every)
 
         thread = threading.Thread(target=loop, daemon=True)
         thread.start()
-        threads.append(thread)
+        self._threads.append(thread)
 
-    yield start
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=30)
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
 
 
-def test_partition_ceiling_with_one_member_per_partition(kafka: Kafka, names: Names, background: Any) -> None:
+@pytest.fixture
+def background() -> Iterator[Background]:
+    """Loops stopped and joined at teardown at the latest."""
+    loops = Background()
+    yield loops
+    loops.stop()
+
+
+def test_partition_ceiling_with_one_member_per_partition(kafka: Kafka, names: Names, background: Background) -> None:
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 2)
     with live_group(kafka.bootstrap, group, [topic]) as live:
@@ -232,6 +241,7 @@ def test_partition_ceiling_with_one_member_per_partition(kafka: Kafka, names: Na
         # from a consumer that commits every 5 s.
         report = checker(kafka, group).run(4, 2.5)
         members = describe_members(kafka.bootstrap, group)
+        background.stop()  # no commit after the group's consumers close
 
     assert [(client, count) for _, _, client, count in members] == [("ceiling-a", 1), ("ceiling-b", 1)]
     [verdict] = report.verdicts
