@@ -25,7 +25,10 @@ from lagbot.devkit.embedded import EmbeddedRedis, produce
 from lagbot.engine.collector import ClusterAdmin
 from tests.support.group_commits import commit_to_empty_group
 
-pytest_plugins = ["tests.support.k8s_fixtures"]  # the Kubernetes control plane (session) and a namespace per test
+pytest_plugins = [
+    "tests.support.k8s_fixtures",  # the Kubernetes control plane (session) and a namespace per test
+    "tests.support.slack_fixture",  # `slack`: the Slack Web API emulator, answering to the module's TOKEN
+]
 
 
 @pytest.fixture(scope="session")
@@ -130,7 +133,7 @@ def kafka(broker: ApacheKafka) -> Iterator[Kafka]:
     helper.close()
 
 
-SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client", "k8s_control_plane", "k8s"})
+SERVICE_FIXTURES = frozenset({"broker", "kafka", "redis_server", "redis_client", "k8s_control_plane", "k8s", "slack"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

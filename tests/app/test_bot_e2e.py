@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,6 @@ from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, bot_c
 pytestmark = pytest.mark.integration
 
 TOKEN = "xoxb-e2e"
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def roots(slack: SlackEmulator) -> list[Message]:

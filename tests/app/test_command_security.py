@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -34,12 +33,6 @@ pytestmark = pytest.mark.integration
 TOKEN = "xoxb-security"
 APPROVER, SILENCER, OUTSIDER = "U0APPROVER", "U0SILENCER", "U0OUTSIDER"
 OTHER_CHANNEL = "C0ELSEWHERE"
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def write_policy(tmp: Path, drains: Path) -> Path:

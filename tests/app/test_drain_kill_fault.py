@@ -31,12 +31,6 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
-
-
-@pytest.fixture
 def fleets(tmp_path: Path) -> Iterator[LocalExecutor]:
     executor = LocalExecutor(LocalConfig(state_dir=tmp_path / "fleets"))
     yield executor

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -31,12 +30,6 @@ pytestmark = pytest.mark.integration
 TOKEN = "xoxb-hostile-keys"
 SUFFIXES = ["", ":seq", "%3Aseq", ":seq:seq", "*", "{tag}", "\nline", ":approvals:order"]
 """Group names made of the watched group's name and what turns it into another key of the old layouts."""
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def settings(kafka: Kafka, prefix: str) -> Settings:

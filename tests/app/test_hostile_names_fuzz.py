@@ -62,12 +62,6 @@ def hostile_names(prefix: str, rng: random.Random, count: int) -> list[str]:
     return list(dict.fromkeys(made))
 
 
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
-
-
 def settings(kafka: Kafka, prefix: str) -> dict[str, Any]:
     return {
         "clusters": [

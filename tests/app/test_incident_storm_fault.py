@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -46,12 +45,6 @@ class Ahead:
 
     def __call__(self) -> float:
         return time.time() + self.by
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def settings(kafka: Kafka, prefix: str, flood: str) -> Settings:

@@ -51,12 +51,6 @@ OUTSIDER = "U0OUTSIDER"
 
 
 @pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
-
-
-@pytest.fixture
 def fleet_dir(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "fleets"
     yield path

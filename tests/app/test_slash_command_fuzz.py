@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import signal
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,6 @@ APPROVER = "U0APPROVER"
 REQUESTS = 1_000
 IGNORED = ("lagbot:rate:", "lagbot:seen:", "lagbot:lease:", "lagbot:leader")
 """Keys every command may touch (rate counters, seen signatures) and the leader's lease (renewed on its own)."""
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def words(group: str) -> st.SearchStrategy[str]:

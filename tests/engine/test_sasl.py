@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +107,6 @@ def test_an_unset_password_variable_is_exit_4_naming_it(broker: ApacheKafka, tmp
         f"lagbot: {tmp_path / 'lagbot.yaml'}: clusters.0.kafka_env: cluster 'secure': "
         f"the environment variable {PASSWORD_ENV} (for sasl.password) is not set\n"
     )
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def test_the_bot_watches_a_cluster_through_the_sasl_listener(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,12 +28,6 @@ pytestmark = pytest.mark.integration
 
 TOKEN = "xoxb-summary"
 INTERVAL = 30.0
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def settings(kafka: Kafka, prefix: str) -> Settings:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -18,12 +17,6 @@ from lagbot.service.proposal_messages import ProposalMessage
 pytestmark = pytest.mark.integration
 
 TOKEN = "xoxb-outbox-test"
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def op(kind: str, text: str, incident: str = "i1", channel: str = "C1") -> Operation:

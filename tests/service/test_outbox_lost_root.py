@@ -3,8 +3,6 @@ one, with the newest root text, and the thread continues there; nothing is dead-
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 
@@ -15,12 +13,6 @@ from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outb
 
 pytestmark = pytest.mark.integration
 TOKEN = "xoxb-lost-root"
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def op(kind: str, text: str) -> Operation:

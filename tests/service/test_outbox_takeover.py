@@ -4,7 +4,6 @@ holder that lost it changes nothing, and a stalled outbox is what /healthz says.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -22,12 +21,6 @@ pytestmark = pytest.mark.integration
 
 TOKEN = "xoxb-takeover"
 TTL = 1.0
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def replica(redis_client: redis.Redis, slack: SlackEmulator, name: str, **http: object) -> Bot:

@@ -7,8 +7,6 @@ matter of incidents and Slack, the 300-group flood through Apache Kafka is tests
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 
@@ -29,12 +27,6 @@ T0 = 1_700_000_000.0
 STORMY, QUIET = "C0STORM", "C0QUIET"
 FLOOD = 40
 THRESHOLD = 10
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def settings() -> Settings:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
 import matplotlib.image
 import pytest
@@ -26,12 +25,6 @@ TOKEN = "xoxb-lagbot-test"
 NOW = 1_710_234_000.0  # Tue 12 Mar 2024 09:00 UTC
 HOUR = 3600.0
 CONFIG = DigestConfig(channel="C0ALERTS", timezone="UTC")
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackEmulator]:
-    with SlackEmulator(token=TOKEN).start() as running:
-        yield running
 
 
 def web(slack: SlackEmulator) -> WebClient:
