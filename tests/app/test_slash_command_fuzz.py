@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.slack.command_parse import CommandError, Digest, Remediate, Silence, Unsilence, parse
+from lagbot.slack.command_parse import CommandError, Digest, Remediate, Silence, Unsilence
+from lagbot.slack.subcommands import parse
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import SIGNING_SECRET, BotProcess, bot_config, empty_group, wait_for
 

@@ -20,7 +20,8 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.check import Checker, CheckReport
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.service.silences import RedisSilenceStore, SilenceStore
-from lagbot.slack.commands import Reply, run_command
+from lagbot.slack.commands import Reply
+from lagbot.slack.subcommands import run_command
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration

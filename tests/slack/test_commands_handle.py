@@ -27,8 +27,9 @@ from lagbot.core.model import (
 )
 from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, block_errors
 from lagbot.service.silences import MemorySilenceStore, SilenceStore
-from lagbot.slack.command_parse import MAX_TOP, ShowGroup, Silence, Top, parse
-from lagbot.slack.commands import Reply, handle, respond_safely, run_command
+from lagbot.slack.command_parse import MAX_TOP, ShowGroup, Silence, Top
+from lagbot.slack.commands import Reply, respond_safely
+from lagbot.slack.subcommands import handle, parse, run_command
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 USER, CHANNEL = "U0ONCALL", "C0ALERTS"

@@ -20,9 +20,9 @@ from lagbot.slack.command_parse import (
     Silence,
     Top,
     Unsilence,
-    parse,
     resolve_group,
 )
+from lagbot.slack.subcommands import parse
 
 HELP = "(`/lag help` lists every command)"
 SHOW = f"Usage: `/lag <group> [cluster] [--here]` {HELP}"

@@ -15,9 +15,10 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.silences import RedisSilenceStore
-from lagbot.slack.command_parse import CommandError, History, Report, Thresholds, parse
+from lagbot.slack.command_parse import CommandError, History, Report, Thresholds
 from lagbot.slack.guard import CommandGuard
 from lagbot.slack.presenter import SlackPresenter
+from lagbot.slack.subcommands import parse
 from lagbot.slack.wiring import BotCommands
 from tests.support.lag_histories import DAY, NIGHTS, START, STEP, store_nights
 

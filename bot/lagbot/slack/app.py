@@ -30,7 +30,7 @@ from lagbot.slack.settle import settle_proposal_message
 log = logging.getLogger(__name__)
 
 CommandRunner = Callable[[str, str, str], Reply]
-"""(command text, user id, channel id) -> the reply; never raises (lagbot.slack.commands.run_command)."""
+"""(command text, user id, channel id) -> the reply; never raises (lagbot.slack.subcommands.run_command)."""
 
 
 ClickLimit = Callable[[str, float], float]

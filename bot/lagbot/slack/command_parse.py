@@ -17,8 +17,8 @@ Grammar (the first word picks the command; any other first word is a group):
 Options are `--name value` or `--name=value`, anywhere among the arguments; for `silence`, before the
 reason (everything after the duration is the reason, word for word). `--here` posts the reply in the
 channel (response_type in_channel) instead of only to the user; silences are always posted in the
-channel, so everyone sees who silenced what. Adding a command is one dataclass, one parse function, one
-`SUBCOMMANDS` entry, one `case` in `handle`, and its wording in lagbot.slack.wording.
+channel, so everyone sees who silenced what. This module is the pure part: the commands, their argument
+parsers and name resolution. lagbot.slack.subcommands joins each parser to its handler and permission.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from lagbot.core.config import parse_duration
 from lagbot.slack import wording
@@ -41,6 +42,17 @@ MAX_CLOSEST = 5
 # ---------------------------------------------------------------------------------------------------
 # Commands
 # ---------------------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class NamesGroup(Protocol):
+    """A command about one group (a cluster named or not): what a permission is asked of (lagbot.slack.guard)."""
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def cluster(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +174,7 @@ class CommandError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class _Token:
+class Token:
     text: str
     start: int
 
@@ -174,16 +186,6 @@ class _Args:
     free_text: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Subcommand:
-    """One `/lag` subcommand: its name, usage line, one-line summary and parser of its arguments."""
-
-    name: str
-    usage: Callable[[], str]
-    summary: Callable[[], str]
-    parse: Callable[[list[_Token], str], Command]
-
-
 _LINK = re.compile(r"<[^<>|]*\|([^<>]*)>")
 
 
@@ -193,8 +195,8 @@ def unslack(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
-def _tokens(text: str) -> list[_Token]:
-    return [_Token(m.group(0), m.start()) for m in re.finditer(r"\S+", text)]
+def tokens_of(text: str) -> list[Token]:
+    return [Token(m.group(0), m.start()) for m in re.finditer(r"\S+", text)]
 
 
 def _name(token: str) -> str:
@@ -203,7 +205,7 @@ def _name(token: str) -> str:
 
 
 def _split(
-    tokens: list[_Token],
+    tokens: list[Token],
     text: str,
     *,
     most: int | None,
@@ -234,7 +236,7 @@ def _split(
     return args
 
 
-def _option(tokens: list[_Token], i: int, args: _Args, *, flags: set[str], valued: set[str]) -> int:
+def _option(tokens: list[Token], i: int, args: _Args, *, flags: set[str], valued: set[str]) -> int:
     """Read the option at `tokens[i]` into `args`; returns the index of the next token."""
     name, equals, value = tokens[i].text.partition("=")
     if name in args.options:
@@ -267,7 +269,7 @@ def _need(args: _Args, count: int, what: Sequence[str]) -> None:
         raise CommandError(wording.lag_missing(what[len(args.positionals)]))
 
 
-def _parse_show(tokens: list[_Token], text: str) -> ShowGroup:
+def parse_show(tokens: list[Token], text: str) -> ShowGroup:
     args = _split(tokens, text, most=2, flags=["--here"], valued=["--cluster"])
     _need(args, 1, ["<group>"])
     positional = _name(args.positionals[1]) if len(args.positionals) > 1 else None
@@ -277,7 +279,7 @@ def _parse_show(tokens: list[_Token], text: str) -> ShowGroup:
     return ShowGroup(_name(args.positionals[0]), positional or option, public=bool(args.options.get("--here")))
 
 
-def _parse_top(tokens: list[_Token], text: str) -> Top:
+def parse_top(tokens: list[Token], text: str) -> Top:
     args = _split(tokens, text, most=1, flags=["--here"])
     public = bool(args.options.get("--here"))
     if not args.positionals:
@@ -302,7 +304,7 @@ def silence_seconds(value: str) -> float:
     return seconds
 
 
-def _parse_silence(tokens: list[_Token], text: str) -> Silence:
+def parse_silence(tokens: list[Token], text: str) -> Silence:
     args = _split(tokens, text, most=2, valued=["--cluster"], free_text_after=2)
     _need(args, 2, ["<group>", "<duration>"])
     seconds = silence_seconds(args.positionals[1])
@@ -311,27 +313,27 @@ def _parse_silence(tokens: list[_Token], text: str) -> Silence:
     return Silence(_name(args.positionals[0]), seconds, args.free_text, _cluster_option(args))
 
 
-def _parse_unsilence(tokens: list[_Token], text: str) -> Unsilence:
+def parse_unsilence(tokens: list[Token], text: str) -> Unsilence:
     args = _split(tokens, text, most=1, valued=["--cluster"])
     _need(args, 1, ["<group>"])
     return Unsilence(_name(args.positionals[0]), _cluster_option(args))
 
 
-def _parse_no_args(made: Callable[[], Command]) -> Callable[[list[_Token], str], Command]:
-    def parse_none(tokens: list[_Token], text: str) -> Command:
+def parse_no_args(made: Callable[[], Command]) -> Callable[[list[Token], str], Command]:
+    def parse_none(tokens: list[Token], text: str) -> Command:
         _split(tokens, text, most=0)
         return made()
 
     return parse_none
 
 
-def _parse_audit(tokens: list[_Token], text: str) -> Audit:
+def parse_audit(tokens: list[Token], text: str) -> Audit:
     args = _split(tokens, text, most=1, valued=["--cluster"])
     _need(args, 1, ["<group>"])
     return Audit(_name(args.positionals[0]), _cluster_option(args))
 
 
-def _parse_remediate(tokens: list[_Token], text: str) -> Remediate:
+def parse_remediate(tokens: list[Token], text: str) -> Remediate:
     args = _split(tokens, text, most=None, valued=["--cluster"])
     _need(args, 2, ["<group>", "<action>"])
     group, action, *rest = args.positionals
@@ -347,12 +349,12 @@ def _days(args: _Args, index: int, default: int) -> int:
     return int(value)
 
 
-def _parse_report(tokens: list[_Token], text: str) -> Report:
+def parse_report(tokens: list[Token], text: str) -> Report:
     args = _split(tokens, text, most=1, flags=["--here"])
     return Report(_days(args, 0, 7), public=bool(args.options.get("--here")))
 
 
-def _parse_history(tokens: list[_Token], text: str) -> History:
+def parse_history(tokens: list[Token], text: str) -> History:
     args = _split(tokens, text, most=2, flags=["--here"], valued=["--cluster"])
     _need(args, 1, ["<group>"])
     return History(
@@ -360,82 +362,20 @@ def _parse_history(tokens: list[_Token], text: str) -> History:
     )
 
 
-def _parse_thresholds(tokens: list[_Token], text: str) -> Thresholds:
+def parse_thresholds(tokens: list[Token], text: str) -> Thresholds:
     args = _split(tokens, text, most=2, valued=["--cluster"])
     _need(args, 1, ["<group>"])
     return Thresholds(_name(args.positionals[0]), _days(args, 1, 30), _cluster_option(args))
 
 
-SUBCOMMANDS: dict[str, Subcommand] = {
-    s.name: s
-    for s in (
-        Subcommand("show", wording.lag_usage_show, wording.lag_summary_show, _parse_show),
-        Subcommand("top", wording.lag_usage_top, lambda: wording.lag_summary_top(DEFAULT_TOP, MAX_TOP), _parse_top),
-        Subcommand(
-            "silence",
-            wording.lag_usage_silence,
-            lambda: wording.lag_summary_silence(MIN_SILENCE, MAX_SILENCE),
-            _parse_silence,
-        ),
-        Subcommand("unsilence", wording.lag_usage_unsilence, wording.lag_summary_unsilence, _parse_unsilence),
-        Subcommand("digest", wording.lag_usage_digest, wording.lag_summary_digest, _parse_no_args(Digest)),
-        Subcommand("audit", wording.lag_usage_audit, wording.lag_summary_audit, _parse_audit),
-        Subcommand("remediate", wording.lag_usage_remediate, wording.lag_summary_remediate, _parse_remediate),
-        Subcommand("report", wording.lag_usage_report, wording.lag_summary_report, _parse_report),
-        Subcommand("history", wording.lag_usage_history, wording.lag_summary_history, _parse_history),
-        Subcommand("thresholds", wording.lag_usage_thresholds, wording.lag_summary_thresholds, _parse_thresholds),
-        Subcommand("help", wording.lag_usage_help, wording.lag_summary_help, _parse_no_args(Help)),
-    )
-}
-"""The subcommands, in the order `/lag help` lists them. `show` is also what any other first word means."""
-
-USAGE_OF: dict[type, Callable[[], str]] = {
-    ShowGroup: wording.lag_usage_show,
-    Top: wording.lag_usage_top,
-    Silence: wording.lag_usage_silence,
-    Unsilence: wording.lag_usage_unsilence,
-    Digest: wording.lag_usage_digest,
-    Help: wording.lag_usage_help,
-    Audit: wording.lag_usage_audit,
-    Remediate: wording.lag_usage_remediate,
-    Report: wording.lag_usage_report,
-    History: wording.lag_usage_history,
-    Thresholds: wording.lag_usage_thresholds,
-}
-
-
-def parse(text: str) -> Command:
-    """The command in a `/lag` text as Slack sends it (empty text is Help). Pure.
-
-    Raises:
-        CommandError: naming what is wrong, with the usage line of the subcommand meant.
-    """
-    text = unslack(text)
-    tokens = _tokens(text)
-    if not tokens:
-        return Help()
-    word = tokens[0].text.lower()
-    subcommand = SUBCOMMANDS.get(word)
-    if subcommand is not None:
-        try:
-            return subcommand.parse(tokens[1:], text)
-        except CommandError as exc:
-            raise exc.with_usage(subcommand.usage()) from None
-    show = SUBCOMMANDS["show"]
-    try:
-        return _parse_show(tokens, text)
-    except CommandError as exc:
-        raise hinted(exc, tokens[0].text).with_usage(show.usage()) from None
-
-
-def command_like(word: str) -> str | None:
-    """The subcommand a mistyped first word most likely meant (`slience` -> `silence`), if any."""
-    close = difflib.get_close_matches(word.lower(), [n for n in SUBCOMMANDS if n != "show"], n=1, cutoff=0.75)
+def command_like(word: str, names: Sequence[str]) -> str | None:
+    """The subcommand of `names` a mistyped first word most likely meant (`slience` -> `silence`), if any."""
+    close = difflib.get_close_matches(word.lower(), [n for n in names if n != "show"], n=1, cutoff=0.75)
     return close[0] if close else None
 
 
-def hinted(error: CommandError, word: str) -> CommandError:
-    meant = command_like(word)
+def hinted(error: CommandError, word: str, names: Sequence[str]) -> CommandError:
+    meant = command_like(word, names)
     if meant is None:
         return error
     return CommandError(error.problem + wording.lag_command_hint(meant), usage=error.usage)

@@ -1,12 +1,9 @@
-"""The `/lag` slash command handled into a reply (its text parsed and resolved by lagbot.slack.command_parse).
+"""What a `/lag` command answers with: the `Reply`, what handlers need from the bot (`CommandDeps`), the replies
+they build, and the boundary that keeps any failure out of Slack (`respond_safely`).
 
 Independent of slack_bolt: the app's `/lag` listener acks within 3 s and, in a lazy listener, calls
-`run_command(text, deps, user=..., channel=..., now=...)` and sends the `Reply` it returns
-(`reply.to_response()` is the response_url payload). `deps` is anything that keeps the `CommandDeps`
-protocol. All wording lives in lagbot.slack.wording; every reply stays within Slack's Block Kit limits.
-
-The grammar and its parser are in lagbot.slack.command_parse. Adding a command is one dataclass, one parse
-function and one `SUBCOMMANDS` entry there, one `case` in `handle` here, and its wording in lagbot.slack.wording.
+lagbot.slack.subcommands.run_command and sends the `Reply` it returns (`reply.to_response()` is the response_url
+payload). All wording lives in lagbot.slack.wording; every reply stays within Slack's Block Kit limits.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, assert_never
+from typing import Any, Protocol
 
 from slack_sdk.models.blocks import Block, ContextBlock, SectionBlock, TableBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
@@ -25,26 +22,7 @@ from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.service.silences import Silence as ActiveSilence
 from lagbot.service.silences import SilenceStore
 from lagbot.slack import render, wording
-from lagbot.slack.command_parse import (
-    SUBCOMMANDS,
-    USAGE_OF,
-    Audit,
-    Command,
-    CommandError,
-    Digest,
-    Help,
-    History,
-    Remediate,
-    Report,
-    ShowGroup,
-    Silence,
-    Thresholds,
-    Top,
-    Unsilence,
-    hinted,
-    parse,
-    resolve_group,
-)
+from lagbot.slack.command_parse import CommandError
 
 log = logging.getLogger(__name__)
 
@@ -181,108 +159,6 @@ def _top_row(v: GroupSummary, silence_left: float | None) -> list[str]:
     ]
 
 
-def help_reply() -> Reply:
-    lines = [wording.lag_help_title()]
-    lines += [wording.lag_help_line(s.usage(), s.summary()) for s in SUBCOMMANDS.values()]
-    return text_reply("\n".join(lines))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Handlers
-# ---------------------------------------------------------------------------------------------------
-
-
-def handle(command: Command, deps: CommandDeps, *, user: str, channel: str, now: float) -> Reply:
-    """Carry out a parsed command for `user` in `channel` at `now`.
-
-    Raises:
-        CommandError: a name that does not resolve (with the closest matches and the usage line).
-    """
-    try:
-        return _dispatch(command, deps, user=user, channel=channel, now=now)
-    except CommandError as exc:
-        raise exc.with_usage(USAGE_OF[type(command)]()) from None
-
-
-def _dispatch(command: Command, deps: CommandDeps, *, user: str, channel: str, now: float) -> Reply:
-    match command:
-        case ShowGroup():
-            return _show(command, deps, now=now)
-        case Top():
-            return _top(command, deps, now=now)
-        case Silence():
-            return _silence(command, deps, user=user, now=now)
-        case Unsilence():
-            return _unsilence(command, deps, user=user, now=now)
-        case Digest():
-            return _supplied("digest", lambda: _digest(deps, channel))
-        case Help():
-            return help_reply()
-        case Audit():
-            cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
-            return _supplied("audit", lambda: deps.audit(cluster, group))
-        case Remediate():
-            cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
-            return _supplied("remediate", lambda: deps.remediate(cluster, group, command.action, user,
-                                                                 args=command.args))  # fmt: skip
-        case Report():
-            return _supplied("report", lambda: deps.report(channel, command.days, public=command.public))
-        case History():
-            cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
-            return _supplied("history", lambda: deps.history(cluster, group, command.days, public=command.public))
-        case Thresholds():
-            cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
-            return _supplied("thresholds", lambda: deps.thresholds(cluster, group, command.days))
-        case _:
-            assert_never(command)
-
-
-def _show(command: ShowGroup, deps: CommandDeps, *, now: float) -> Reply:
-    try:
-        cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
-    except CommandError as exc:
-        raise hinted(exc, command.group) from None
-    verdict = deps.check_group(cluster, group)
-    return group_reply(verdict, deps.silences.active(cluster, group, now), now=now, public=command.public)
-
-
-def _top(command: Top, deps: CommandDeps, *, now: float) -> Reply:
-    silenced = {(s.cluster, s.group): s.remaining(now) for s in deps.silences.all_active(now)}
-    return top_reply(deps.latest_summaries(), silenced, command.n, public=command.public)
-
-
-def _silence(command: Silence, deps: CommandDeps, *, user: str, now: float) -> Reply:
-    cluster, group = resolve_group(command.group, command.cluster, deps.known_groups())
-    until = now + command.duration_seconds
-    deps.silences.silence(cluster, group, until=until, reason=command.reason, by=user, now=now)
-    text = wording.lag_silenced(group, cluster, user, until, command.duration_seconds, command.reason)
-    return text_reply(text, public=True)
-
-
-def _unsilence(command: Unsilence, deps: CommandDeps, *, user: str, now: float) -> Reply:
-    known = {cluster: list(groups) for cluster, groups in deps.known_groups().items()}
-    for s in deps.silences.all_active(now):  # a silenced group that has since vanished can still be lifted
-        known.setdefault(s.cluster, [])
-        if s.group not in known[s.cluster]:
-            known[s.cluster].append(s.group)
-    cluster, group = resolve_group(command.group, command.cluster, known)
-    if deps.silences.unsilence(cluster, group, now=now):
-        return text_reply(wording.lag_unsilenced(group, cluster, user), public=True)
-    return text_reply(wording.lag_not_silenced(group, cluster))
-
-
-def _digest(deps: CommandDeps, channel: str) -> Reply:
-    deps.post_digest(channel)
-    return text_reply(wording.lag_digest_posting(channel))
-
-
-def _supplied(name: str, work: Callable[[], Reply]) -> Reply:
-    try:
-        return work()
-    except NotImplementedError:
-        return text_reply(wording.lag_not_available(name))
-
-
 # ---------------------------------------------------------------------------------------------------
 # The boundary: never a stack trace in Slack
 # ---------------------------------------------------------------------------------------------------
@@ -301,13 +177,3 @@ def respond_safely(work: Callable[[], Reply], **context: object) -> Reply:
         error_id = uuid.uuid4().hex[:12]
         log.exception(wording.lag_failed_log(), extra={"error_id": error_id, **context})
         return text_reply(wording.lag_failed(error_id))
-
-
-def run_command(text: str, deps: CommandDeps, *, user: str, channel: str, now: float) -> Reply:
-    """Parse and handle one `/lag` text for `user` in `channel` at `now`: always a Reply, never a raise."""
-    return respond_safely(
-        lambda: handle(parse(text), deps, user=user, channel=channel, now=now),
-        command_text=text,
-        user=user,
-        channel=channel,
-    )

@@ -24,18 +24,9 @@ from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Policy
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.slack import wording
-from lagbot.slack.command_parse import (
-    Command,
-    CommandError,
-    Digest,
-    Remediate,
-    Silence,
-    Thresholds,
-    Unsilence,
-    parse,
-    resolve_group,
-)
-from lagbot.slack.commands import CommandDeps, Reply, respond_safely, run_command, text_reply
+from lagbot.slack.command_parse import Command, CommandError, Digest, NamesGroup, resolve_group
+from lagbot.slack.commands import CommandDeps, Reply, respond_safely, text_reply
+from lagbot.slack.subcommands import Permission, parse, run_command, subcommand_of
 
 
 class RateLimiter:
@@ -84,7 +75,7 @@ class CommandGuard:
         self.digest_channels = frozenset(digest_channels)
 
     def run(self, text: str, deps: CommandDeps, *, user: str, channel: str, now: float) -> Reply:
-        """The reply to one `/lag` text: a refusal, or what lagbot.slack.commands.run_command answers."""
+        """The reply to one `/lag` text: a refusal, or what lagbot.slack.subcommands.run_command answers."""
 
         def work() -> Reply:
             try:
@@ -119,13 +110,13 @@ class CommandGuard:
             raise Refusal(text_reply(wording.command_rate_limited(scope, wait)))
 
     def _authorise(self, command: Command, deps: CommandDeps, *, user: str, now: float) -> None:
-        """Refuse (and audit) a change by someone the policy does not list; reads pass."""
-        if isinstance(command, Silence | Unsilence):
-            what, silencing = ("silence" if isinstance(command, Silence) else "unsilence"), True
-        elif isinstance(command, Remediate | Thresholds):  # thresholds: what a group's past says is for approvers
-            what, silencing = ("remediate" if isinstance(command, Remediate) else "thresholds"), False
-        else:
+        """Refuse (and audit) a command by someone its subcommand's permission does not admit; reads pass."""
+        subcommand = subcommand_of(command)
+        if subcommand.permission is Permission.ANYONE:
             return
+        if not isinstance(command, NamesGroup):
+            raise TypeError(f"/lag {subcommand.name} is for {subcommand.permission.value} but names no group")
+        what, silencing = subcommand.name, subcommand.permission is Permission.SILENCERS
         for cluster, group in self._targets(command, deps, now=now):
             rule = self.policy.match(cluster, group)
             try:
@@ -137,8 +128,7 @@ class CommandGuard:
                 self.audit.record(AuditEntry(now, "refused", cluster, group, user, what, None, {"reason": reason}))
                 raise Refusal(text_reply(wording.command_not_allowed(what, rule.name, group)))
 
-    def _targets(self, command: Silence | Unsilence | Remediate | Thresholds, deps: CommandDeps, *, now: float) -> list[
-            tuple[str, str]]:  # fmt: skip
+    def _targets(self, command: NamesGroup, deps: CommandDeps, *, now: float) -> list[tuple[str, str]]:
         """The (cluster, group) the command would change; when the name does not resolve, every cluster it
         could mean (the command then fails on the name, but never passes for lack of a rule to ask)."""
         known = {cluster: list(groups) for cluster, groups in deps.known_groups().items()}

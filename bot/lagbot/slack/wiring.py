@@ -14,8 +14,9 @@ from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.service.bot import Bot
 from lagbot.service.silences import SilenceStore
-from lagbot.slack.commands import Reply, run_command
+from lagbot.slack.commands import Reply
 from lagbot.slack.guard import CommandGuard
+from lagbot.slack.subcommands import run_command
 
 
 class BotCommands:
