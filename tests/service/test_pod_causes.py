@@ -1,0 +1,274 @@
+"""The owner's pod in the incident thread: on the cause, and as the refusal of a restart that cannot help.
+
+Through the incident loop (Bot.apply, the outbox, the Slack emulator, real Redis) with the pods of a Deployment on
+the real API server, read by the KubernetesExecutor as lagbot's ServiceAccount under the shipped evidence Role; the
+pod status a kubelet would write is patched through the status subresource (no kubelet runs). The requests the
+executor makes are counted on its own API client, as they leave for the API server.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from lagbot.core import keys
+from lagbot.core.config import Settings
+from lagbot.core.model import Cause, GroupVerdict, Member, Status
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.diagnose import RESTART
+from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
+from lagbot.policies.model import Policy
+from lagbot.remediations.executors.kubernetes import KubernetesExecutor
+from lagbot.remediations.executors.pod_evidence import READ_EVERY
+from lagbot.service.approvals import ProposalStore
+from lagbot.service.bot import Bot, slack_client
+from lagbot.service.remediate import Remediator
+from lagbot.slack.presenter import SlackPresenter
+from tests.support.k8s_cluster import ControlPlane
+from tests.support.k8s_fixtures import Cluster
+from tests.support.k8s_rbac import apply_bot_account, apply_target, executor_as_bot, target_overlay
+from tests.support.verdicts import CLUSTER, GROUP, TOPIC, partition, verdict
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "xoxb-podcause"
+CHANNEL = "C1"
+POD_GET = "GET /api/v1/namespaces/{namespace}/pods/{name}"
+POD_BY_IP = "GET /api/v1/namespaces/{namespace}/pods"
+REPLICA_SETS = "GET /apis/apps/v1/namespaces/{namespace}/replicasets"
+ONE_READING = [POD_BY_IP, POD_GET, REPLICA_SETS]
+"""What reading one owner's pod asks the API server: the pod with the member's IP, the pod, the ReplicaSets."""
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackEmulator]:
+    with SlackEmulator(token=TOKEN).start() as running:
+        yield running
+
+
+@pytest.fixture
+def orders(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
+    """Deployment orders (2 pods, limits cpu 500m, memory 256Mi) where lagbot may read pods (the evidence Role)."""
+    apply_bot_account(k8s_control_plane)
+    k8s.deployment("orders", 2, limits={"cpu": "500m", "memory": "256Mi"})
+    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False, evidence=True))
+    return k8s
+
+
+class Counted:
+    """The executor as lagbot's ServiceAccount, each request it sends to the API server noted ('GET <path>')."""
+
+    def __init__(self, cluster: Cluster, now: float) -> None:
+        self.executor: KubernetesExecutor = executor_as_bot(cluster, now=now)
+        self.requests: list[str] = []
+        api = self.executor.api_client
+        send = api.call_api
+
+        def counted(resource_path: str, method: str, *args: Any, **kwargs: Any) -> Any:
+            self.requests.append(f"{method} {resource_path}")
+            return send(resource_path, method, *args, **kwargs)
+
+        api.call_api = counted
+
+
+def replica(redis_client: redis.Redis, slack: SlackEmulator, cluster: Cluster, counted: Counted, now: float) -> Bot:
+    """One replica of lagbot leading the checks: a Bot and its Remediator, on the namespace's Deployment orders."""
+    policy = Policy.model_validate(
+        {
+            "default": {
+                "approvers": {"users": ["U0ONCALL1"]},
+                "workload": {"executor": "kubernetes", "name": "orders", "namespace": cluster.namespace},
+                "remediations": {"restart": {}},
+            }
+        }
+    )
+    settings = Settings(
+        clusters=[{"name": CLUSTER, "bootstrap_servers": "127.0.0.1:9"}],  # type: ignore[list-item]
+        slack={"default_channel": CHANNEL},  # type: ignore[arg-type]
+    )
+    bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy)
+    bot.clock = lambda: now
+    directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+    proposals = ProposalStore(redis_client)
+    bot.remediations = Remediator(
+        bot, proposals=proposals, directory=directory, executor_for=lambda w: counted.executor
+    )
+    bot.leadership.tick()
+    return bot
+
+
+def check(bot: Bot, v: GroupVerdict, now: float) -> None:
+    """One check's incident step as the leader runs it: apply, deliver, then what waits for the delivery."""
+    bot.clock = lambda: now
+    bot.apply([v], now=now)
+    bot.deliver()
+    assert bot.remediations is not None
+    bot.remediations.run_auto_approved(now=now)
+
+
+def stamp(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def container(restarts: int, reason: str, exit_code: int, finished: float, **state: Any) -> dict[str, Any]:
+    """A container status as a kubelet writes it: its last termination and its state now."""
+    return {
+        "name": "consumer",
+        "image": "example.invalid/consumer:1",
+        "imageID": "",
+        "restartCount": restarts,
+        "ready": "running" in state,
+        "started": "running" in state,
+        "state": state,
+        "lastState": {
+            "terminated": {
+                "reason": reason,
+                "exitCode": exit_code,
+                "startedAt": stamp(finished - 30),
+                "finishedAt": stamp(finished),
+            }
+        },
+    }
+
+
+def oom_looping(k8s: Cluster, pod: str, ip: str, finished: float, restarts: int) -> None:
+    backoff = {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}
+    status = container(restarts, "OOMKilled", 137, finished, waiting=backoff)
+    k8s.set_pod_status(pod, ip, containerStatuses=[status], conditions=[{"type": "Ready", "status": "False"}])
+
+
+def crashed_once(k8s: Cluster, pod: str, ip: str, finished: float) -> None:
+    status = container(1, "Error", 1, finished, running={"startedAt": stamp(finished + 1)})
+    k8s.set_pod_status(pod, ip, containerStatuses=[status], conditions=[{"type": "Ready", "status": "True"}])
+
+
+def stuck_on(host: str) -> GroupVerdict:
+    """Partition 0 STALL, owned by a member on `host`; partition 1 fine: the likely cause is stuck_consumer."""
+    owner = Member("m-0", "consumer-0", f"/{host}", ((TOPIC, 0),))
+    other = Member("m-1", "consumer-1", "/10.1.2.99", ((TOPIC, 1),))
+    parts = [
+        partition(0, committed=0, log_end=500, status=Status.STALL, owner=owner),
+        partition(1, committed=100, log_end=100, owner=other),
+    ]
+    stuck = Cause("stuck_consumer", "partition 0 is stuck", 0.9, RESTART, rank=1, evidence={"partitions": [0]})
+    return replace(verdict(parts, members=[owner, other]), causes=(stuck,))
+
+
+def thread_of(slack: SlackEmulator) -> tuple[Any, list[Any]]:
+    [root] = slack.channel(CHANNEL)
+    return root, slack.thread(CHANNEL, root.ts)
+
+
+def cause_block(reply: Any) -> str:
+    """The text of the first cause of a table reply (the section after the divider)."""
+    blocks = reply.blocks
+    divider = next(i for i, b in enumerate(blocks) if b["type"] == "divider")
+    return str(blocks[divider + 1]["text"]["text"])
+
+
+def test_an_oom_looping_owner_refuses_the_restart_in_the_thread_once_across_replicas_reading_its_pod_once_a_while(
+    redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster
+) -> None:
+    first, _ = orders.wait_pods("orders", 2)
+    pod = first.metadata.name
+    now = time.time()
+    oom_looping(orders, pod, "10.1.2.3", finished=now - 30, restarts=4)
+    counted = Counted(orders, now)
+    leader = replica(redis_client, slack, orders, counted, now)
+    v = stuck_on("10.1.2.3")
+
+    check(leader, v, now)
+
+    root, thread = thread_of(slack)
+    evidence = [
+        f"pod {pod}: container consumer restarted 4 times, last ended OOMKilled 30 s ago",
+        f"pod {pod}: container consumer is waiting in CrashLoopBackOff",
+        "container consumer limits: cpu 500m, memory 256Mi",
+        f"pod {pod} is running but not Ready",
+    ]
+    reason = (
+        f"pod {pod}: container consumer was OOM-killed and restarted 4 times: a restart brings back the same limit; "
+        "raise its memory limit (256Mi) or find what grew, then restart"
+    )
+    refusal = f":rotating_light: `restart` is not offered: {reason} <@U0ONCALL1>"
+    assert [m.text.splitlines()[0] for m in thread] == [f"Partitions of `{GROUP}`:", refusal]
+    assert cause_block(thread[0]) == (
+        f"*1. stuck_consumer* (90%): partition 0 is stuck; owner pods: {'; '.join(evidence)} → _restart_"
+    )
+    assert [c.args.get("thread_ts") for c in slack.calls_to("chat.postMessage")] == [None, root.ts, root.ts]
+    assert not any("actions" in str(m.blocks) for m in thread)  # no restart button
+    assert redis_client.hgetall(keys.refused(_incident_id(leader))) == {b"restart": reason.encode()}
+    assert counted.requests == ONE_READING  # the cause and the restart's prepare share one reading
+
+    # The next check, within READ_EVERY: the refusal is not said again, and the pod is not read again.
+    check(leader, v, now + 60)
+    assert len(slack.calls_to("chat.postMessage")) == 3
+    assert counted.requests == ONE_READING
+
+    # Past READ_EVERY it is read again, once; the refusal stands said.
+    check(leader, v, now + READ_EVERY)
+    assert counted.requests == ONE_READING * 2
+    assert len(slack.calls_to("chat.postMessage")) == 3
+
+    # Another replica leads now (its own readings, empty): it reads the pod, and says nothing new either.
+    leader.leadership.resign()
+    other = replica(redis_client, slack, orders, counted, now + READ_EVERY + 60)
+    check(other, v, now + READ_EVERY + 60)
+    assert counted.requests == ONE_READING * 3
+    assert len(slack.calls_to("chat.postMessage")) == 3
+    assert slack.thread(CHANNEL, root.ts)[-1].text == refusal
+
+
+def _incident_id(bot: Bot) -> str:
+    incident = bot.incidents.get(CLUSTER, GROUP)
+    assert incident is not None
+    return incident.id
+
+
+def test_the_cause_shows_a_crashed_owner_s_pod_and_the_restart_is_offered_with_it(
+    redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster
+) -> None:
+    first, _ = orders.wait_pods("orders", 2)
+    pod = first.metadata.name
+    now = time.time()
+    crashed_once(orders, pod, "10.1.2.3", finished=now - 120)
+    counted = Counted(orders, now)
+    bot = replica(redis_client, slack, orders, counted, now)
+
+    check(bot, stuck_on("10.1.2.3"), now)
+
+    _, thread = thread_of(slack)
+    evidence = (
+        f"pod {pod}: container consumer restarted once, last ended Error (exit code 1) 2 min ago; "
+        "container consumer limits: cpu 500m, memory 256Mi"
+    )
+    assert (
+        cause_block(thread[0]) == f"*1. stuck_consumer* (90%): partition 0 is stuck; owner pods: {evidence} → _restart_"
+    )
+    [offer] = [m for m in thread if "actions" in str(m.blocks)]  # the restart's buttons, its step with the same pod
+    assert f"restart consumer-0@/10.1.2.3 (member m-0), owner of stalled {TOPIC}-0; its pod: {evidence}" in str(
+        offer.blocks
+    )
+    assert redis_client.hgetall(keys.refused(_incident_id(bot))) == {}
+    assert counted.requests == ONE_READING
+
+
+def test_a_healthy_owner_adds_nothing_to_the_cause(
+    redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster
+) -> None:
+    first, _ = orders.wait_pods("orders", 2)
+    orders.set_pod_status(first.metadata.name, "10.1.2.3", conditions=[{"type": "Ready", "status": "True"}])
+    now = time.time()
+    bot = replica(redis_client, slack, orders, Counted(orders, now), now)
+
+    check(bot, stuck_on("10.1.2.3"), now)
+
+    _, thread = thread_of(slack)
+    assert cause_block(thread[0]) == "*1. stuck_consumer* (90%): partition 0 is stuck → _restart_"
