@@ -3,7 +3,7 @@
 Through the incident loop (Bot.apply, the outbox, the Slack emulator, real Redis) with the pods of a Deployment on
 the real API server, read by the KubernetesExecutor as lagbot's ServiceAccount under the shipped evidence Role; the
 pod status a kubelet would write is patched through the status subresource (no kubelet runs). The requests the
-executor makes are counted on its own API client, as they leave for the API server.
+executor sends to the API server are counted (tests/support/pod_evidence_rig.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,57 +23,27 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.diagnose import RESTART
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
-from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import READ_EVERY
 from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
 from lagbot.slack.presenter import SlackPresenter
-from tests.support.k8s_cluster import ControlPlane
 from tests.support.k8s_fixtures import Cluster
-from tests.support.k8s_rbac import apply_bot_account, apply_target, executor_as_bot, target_overlay
+from tests.support.pod_evidence_rig import ONE_READING, Counted, crashed_once, oom_looping, orders
 from tests.support.verdicts import CLUSTER, GROUP, TOPIC, partition, verdict
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "xoxb-podcause"
 CHANNEL = "C1"
-POD_GET = "GET /api/v1/namespaces/{namespace}/pods/{name}"
-POD_BY_IP = "GET /api/v1/namespaces/{namespace}/pods"
-REPLICA_SETS = "GET /apis/apps/v1/namespaces/{namespace}/replicasets"
-ONE_READING = [POD_BY_IP, POD_GET, REPLICA_SETS]
-"""What reading one owner's pod asks the API server: the pod with the member's IP, the pod, the ReplicaSets."""
+
+__all__ = ["orders"]  # a fixture, from tests.support.pod_evidence_rig
 
 
 @pytest.fixture
 def slack() -> Iterator[SlackEmulator]:
     with SlackEmulator(token=TOKEN).start() as running:
         yield running
-
-
-@pytest.fixture
-def orders(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
-    """Deployment orders (2 pods, limits cpu 500m, memory 256Mi) where lagbot may read pods (the evidence Role)."""
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 2, limits={"cpu": "500m", "memory": "256Mi"})
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False, evidence=True))
-    return k8s
-
-
-class Counted:
-    """The executor as lagbot's ServiceAccount, each request it sends to the API server noted ('GET <path>')."""
-
-    def __init__(self, cluster: Cluster, now: float) -> None:
-        self.executor: KubernetesExecutor = executor_as_bot(cluster, now=now)
-        self.requests: list[str] = []
-        api = self.executor.api_client
-        send = api.call_api
-
-        def counted(resource_path: str, method: str, *args: Any, **kwargs: Any) -> Any:
-            self.requests.append(f"{method} {resource_path}")
-            return send(resource_path, method, *args, **kwargs)
-
-        api.call_api = counted
 
 
 def replica(redis_client: redis.Redis, slack: SlackEmulator, cluster: Cluster, counted: Counted, now: float) -> Bot:
@@ -111,42 +79,6 @@ def check(bot: Bot, v: GroupVerdict, now: float) -> None:
     bot.deliver()
     assert bot.remediations is not None
     bot.remediations.run_auto_approved(now=now)
-
-
-def stamp(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def container(restarts: int, reason: str, exit_code: int, finished: float, **state: Any) -> dict[str, Any]:
-    """A container status as a kubelet writes it: its last termination and its state now."""
-    return {
-        "name": "consumer",
-        "image": "example.invalid/consumer:1",
-        "imageID": "",
-        "restartCount": restarts,
-        "ready": "running" in state,
-        "started": "running" in state,
-        "state": state,
-        "lastState": {
-            "terminated": {
-                "reason": reason,
-                "exitCode": exit_code,
-                "startedAt": stamp(finished - 30),
-                "finishedAt": stamp(finished),
-            }
-        },
-    }
-
-
-def oom_looping(k8s: Cluster, pod: str, ip: str, finished: float, restarts: int) -> None:
-    backoff = {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}
-    status = container(restarts, "OOMKilled", 137, finished, waiting=backoff)
-    k8s.set_pod_status(pod, ip, containerStatuses=[status], conditions=[{"type": "Ready", "status": "False"}])
-
-
-def crashed_once(k8s: Cluster, pod: str, ip: str, finished: float) -> None:
-    status = container(1, "Error", 1, finished, running={"startedAt": stamp(finished + 1)})
-    k8s.set_pod_status(pod, ip, containerStatuses=[status], conditions=[{"type": "Ready", "status": "True"}])
 
 
 def stuck_on(host: str) -> GroupVerdict:

@@ -256,8 +256,8 @@ class Remediator:
         while self._refused:
             refusal = self._refused.pop(next(iter(self._refused)))
             incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
-            if incident is None or incident.id != refusal.incident.id or not incident.is_open:
-                continue  # resolved or replaced meanwhile: nothing to escalate in that thread
+            if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
+                continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
             key = keys.refused(incident.id)
             if not self.bot.redis.hsetnx(key, refusal.action, refusal.reason):
                 continue  # said already (by this replica or another)
