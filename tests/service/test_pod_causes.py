@@ -191,6 +191,18 @@ def test_the_cause_shows_a_crashed_owner_s_pod_and_the_restart_is_offered_with_i
     assert redis_client.hgetall(keys.refused(_incident_id(bot))) == {}
     assert counted.requests == ONE_READING
 
+    # What a click's thread shows (the verdict judged from Redis): the cause with the pod as kept, never a request.
+    remediator = bot.remediations
+    assert isinstance(remediator, Remediator)
+    v = stuck_on("10.1.2.3")
+    kept = remediator.pod_causes.explained(v, now=now + 60, read=False)
+    assert kept.causes[0].evidence["pods"] == [  # worded as of its own now
+        f"pod {pod}: container consumer restarted once, last ended Error (exit code 1) 3 min ago",
+        "container consumer limits: cpu 500m, memory 256Mi",
+    ]
+    assert remediator.pod_causes.explained(v, now=now + READ_EVERY, read=False) == v  # its time is over: no pod
+    assert counted.requests == ONE_READING
+
 
 def test_a_healthy_owner_adds_nothing_to_the_cause(
     redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster
