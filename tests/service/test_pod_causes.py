@@ -138,6 +138,10 @@ def test_an_oom_looping_owner_refuses_the_restart_in_the_thread_once_across_repl
     assert not any("actions" in str(m.blocks) for m in thread)  # no restart button
     assert redis_client.hgetall(keys.refused(_incident_id(leader))) == {b"restart": reason.encode()}
     assert counted.requests == ONE_READING  # the cause and the restart's prepare share one reading
+    escalated = [e for e in leader.audit.latest(CLUSTER, GROUP, 50) if e.event == "escalated"]
+    assert [(e.user, e.action, e.proposal, e.detail) for e in escalated] == [
+        ("lagbot", "restart", None, {"not_offered": reason})
+    ]
 
     # The next check, within READ_EVERY: the refusal is not said again, and the pod is not read again.
     check(leader, v, now + 60)
@@ -156,6 +160,7 @@ def test_an_oom_looping_owner_refuses_the_restart_in_the_thread_once_across_repl
     assert counted.requests == ONE_READING * 3
     assert len(slack.calls_to("chat.postMessage")) == 3
     assert slack.thread(CHANNEL, root.ts)[-1].text == refusal
+    assert len([e for e in other.audit.latest(CLUSTER, GROUP, 50) if e.event == "escalated"]) == 1
 
 
 def _incident_id(bot: Bot) -> str:
@@ -216,3 +221,23 @@ def test_a_healthy_owner_adds_nothing_to_the_cause(
 
     _, thread = thread_of(slack)
     assert cause_block(thread[0]) == "*1. stuck_consumer* (90%): partition 0 is stuck → _restart_"
+
+
+def test_what_the_pod_says_is_shown_inert(redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster) -> None:
+    """A waiting reason is free text in the pod's status: no mention, link, code span or reordering survives."""
+    first, _ = orders.wait_pods("orders", 2)
+    pod = first.metadata.name
+    waiting = {"waiting": {"reason": "<!channel> `x` <https://e.invalid|go>\u202e"}}
+    status = {"name": "consumer", "image": "example.invalid/consumer:1", "imageID": "", "restartCount": 0}
+    orders.set_pod_status(pod, "10.1.2.3", containerStatuses=[{**status, "ready": False, "state": waiting}])
+    now = time.time()
+    bot = replica(redis_client, slack, orders, Counted(orders, now), now)
+
+    check(bot, stuck_on("10.1.2.3"), now)
+
+    _, thread = thread_of(slack)
+    assert cause_block(thread[0]) == (
+        f"*1. stuck_consumer* (90%): partition 0 is stuck; owner pods: pod {pod}: container consumer is waiting in "
+        "&lt;!channel&gt; ˋxˋ &lt;https://e.invalid|go&gt;\\u202e; container consumer limits: cpu 500m, memory 256Mi; "
+        f"pod {pod} is running but not Ready → _restart_"
+    )

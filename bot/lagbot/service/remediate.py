@@ -137,6 +137,7 @@ class Remediator:
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
         self._refused: dict[tuple[str, str], Refusal] = {}
         """(incident id, action) -> its refusal of this check, to say once the check has queued its messages."""
+        self._refused_lock = threading.Lock()
         self.pod_readings = PodReadings()
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
@@ -252,9 +253,10 @@ class Remediator:
         OOM-killed again and again, with that evidence), to the rule's approvers: each action once per incident,
         across replicas (HSETNX of keys.refused claims it before the reply is queued in the outbox; a crash between
         the two loses that one reply rather than saying it twice). Returns how many were queued (and delivered)."""
+        with self._refused_lock:
+            refusals, self._refused = list(self._refused.values()), {}
         queued = 0
-        while self._refused:
-            refusal = self._refused.pop(next(iter(self._refused)))
+        for refusal in refusals:
             incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
             if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
                 continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
@@ -264,8 +266,10 @@ class Remediator:
             self.bot.redis.expire(key, STATE_KEEP)
             mentions = self.rule(incident.cluster, incident.group).approvers.mentions()
             line = wording.remediation_refused_by_evidence(refusal.action, refusal.reason, mentions)
-            entry = AuditEntry(now, "escalated", incident.cluster, incident.group, BOT_USER, refusal.action, None)
-            self.bot.audit.record(dataclasses.replace(entry, detail={"not_offered": refusal.reason}))
+            said = {"not_offered": refusal.reason}
+            self.bot.audit.record(
+                AuditEntry(now, "escalated", incident.cluster, incident.group, BOT_USER, refusal.action, None, said)
+            )
             self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, refusal.verdict, now=now)
             queued += 1
         if queued:
@@ -729,8 +733,9 @@ class Remediator:
         """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click. What the live
         system refused is said in the incident's thread once its messages of this check are queued (`say_refusals`)."""
         proposals, _, refused = self._propose(verdict, now, incident, None, BOT_USER, {})
-        for action, reason in refused.items():
-            self._refused[(incident.id, action)] = Refusal(incident, verdict, action, reason)
+        with self._refused_lock:
+            for action, reason in refused.items():
+                self._refused[(incident.id, action)] = Refusal(incident, verdict, action, reason)
         return proposals
 
     def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
