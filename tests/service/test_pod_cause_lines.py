@@ -43,3 +43,12 @@ def test_each_cause_gets_its_owners_lines_once_and_the_others_stay_as_they_were(
     assert deficit == DEFICIT
     assert with_pod_evidence(v, {}) is v
     assert with_pod_evidence(v, {"m-a": []}).causes == v.causes  # a healthy pod adds nothing
+
+
+def test_the_owners_read_are_the_first_blamed_and_bounded() -> None:
+    owners = [Member(f"m-{i}", f"consumer-{i}", f"/10.1.2.{i}", ((TOPIC, i),)) for i in range(8)]
+    parts = [partition(i, committed=0, log_end=500, status=Status.STALL, owner=m) for i, m in enumerate(owners)]
+    v = replace(verdict(parts, members=owners), causes=(STUCK,))
+    assert blamed(v) == owners[:5]
+    assert blamed(v, most=8) == owners
+    assert len(cause_owners(STUCK, v)) == 8  # every owner is the cause's: only the reading is bounded

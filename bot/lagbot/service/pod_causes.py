@@ -3,10 +3,11 @@
 A cause that names members (stuck_consumer: the owners of the stalled partitions; hot_partition: the hot partition's
 owner) gets, in the incident's messages, what their pods show (lagbot.remediations.executors.pod_evidence
 `findings`: restarts with the last termination, CrashLoopBackOff, not Ready, evicted or terminating, a rollout in
-progress, the limits). The pods are those of the policy rule's workload, found as the executor finds a member's pod
-(by IP or by name: `Workload.member_pod`), read through the service's PodReadings (each owner at most once in its
-time, shared with the restart's own reading). The engine knows nothing of Kubernetes: this runs in the service, on
-the verdict the incident shows; a pod that cannot be read leaves the cause as the broker sees it.
+progress, the limits), for the first OWNERS_READ owners blamed. The pods are those of the policy rule's workload,
+found as the executor finds a member's pod (by IP or by name: `Workload.member_pod`), read through the service's
+PodReadings (each owner at most once in its time, shared with the restart's own reading). The engine knows nothing
+of Kubernetes: this runs in the service, on the verdict the incident shows; a pod that cannot be read leaves the
+cause as the broker sees it.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from lagbot.remediations.executors.pod_evidence import (
 from lagbot.remediations.restart.remediation import stuck_owners
 from lagbot.service import wording
 
-MEMBER_CAUSES = frozenset({CauseKind.STUCK_CONSUMER, CauseKind.HOT_PARTITION})
-"""The causes that blame members, whose pods are their evidence."""
+OWNERS_READ = 5
+"""Owners whose pods a verdict's causes show at most (the first blamed): the reading is on the check's thread, and a
+cause says what is telling in a few lines (the restart's own plan reads every owner it restarts)."""
 
 ReadPod = Callable[[Member], PodEvidence | None]
 """A member -> its pod's evidence, None when there is none to show. Raises ExecutorError when it cannot be read."""
@@ -45,13 +47,14 @@ def cause_owners(cause: Cause, verdict: GroupVerdict) -> list[Member]:
     return []
 
 
-def blamed(verdict: GroupVerdict) -> list[Member]:
-    """Pure: every member that a cause of the verdict blames, once each (by member id)."""
+def blamed(verdict: GroupVerdict, most: int = OWNERS_READ) -> list[Member]:
+    """Pure: the members that the verdict's causes blame, once each (by member id), the first `most` of them (the most
+    likely cause's first)."""
     owners: dict[str, Member] = {}
     for cause in verdict.causes:
         for member in cause_owners(cause, verdict):
             owners.setdefault(member.member_id, member)
-    return list(owners.values())
+    return list(owners.values())[:most]
 
 
 def with_pod_evidence(verdict: GroupVerdict, shown: Mapping[str, Sequence[str]]) -> GroupVerdict:
