@@ -147,6 +147,11 @@ def test_an_oom_looping_owner_refuses_the_restart_in_the_thread_once_across_repl
     check(leader, v, now + 60)
     assert len(slack.calls_to("chat.postMessage")) == 3
     assert counted.requests == ONE_READING
+    table = slack.thread(CHANNEL, root.ts)[0]  # edited with the root: the pod as kept, worded as of this check
+    assert cause_block(table).startswith(
+        f"*1. stuck_consumer* (90%): partition 0 is stuck; owner pods: pod {pod}: container consumer "
+        "restarted 4 times, last ended OOMKilled 90 s ago; "
+    )
 
     # Past READ_EVERY it is read again, once; the refusal stands said.
     check(leader, v, now + READ_EVERY)
