@@ -23,6 +23,7 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.diagnose import RESTART
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
+from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import READ_EVERY
 from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
@@ -246,3 +247,24 @@ def test_what_the_pod_says_is_shown_inert(redis_client: redis.Redis, slack: Slac
         "&lt;!channel&gt; ˋxˋ &lt;https://e.invalid|go&gt;\\u202e; container consumer limits: cpu 500m, memory 256Mi; "
         f"pod {pod} is running but not Ready → _restart_"
     )
+
+
+def test_an_executor_that_fails_leaves_the_cause_as_the_broker_sees_it(
+    redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster
+) -> None:
+    """Reading the pods fails in an unforeseen way: logged, and the incident's messages go out without them."""
+    now = time.time()
+    bot = replica(redis_client, slack, orders, Counted(orders, now), now)
+    assert bot.remediations is not None
+
+    def broken(workload: object) -> KubernetesExecutor:
+        raise RuntimeError("the executor could not be made")
+
+    bot.remediations.executor_for = broken
+    bot.remediations.pod_causes.executor_for = broken
+
+    check(bot, stuck_on("10.1.2.3"), now)
+
+    root, thread = thread_of(slack)
+    assert cause_block(thread[0]) == "*1. stuck_consumer* (90%): partition 0 is stuck → _restart_"
+    assert [c.args.get("thread_ts") for c in slack.calls_to("chat.postMessage")] == [None, root.ts]
