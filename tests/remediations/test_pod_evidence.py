@@ -5,70 +5,26 @@ subresource: no kubelet runs)."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from lagbot.core.model import GroupVerdict, Member, Status
-from lagbot.remediations.base import PlanError, ProposalContext
+from lagbot.remediations.base import EvidenceRefusal, ProposalContext
 from lagbot.remediations.executors.base import ExecutorError, Workload
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
-from lagbot.remediations.executors.pod_evidence import escalation, findings
+from lagbot.remediations.executors.pod_evidence import PodReadings, escalation, findings
 from lagbot.remediations.restart.remediation import REMEDIATION, RestartParams
-from tests.support.k8s_cluster import ControlPlane
 from tests.support.k8s_fixtures import Cluster
-from tests.support.k8s_rbac import apply_bot_account, apply_target, executor_as_bot, target_overlay
+from tests.support.k8s_rbac import executor_as_bot
+from tests.support.pod_evidence_rig import ONE_READING, Counted, crashed_once, oom_looping, orders, unread
 from tests.support.verdicts import TOPIC, partition, verdict
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
 
+__all__ = ["orders", "unread"]  # fixtures, from tests.support.pod_evidence_rig
+
 WINDOW = 600.0
-
-
-def stamp(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@pytest.fixture
-def orders(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 2, limits={"cpu": "500m", "memory": "256Mi"})
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False, evidence=True))
-    return k8s
-
-
-@pytest.fixture
-def unread(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
-    """One `orders` pod in a target granted the remediations but not the evidence Role."""
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 1)
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False))
-    return k8s
-
-
-def oom_looping(k8s: Cluster, pod: str, ip: str, finished: float, restarts: int) -> None:
-    """What a kubelet writes for a container OOM-killed `restarts` times, now backing off."""
-    container = {
-        "name": "consumer",
-        "image": "example.invalid/consumer:1",
-        "imageID": "",
-        "restartCount": restarts,
-        "ready": False,
-        "started": False,
-        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}},
-        "lastState": {
-            "terminated": {
-                "reason": "OOMKilled",
-                "exitCode": 137,
-                "startedAt": stamp(finished - 30),
-                "finishedAt": stamp(finished),
-            }
-        },
-    }
-    conditions = [{"type": "Ready", "status": "False"}, {"type": "ContainersReady", "status": "False"}]
-    k8s.set_pod_status(pod, ip, containerStatuses=[container], conditions=conditions)
 
 
 def test_an_oom_looping_owner_is_evidence_and_a_restart_is_not_the_remedy(orders: Cluster) -> None:
@@ -134,28 +90,6 @@ def test_without_the_evidence_role_reading_the_pod_is_refused_by_name(unread: Cl
     )
 
 
-def crashed_once(k8s: Cluster, pod: str, ip: str, finished: float) -> None:
-    """What a kubelet writes for a container that ended once with Error (exit 1) and is running again."""
-    container = {
-        "name": "consumer",
-        "image": "example.invalid/consumer:1",
-        "imageID": "",
-        "restartCount": 1,
-        "ready": True,
-        "started": True,
-        "state": {"running": {"startedAt": stamp(finished + 1)}},
-        "lastState": {
-            "terminated": {
-                "reason": "Error",
-                "exitCode": 1,
-                "startedAt": stamp(finished - 60),
-                "finishedAt": stamp(finished),
-            }
-        },
-    }
-    k8s.set_pod_status(pod, ip, containerStatuses=[container], conditions=[{"type": "Ready", "status": "True"}])
-
-
 def stuck_on(*hosts: str) -> GroupVerdict:
     """A group whose partition i is STALL, owned by a member on hosts[i]."""
     owners = [Member(f"m-{i}", f"consumer-{i}", f"/{host}", ((TOPIC, i),)) for i, host in enumerate(hosts)]
@@ -200,7 +134,7 @@ def test_a_restart_shows_each_owners_pod_and_is_refused_for_an_oom_loop(orders: 
 
     # The first owner is now OOM-killed again and again: no restart is offered, and the refusal is the evidence.
     oom_looping(orders, pod, "10.1.2.3", finished=now - 30, restarts=4)
-    with pytest.raises(PlanError) as refused:
+    with pytest.raises(EvidenceRefusal) as refused:
         restart_params(executor, workload, of, now)
     assert str(refused.value) == (
         f"pod {pod}: container consumer was OOM-killed and restarted 4 times: a restart brings back the same limit; "
@@ -216,3 +150,46 @@ def test_without_the_evidence_role_a_restart_is_proposed_as_before(unread: Clust
     executor = executor_as_bot(k8s, now=now)
     workload = Workload(executor="kubernetes", name="orders", namespace=k8s.namespace)
     assert restart_params(executor, workload, stuck_on("10.1.2.3"), now).owner_pods == {}
+
+
+def test_a_reading_is_kept_for_its_time_and_the_owners_kept_are_bounded(orders: Cluster) -> None:
+    first, _ = orders.wait_pods("orders", 2)
+    now = time.time()
+    crashed_once(orders, first.metadata.name, "10.1.2.3", finished=now - 120)
+    counted = Counted(orders, now)
+    workload = Workload(executor="kubernetes", name="orders", namespace=orders.namespace)
+    readings = PodReadings(every=120.0, most=2)
+    one, two, three = (Member(f"m-{i}", f"consumer-{i}", "/10.1.2.3") for i in range(3))
+
+    read = readings.read(counted.executor, workload, one, now=now)
+    assert (read.pod, read.containers[0].restarts, counted.requests) == (first.metadata.name, 1, ONE_READING)
+    assert readings.read(counted.executor, workload, one, now=now + 119.9) == read  # kept: no request
+    assert counted.requests == ONE_READING
+    assert readings.read(counted.executor, workload, one, now=now + 120) == read  # its time is over: read again
+    assert counted.requests == ONE_READING * 2
+
+    # Two owners at most: a third pushes out the oldest, which is read again when asked.
+    readings.read(counted.executor, workload, two, now=now + 121)
+    readings.read(counted.executor, workload, three, now=now + 122)
+    assert counted.requests == ONE_READING * 4
+    readings.read(counted.executor, workload, three, now=now + 123)
+    assert counted.requests == ONE_READING * 4
+    readings.read(counted.executor, workload, one, now=now + 124)
+    assert counted.requests == ONE_READING * 5
+
+
+def test_a_refusal_to_read_is_kept_too(unread: Cluster) -> None:
+    [pod] = unread.wait_pods("orders", 1)
+    now = time.time()
+    counted = Counted(unread, now)
+    workload = Workload(executor="kubernetes", name="orders", namespace=unread.namespace, member_pod="{client_id}")
+    member = Member("m-1", pod.metadata.name, "/10.9.9.9")
+    readings = PodReadings()
+    with pytest.raises(ExecutorError) as refused:
+        readings.read(counted.executor, workload, member, now=now)
+    get_pod = "GET /api/v1/namespaces/{namespace}/pods/{name}"
+    assert counted.requests == [get_pod]  # refused by RBAC
+    with pytest.raises(ExecutorError) as again:
+        readings.read(counted.executor, workload, member, now=now + 60)
+    assert (str(again.value), counted.requests) == (str(refused.value), [get_pod])  # kept: not asked again
+    assert "forbidden by RBAC" in str(again.value)

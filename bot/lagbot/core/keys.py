@@ -210,6 +210,11 @@ def offered(incident_id: str) -> str:
     return _key("offered", incident_id)
 
 
+def refused(incident_id: str) -> str:
+    """Hash: action -> why the live system refused it (a pod's evidence), once said in the incident's thread."""
+    return _key("refused", incident_id)
+
+
 def remediation(incident_id: str) -> str:
     return _key("remediation", incident_id)
 

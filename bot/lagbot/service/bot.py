@@ -92,6 +92,11 @@ class RemediationHooks(Protocol):
         """
         ...
 
+    def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
+        """The verdict with what the live system shows of the members its causes blame (their pods), as the
+        incident's messages show it."""
+        ...
+
     def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
         """Feed one more check to the verification of the incident's remediation, if one is verifying."""
         ...
@@ -385,6 +390,7 @@ class Bot:
                 self.storms.fold(before, incident)
                 opened += any(e.kind == POST_ROOT for e in transition.effects)
                 continue
+            verdict = self._explained(incident, verdict, now=now)
             buttons, offered = self._remediation_step(incident, verdict, now=now)
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
@@ -448,6 +454,17 @@ class Bot:
         if state is None:
             return verdict
         return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
+
+    def _explained(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
+        """The open incident's verdict with the owners' pods on its causes (lagbot.service.pod_causes); a failure
+        there is logged and leaves the verdict as the broker sees it."""
+        if self.remediations is None or not incident.is_open:
+            return verdict
+        try:
+            return self.remediations.explained(verdict, now=now)
+        except Exception:
+            log.exception("pod evidence failed", extra={"group": incident.group, "incident": incident.id})
+            return verdict
 
     def _remediation_step(
         self, incident: Incident, verdict: GroupVerdict, *, now: float

@@ -26,6 +26,7 @@ from lagbot.policies.model import Rule, remediation_params
 from lagbot.remediations import registry
 from lagbot.remediations.base import (
     DEFAULT_LONGEST_RUN,
+    EvidenceRefusal,
     ExecutionContext,
     Outcome,
     PlanError,
@@ -35,6 +36,7 @@ from lagbot.remediations.base import (
     Verification,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.pod_evidence import PodReadings
 from lagbot.remediations.verify import VerifyRules, assess
 from lagbot.service import proposal_messages, wording
 from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict, expiry_sweep
@@ -43,6 +45,7 @@ from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
+from lagbot.service.pod_causes import PodCauses
 from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.restores import RestoreQueue, Restores
 
@@ -55,6 +58,17 @@ UNRETIRED_FOR = 3_600.0
 gives up on a message long before."""
 """An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """An action the causes suggest that the live system refused (EvidenceRefusal), to say in the incident's thread
+    once the check's own messages are queued (its root first)."""
+
+    incident: Incident
+    verdict: GroupVerdict
+    action: str
+    reason: str
 
 
 _REPLACE_IF_UNCHANGED = """
@@ -121,6 +135,12 @@ class Remediator:
         self.restores = restores if restores is not None else Restores(bot.redis)
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
+        self._refused: dict[tuple[str, str], Refusal] = {}
+        """(incident id, action) -> its refusal of this check, to say once the check has queued its messages."""
+        self._refused_lock = threading.Lock()
+        self.pod_readings = PodReadings()
+        """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
+        self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
 
     # -- proposing ---------------------------------------------------------------------------------------
 
@@ -150,25 +170,42 @@ class Remediator:
 
         Returns the proposals and, for each action not offered, the reason (for `/lag remediate`).
         """
+        made, skipped, _ = self._propose(verdict, now, incident, actions, requested_by, given or {})
+        return made, skipped
+
+    def _propose(
+        self,
+        verdict: GroupVerdict,
+        now: float,
+        incident: Incident | None,
+        actions: list[str] | None,
+        requested_by: str,
+        given: dict[str, Any],
+    ) -> tuple[list[Proposal], list[str], dict[str, str]]:
+        """`propose`'s proposals and reasons, and the actions the live system refused: action -> its evidence."""
         rule = self.rule(verdict.cluster, verdict.group)
         made: list[Proposal] = []
         skipped: list[str] = []
+        refused: dict[str, str] = {}
         offered = self._offered_actions(incident) if actions is None else set()
         for action in actions if actions is not None else self.suggested(verdict):
             if action in offered:
                 continue
             try:
-                made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given or {}))
+                made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given))
             except (PlanError, ExecutorError, ValueError, registry.RegistryError) as exc:
                 skipped.append(messages.remediation_not_offered(action, str(exc)))
+                if isinstance(exc, EvidenceRefusal):
+                    refused[action] = str(exc)
         for proposal in made:
             if requested_by == BOT_USER and rule.auto_approves(proposal.action, now):
                 self._auto.append(proposal.id)
-        return made, skipped
+        return made, skipped, refused
 
     def run_auto_approved(self, *, now: float) -> None:
-        """Run what the policy auto-approves, after the incident's messages are queued and delivered (so
-        the run's replies land in its thread), never in a maintenance window (checked again now)."""
+        """Say this check's refusals, then run what the policy auto-approves, after the incident's messages are queued
+        and delivered (so the replies land in its thread), never in a maintenance window (checked again now)."""
+        self.say_refusals(now=now)
         while self._auto:
             proposal = self.proposals.get(self._auto.pop(0))
             if proposal is not None and self.rule(proposal.cluster, proposal.group).auto_approves(proposal.action, now):
@@ -211,6 +248,41 @@ class Remediator:
             self.bot.redis.expire(key, STATE_KEEP)
         return proposal
 
+    def say_refusals(self, *, now: float) -> int:
+        """Say in each incident's thread the actions the live system refused at the last check (a restart of an owner
+        OOM-killed again and again, with that evidence), to the rule's approvers: each action once per incident,
+        across replicas (HSETNX of keys.refused claims it before the reply is queued in the outbox; a crash between
+        the two loses that one reply rather than saying it twice). Returns how many were queued (and delivered)."""
+        with self._refused_lock:
+            refusals, self._refused = list(self._refused.values()), {}
+        queued = 0
+        for refusal in refusals:
+            incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
+            if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
+                continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
+            key = keys.refused(incident.id)
+            if not self.bot.redis.hsetnx(key, refusal.action, refusal.reason):
+                continue  # said already (by this replica or another)
+            self.bot.redis.expire(key, STATE_KEEP)
+            mentions = self.rule(incident.cluster, incident.group).approvers.mentions()
+            line = wording.remediation_refused_by_evidence(refusal.action, refusal.reason, mentions)
+            said = {"not_offered": refusal.reason}
+            self.bot.audit.record(
+                AuditEntry(now, "escalated", incident.cluster, incident.group, BOT_USER, refusal.action, None, said)
+            )
+            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, refusal.verdict, now=now)
+            queued += 1
+        if queued:
+            self.bot.deliver()
+        return queued
+
+    def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
+        """The verdict with its owners' pods on the causes that blame them (lagbot.service.pod_causes)."""
+        return self.pod_causes.explained(verdict, now=now)
+
+    def _workload_of(self, cluster: str, group: str) -> Workload | None:
+        return self.rule(cluster, group).workload
+
     def _proposal_context(self, rule: Rule, action: str, cluster: str, now: float) -> ProposalContext:
         """The live system as a remediation's `prepare` may read it: made only when it asks."""
         workload = rule.workload
@@ -221,6 +293,7 @@ class Remediator:
             settings=self.bot.settings,
             policy=rule.allows(action),
             now=now,
+            pod_readings=self.pod_readings,
         )
 
     def _offered_key(self, incident_id: str) -> str:
@@ -672,14 +745,20 @@ class Remediator:
             self.bot.deliver()
 
     def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
-        """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click."""
-        proposals, _ = self.propose(verdict, now=now, incident=incident)
+        """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click. What the live
+        system refused is said in the incident's thread once its messages of this check are queued (`say_refusals`)."""
+        proposals, _, refused = self._propose(verdict, now, incident, None, BOT_USER, {})
+        with self._refused_lock:
+            for action, reason in refused.items():
+                self._refused[(incident.id, action)] = Refusal(incident, verdict, action, reason)
         return proposals
 
     def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
+        """The group's verdict from the stored windows, with the owners' pods as last read (never read here: a
+        click's thread)."""
         verdicts = self.bot.checker.judge_stored(cluster, [group])
         if verdicts:
-            return verdicts[0]
+            return self.pod_causes.explained(verdicts[0], now=self.bot.clock(), read=False)
         return unknown_verdict(cluster, group)
 
     def _audit(self, event: str, proposal: Proposal, user: str, now: float, **detail: Any) -> None:

@@ -96,6 +96,18 @@ def verify_escalation(detail: str, mentions: str) -> str:
     return f":rotating_light: {detail} {mentions}".rstrip()
 
 
+def remediation_refused_by_evidence(action: str, reason: str, mentions: str) -> str:
+    """An action the causes suggest, not offered because the live system shows it cannot help: `reason` is that
+    evidence; `mentions`: the approvers of the group's policy rule (may be empty)."""
+    return f":rotating_light: `{slack_escape(action)}` is not offered: {slack_text(reason)} {mentions}".rstrip()
+
+
+def cause_with_pods(explanation: str, lines: Sequence[str]) -> str:
+    """A cause's explanation with what its owners' pods show (lagbot.service.pod_causes); plain text: the cause is
+    escaped where it is shown."""
+    return f"{explanation}; owner pods: {'; '.join(lines)}" if lines else explanation
+
+
 def incident_group_gone(group: str, cluster: str) -> str:
     return (
         f":wastebasket: `{slack_escape(group)}` is no longer on {slack_escape(cluster)} (deleted, its offsets expired, "

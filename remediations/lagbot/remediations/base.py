@@ -52,6 +52,15 @@ class PlanError(ValueError):
     """
 
 
+class EvidenceRefusal(PlanError):
+    """The live system shows that this remediation cannot help (a container OOM-killed again and again will be
+    killed again after a restart): the message is that evidence, and what to do instead.
+
+    Raised by `prepare`. The service says it in the incident's thread (once per incident), where a PlanError is
+    only ever said to `/lag remediate`.
+    """
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a remediation will do, as the approvers see it."""
@@ -199,6 +208,9 @@ class ProposalContext:
     timeout: float = 10.0
     now: float | None = None
     """When the proposal is made (epoch seconds); None: read the clock when needed."""
+    pod_readings: Any = None
+    """The service's lagbot.remediations.executors.pod_evidence.PodReadings: each owner's pod read at most once in
+    its time (None: read each time)."""
 
 
 class Remediation(ABC):

@@ -7,16 +7,20 @@ ReplicaSets of the Deployment with pods), and the container's CPU and memory lim
 `read_pod` turns the API's JSON of a pod into `PodEvidence` (pure); `findings` words it for the incident (pure,
 `now` passed in); `escalation` says when a restart would not help (a container OOM-killed again and again: a
 restart brings back the same limit). `KubernetesExecutor.owner_pod_evidence` reads the pod and its ReplicaSets
-with the read-only Role of deploy/kubernetes/components/evidence.
+with the read-only Role of deploy/kubernetes/components/evidence. `PodReadings` keeps each owner's reading for
+READ_EVERY seconds: a restart refused at every check, and the causes that show the pods, read each pod at most once
+in that time.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lagbot.remediations.executors import wording
+from lagbot.remediations.executors.base import ExecutorError
 
 if TYPE_CHECKING:
     from lagbot.core.model import Member
@@ -26,6 +30,12 @@ RECENT = 600.0
 """Seconds back a termination still counts as evidence of now (a restart or OOM kill in the last ten minutes)."""
 OOM_RESTARTS_TO_ESCALATE = 3
 """A container OOM-killed and restarted this many times (the last within the window) is not fixed by a restart."""
+READ_EVERY = 120.0
+"""Seconds an owner's pod reading (or the refusal to read it) is kept: at the default check interval (60 s) a pod is
+read at most every other check. The evidence stays right meanwhile: its times are absolute (`findings` words them
+against `now`)."""
+MOST_OWNERS = 4_096
+"""Owners whose reading is kept at most (the oldest go first): a bound on memory, whatever the groups."""
 
 
 @runtime_checkable
@@ -136,3 +146,61 @@ def escalation(evidence: PodEvidence, now: float, window: float) -> str | None:
         if c.last_reason == "OOMKilled" and recent and c.restarts >= OOM_RESTARTS_TO_ESCALATE:
             return wording.pod_oom_escalation(evidence.pod, c.name, c.restarts, c.limits.get("memory"))
     return None
+
+
+Owner = tuple[str, str, str, str]
+"""(the workload as JSON, member id, client id, host): whose pod a reading is of."""
+
+
+def owner_key(workload: Workload, member: Member) -> Owner:
+    return (workload.model_dump_json(), member.member_id, member.client_id, member.host)
+
+
+class PodReadings:
+    """Each owner's pod evidence (or the ExecutorError that reading it raised), kept `every` seconds, in memory.
+
+    One per running service, shared by the threads that propose (the check, `/lag remediate`). Two threads may read
+    the same owner at once (the lock is not held while the API is called); both readings are right.
+    """
+
+    def __init__(self, *, every: float = READ_EVERY, most: int = MOST_OWNERS) -> None:
+        self.every, self.most = every, most
+        self._kept: dict[Owner, tuple[float, PodEvidence | str]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, reader: PodReader, workload: Workload, member: Member, *, now: float) -> PodEvidence:
+        """The kept reading while it is fresh, else what `reader` reads now (kept).
+
+        Raises:
+            ExecutorError: the pod cannot be read (now, or when it was last read within `every`).
+        """
+        key = owner_key(workload, member)
+        kept = self.kept(key, now=now)
+        if kept is None:
+            try:
+                kept = reader.owner_pod_evidence(workload, member)
+            except ExecutorError as exc:
+                kept = str(exc)
+            self._keep(key, kept, now)
+        if isinstance(kept, str):
+            raise ExecutorError(kept)
+        return kept
+
+    def kept(self, key: Owner, *, now: float) -> PodEvidence | str | None:
+        """The fresh reading of an owner (`owner_key`), or the refusal to read it, without reading; None: none."""
+        with self._lock:
+            found = self._kept.get(key)
+        if found is None or not 0 <= now - found[0] < self.every:
+            return None
+        return found[1]
+
+    def _keep(self, key: Owner, reading: PodEvidence | str, now: float) -> None:
+        with self._lock:
+            self._kept.pop(key, None)
+            if len(self._kept) >= self.most:
+                stale = [k for k, (at, _) in self._kept.items() if not 0 <= now - at < self.every]
+                for k in stale:
+                    del self._kept[k]
+                while len(self._kept) >= self.most:
+                    del self._kept[next(iter(self._kept))]
+            self._kept[key] = (now, reading)

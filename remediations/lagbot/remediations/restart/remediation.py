@@ -27,6 +27,7 @@ from lagbot.core.model import Cause, CauseKind, GroupState, GroupVerdict, Member
 from lagbot.remediations import kafka
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
+    EvidenceRefusal,
     ExecutionContext,
     Outcome,
     Plan,
@@ -37,7 +38,7 @@ from lagbot.remediations.base import (
     Risk,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
-from lagbot.remediations.executors.pod_evidence import RECENT, PodReader, escalation, findings
+from lagbot.remediations.executors.pod_evidence import RECENT, PodReader, PodReadings, escalation, findings
 from lagbot.remediations.restart import wording
 
 
@@ -105,7 +106,7 @@ class Restart(Remediation):
         return [wording.explain_scope(policy.scope)]
 
     def prepare(self, raw: Mapping[str, Any], verdict: GroupVerdict, context: ProposalContext) -> BaseModel:
-        """The parameters, with what each stuck owner's pod shows. Raises PlanError when a pod says a restart
+        """The parameters, with what each stuck owner's pod shows. Raises EvidenceRefusal when a pod says a restart
         cannot help (a container OOM-killed again and again)."""
         params = super().prepare(raw, verdict, context)
         assert isinstance(params, RestartParams)
@@ -114,7 +115,8 @@ class Restart(Remediation):
         if not isinstance(reader, PodReader):
             return params
         now = context.now if context.now is not None else time.time()
-        shown = owner_pods(reader, params.workload, owners, now=now)
+        readings = context.pod_readings if isinstance(context.pod_readings, PodReadings) else None
+        shown = owner_pods(reader, params.workload, owners, now=now, readings=readings)
         return params.model_copy(update={"owner_pods": shown})
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
@@ -181,22 +183,33 @@ class Restart(Remediation):
             return Outcome(False, str(exc))
 
 
-def owner_pods(reader: PodReader, workload: Workload, owners: Sequence[Member], *, now: float) -> dict[str, list[str]]:
+def owner_pods(
+    reader: PodReader,
+    workload: Workload,
+    owners: Sequence[Member],
+    *,
+    now: float,
+    readings: PodReadings | None = None,
+) -> dict[str, list[str]]:
     """What each owner's pod shows (member id -> lines; a healthy pod adds nothing, and the first pod that cannot be
     read ends the reading: the others would most often meet the same refusal or the same slow API server).
+    `readings`: each owner's reading kept a while (a refused restart is proposed again at every check).
 
     Raises:
-        PlanError: a pod shows that a restart cannot help, with that evidence.
+        EvidenceRefusal: a pod shows that a restart cannot help, with that evidence.
     """
     shown: dict[str, list[str]] = {}
     for member in owners:
         try:
-            evidence = reader.owner_pod_evidence(workload, member)
+            if readings is not None:
+                evidence = readings.read(reader, workload, member, now=now)
+            else:
+                evidence = reader.owner_pod_evidence(workload, member)
         except ExecutorError:  # evidence is optional: the evidence Role may not be granted, the API may be slow;
             break  # the rest would meet the same (a proposal, made on the check's thread, never waits on each)
         refused = escalation(evidence, now, RECENT)
         if refused is not None:
-            raise PlanError(refused)
+            raise EvidenceRefusal(refused)
         lines = findings(evidence, now, RECENT)
         if lines:
             shown[member.member_id] = lines

@@ -1,0 +1,54 @@
+"""Which members a cause blames, and how their pods' lines join the cause (lagbot.service.pod_causes: pure)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lagbot.core.model import Cause, GroupVerdict, Member, Status
+from lagbot.service.pod_causes import blamed, cause_owners, with_pod_evidence
+from tests.support.verdicts import TOPIC, partition, verdict
+
+A = Member("m-a", "consumer-a", "/10.1.2.3", ((TOPIC, 0),))
+B = Member("m-b", "consumer-b", "/10.1.2.4", ((TOPIC, 1), (TOPIC, 2)))
+STUCK = Cause("stuck_consumer", "partition 0 is stuck", 0.9, "restart", rank=1, evidence={"partitions": [0]})
+HOT = Cause("hot_partition", "partition 1 is hot", 0.7, "restart", rank=2, evidence={"topic": TOPIC, "partition": 1})
+DEFICIT = Cause("throughput_deficit", "consumers are slower", 0.75, "scale", rank=3)
+
+
+def group(*causes: Cause) -> GroupVerdict:
+    parts = [
+        partition(0, committed=0, log_end=500, status=Status.STALL, owner=A),
+        partition(1, committed=0, log_end=900, owner=B),
+        partition(2, committed=0, log_end=10, owner=B),
+    ]
+    return replace(verdict(parts, members=[A, B]), causes=causes)
+
+
+def test_the_stuck_consumer_blames_the_stalled_owners_the_hot_partition_its_owner_and_the_rest_no_one() -> None:
+    v = group(STUCK, HOT, DEFICIT)
+    assert [cause_owners(c, v) for c in v.causes] == [[A], [B], []]
+    assert blamed(v) == [A, B]
+    gone = replace(HOT, evidence={"topic": TOPIC, "partition": 9})  # a partition the verdict does not have
+    assert cause_owners(gone, v) == []
+
+
+def test_each_cause_gets_its_owners_lines_once_and_the_others_stay_as_they_were() -> None:
+    v = group(STUCK, HOT, DEFICIT)
+    rollout = "a rollout is in progress: 2 ReplicaSets of the workload have pods"
+    shown = {"m-a": ["pod orders-a is running but not Ready", rollout], "m-b": [rollout]}
+    stuck, hot, deficit = with_pod_evidence(v, shown).causes
+    assert stuck.explanation == f"partition 0 is stuck; owner pods: pod orders-a is running but not Ready; {rollout}"
+    assert stuck.evidence == {"partitions": [0], "pods": ["pod orders-a is running but not Ready", rollout]}
+    assert (hot.explanation, hot.evidence["pods"]) == (f"partition 1 is hot; owner pods: {rollout}", [rollout])
+    assert deficit == DEFICIT
+    assert with_pod_evidence(v, {}) is v
+    assert with_pod_evidence(v, {"m-a": []}).causes == v.causes  # a healthy pod adds nothing
+
+
+def test_the_owners_read_are_the_first_blamed_and_bounded() -> None:
+    owners = [Member(f"m-{i}", f"consumer-{i}", f"/10.1.2.{i}", ((TOPIC, i),)) for i in range(8)]
+    parts = [partition(i, committed=0, log_end=500, status=Status.STALL, owner=m) for i, m in enumerate(owners)]
+    v = replace(verdict(parts, members=owners), causes=(STUCK,))
+    assert blamed(v) == owners[:5]
+    assert blamed(v, most=8) == owners
+    assert len(cause_owners(STUCK, v)) == 8  # every owner is the cause's: only the reading is bounded
