@@ -12,13 +12,20 @@ A burst is a recent rate at least BURST_FACTOR times the rate before it (which m
 idle has no baseline to compare with). The longest horizon with data is the baseline; of the shorter ones, the
 one with the largest ratio is reported. The burst is still going when the window's own produce rate (or, with one
 sample, the recent rate) is still at least BURST_FACTOR times the baseline; else it just ended.
+
+A young topic (its history shorter than all horizons but one: "no data that old") has no baseline there, but the
+time index holds its whole short history: when its oldest retained record was written (`GroupVerdict.born_at`) the
+log end was the log start, exactly. Its baseline is the rate from then to the window's first sample, against the
+window's own rate (`producer_burst_since_birth`); it is still going when the window's newest interval is still at
+least BURST_FACTOR times that baseline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lagbot.core.model import Cause, GroupVerdict
+from lagbot.core.model import Cause, GroupVerdict, GroupWindow, TopicPartition
 from lagbot.engine import agreement, wording
 
 BURST_FACTOR = 3.0
@@ -75,5 +82,60 @@ def producer_burst_by_index(verdict: GroupVerdict) -> Cause | None:
             "baseline_horizon_seconds": burst.before_horizon,
             "ongoing": burst.ongoing,
             "method": "time_index",
+        },
+    )
+
+
+def enough_horizons(baselines: Sequence[tuple[float, float | None]]) -> bool:
+    """Whether `burst_vs_baseline` has the two known horizons it compares; if not, the young-topic rule may."""
+    return sum(1 for h, r in baselines if r is not None and h > 0) >= 2
+
+
+def group_born_at(window: GroupWindow, born: Mapping[TopicPartition, float]) -> float | None:
+    """When the group's oldest retained record was written (`GroupVerdict.born_at`): the earliest of its partitions'
+    (lagbot.engine.timeindex `BaselineCache.born`), when every partition that held anything at the window's first
+    sample has such a time (else some history is older than it: None). A partition still empty then adds nothing."""
+    times = []
+    for tp, samples in window.partitions.items():
+        if not samples:
+            continue
+        if tp in born:
+            times.append(born[tp])
+        elif samples[0].log_end > samples[0].log_start:
+            return None
+    return min(times, default=None)
+
+
+def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None) -> Cause | None:
+    """`producer_burst` of a young topic: the window's produce rate against the rate from the group's oldest retained
+    record (`born_at`) to the window's first sample. None without two horizons missing, a birth, two samples or a
+    rate before the window above 0; or when the window's rate is under BURST_FACTOR times it."""
+    if verdict.born_at is None or window is None or len(window.samples) < 2 or enough_horizons(verdict.baseline_produce):
+        return None
+    times = [g.at for g in window.samples]
+    first, previous, newest = times[0], times[-2], times[-1]
+    # Only partitions observed at every sample time, as the window's rule (a partition's samples are a subsequence of
+    # the group's sample times: equal length means all of them).
+    full = [s for s in window.partitions.values() if len(s) == len(times)]
+    if not full or first <= verdict.born_at or newest <= first or newest <= previous:
+        return None
+    before = sum(s[0].log_end - s[0].log_start for s in full) / (first - verdict.born_at)
+    recent = sum(s[-1].log_end - s[0].log_end for s in full) / (newest - first)
+    latest = sum(s[-1].log_end - s[-2].log_end for s in full) / (newest - previous)
+    if before <= 0 or recent < BURST_FACTOR * before:
+        return None
+    ongoing = latest >= BURST_FACTOR * before
+    return Cause(
+        kind="producer_burst",
+        explanation=wording.cause_burst_since_birth(recent, newest - first, before, first - verdict.born_at, ongoing, latest),
+        confidence=0.85 if ongoing else 0.6,
+        remediation="scale" if ongoing and not agreement.at_partition_ceiling(verdict) else None,
+        evidence={
+            "recent_rate": round(recent, 2),
+            "recent_horizon_seconds": round(newest - first, 3),
+            "baseline_rate": round(before, 2),
+            "baseline_horizon_seconds": round(first - verdict.born_at, 3),
+            "ongoing": ongoing,
+            "method": "time_index_since_birth",
         },
     )
