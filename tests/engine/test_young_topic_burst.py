@@ -31,6 +31,7 @@ from lagbot.core.model import (
     Member,
     PartitionSample,
 )
+from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine import wording
 from lagbot.engine.burst import group_born_at, producer_burst_since_birth
 from lagbot.engine.check import Checker
@@ -38,7 +39,6 @@ from lagbot.engine.diagnose import SCALE, diagnose
 from lagbot.engine.evaluate import evaluate_group
 from lagbot.engine.timeindex import BaselineCache, offsets_at
 from lagbot.engine.window import MemoryWindowStore
-from lagbot.devkit.apache_kafka import ApacheKafka
 from tests.conftest import Kafka, Names
 
 TOPIC, GROUP, CLUSTER = "orders", "billing", "c"
@@ -55,7 +55,9 @@ def window(ends: Sequence[Sequence[int]], first_at: float, step: float = 5.0, re
     apart from `first_at`; the member commits `read` messages a sample, a partition (it falls behind)."""
     times = [first_at + i * step for i in range(len(ends[0]))]
     partitions = {
-        (TOPIC, p): tuple(PartitionSample(t, i * read, end, 0) for i, (t, end) in enumerate(zip(times, row, strict=True)))
+        (TOPIC, p): tuple(
+            PartitionSample(t, i * read, end, 0) for i, (t, end) in enumerate(zip(times, row, strict=True))
+        )
         for p, row in enumerate(ends)
     }
     samples = tuple(GroupSample(t, GroupState.STABLE, ("m-1",), 1) for t in times)
@@ -69,7 +71,9 @@ def window(ends: Sequence[Sequence[int]], first_at: float, step: float = 5.0, re
     return GroupWindow(cluster=CLUSTER, group=GROUP, samples=samples, partitions=partitions, latest=latest)
 
 
-def judged(w: GroupWindow, born_at: float | None, baselines: tuple[tuple[float, float | None], ...] = NO_DATA_THAT_OLD) -> GroupVerdict:
+def judged(
+    w: GroupWindow, born_at: float | None, baselines: tuple[tuple[float, float | None], ...] = NO_DATA_THAT_OLD
+) -> GroupVerdict:
     now = w.samples[-1].at
     verdict = evaluate_group(w, thresholds=Thresholds(), rules=Evaluation(), now=now, baselines=baselines)
     verdict = replace(verdict, born_at=born_at)
@@ -218,9 +222,8 @@ def test_the_broker_gives_when_a_young_partitions_first_record_was_written(
 @pytest.mark.integration
 def test_a_check_during_the_young_topic_burst_names_the_burst(broker: ApacheKafka, kafka: Kafka, names: Names) -> None:
     # The issue's reproduction: 2 partitions, 15 msg/s each for 30 s, then 1,000 msg/s each (create timestamps up
-    # to now), going on live while `lagbot check` samples 4 times 2 s apart. One member committed 100 on each
-    # partition and reads no further. The check names the burst with the broker's birth of the topic, not the
-    # deficit.
+    # to now), going on live while `lagbot check` samples 4 times 2 s apart. One member reads about 100 msg/s and
+    # commits every batch. The check names the burst with the broker's birth of the topic, not the deficit.
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 2)
     born = round(time.time() - 36.0, 3)
@@ -239,11 +242,19 @@ def test_a_check_during_the_young_topic_burst_names_the_burst(broker: ApacheKafk
             out.poll(0)
         out.flush(10)
 
-    writer = threading.Thread(target=burst, daemon=True)
+    def read() -> None:  # about 100 msg/s, committing every batch, for at most 60 s
+        deadline = time.monotonic() + 60.0
+        while not stop.wait(0.1) and time.monotonic() < deadline:
+            got = {m.partition(): m.offset() or 0 for m in consumer.consume(10, 0.1) if m.error() is None}
+            if got:
+                consumer.commit(offsets=[TopicPartition(topic, p, o + 1) for p, o in got.items()], asynchronous=False)
+
+    writer, reader = threading.Thread(target=burst, daemon=True), threading.Thread(target=read, daemon=True)
     try:
         kafka.wait_assigned(consumer)
         consumer.commit(offsets=[TopicPartition(topic, p, 100) for p in range(2)], asynchronous=False)
         writer.start()
+        reader.start()
         settings = build_settings(
             {"clusters": [{"name": "c", "bootstrap_servers": kafka.bootstrap, "groups": {"include": [group]}}]},
             source="test",
@@ -252,6 +263,7 @@ def test_a_check_during_the_young_topic_burst_names_the_burst(broker: ApacheKafk
     finally:
         stop.set()
         writer.join(15)
+        reader.join(15)
         consumer.close()
     [verdict] = report.verdicts
     assert verdict.born_at == pytest.approx(born, abs=1e-6)

@@ -110,7 +110,12 @@ def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None
     """`producer_burst` of a young topic: the window's produce rate against the rate from the group's oldest retained
     record (`born_at`) to the window's first sample. None without two horizons missing, a birth, two samples or a
     rate before the window above 0; or when the window's rate is under BURST_FACTOR times it."""
-    if verdict.born_at is None or window is None or len(window.samples) < 2 or enough_horizons(verdict.baseline_produce):
+    if (
+        verdict.born_at is None
+        or window is None
+        or len(window.samples) < 2
+        or enough_horizons(verdict.baseline_produce)
+    ):
         return None
     times = [g.at for g in window.samples]
     first, previous, newest = times[0], times[-2], times[-1]
@@ -127,7 +132,9 @@ def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None
     ongoing = latest >= BURST_FACTOR * before
     return Cause(
         kind="producer_burst",
-        explanation=wording.cause_burst_since_birth(recent, newest - first, before, first - verdict.born_at, ongoing, latest),
+        explanation=wording.cause_burst_since_birth(
+            recent, newest - first, before, first - verdict.born_at, ongoing, latest
+        ),
         confidence=0.85 if ongoing else 0.6,
         remediation="scale" if ongoing and not agreement.at_partition_ceiling(verdict) else None,
         evidence={

@@ -75,7 +75,9 @@ def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
                 if future.done() and future.exception() is None
             }
             offsets = {tp: int(info.offset) for tp, info in answered.items()}
-            times = {tp: info.timestamp / 1000 for tp, info in answered.items() if info.offset >= 0 and info.timestamp >= 0}
+            times = {
+                tp: info.timestamp / 1000 for tp, info in answered.items() if info.offset >= 0 and info.timestamp >= 0
+            }
             found.append(Answers(offsets, times))
         return found
 
@@ -237,7 +239,9 @@ class BaselineCache:
             if tp in log_end
         }
 
-    def born(self, tps: Sequence[TopicPartition], log_start: Mapping[TopicPartition, int]) -> dict[TopicPartition, float]:
+    def born(
+        self, tps: Sequence[TopicPartition], log_start: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, float]:
         """When each partition's oldest retained record was written, of the partitions whose history is shorter than
         a horizon asked (its answer was the log start: "no data that old"), from the timestamp the broker gave with
         that answer. At that time the log end was the log start, exactly: what the partition holds was all written
