@@ -149,6 +149,30 @@ def test_y05_with_two_horizons_known_the_index_rule_decides() -> None:
     assert producer_burst_since_birth(judged(w, BORN, known), w) is None
 
 
+def test_y08_a_burst_that_began_before_the_window_is_compared_with_the_time_before_it() -> None:
+    """Y08 The topic is 100 s old at the newest sample: 15 msg/s a partition for 50 s, then 1,000 msg/s a partition
+    for 50 s, so the window (its last 15 s) is all burst and the rate from the birth to its first sample holds 35 s
+    of burst: 71,500 / 85 s = 841 msg/s, 2.4x, under the factor. The 1 min horizon has data (the 5 min one not):
+    100,300 messages over it, against the rate from the birth to 1 min ago, (101,500 - 100,300) / 40 s = 30 msg/s:
+    55.7x, still going (the window writes 2,000 msg/s)."""
+    w = window([[35750 + 5000 * i for i in range(4)]] * 2, BORN + 85.0)
+    horizons = ((60.0, 100300 / 60), (300.0, None), (900.0, None), (3600.0, None))
+    verdict = judged(w, BORN, horizons)
+    primary = verdict.causes[0]
+    assert (primary.kind, primary.remediation, primary.confidence) == ("producer_burst", SCALE, 0.85)
+    assert primary.evidence == {
+        "recent_rate": 1671.67,
+        "recent_horizon_seconds": 60.0,
+        "baseline_rate": 30.0,
+        "baseline_horizon_seconds": 40.0,
+        "ongoing": True,
+        "method": "time_index_since_birth",
+    }
+    assert primary.explanation == wording.cause_burst_since_birth(100300 / 60, 60.0, 30.0, 40.0, True, 2000.0)
+    # Without the horizon, the window against the time since birth alone is under the factor: not called a burst.
+    assert producer_burst_since_birth(replace(verdict, baseline_produce=NO_DATA_THAT_OLD), w) is None
+
+
 def test_y06_an_idle_young_topic_has_no_baseline_to_compare_with() -> None:
     """Y06 Nothing written before the window's first sample (0 msg/s since birth): x / 0, not called a burst."""
     w = window([[0, 5000, 10000, 15000]] * 2, BORN + 30.0)

@@ -15,17 +15,18 @@ sample, the recent rate) is still at least BURST_FACTOR times the baseline; else
 
 A young topic (its history shorter than all horizons but one: "no data that old") has no baseline there, but the
 time index holds its whole short history: when its oldest retained record was written (`GroupVerdict.born_at`) the
-log end was the log start, exactly. Its baseline is the rate from then to the window's first sample, against the
-window's own rate (`producer_burst_since_birth`); it is still going when the window's newest interval is still at
-least BURST_FACTOR times that baseline.
+log end was the log start, exactly. Its baselines are the rate from then to the window's first sample, against the
+window's own rate (still going while the window's newest interval is still BURST_FACTOR times it), and the rate from
+then to a horizon with data, against the rate over that horizon (`producer_burst_since_birth`): a burst that began
+before the window is compared with the time before it, not with a baseline it is part of.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from lagbot.core.model import Cause, GroupVerdict, GroupWindow, TopicPartition
+from lagbot.core.model import Cause, GroupVerdict, GroupWindow, PartitionSample, TopicPartition
 from lagbot.engine import agreement, wording
 
 BURST_FACTOR = 3.0
@@ -38,6 +39,8 @@ class Burst:
     before: float
     before_horizon: float
     ongoing: bool
+    now: float | None = None
+    """The produce rate now when the rule measured it (the window's newest interval); None: the window's rate."""
 
     @property
     def factor(self) -> float:
@@ -107,9 +110,11 @@ def group_born_at(window: GroupWindow, born: Mapping[TopicPartition, float]) -> 
 
 
 def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None) -> Cause | None:
-    """`producer_burst` of a young topic: the window's produce rate against the rate from the group's oldest retained
-    record (`born_at`) to the window's first sample. None without two horizons missing, a birth, two samples or a
-    rate before the window above 0; or when the window's rate is under BURST_FACTOR times it."""
+    """`producer_burst` of a young topic (fewer than two horizons with data, and a birth: `born_at`), from what its
+    history holds: the strongest of (1) the window's produce rate against the rate from the birth to the window's
+    first sample (`window_vs_birth`) and (2) each horizon with data against the rate from the birth to that horizon
+    (`burst_vs_baseline` with the topic's whole life as its longest horizon: `life`). None when neither is
+    BURST_FACTOR times its baseline (which must be above 0)."""
     if (
         verdict.born_at is None
         or window is None
@@ -117,32 +122,62 @@ def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None
         or enough_horizons(verdict.baseline_produce)
     ):
         return None
+    full = _full(window)
+    life = _life(window, full, verdict.born_at)
+    found = [window_vs_birth(window, full, verdict.born_at)]
+    if life is not None:
+        known = tuple((h, r) for h, r in verdict.baseline_produce if r is not None and 0 < h < life[0])
+        found.append(burst_vs_baseline(replace(verdict, baseline_produce=(*known, life))))
+    bursts = [b for b in found if b is not None]
+    if not bursts:
+        return None
+    burst = max(bursts, key=lambda b: b.factor)
+    now_rate = burst.now if burst.now is not None else verdict.produce_rate
+    if now_rate is None:
+        now_rate = burst.recent
+    return Cause(
+        kind="producer_burst",
+        explanation=wording.cause_burst_since_birth(
+            burst.recent, burst.recent_horizon, burst.before, burst.before_horizon, burst.ongoing, now_rate
+        ),
+        confidence=0.85 if burst.ongoing else 0.6,
+        remediation="scale" if burst.ongoing and not agreement.at_partition_ceiling(verdict) else None,
+        evidence={
+            "recent_rate": round(burst.recent, 2),
+            "recent_horizon_seconds": round(burst.recent_horizon, 3),
+            "baseline_rate": round(burst.before, 2),
+            "baseline_horizon_seconds": round(burst.before_horizon, 3),
+            "ongoing": burst.ongoing,
+            "method": "time_index_since_birth",
+        },
+    )
+
+
+def _full(window: GroupWindow) -> list[Sequence[PartitionSample]]:
+    """The partitions observed at every sample time, as the window's rule takes them (a partition's samples are a
+    subsequence of the group's sample times: equal length means all of them)."""
+    return [s for s in window.partitions.values() if len(s) == len(window.samples)]
+
+
+def _life(window: GroupWindow, full: Sequence[Sequence[PartitionSample]], born_at: float) -> tuple[float, float] | None:
+    """(seconds from the birth to the window's newest sample, the produce rate over them): everything the partitions
+    hold was written since the birth."""
+    newest = window.samples[-1].at
+    if not full or newest <= born_at:
+        return None
+    return newest - born_at, sum(s[-1].log_end - s[-1].log_start for s in full) / (newest - born_at)
+
+
+def window_vs_birth(window: GroupWindow, full: Sequence[Sequence[PartitionSample]], born_at: float) -> Burst | None:
+    """The window's produce rate against the rate from the birth to its first sample; still going while its newest
+    interval is at least BURST_FACTOR times that. None when under the factor, or nothing was written before."""
     times = [g.at for g in window.samples]
     first, previous, newest = times[0], times[-2], times[-1]
-    # Only partitions observed at every sample time, as the window's rule (a partition's samples are a subsequence of
-    # the group's sample times: equal length means all of them).
-    full = [s for s in window.partitions.values() if len(s) == len(times)]
-    if not full or first <= verdict.born_at or newest <= first or newest <= previous:
+    if not full or first <= born_at or newest <= previous:
         return None
-    before = sum(s[0].log_end - s[0].log_start for s in full) / (first - verdict.born_at)
+    before = sum(s[0].log_end - s[0].log_start for s in full) / (first - born_at)
     recent = sum(s[-1].log_end - s[0].log_end for s in full) / (newest - first)
     latest = sum(s[-1].log_end - s[-2].log_end for s in full) / (newest - previous)
     if before <= 0 or recent < BURST_FACTOR * before:
         return None
-    ongoing = latest >= BURST_FACTOR * before
-    return Cause(
-        kind="producer_burst",
-        explanation=wording.cause_burst_since_birth(
-            recent, newest - first, before, first - verdict.born_at, ongoing, latest
-        ),
-        confidence=0.85 if ongoing else 0.6,
-        remediation="scale" if ongoing and not agreement.at_partition_ceiling(verdict) else None,
-        evidence={
-            "recent_rate": round(recent, 2),
-            "recent_horizon_seconds": round(newest - first, 3),
-            "baseline_rate": round(before, 2),
-            "baseline_horizon_seconds": round(first - verdict.born_at, 3),
-            "ongoing": ongoing,
-            "method": "time_index_since_birth",
-        },
-    )
+    return Burst(recent, newest - first, before, first - born_at, latest >= BURST_FACTOR * before, latest)

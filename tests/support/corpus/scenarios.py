@@ -622,9 +622,10 @@ SCENARIOS = (
             Status.WARN,
             "producer_burst",
             "scale",
-            "the topic is 36 s old: no horizon has data that old, but the time index says when its first record was "
-            "written; 2,000 msg/s in the window against ~360 msg/s from then to the window's first sample, still "
-            "going, and 1 member for 2 partitions: scale",
+            "the topic was 36 s old at the scenario's start: at most the 1 min horizon has data, but the time index "
+            "says when its first record was written; 2,000 msg/s in the window (or the last minute) against the rate "
+            "from then to the window's first sample (or to a minute ago), still going, and 1 member for 2 "
+            "partitions: scale",
         ),
     ),
     Scenario(
