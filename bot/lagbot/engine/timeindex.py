@@ -6,7 +6,9 @@ covers every partition at once. From a few such points a single check knows what
 
 - the baseline produce rate of each partition over horizons before now (e.g. 1, 5, 15 and 60 min):
   (log end now - log end at now - h) / h. A partition whose oldest retained message is newer than now - h
-  (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed;
+  (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed. That answer
+  comes with the timestamp of the oldest retained record, when the log end was the log start, exactly
+  (`BaselineCache.born`): a young topic's whole short history, its baseline (lagbot.engine.burst);
 - lag in seconds from the first check: when the first unconsumed message was written, by the same bounded
   interpolation the window uses (lagbot.engine.rates `lag_seconds`) on the (time, log end) points of the index, never
   extrapolated beyond the oldest point (older than that is a lower bound).
