@@ -449,6 +449,9 @@ class GroupVerdict:
     baseline_produce: tuple[tuple[float, float | None], ...] = ()
     """(horizon seconds, the group's produce rate over it, msg/s) from the broker's time index, shortest horizon
     first; None where a partition has no data that old. Empty when the index was not asked."""
+    born_at: float | None = None
+    """When the group's oldest retained record was written, from the time index, when its partitions' history is
+    shorter than the horizons (a young topic): everything they hold was written since (lagbot.engine.burst)."""
     drain_rate: float | None = None
     """Messages/s by which the total lag falls over the trend's recent points (negative: it grows); the one rate
     behind `trend`, `eta_seconds` and the thread's "draining at", so they never disagree. None when unknown."""

@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.model import ClusterSnapshot, GroupState, GroupVerdict, GroupWindow, Severity, Status, TopicPartition
+from lagbot.engine import burst
 from lagbot.engine.batch import GroupRows, group_rows
 from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
@@ -59,13 +60,15 @@ def judge(
     now: float,
     thresholds_for: ThresholdsFor | None = None,
     history: Mapping[TopicPartition, Sequence[IndexPoint]] | None = None,
+    born: Mapping[TopicPartition, float] | None = None,
 ) -> list[GroupVerdict]:
     """Verdicts (with causes) for every group of a snapshot, from the windows that include it.
 
     The time index's points (`history`) are read into tables once (`IndexTables`), for every group: the groups that
     read a topic share its partitions' points. The windows' arrays are judged together (lagbot.engine.batch
-    `group_rows`): the groups of a snapshot share its sample times."""
-    index = IndexTables(history, now) if history else None
+    `group_rows`): the groups of a snapshot share its sample times. `born`: when the oldest retained record of each
+    partition with a shorter history than the horizons was written (`BaselineCache.born`)."""
+    index = IndexTables(history, now, born) if history else None
     judged = {name: windows[name] for name, group in snapshot.groups.items() if group.error is None and name in windows}
     found = judge_windows(judged, settings, now, thresholds_for, index)
     return [
@@ -135,6 +138,8 @@ def judge_window(
     verdict = evaluate_group(
         window, thresholds=thresholds, rules=settings.evaluation, now=now, index=index, rows=rows, baselines=found
     )
+    if index is not None and index.born and not burst.enough_horizons(found):
+        verdict = replace(verdict, born_at=burst.group_born_at(window, index.born))
     return replace(verdict, causes=diagnose(verdict, window, settings.evaluation))
 
 
@@ -261,7 +266,8 @@ class Checker:
                 continue
             windows = self.store.windows(name, [g for g, s in snapshot.groups.items() if s.error is None])
             history = self.history(snapshot)
-            judged = judge(snapshot, windows, self.settings, now, self.thresholds_for, history)
+            born = self.born(snapshot) if history else None
+            judged = judge(snapshot, windows, self.settings, now, self.thresholds_for, history, born)
             verdicts.extend(self.exact(name, judged, now))
         return CheckReport(taken_at=now, verdicts=verdicts, cluster_errors=errors, clusters=list(snapshots))
 
@@ -280,6 +286,12 @@ class Checker:
         history = cache.history(tps, snapshot.taken_at, snapshot.log_end, snapshot.log_start)
         cache.saw(snapshot.taken_at, snapshot.log_end)  # a later cycle's horizon may take these log ends
         return history
+
+    def born(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, float]:
+        """When the oldest retained record of each of the snapshot's partitions with a history shorter than a horizon
+        was written, from the time index's answers `history` asked (`BaselineCache.born`)."""
+        cache = self._index.get(snapshot.cluster)
+        return {} if cache is None else cache.born(sorted(snapshot.log_end), snapshot.log_start)
 
     def exact(self, cluster: str, verdicts: list[GroupVerdict], now: float) -> list[GroupVerdict]:
         """The verdicts with exact lag in seconds for the worst partitions, when `exact_lag_seconds` allows it."""

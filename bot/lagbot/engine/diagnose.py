@@ -13,8 +13,9 @@ what fired by confidence. Kinds are stable names that other tools parse:
     partition_ceiling       a throughput deficit with as many members as partitions: scaling cannot help
     throughput_deficit      consumers commit slower than producers write; with the replicas that would keep up
                             (not when stuck partitions or one slow owner explain it: lagbot.engine.agreement)
-    producer_burst          the recent produce rate is >= 3x the broker's history before it (lagbot.engine.burst), or
-                            without that history, the window's newest interval >= 3x its trailing average
+    producer_burst          the recent produce rate is >= 3x the broker's history before it (lagbot.engine.burst; of a
+                            young topic, the window's rate against the rate since its oldest record), or without
+                            that history, the window's newest interval >= 3x its trailing average
     rebalance_churn         state, member ids or generation keep changing between snapshots; with lag, the mechanism:
                             a crash loop (offsets still: the member keeps dying) or poll-interval kick-outs (offsets
                             move between: configuration), and then stuck_consumer offers no restart
@@ -44,7 +45,7 @@ from lagbot.core.model import (
     Trend,
 )
 from lagbot.engine import agreement, wording
-from lagbot.engine.burst import producer_burst_by_index
+from lagbot.engine.burst import producer_burst_by_index, producer_burst_since_birth
 
 if TYPE_CHECKING:  # the settings' models (pydantic): types only, so that judging loads none (lagbot.cli.early)
     from lagbot.core.config import Evaluation
@@ -86,6 +87,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
             lambda: throughput_deficit(verdict),
             lambda: (
                 producer_burst_by_index(verdict)
+                or producer_burst_since_birth(verdict, window)
                 or producer_burst(window, scalable=not agreement.at_partition_ceiling(verdict))
             ),
         ]

@@ -6,7 +6,9 @@ covers every partition at once. From a few such points a single check knows what
 
 - the baseline produce rate of each partition over horizons before now (e.g. 1, 5, 15 and 60 min):
   (log end now - log end at now - h) / h. A partition whose oldest retained message is newer than now - h
-  (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed;
+  (the answer is its log start) has no data that old: its rate over h is None, said so, never guessed. That answer
+  comes with the timestamp of the oldest retained record, when the log end was the log start, exactly
+  (`BaselineCache.born`): a young topic's whole short history, its baseline (lagbot.engine.burst);
 - lag in seconds from the first check: when the first unconsumed message was written, by the same bounded
   interpolation the window uses (lagbot.engine.rates `lag_seconds`) on the (time, log end) points of the index, never
   extrapolated beyond the oldest point (older than that is a lower bound).
@@ -46,7 +48,16 @@ REASK_SHARE = 0.1
 OffsetsAt = Callable[[Sequence[TopicPartition], Sequence[float]], list[Mapping[TopicPartition, int]]]
 """(partitions, timestamps in seconds) -> per timestamp, each partition's answer: the earliest offset written at or
 after that time, or -1 when nothing was written since. A partition the broker did not answer for is left out
-(unknown)."""
+(unknown). An answer that is an `Answers` also says when each offset's record was written."""
+
+
+class Answers(dict[TopicPartition, int]):
+    """One timestamp's ListOffsets answers (`OffsetsAt`), with the timestamp the broker gave with each offset: the
+    time its record was written, in seconds (`written_at`; left out where the broker gave none)."""
+
+    def __init__(self, offsets: Mapping[TopicPartition, int], written_at: Mapping[TopicPartition, float]) -> None:
+        super().__init__(offsets)
+        self.written_at = dict(written_at)
 
 
 def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
@@ -58,14 +69,19 @@ def offsets_at(admin: AdminClient, timeout: float) -> OffsetsAt:
             return [{} for _ in ats]
         asked = [ask_offsets(admin, tps, OffsetSpec.for_timestamp(int(at * 1000)), timeout) for at in ats]
         wait([future for futures in asked for future in futures.values()], timeout=timeout + 1.0)
-        return [
-            {
-                (tp.topic, tp.partition): int(future.result().offset)
+        found: list[Mapping[TopicPartition, int]] = []
+        for futures in asked:
+            answered = {
+                (tp.topic, tp.partition): future.result()
                 for tp, future in futures.items()
                 if future.done() and future.exception() is None
             }
-            for futures in asked
-        ]
+            offsets = {tp: int(info.offset) for tp, info in answered.items()}
+            times = {
+                tp: info.timestamp / 1000 for tp, info in answered.items() if info.offset >= 0 and info.timestamp >= 0
+            }
+            found.append(Answers(offsets, times))
+        return found
 
     return ask
 
@@ -153,6 +169,8 @@ class BaselineCache:
         self._asked: dict[float, tuple[float, Mapping[TopicPartition, int], frozenset[TopicPartition]]] = {}
         self._from_seen: set[float] = set()
         """Horizons whose answers are log ends the bot read (`saw`), not the broker's."""
+        self._written: dict[float, Mapping[TopicPartition, float]] = {}
+        """Per horizon asked of the broker, when the record at each answered offset was written (`Answers`)."""
         self._seen: deque[_Seen] = deque()
 
     def saw(self, at: float, log_end: Mapping[TopicPartition, int]) -> None:
@@ -184,6 +202,7 @@ class BaselineCache:
             ats = [now - horizon for horizon in due]
             for horizon, at, found in zip(due, ats, self.ask(tps, ats), strict=True):
                 self._asked[horizon] = (at, dict(found), frozenset(tps))
+                self._written[horizon] = found.written_at if isinstance(found, Answers) else {}
                 self._from_seen.discard(horizon)
             self.requests += len(due)
         return {h: self._asked[h][:2] for h in self.horizons}
@@ -199,6 +218,7 @@ class BaselineCache:
         if not set(near.tps).issuperset(tps):
             return False
         self._asked[horizon] = (near.at, dict(zip(near.tps, near.ends, strict=True)), frozenset(tps))
+        self._written.pop(horizon, None)
         self._from_seen.add(horizon)
         return True
 
@@ -220,6 +240,25 @@ class BaselineCache:
             for tp in tps
             if tp in log_end
         }
+
+    def born(
+        self, tps: Sequence[TopicPartition], log_start: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, float]:
+        """When each partition's oldest retained record was written, of the partitions whose history is shorter than
+        a horizon asked (its answer was the log start: "no data that old"), from the timestamp the broker gave with
+        that answer. At that time the log end was the log start, exactly: what the partition holds was all written
+        since (lagbot.engine.burst compares a young topic's window with it). Partitions without such an answer are
+        left out."""
+        found: dict[TopicPartition, float] = {}
+        for horizon in self.horizons:
+            asked, written = self._asked.get(horizon), self._written.get(horizon, {})
+            if asked is None or not written:
+                continue
+            for tp in tps:
+                offset, at = asked[1].get(tp), written.get(tp)
+                if offset is not None and at is not None and offset == log_start.get(tp, 0):
+                    found[tp] = at
+        return found
 
     def _answered(self, horizon: float, found: int | None, log_end: int) -> int | None:
         """The time index's answer: a log end read then (`saw`) is -1 when nothing was written since."""
@@ -345,9 +384,16 @@ class IndexTables:
     judged by `lag_seconds_by_index`.
     """
 
-    def __init__(self, history: Mapping[TopicPartition, Sequence[IndexPoint]], now: float) -> None:
+    def __init__(
+        self,
+        history: Mapping[TopicPartition, Sequence[IndexPoint]],
+        now: float,
+        born: Mapping[TopicPartition, float] | None = None,
+    ) -> None:
         self.history = history
         self.now = now
+        self.born: Mapping[TopicPartition, float] = born or {}
+        """When the oldest retained record of each partition with a short history was written (`BaselineCache.born`)."""
         self.row = {tp: i for i, tp in enumerate(history)}
         self.arrays_made = False
         self._tables: dict[TopicPartition, tuple[PartitionSample, ...]] = {}

@@ -224,6 +224,18 @@ def cause_burst_vs_baseline(
     return f"{text}; it just ended: {rate(now)} now, the backlog it left drains without more replicas"
 
 
+def cause_burst_since_birth(
+    recent: float, recent_for: float, before: float, before_for: float, ongoing: bool, now: float
+) -> str:
+    text = (
+        f"producers wrote {rate(recent)} over the last {duration(recent_for)} vs {rate(before)} over the "
+        f"{duration(before_for)} before, since the topic's oldest record ({recent / before:.1f}x)"
+    )
+    if ongoing:
+        return f"{text}; still going"
+    return f"{text}; it just ended: {rate(now)} now, the backlog it left drains without more replicas"
+
+
 def cause_churn(changes: int, rebalancing: int, samples: int, span: float) -> str:
     return (
         f"membership changed {changes} times and the group was rebalancing in {rebalancing} of {samples} "

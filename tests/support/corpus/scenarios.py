@@ -258,6 +258,26 @@ def burst_ended(bootstrap: str, topic: str, group: str) -> Iterator[None]:
         yield
 
 
+YOUNG_BEFORE, YOUNG_BURST = 15, 1000
+"""msg/s per partition of the young topic: for its first 30 s, and since (the burst)."""
+
+
+@contextmanager
+def burst_young(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions of a new topic, each written 15 msg/s for 30 s and then 1,000 msg/s for 6 s (create timestamps:
+    its first record is 36 s old, younger than the smallest horizon, 1 min); 1,000 msg/s each go on. The group's
+    one member reads 50 msg/s from the start (issue 22: it was called throughput_deficit)."""
+    create(bootstrap, topic, 2)
+    now = time.time()
+    for partition in range(2):
+        history(bootstrap, topic, partition, now, [(36, 6, YOUNG_BEFORE), (6, 0, YOUNG_BURST)])
+    with (
+        _members(bootstrap, group, topic, 1) as [c],
+        running(writer(bootstrap, topic, 2, YOUNG_BURST), Reader(c, 50)),
+    ):
+        yield
+
+
 @contextmanager
 def rebalance_churn(bootstrap: str, topic: str, group: str) -> Iterator[None]:
     """2 partitions, 10 messages on each every 2 s; one member reads and commits all along while a second member
@@ -593,6 +613,19 @@ SCENARIOS = (
             None,
             "the time index shows 200 msg/s against 5 before; writes are back at 5 msg/s and the backlog drains "
             "at 95 msg/s: nothing to do",
+        ),
+    ),
+    Scenario(
+        "producer burst, young topic",
+        burst_young,
+        Expected(
+            Status.WARN,
+            "producer_burst",
+            "scale",
+            "the topic was 36 s old at the scenario's start: at most the 1 min horizon has data, but the time index "
+            "says when its first record was written; 2,000 msg/s in the window (or the last minute) against the rate "
+            "from then to the window's first sample (or to a minute ago), still going, and 1 member for 2 "
+            "partitions: scale",
         ),
     ),
     Scenario(
