@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from lagbot.remediations.base import Plan, Risk
 from lagbot.service.approvals import Proposal, State, expiry_sweep
-from lagbot.service.remediate import settled_line
+from lagbot.service.expiry import settled_line
 
 T0 = 1_790_000_000.0  # Monday 21 September 2026, 14:13:20 UTC
 

@@ -23,6 +23,8 @@ from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
 
 AUDIT_VERSION = 1
+BOT_USER = "lagbot"
+"""The user of what lagbot does itself (proposed, failed, restored, expired; an auto-approval)."""
 MAX_ALL = 100_000
 MAX_PER_GROUP = 1_000
 GROUP_KEEP = 90 * 86_400

@@ -38,11 +38,12 @@ from lagbot.remediations.base import (
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.pod_evidence import PodReadings
 from lagbot.remediations.verify import VerifyRules, assess
-from lagbot.service import proposal_messages, wording
-from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict, expiry_sweep
-from lagbot.service.audit import AuditEntry
+from lagbot.service import wording
+from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
+from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
+from lagbot.service.expiry import ProposalExpiry
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from lagbot.service.pod_causes import PodCauses
@@ -51,11 +52,7 @@ from lagbot.service.restores import RestoreQueue, Restores
 
 log = logging.getLogger(__name__)
 
-BOT_USER = "lagbot"
 STATE_KEEP = 8 * 86_400
-UNRETIRED_FOR = 3_600.0
-"""Seconds an expired proposal whose message was not posted yet (its reply still queued) waits for it: the outbox
-gives up on a message long before."""
 """An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
 
@@ -79,13 +76,6 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
 return 1
 """
-
-
-def settled_line(p: Proposal, now: float) -> str:
-    """The line that replaces a settled proposal's buttons."""
-    state = p.state_at(now)
-    expired_at = p.expires_at if state is State.EXPIRED else None
-    return wording.proposal_settled(state.value, p.plan.summary, p.approvals, p.detail, p.denied_by, expired_at)
 
 
 class StateSlot:
@@ -141,6 +131,7 @@ class Remediator:
         self.pod_readings = PodReadings()
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
+        self.expiry = ProposalExpiry(bot, proposals, audit=self._audit, keep=STATE_KEEP)
 
     # -- proposing ---------------------------------------------------------------------------------------
 
@@ -358,10 +349,7 @@ class Remediator:
 
     def settled(self, proposal_id: str, *, now: float) -> str | None:
         """The line that replaces a proposal's buttons once no click can change it; None while it awaits."""
-        p = self.proposals.get(proposal_id)
-        if p is None or p.state_at(now) is State.PROPOSED:
-            return None
-        return settled_line(p, now)
+        return self.expiry.settled(proposal_id, now=now)
 
     def proposal(self, proposal_id: str) -> Proposal | None:
         """The proposal, in whatever state (None when unknown or expired from Redis)."""
@@ -511,67 +499,17 @@ class Remediator:
                 log.warning("restoring what a finished run left held", extra={"proposal": proposal_id})
                 self.restores.release(proposal_id, now)
 
-    # -- proposals nobody decided on in time ---------------------------------------------------------------
+    # -- proposals nobody decided on in time (lagbot.service.expiry) --------------------------------------
 
     def expire_due(self, *, now: float) -> list[str]:
-        """Retire each proposal past its expiry, once across replicas (the store's `retire` is atomic): audited,
-        and its message edited as a click edits it (its buttons gone, a line saying it expired and when).
-        Returns the ids this caller retired."""
-        listed = self.proposals.expiring(now=now)
-        sweep = expiry_sweep({i: self.proposals.get(i) for i in listed}, now)
-        for proposal_id in sweep.settled:
-            self.proposals.retire(proposal_id, now=now)  # approved, denied or gone: it only leaves the set
-        retired = []
-        for proposal in sweep.due:
-            if not self.proposals.retire(proposal.id, now=now):
-                continue  # approved or denied meanwhile, or another replica retired it
-            retired.append(proposal.id)
-            self._audit("expired", proposal, BOT_USER, now, expired_at=proposal.expires_at)
-            if not self._retire_message(proposal.id, now) and proposal.incident_id is not None:
-                self.bot.redis.zadd(keys.PROPOSALS_UNRETIRED, {proposal.id: now})  # its reply is still queued
-        self._retire_late_messages(now)
-        return retired
-
-    def _retire_late_messages(self, now: float) -> None:
-        """Retire the messages of expired proposals that were posted after their expiry (the reply waited in the
-        outbox): each once across replicas (ZREM claims it), waiting at most UNRETIRED_FOR for it."""
-        waiting = keys.PROPOSALS_UNRETIRED
-        self.bot.redis.zremrangebyscore(waiting, "-inf", now - UNRETIRED_FOR)
-        for raw in self.bot.redis.zrange(waiting, 0, -1):
-            proposal_id = text(raw)
-            found = proposal_messages.find(self.bot.redis, proposal_id)
-            if found is None or not self.bot.redis.zrem(waiting, proposal_id):
-                continue  # not posted yet, or another replica has it
-            self._retire_message(proposal_id, now)
+        """Retire each proposal past its expiry, once across replicas; the ids this caller retired."""
+        return self.expiry.expire_due(now=now)
 
     def shown(
         self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
     ) -> None:
-        """The proposals' buttons were shown as a command's answer (`fallback` text, `blocks`), through its response
-        URL: kept, so that the expiry sweep retires that answer as it retires a thread reply."""
-        message = proposal_messages.ProposalMessage("", "", fallback, blocks, tuple(proposal_ids), response_url)
-        proposal_messages.keep(self.bot.redis, message, ttl=STATE_KEEP)
-
-    def _retire_message(self, proposal_id: str, now: float) -> bool:
-        """Edit the message that carries the proposal's buttons: each of its proposals that is settled shows its
-        line instead of its buttons. False when that message is not known (not posted yet, or gone). A failure to
-        edit is logged: the edit is cosmetic (a click is answered "expired")."""
-        try:
-            message = proposal_messages.find(self.bot.redis, proposal_id)
-            if message is None:
-                return False
-            blocks = message.blocks
-            for shown in message.proposals:
-                line = self.settled(shown, now=now)
-                if line is not None:
-                    blocks = self.bot.presenter.settled_blocks(blocks, shown, line)
-            if message.response_url:
-                self.bot.replace_response(message.response_url, message.text, blocks)
-            else:
-                self.bot.edit_message(message.channel, message.ts, message.text, blocks)
-        except Exception:
-            log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
-        return True
+        """The proposals' buttons were shown as a command's answer: kept, for the expiry sweep to retire."""
+        self.expiry.shown(proposal_ids, response_url, fallback, blocks)
 
     # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
 

@@ -21,13 +21,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lagbot.core.model import Severity, Status
-from lagbot.service.audit import AuditEntry
+from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.backtest import Span
 from lagbot.service.history import LagPoint
 from lagbot.service.incidents import Incident
 from lagbot.service.rollups import Rollup, trouble_seconds
 
-BOT_USER = "lagbot"
 """The audit trail's user for the bot's own actions (lagbot.service.audit)."""
 WORKED = ("resolved",)
 DID_NOT = ("no_change", "worse")
