@@ -64,7 +64,7 @@ def test_a_point_lagbot_did_not_write_is_refused(stored: object, problem: str) -
 def test_a_state_round_trips_through_the_versioned_codec() -> None:
     state = RemediationState(
         action="scale",
-        state="verifying",
+        state=RunState.VERIFYING,
         detail="lag falling",
         id="p1",
         checks=(behind(), replace(behind(), at=1_030.0, lag=300)),
@@ -75,7 +75,7 @@ def test_a_state_round_trips_through_the_versioned_codec() -> None:
     raw = state.to_json()
     assert json.loads(raw)["v"] == 2 and json.loads(raw)["checks"][0]["status"] == "STALL"
     assert RemediationState.from_json(KIND, raw) == state
-    running = RemediationState(action="restart", state="running", detail="Restart 1 member", id="p2")
+    running = RemediationState(action="restart", state=RunState.RUNNING, detail="Restart 1 member", id="p2")
     assert json.loads(running.to_json()) == {
         "v": 2, "action": "restart", "state": "running", "detail": "Restart 1 member", "id": "p2",
     }  # fmt: skip
@@ -99,7 +99,7 @@ def test_the_state_an_earlier_lagbot_stored_is_still_read() -> None:
     state = RemediationState.from_json(KIND, json.dumps(old))
     assert state == RemediationState(
         action="scale",
-        state="verifying",
+        state=RunState.VERIFYING,
         detail="Scaled",
         id="p1",
         checks=(point,),
@@ -135,5 +135,5 @@ def test_an_incident_keeps_its_remediation_and_reads_the_old_empty_form() -> Non
     stored = json.loads(encode_incident(opened))
     assert "remediation" not in stored and stored["v"] == 2  # no remediation: left out, as every unset field
     assert decode_incident(json.dumps({**stored, "v": 1, "remediation": {}})) == opened  # format 1 stored it as {}
-    running = replace(opened, remediation=RemediationState(action="scale", state="running", detail="x", id="p1"))
+    running = replace(opened, remediation=RemediationState(action="scale", state=RunState.RUNNING, detail="x", id="p1"))
     assert decode_incident(encode_incident(running)) == running

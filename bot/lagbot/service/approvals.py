@@ -18,7 +18,6 @@ rest: not expired, not twice by the same person, not by the requester when two a
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import StoredFormatError, check_version, text
 from lagbot.remediations.base import Plan
@@ -94,6 +94,28 @@ class Proposal:
         if self.state is State.PROPOSED and now > self.expires_at:
             return State.EXPIRED
         return self.state
+
+
+@dataclass(frozen=True)
+class ProposalDocument:
+    """The fields of a proposal that never change, kept as one document in its hash (field "doc")."""
+
+    cluster: str
+    group: str
+    action: str
+    plan: str
+    """The plan's own stored document (lagbot.remediations.base.Plan.to_json)."""
+    created_at: float
+    cooldown: float
+    channel: str | None = None
+    incident_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+PROPOSAL_DOC_CODEC = codec.register(
+    codec.Codec("stored proposal", ProposalDocument, 1, {codec.UNVERSIONED: lambda document: document})
+)
+"""Version 0: the same fields, written before the document carried its own version (the hash's "v" was 1)."""
 
 
 @dataclass(frozen=True)
@@ -218,17 +240,17 @@ class ProposalStore:
             incident_id=incident_id,
             extra=dict(extra or {}),
         )
-        document = {
-            "cluster": proposal.cluster,
-            "group": proposal.group,
-            "action": proposal.action,
-            "plan": plan.to_json(),
-            "created_at": now,
-            "cooldown": cooldown,
-            "channel": channel,
-            "incident_id": incident_id,
-            "extra": proposal.extra,
-        }
+        document = ProposalDocument(
+            cluster=proposal.cluster,
+            group=proposal.group,
+            action=proposal.action,
+            plan=plan.to_json(),
+            created_at=now,
+            cooldown=cooldown,
+            channel=channel,
+            incident_id=incident_id,
+            extra=proposal.extra,
+        )
         key = self._key(proposal.id)
         pipe = self._redis.pipeline(transaction=True)
         pipe.hset(
@@ -239,7 +261,7 @@ class ProposalStore:
                 "expires_at": repr(proposal.expires_at),
                 "approvals_required": str(approvals_required),
                 "requested_by": requested_by,
-                "doc": json.dumps(document, sort_keys=True),
+                "doc": PROPOSAL_DOC_CODEC.encode(document),
             },
         )
         pipe.expire(key, int(expires_in + KEEP_AFTER_EXPIRY))
@@ -251,29 +273,33 @@ class ProposalStore:
         data = {text(k): text(v) for k, v in self._redis.hgetall(self._key(proposal_id)).items()}
         if not data:
             return None
-        check_version(f"stored proposal {proposal_id}", PROPOSAL_VERSION, data.get("v"))
-        document = json.loads(data["doc"])
+        kind = f"stored proposal {proposal_id}"
+        check_version(kind, PROPOSAL_VERSION, data.get("v"))
+        document = PROPOSAL_DOC_CODEC.decode(data.get("doc", ""), kind=kind)
         approvals = tuple(text(u) for u in self._redis.lrange(redis_keys.proposal_approval_order(proposal_id), 0, -1))
-        return Proposal(
-            id=proposal_id,
-            cluster=document["cluster"],
-            group=document["group"],
-            action=document["action"],
-            plan=Plan.from_json(document["plan"]),
-            requested_by=data["requested_by"],
-            created_at=float(document["created_at"]),
-            expires_at=float(data["expires_at"]),
-            approvals_required=int(data["approvals_required"]),
-            cooldown=float(document["cooldown"]),
-            channel=document.get("channel"),
-            incident_id=document.get("incident_id"),
-            state=State(data["state"]),
-            approvals=approvals,
-            detail=data.get("detail", ""),
-            denied_by=data.get("denied_by"),
-            finished_at=float(data["finished_at"]) if "finished_at" in data else None,
-            extra=dict(document.get("extra") or {}),
-        )
+        try:
+            return Proposal(
+                id=proposal_id,
+                cluster=document.cluster,
+                group=document.group,
+                action=document.action,
+                plan=Plan.from_json(document.plan),
+                requested_by=data["requested_by"],
+                created_at=document.created_at,
+                expires_at=float(data["expires_at"]),
+                approvals_required=int(data["approvals_required"]),
+                cooldown=document.cooldown,
+                channel=document.channel,
+                incident_id=document.incident_id,
+                state=State(data["state"]),
+                approvals=approvals,
+                detail=data.get("detail", ""),
+                denied_by=data.get("denied_by"),
+                finished_at=float(data["finished_at"]) if "finished_at" in data else None,
+                extra=dict(document.extra),
+            )
+        except (KeyError, ValueError) as exc:  # a field of the hash missing or not a number or state
+            raise StoredFormatError(f"{kind} is not one lagbot wrote: {exc}") from None
 
     @staticmethod
     def busy_key(cluster: str, group: str) -> str:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, NamedTuple
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
+from lagbot.core.codec import ByName
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity, Status, Trend
-from lagbot.core.stored import StoredFormatError, decode, encode
 
 SUMMARY_VERSION = 1
 
@@ -35,17 +36,40 @@ class StoredSummary:
     groups: list[GroupSummary]
 
 
-def summary_document(cluster: str, taken_at: float, verdicts: Sequence[GroupVerdict]) -> dict[str, Any]:
-    """What is stored (before the codec adds its version): one row per group, names rather than numbers."""
-    return {
-        "cluster": cluster,
-        "taken_at": taken_at,
-        "groups": [
-            [v.group, v.severity.name, v.status.name, v.total_lag, v.max_lag_seconds, v.trend.value]
+class SummaryRow(NamedTuple):
+    """One group of a stored summary: a JSON list (names rather than numbers), kept small."""
+
+    group: str
+    severity: Annotated[Severity, ByName(Severity)]
+    status: Annotated[Status, ByName(Status)]
+    lag: int | None
+    seconds: float | None
+    trend: Trend
+
+
+@dataclass(frozen=True)
+class SummaryDocument:
+    """What is stored under a cluster's summary key."""
+
+    cluster: str
+    taken_at: float
+    groups: tuple[SummaryRow, ...]
+
+    @classmethod
+    def of(cls, cluster: str, taken_at: float, verdicts: Sequence[GroupVerdict]) -> SummaryDocument:
+        rows = (
+            SummaryRow(v.group, v.severity, v.status, v.total_lag, v.max_lag_seconds, v.trend)
             for v in verdicts
             if v.cluster == cluster
-        ],
-    }
+        )
+        return cls(cluster, taken_at, tuple(rows))
+
+    def summary(self) -> StoredSummary:
+        groups = [GroupSummary(self.cluster, *row) for row in self.groups]
+        return StoredSummary(cluster=self.cluster, taken_at=self.taken_at, groups=groups)
+
+
+SUMMARY_CODEC = codec.register(codec.Codec("stored summary", SummaryDocument, SUMMARY_VERSION))
 
 
 class SummaryStore:
@@ -56,7 +80,7 @@ class SummaryStore:
         self._ttl_ms = max(1, int(ttl * 1000))
 
     def put(self, cluster: str, taken_at: float, verdicts: Sequence[GroupVerdict]) -> None:
-        document = encode(SUMMARY_VERSION, summary_document(cluster, taken_at, verdicts), sort_keys=False)
+        document = SUMMARY_CODEC.encode(SummaryDocument.of(cluster, taken_at, verdicts))
         self._redis.set(summary_key(cluster), document, px=self._ttl_ms)
 
     def get(self, cluster: str) -> StoredSummary | None:
@@ -68,21 +92,4 @@ class SummaryStore:
         raw = self._redis.get(summary_key(cluster))
         if raw is None:
             return None
-        kind = f"the summary of cluster {cluster!r}"
-        document = decode(kind, SUMMARY_VERSION, raw)
-        try:
-            groups = [
-                GroupSummary(
-                    cluster=cluster,
-                    group=str(group),
-                    severity=Severity[severity],
-                    status=Status[status],
-                    total_lag=None if lag is None else int(lag),
-                    max_lag_seconds=None if seconds is None else float(seconds),
-                    trend=Trend(trend),
-                )
-                for group, severity, status, lag, seconds, trend in document["groups"]
-            ]
-            return StoredSummary(cluster=str(document["cluster"]), taken_at=float(document["taken_at"]), groups=groups)
-        except (KeyError, TypeError, ValueError):
-            raise StoredFormatError(f"{kind} is not a summary this lagbot wrote") from None
+        return SUMMARY_CODEC.decode(raw, kind=f"the summary of cluster {cluster!r}").summary()
