@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from enum import Enum
+from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from pydantic import GetCoreSchemaHandler, TypeAdapter, ValidationError

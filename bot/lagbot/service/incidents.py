@@ -23,17 +23,17 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Annotated, Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
+from lagbot.core.codec import ByName
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
-from lagbot.core import codec
-from lagbot.core.codec import ByName
 from lagbot.core.stored import text
 from lagbot.service.remediation_state import RemediationState, points_as_objects
 

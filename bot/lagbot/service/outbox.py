@@ -30,8 +30,8 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from lagbot.core import keys as redis_keys
 from lagbot.core import codec
+from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
 from lagbot.service import proposal_messages, wording
 
@@ -260,7 +260,7 @@ class Outbox:
         return max(0.0, now - since)
 
     def dead_letters(self) -> list[DeadLetter]:
-        """The operations Slack refused for good, newest first. Raises StoredFormatError for one lagbot did not write."""
+        """The operations Slack refused for good, newest first. Raises StoredFormatError for one not lagbot's."""
         return [DEAD_LETTER_CODEC.decode(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
 
     def deliver(

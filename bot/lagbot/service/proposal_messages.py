@@ -16,8 +16,8 @@ from typing import Any
 
 import redis
 
-from lagbot.core import keys as redis_keys
 from lagbot.core import codec
+from lagbot.core import keys as redis_keys
 
 PROPOSAL_MESSAGE_VERSION = 1
 

@@ -25,15 +25,15 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import StormConfig
 from lagbot.core.model import Severity
-from lagbot.core import codec
 from lagbot.core.stored import StoredFormatError, text
 from lagbot.service.incidents import Incident
 

@@ -103,7 +103,8 @@ class JobConfig:
 
 def _ranges_as_objects(document: dict[str, Any]) -> dict[str, Any]:
     """Version 1 kept each range as a list [topic, partition, start, end]."""
-    return {**document, "ranges": [dict(zip(("topic", "partition", "start", "end"), r, strict=True)) for r in document["ranges"]]}
+    fields = ("topic", "partition", "start", "end")
+    return {**document, "ranges": [dict(zip(fields, r, strict=True)) for r in document["ranges"]]}
 
 
 JOB_CODEC = codec.register(codec.Codec("drain job config", JobConfig, JOB_VERSION, {1: _ranges_as_objects}))

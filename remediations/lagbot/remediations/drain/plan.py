@@ -23,7 +23,7 @@ import hashlib
 import heapq
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lagbot.core import codec
