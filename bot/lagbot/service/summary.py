@@ -5,11 +5,16 @@ After every check that read its cluster, the leader writes one document per clus
 top` shows (`GroupSummary`: severity, status, lag, lag in seconds, trend). A replica that does not lead reads that one
 key (about 60 bytes a group with short names) instead of every group's window: at 2,000 groups x 50 partitions,
 0.014-0.017 s against 1.9-11 s judging the windows (bench/slack_side.py).
+
+Its contract is `Summaries`; `SummaryStore` keeps them in Redis, `MemorySummaries` in this process (tests/service/
+test_store_contracts.py checks both the same way).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, NamedTuple
 
@@ -72,7 +77,44 @@ class SummaryDocument:
 SUMMARY_CODEC = codec.register(codec.Codec("stored summary", SummaryDocument, SUMMARY_VERSION))
 
 
-class SummaryStore:
+class Summaries(ABC):
+    """The leader's summary of each cluster's latest check, read by every replica for `/lag top`.
+
+    Contract: `put(cluster, taken_at, verdicts)` replaces the cluster's summary with one row per verdict of that
+    cluster (verdicts of other clusters are left out), in the verdicts' order; `get(cluster)` is the summary last
+    put, or None when there is none or it is older than the store's ttl (seconds after its last `put`). What
+    `get` gives back is what the stored document holds: the same rows whichever store keeps it.
+    """
+
+    @abstractmethod
+    def put(self, cluster: str, taken_at: float, verdicts: Sequence[GroupVerdict]) -> None: ...
+
+    @abstractmethod
+    def get(self, cluster: str) -> StoredSummary | None:
+        """Raises StoredFormatError (lagbot.core.stored) when what is kept is not a summary lagbot wrote."""
+
+
+class MemorySummaries(Summaries):
+    """The summaries in this process, kept as the Redis store keeps them (their JSON); `clock` ages them."""
+
+    def __init__(self, *, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._kept: dict[str, tuple[float, str]] = {}
+
+    def put(self, cluster: str, taken_at: float, verdicts: Sequence[GroupVerdict]) -> None:
+        document = SUMMARY_CODEC.encode(SummaryDocument.of(cluster, taken_at, verdicts))
+        self._kept[cluster] = (self._clock() + self._ttl, document)
+
+    def get(self, cluster: str) -> StoredSummary | None:
+        until, raw = self._kept.get(cluster, (0.0, ""))
+        if self._clock() >= until:
+            self._kept.pop(cluster, None)
+            return None
+        return SUMMARY_CODEC.decode(raw, kind=f"the summary of cluster {cluster!r}").summary()
+
+
+class SummaryStore(Summaries):
     """Reads and writes the per-cluster summaries; a summary lives `ttl` seconds after its last write."""
 
     def __init__(self, client: redis.Redis, *, ttl: float) -> None:
