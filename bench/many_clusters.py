@@ -79,7 +79,7 @@ class Timeline:
 
 def run_phase(settings: Any, client: redis.Redis, slack: SlackEmulator, seconds: float) -> Timeline:
     client.flushdb()
-    bot = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+    bot = Bot.on_redis(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     scheduler = build_scheduler(bot)
     timeline = Timeline()
     scheduler.add_listener(timeline.listen, EVENT_JOB_SUBMITTED | EVENT_JOB_EXECUTED | EVENT_JOB_MAX_INSTANCES)

@@ -179,13 +179,13 @@ def digest_builds(settings: Settings, client: redis.Redis, slack: SlackEmulator,
     timed: on the leader (verdicts from its last check) and on a fresh replica (judged from the stored windows,
     which is also what every replica did before)."""
     config = digest_config_for(settings, CHANNEL)
-    leader = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+    leader = Bot.on_redis(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     assert leader.leadership.tick()
     leader.check(CLUSTER, deliver=False)
     figures: dict[str, list[float]] = {"digest built, leader": [], "digest built, follower": []}
     for _ in range(repeat):
         figures["digest built, leader"].append(timed(partial(leader.digest, config)))
-        follower = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+        follower = Bot.on_redis(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
         figures["digest built, follower"].append(timed(partial(follower.digest, config)))
     leader.leadership.resign()
     return figures
@@ -199,7 +199,7 @@ def cycles_with_slow_slack(
 ) -> dict[str, list[float]]:
     """Checks that each open incidents (Slack work): the scheduler's check job with Slack answering and with Slack
     slow, and `Bot.check` delivering inline (what the job ran before) with Slack slow; round robin."""
-    bot = Bot(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+    bot = Bot.on_redis(settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     assert bot.leadership.tick()
     scheduler = build_scheduler(bot)  # not started: its check job is called as the scheduler calls it
     figures: dict[str, list[float]] = {kind: [] for kind in CYCLE_KINDS}

@@ -63,7 +63,7 @@ def hostile_groups(kafka: Kafka, names: Names) -> tuple[str, list[str]]:
 
 
 def leader(kafka: Kafka, prefix: str, redis_client: redis.Redis, slack: SlackEmulator) -> Bot:
-    bot = Bot(settings(kafka, prefix), redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+    bot = Bot.on_redis(settings(kafka, prefix), redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     assert bot.leadership.tick()
     return bot
 

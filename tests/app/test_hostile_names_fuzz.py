@@ -132,7 +132,7 @@ def test_fuzz_hostile_group_names_on_apache_kafka_through_every_surface(
     expected_lag = {group: lag for lag, group in enumerate(groups, start=2)}
 
     config: Settings = build_settings(settings(kafka, prefix), source="test")
-    bot = Bot(config, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+    bot = Bot.on_redis(config, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
     assert bot.leadership.tick()
     with caplog.at_level(logging.INFO):
         for _ in range(2):

@@ -92,7 +92,7 @@ def test_fault_300_new_lagging_groups_are_ten_threads_and_one_storm_summary(
     flood = {f"{flood_prefix}{i:03d}": 30 - (6 + i % 20) for i in range(FLOOD)}  # lag 6 .. 25 each
     commit_all(kafka, {**flood, billing: 0}, topic)
     clock = Ahead()
-    bot = Bot(settings(kafka, prefix, flood_prefix), redis_client, slack_client(TOKEN, slack.api_url),
+    bot = Bot.on_redis(settings(kafka, prefix, flood_prefix), redis_client, slack_client(TOKEN, slack.api_url),
               SlackPresenter(), clock=clock)  # fmt: skip
     assert bot.leadership.tick()
 

@@ -65,7 +65,7 @@ def test_the_schedule_has_leadership_a_check_per_cluster_and_digests_in_their_zo
         leader={"lease_ttl": "30s"},  # type: ignore[arg-type]
         digest={"channels": [{"channel": "C0DIGEST", "cron": "0 9 * * mon-fri", "timezone": "Europe/Paris"}]},  # type: ignore[arg-type]
     )
-    bot = Bot(settings, redis_client, slack_client("xoxb-x", "http://127.0.0.1:9/api/"), SlackPresenter())
+    bot = Bot.on_redis(settings, redis_client, slack_client("xoxb-x", "http://127.0.0.1:9/api/"), SlackPresenter())
     scheduler = build_scheduler(bot)
     jobs = {job.id: job for job in scheduler.get_jobs()}
     assert sorted(jobs) == ["check:prod", "check:staging", "digest:C0DIGEST", "leadership", "outbox"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
+from enum import IntEnum, StrEnum
+from typing import Annotated, Any
 
 import pytest
 
@@ -95,3 +95,46 @@ def test_a_plan_is_stored_through_it_in_the_format_lagbot_always_wrote() -> None
     with pytest.raises(StoredFormatError) as raised:
         Plan.from_json(stored.replace('"medium"', '"extreme"'))
     assert str(raised.value) == "stored plan is not one lagbot wrote: risk: Input should be 'low', 'medium' or 'high'"
+
+
+class Level(IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """Version 1; written before it had a version (0) with `label` alone."""
+
+    label: str
+    level: Annotated[Level, codec.ByName(Level)] = Level.LOW
+    quiet: Annotated[Level, codec.ByName(Level, lower=True)] = Level.LOW
+    notes: tuple[str, ...] = ()
+
+
+TAGGED = codec.Codec("stored tag", Tagged, 1, {codec.UNVERSIONED: lambda d: d}, omit_defaults=True)
+
+
+def test_enums_by_name_defaults_left_out_and_derived_fields_only_written() -> None:
+    tag = Tagged("a", Level.HIGH, Level.HIGH)
+    assert TAGGED.encode(tag) == '{"label":"a","level":"HIGH","quiet":"high","v":1}'
+    assert TAGGED.encode(Tagged("b"), derived={"count": 0}) == '{"count":0,"label":"b","v":1}'
+    assert TAGGED.decode('{"count":0,"label":"b","v":1}') == Tagged("b")
+    assert TAGGED.decode('{"label":"a","level":"high","quiet":"HIGH","v":1}') == tag  # names in either case
+    with pytest.raises(StoredFormatError) as refused:
+        TAGGED.decode('{"label":"a","level":"MIDDLE","v":1}')
+    assert (
+        str(refused.value) == "stored tag is not one lagbot wrote: level: Value error, 'MIDDLE' is not one of LOW, HIGH"
+    )
+
+
+def test_a_document_without_a_version_is_read_only_by_a_codec_with_an_upgrader_for_it() -> None:
+    assert TAGGED.decode('{"label":"old"}') == Tagged("old")
+    with pytest.raises(StoredFormatError, match="stored sample has format version None; this lagbot reads 3"):
+        SAMPLE.decode('{"name":"a","colour":"red"}')
+
+
+def test_an_upgrader_that_cannot_read_an_old_document_is_the_same_error_and_a_caller_may_name_it() -> None:
+    with pytest.raises(StoredFormatError) as refused:
+        SAMPLE.decode('{"v":1,"colour":"red"}', kind="stored sample s1")  # version 1 without its title
+    assert str(refused.value) == "stored sample s1 of format version 1 is not one lagbot wrote"

@@ -16,13 +16,13 @@ from pydantic import ValidationError
 
 from lagbot.core.config import ConfigError, load_settings
 from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status
+from lagbot.core.stored import StoredFormatError
 from lagbot.remediations.base import Plan, Progress, Risk
 from lagbot.remediations.drain.job import JobConfig, JobProgress, spark_submit_argv
 from lagbot.remediations.drain.offsets import DrainError, commits_for, moved_back
 from lagbot.remediations.drain.params import DrainParams
 from lagbot.remediations.drain.plan import (
     Manifest,
-    ManifestVersionError,
     OffsetRange,
     PartitionBacklog,
     PartitionDrain,
@@ -392,10 +392,14 @@ def test_spark_submit_argv_keeps_a_local_master_on_the_loopback() -> None:
 def test_job_config_and_progress_round_trip() -> None:
     config = JobConfig("id", "c", "g", "/s", "/s/_lagbot/m.json", {"bootstrap.servers": "k:1"}, (r(0, 5),), 3.0, 2)
     assert JobConfig.from_json(config.to_json()) == config
-    with pytest.raises(ValueError, match="not version 1"):
+    with pytest.raises(StoredFormatError, match="drain job config has format version 9; this lagbot reads 2"):
         JobConfig.from_json(json.dumps({"v": 9}))
+    older = {**json.loads(config.to_json()), "v": 1, "ranges": [["t", 0, 0, 5]]}  # version 1: ranges as lists
+    assert JobConfig.from_json(json.dumps(older)) == config
     progress = JobProgress(3, 10, 3_000, 2.0)
     assert JobProgress.from_json(progress.to_json()) == progress and progress.rate == 1_500.0
+    unversioned = '{"ranges_done": 3, "ranges_total": 10, "messages": 3000, "elapsed": 2.0}'  # as printed before
+    assert JobProgress.from_json(unversioned) == progress
 
 
 def receipt(status: Any, count: int = 10, start: int = 0) -> RangeReceipt:
@@ -412,7 +416,7 @@ def test_manifest_is_complete_only_when_every_range_is_written() -> None:
     stored = json.loads(partial.to_json())
     assert (stored["v"], stored["complete"], stored["messages"]) == (1, False, 10)
     assert Manifest.from_json(partial.to_json()) == partial
-    with pytest.raises(ManifestVersionError, match="version 2"):
+    with pytest.raises(StoredFormatError, match="drain manifest has format version 2; this lagbot reads 1"):
         Manifest.from_json(json.dumps({**stored, "v": 2}))
 
 

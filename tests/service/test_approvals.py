@@ -1,4 +1,6 @@
-"""Proposals on a real redis-server: single use, expiring, two people where needed, exactly one run."""
+"""Proposals: single use, expiring, two people where needed, exactly one run. The contract (Proposals) is checked on
+a real redis-server and on the memory twin alike (the `proposals` fixture); the races and Redis's own expiry on the
+Redis store only."""
 
 from __future__ import annotations
 
@@ -9,10 +11,8 @@ import redis
 
 from lagbot.core.stored import StoredFormatError, text
 from lagbot.remediations.base import Plan, Risk
-from lagbot.service.approvals import ProposalStore, State, Verdict
+from lagbot.service.approvals import MemoryProposals, Proposals, ProposalStore, State, Verdict
 from lagbot.service.audit import AuditEntry, AuditLog
-
-pytestmark = pytest.mark.integration
 
 T0 = 1_700_000_000.0
 
@@ -31,7 +31,16 @@ def plan(action: str = "scale", group: str = "orders") -> Plan:
     )
 
 
-def make(store: ProposalStore, *, approvals: int = 1, cooldown: float = 600, expires_in: float = 900, **kw: object):  # type: ignore[no-untyped-def]
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+def proposals(request: pytest.FixtureRequest) -> Proposals:
+    """The memory twin, or the Redis store on the session's redis-server (flushed)."""
+    if request.param == "memory":
+        return MemoryProposals()
+    client: redis.Redis = request.getfixturevalue("redis_client")
+    return ProposalStore(client)
+
+
+def make(store: Proposals, *, approvals: int = 1, cooldown: float = 600, expires_in: float = 900, **kw: object):  # type: ignore[no-untyped-def]
     return store.create(
         kw.pop("the_plan", plan()),  # type: ignore[arg-type]
         requested_by=str(kw.pop("by", "lagbot")),
@@ -44,8 +53,8 @@ def make(store: ProposalStore, *, approvals: int = 1, cooldown: float = 600, exp
     )
 
 
-def test_one_approval_runs_once_and_finishes(redis_client: redis.Redis) -> None:
-    store = ProposalStore(redis_client)
+def test_one_approval_runs_once_and_finishes(proposals: Proposals) -> None:
+    store = proposals
     proposal = make(store)
     assert store.get(proposal.id) == proposal
 
@@ -65,16 +74,41 @@ def test_one_approval_runs_once_and_finishes(redis_client: redis.Redis) -> None:
     )
 
 
-def test_expired_proposal_is_refused(redis_client: redis.Redis) -> None:
-    store = ProposalStore(redis_client)
+def test_expired_proposal_is_refused(proposals: Proposals) -> None:
+    store = proposals
     proposal = make(store, expires_in=60)
     assert store.approve(proposal.id, "U1", now=T0 + 61).verdict is Verdict.EXPIRED
     assert store.get(proposal.id).state_at(T0 + 61) is State.EXPIRED  # type: ignore[union-attr]
     assert store.approve("no-such-id", "U1", now=T0).verdict is Verdict.MISSING
-    # Redis forgets it a week after it expired.
+
+
+@pytest.mark.integration
+def test_redis_forgets_a_proposal_a_week_after_it_expired(redis_client: redis.Redis) -> None:
+    proposal = make(ProposalStore(redis_client), expires_in=60)
     assert 60 + 7 * 86_400 - 5 <= redis_client.ttl(f"lagbot:proposal:{proposal.id}") <= 60 + 7 * 86_400
 
 
+def test_an_expired_proposal_is_retired_once_and_the_settled_ones_only_leave_the_list(proposals: Proposals) -> None:
+    store = proposals
+    proposal, ran, denied = make(store, expires_in=60), make(store, expires_in=60), make(store, expires_in=60)
+    later = make(store, expires_in=120)
+    assert store.approve(ran.id, "U1", now=T0 + 1).verdict is Verdict.RUN
+    assert store.deny(denied.id, user="U2", reason="no", now=T0 + 1)
+    assert not store.retire(proposal.id, now=T0 + 60)  # at its expiry: not yet
+    assert sorted(store.expiring(now=T0 + 60)) == sorted([proposal.id, ran.id, denied.id])
+    assert [store.retire(proposal.id, now=T0 + 61) for _ in range(3)] == [True, False, False]
+    gone = store.get(proposal.id)
+    assert gone is not None and (gone.state, gone.finished_at) == (State.EXPIRED, T0 + 60)
+    assert store.approve(proposal.id, "U1", now=T0 + 62).verdict is Verdict.EXPIRED
+    assert not store.deny(proposal.id, user="U1", reason="late", now=T0 + 62)
+    assert not store.retire(ran.id, now=T0 + 61) and not store.retire(denied.id, now=T0 + 61)
+    assert not store.retire("no-such-id", now=T0 + 61)
+    assert store.get(ran.id).state is State.RUNNING  # type: ignore[union-attr]
+    assert store.get(denied.id).state is State.DENIED  # type: ignore[union-attr]
+    assert store.expiring(now=T0 + 10**6) == [later.id]
+
+
+@pytest.mark.integration
 def test_an_expired_proposal_is_retired_once_by_twenty_racing_replicas_then_refused_as_expired(
     redis_server: object, redis_client: redis.Redis
 ) -> None:
@@ -118,8 +152,8 @@ def test_an_expired_proposal_is_retired_once_by_twenty_racing_replicas_then_refu
     assert [text(k) for k in redis_client.zrange(expiring, 0, -1)] == [later.id]
 
 
-def test_two_approvals_need_two_people_neither_the_requester(redis_client: redis.Redis) -> None:
-    store = ProposalStore(redis_client)
+def test_two_approvals_need_two_people_neither_the_requester(proposals: Proposals) -> None:
+    store = proposals
     proposal = make(store, approvals=2, by="UREQ")
     assert store.approve(proposal.id, "UREQ", now=T0).verdict is Verdict.REQUESTER
     assert store.approve(proposal.id, "U1", now=T0).verdict is Verdict.RECORDED
@@ -128,8 +162,8 @@ def test_two_approvals_need_two_people_neither_the_requester(redis_client: redis
     assert second.verdict is Verdict.RUN and second.proposal.approvals == ("U1", "U2")  # type: ignore[union-attr]
 
 
-def test_cooldown_blocks_a_second_run_of_the_same_action(redis_client: redis.Redis) -> None:
-    store = ProposalStore(redis_client)
+def test_cooldown_blocks_a_second_run_of_the_same_action(proposals: Proposals) -> None:
+    store = proposals
     first, second = make(store), make(store)
     assert store.approve(first.id, "U1", now=T0).verdict is Verdict.RUN
     blocked = store.approve(second.id, "U1", now=T0)
@@ -143,20 +177,32 @@ def test_cooldown_blocks_a_second_run_of_the_same_action(redis_client: redis.Red
     assert store.approve(other_action.id, "U1", now=T0 + 6).verdict is Verdict.RUN  # another action, no cooldown
 
 
-def test_a_run_whose_process_died_is_overdue_after_its_longest_run(redis_client: redis.Redis) -> None:
-    store = ProposalStore(redis_client)
+def test_a_run_whose_process_died_is_overdue_after_its_longest_run(proposals: Proposals) -> None:
+    store = proposals
     proposal = make(store)
     assert store.approve(proposal.id, "U1", now=T0, longest_run=60).verdict is Verdict.RUN
     assert store.overdue(now=T0 + 59) == []
     assert store.overdue(now=T0 + 61) == [proposal.id]
+    other = make(store, the_plan=plan(action="restart"))
+    assert store.approve(other.id, "U1", now=T0 + 61).verdict is Verdict.BUSY  # held until it finishes
+    assert store.finish(proposal.id, ok=False, detail="interrupted", now=T0 + 61)
+    assert store.overdue(now=T0 + 61) == []
+    assert not store.finish(proposal.id, ok=True, detail="late result", now=T0 + 90)  # finished once
+    assert store.approve(other.id, "U1", now=T0 + 62).verdict is Verdict.RUN  # the group was released
+
+
+@pytest.mark.integration
+def test_redis_holds_a_group_for_the_longest_run_at_most(redis_client: redis.Redis) -> None:
+    store = ProposalStore(redis_client)
+    proposal = make(store)
+    assert store.approve(proposal.id, "U1", now=T0, longest_run=60).verdict is Verdict.RUN
     assert 59_000 <= redis_client.pttl("lagbot:busy:prod:orders") <= 60_000  # the group is held that long at most
     assert store.finish(proposal.id, ok=False, detail="interrupted", now=T0 + 61)
-    assert store.overdue(now=T0 + 61) == [] and redis_client.exists("lagbot:busy:prod:orders") == 0
-    assert not store.finish(proposal.id, ok=True, detail="late result", now=T0 + 90)  # finished once
+    assert redis_client.exists("lagbot:busy:prod:orders") == 0
 
 
-def test_deny_only_a_live_proposal(redis_client: redis.Redis) -> None:
-    store = ProposalStore(redis_client)
+def test_deny_only_a_live_proposal(proposals: Proposals) -> None:
+    store = proposals
     proposal = make(store)
     assert store.deny(proposal.id, user="U9", reason="we are failing over", now=T0)
     denied = store.get(proposal.id)
@@ -170,6 +216,7 @@ def test_deny_only_a_live_proposal(redis_client: redis.Redis) -> None:
     assert not store.deny(expired.id, user="U9", reason="late", now=T0 + 2)
 
 
+@pytest.mark.integration
 def test_fifty_concurrent_clicks_run_exactly_once(redis_server: object, redis_client: redis.Redis) -> None:
     store = ProposalStore(redis_client)
     proposal = make(store)
@@ -191,6 +238,7 @@ def test_fifty_concurrent_clicks_run_exactly_once(redis_server: object, redis_cl
     assert len(verdicts) == 50 and set(verdicts) == {Verdict.RUN, Verdict.NOT_PROPOSED}
 
 
+@pytest.mark.integration
 def test_unknown_stored_version_is_refused(redis_client: redis.Redis) -> None:
     store = ProposalStore(redis_client)
     proposal = make(store)
@@ -199,6 +247,7 @@ def test_unknown_stored_version_is_refused(redis_client: redis.Redis) -> None:
         store.get(proposal.id)
 
 
+@pytest.mark.integration
 def test_audit_per_group_newest_first_and_export_oldest_first(redis_client: redis.Redis) -> None:
     log = AuditLog(redis_client)
     for i, group in enumerate(["orders", "billing", "orders"]):
@@ -211,6 +260,7 @@ def test_audit_per_group_newest_first_and_export_oldest_first(redis_client: redi
         AuditEntry.from_json('{"v": 9}')
 
 
+@pytest.mark.integration
 def test_audit_export_writes_json_lines_and_filters(redis_server: object, redis_client: redis.Redis, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
     import subprocess

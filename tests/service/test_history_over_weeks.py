@@ -63,7 +63,9 @@ def test_eight_nights_make_a_pattern_a_report_and_a_backtest(
                 "digest": {"history": {"retention": "2d", "rollup_resolution": "30m"}},
             }
         )  # fmt: skip
-        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: now[0])
+        bot = Bot.on_redis(
+            settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: now[0]
+        )
         assert bot.leadership.tick()
         lags: list[tuple[int, int | None]] = []
         for check in range(NIGHTS * PER_DAY):

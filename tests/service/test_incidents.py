@@ -296,10 +296,14 @@ def test_store_lists_changes_since_including_resolved_and_replaced(store: Incide
 
 def test_stored_json_is_versioned_and_unknown_versions_are_refused() -> None:
     raw = encode_incident(opened())
-    assert raw.startswith('{"below_since"') and '"v":1' in raw
+    assert raw == (
+        '{"causes_stated":["hot_partition"],"channel":"C1","cluster":"prod","group":"orders","id":"i1",'
+        '"opened_at":1700000000.0,"peak_lag":60000,"peak_severity":"warn","primary_cause":"hot_partition",'
+        '"severity":"warn","status":"WARN","updated_at":1700000000.0,"v":2}'
+    )  # unset fields (no storm, no remediation, never resolved) are left out
     assert decode_incident(raw) == opened()
-    with pytest.raises(StoredFormatError, match="version 2"):
-        decode_incident(raw.replace('"v":1', '"v":2'))
+    with pytest.raises(StoredFormatError, match="version 3"):
+        decode_incident(raw.replace('"v":2', '"v":3'))
 
 
 def test_redis_store_keeps_exact_keys(redis_client: redis.Redis) -> None:

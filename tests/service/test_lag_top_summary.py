@@ -72,8 +72,8 @@ def test_a_follower_answers_lag_top_from_the_summary_the_leader_stored(
 
     config = settings(kafka, prefix)
     client = slack_client(TOKEN, slack.api_url)
-    leader = Bot(config, redis_client, client, SlackPresenter(), replica_id="leader")
-    follower = Bot(config, redis_client, client, SlackPresenter(), replica_id="follower")
+    leader = Bot.on_redis(config, redis_client, client, SlackPresenter(), replica_id="leader")
+    follower = Bot.on_redis(config, redis_client, client, SlackPresenter(), replica_id="follower")
     assert leader.leadership.tick()
     assert not follower.leadership.tick()
 

@@ -81,7 +81,7 @@ def test_a_hung_cluster_does_not_delay_the_other_clusters_checks(
         hung = {"name": "hung", "bootstrap_servers": f"127.0.0.1:{port}", "check_interval": "1s"}
         clusters.append({**hung, "request_timeout": f"{SLOW_TIMEOUT:g}s"})
         settings = Settings(clusters=clusters, leader={"lease_ttl": "30s"})  # type: ignore[arg-type]
-        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
+        bot = Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter())
         scheduler = build_scheduler(bot)
         scheduler.start()
         try:

@@ -119,7 +119,7 @@ def test_a_permanent_error_goes_to_dead_letters_and_does_not_block(
 
     assert (report.sent, report.dead, report.pending) == (1, 2, 0)
     assert errors == [("chat.postMessage", "invalid_blocks")]
-    assert [d["error"] for d in outbox.dead_letters()] == ["no_root_message", "invalid_blocks"]
+    assert [d.error for d in outbox.dead_letters()] == ["no_root_message", "invalid_blocks"]
     assert [m.text for m in slack.channel("C1")] == ["fine"]
 
 

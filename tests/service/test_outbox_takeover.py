@@ -29,7 +29,7 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, name: str, **http: 
         leader={"lease_ttl": TTL},  # type: ignore[arg-type]
         http=http,  # type: ignore[arg-type]
     )
-    return Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), replica_id=name)
+    return Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), replica_id=name)
 
 
 def op(kind: str, text: str) -> Operation:

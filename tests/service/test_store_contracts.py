@@ -3,14 +3,19 @@ the same checks run on both, so a service test may take the memory one and need 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
 import redis
 
+from lagbot.core.model import GroupSummary, Severity, Status
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.service.audit import AuditEntry, AuditLog, AuditTrail, MemoryAuditTrail
 from lagbot.service.restores import RESTORE_LEASE, MemoryRestores, RestoreQueue, Restores
+from lagbot.service.summary import MemorySummaries, StoredSummary, Summaries, SummaryStore
+from tests.support.verdicts import verdict
 
 T0 = 1_790_000_000.0
 
@@ -96,3 +101,34 @@ def test_a_held_restore_is_never_due_until_released_and_a_schedule_or_forget_rep
     assert list(queue.claim_due(now=T0 + 10**9)) == []
     if store_client is not None:
         assert store_client.zcard("lagbot:restores") == 0 and store_client.hlen("lagbot:restores:previous") == 0
+
+
+def summaries(
+    client: redis.Redis | None, *, ttl: float = 60.0, clock: Callable[[], float] = time.monotonic
+) -> Summaries:
+    return MemorySummaries(ttl=ttl, clock=clock) if client is None else SummaryStore(client, ttl=ttl)
+
+
+def test_a_summary_holds_its_cluster_s_rows_in_order_and_a_put_replaces_it(store_client: redis.Redis | None) -> None:
+    store = summaries(store_client)
+    behind = replace(verdict(lag=5_000, severity=Severity.CRITICAL, status=Status.STALL), group="orders")
+    fine = replace(verdict(lag=0, severity=Severity.OK, status=Status.OK), group="billing")
+    elsewhere = replace(verdict(lag=9, severity=Severity.WARN), cluster="staging", group="orders")
+    assert store.get("prod") is None
+    store.put("prod", T0, [behind, elsewhere, fine])
+    found = store.get("prod")
+    assert found is not None and (found.cluster, found.taken_at) == ("prod", T0)
+    assert found.groups == [GroupSummary.of(behind), GroupSummary.of(fine)]
+    assert store.get("staging") is None
+    store.put("prod", T0 + 30, [fine])
+    assert store.get("prod") == StoredSummary("prod", T0 + 30, [GroupSummary.of(fine)])
+
+
+def test_a_summary_older_than_the_ttl_is_gone() -> None:
+    now = [0.0]
+    store = summaries(None, ttl=30.0, clock=lambda: now[0])
+    store.put("prod", T0, [verdict(lag=1)])
+    now[0] = 29.9
+    assert store.get("prod") is not None
+    now[0] = 30.0
+    assert store.get("prod") is None

@@ -53,7 +53,9 @@ def verdict(group: str, lag: int, severity: Severity = Severity.WARN) -> GroupVe
 
 
 def leader(redis_client: redis.Redis, slack: SlackEmulator, replica: str = "a") -> Bot:
-    bot = Bot(settings(), redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), replica_id=replica)
+    bot = Bot.on_redis(
+        settings(), redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), replica_id=replica
+    )
     return bot
 
 

@@ -74,7 +74,7 @@ def commands(redis_client: redis.Redis) -> Iterator[BotCommands]:
     store_nights(redis_client, settings, GROUP)
     policy = Policy.model_validate({"default": {"approvers": {"users": [APPROVER]}}})
     with SlackEmulator(token=TOKEN).start() as slack:
-        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy,
+        bot = Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy,
                   clock=lambda: END)  # fmt: skip
         deps = BotCommands(bot, RedisSilenceStore(redis_client))
         deps.known_groups = lambda: {"prod": [GROUP]}  # type: ignore[method-assign]  # the windows are not filled here
@@ -147,7 +147,9 @@ def test_a_report_digest_posts_the_report_and_the_month_chart(redis_client: redi
     )  # fmt: skip
     store_nights(redis_client, settings, GROUP)
     with SlackEmulator(token=TOKEN).start() as slack:
-        bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: END)
+        bot = Bot.on_redis(
+            settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: END
+        )
         bot.report_composer = lambda config, now: compose_report(bot, config, now=now)
         config: DigestConfig = settings.digest.channels[0]
 

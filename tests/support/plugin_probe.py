@@ -77,7 +77,7 @@ def service(redis_url: str) -> dict[str, Any]:
     with SlackEmulator(token=TOKEN).start() as slack:
         pausing = policy({"max_seconds": 45})
         settings = Settings(clusters=[{"name": CLUSTER, "bootstrap_servers": "127.0.0.1:9"}])  # type: ignore[list-item]
-        bot = Bot(
+        bot = Bot.on_redis(
             settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=pausing, clock=lambda: NOW
         )
         directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())

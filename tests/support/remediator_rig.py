@@ -81,7 +81,7 @@ def remediator(
         clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}],  # type: ignore[list-item]
         drain=drain or {},  # type: ignore[arg-type]
     )
-    bot = Bot(
+    bot = Bot.on_redis(
         settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy, clock=lambda: NOW
     )
     config = KubernetesConfig(api_url=k8s.plane.url, ca_file=k8s.plane.ca_file, token=k8s.token, timeout=5)

@@ -34,6 +34,7 @@ from lagbot.service.cluster_health import clusters_health
 from lagbot.service.remediate import Remediator
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
+from lagbot.service.stores import redis_stores
 from lagbot.slack.app import ClickLimit, build_app
 from lagbot.slack.guard import CommandGuard, RateLimiter
 from lagbot.slack.history_replies import compose_report
@@ -217,7 +218,7 @@ def run_bot(
     policy = load_policy(settings.policy_file or default_policy_path())
     bot = Bot(
         settings,
-        client,
+        redis_stores(settings, client),
         slack,
         SlackPresenter(),
         policy=policy,

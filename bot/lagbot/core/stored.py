@@ -2,8 +2,10 @@
 
 - Keys are built in lagbot.core.keys (`lagbot:<kind>:...`, names escaped), so that a shared Redis shows whose keys
   they are, a replica never reads another program's and no name makes another's key.
-- Documents: JSON objects with their format version under "v" (`encode`, `decode`); compact rows (the lag history,
-  kept small for Redis's compact encodings) carry it as their first item (`decode_row`).
+- Documents: JSON objects with their format version under "v". Every stored type is a frozen dataclass whose
+  codec (lagbot.core.codec) writes and reads them, upgrading older versions; `encode` / `decode` here are what it
+  and the window entries (lagbot.engine.window, built straight into arrays) use. Compact rows (the lag history,
+  kept small for Redis's compact encodings) carry the version as their first item (`decode_row`).
 - A document in another format version, or not one lagbot wrote, raises `StoredFormatError` naming what it was:
   stored state is never guessed at.
 - Replies come back as bytes (the clients here do not decode): `text` turns them into text in one place.

@@ -30,12 +30,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lagbot.core import codec
 from lagbot.core.model import Member
 from lagbot.devkit import wording as devkit_wording
 from lagbot.remediations.base import Outcome
@@ -69,15 +70,15 @@ class FleetSpec(BaseModel):
     """Extra librdkafka properties (SASL, SSL ...)."""
 
     def to_json(self) -> str:
-        return json.dumps({"v": RECORD_VERSION, **self.model_dump()}, sort_keys=True)
+        return SPEC_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str) -> FleetSpec:
-        data = json.loads(raw)
-        version = data.pop("v", None)
-        if version != RECORD_VERSION:
-            raise ExecutorError(devkit_wording.fleet_bad_version("fleet spec", version, RECORD_VERSION))
-        return cls.model_validate(data)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a spec lagbot wrote."""
+        return SPEC_CODEC.decode(raw)
+
+
+SPEC_CODEC = codec.register(codec.Codec("fleet spec", FleetSpec, RECORD_VERSION))
 
 
 @dataclass(frozen=True)
@@ -93,15 +94,15 @@ class MemberRecord:
     argv: list[str]
 
     def to_json(self) -> str:
-        return json.dumps({"v": RECORD_VERSION, **asdict(self)}, sort_keys=True)
+        return RECORD_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str) -> MemberRecord:
-        data = json.loads(raw)
-        version = data.pop("v", None)
-        if version != RECORD_VERSION:
-            raise ExecutorError(devkit_wording.fleet_bad_version("member record", version, RECORD_VERSION))
-        return cls(**data)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a record lagbot wrote."""
+        return RECORD_CODEC.decode(raw)
+
+
+RECORD_CODEC = codec.register(codec.Codec("member record", MemberRecord, RECORD_VERSION))
 
 
 @dataclass(frozen=True)

@@ -259,10 +259,6 @@ def web_unknown(what: str, value: str) -> str:
 # -- the local consumer fleet (lagbot.devkit.fleet) ------------------------------------------------------------
 
 
-def fleet_bad_version(what: str, version: object, expected: int) -> str:
-    return f"stored {what} has version {version!r}; this lagbot reads {expected}"
-
-
 def fleet_bad_name(name: str) -> str:
     return f"{name!r} is not a fleet name (letters, digits, '_', '.', '-', not starting with '.')"
 

@@ -14,19 +14,25 @@ everyone else is told what state the proposal is in. The cooldown of (cluster, g
 in the same script, so two proposals of the same action cannot both run within it.
 Who may approve is checked by the caller (it needs Slack's user groups); this module enforces the
 rest: not expired, not twice by the same person, not by the requester when two approvals are needed.
+
+Its contract is `Proposals`; `ProposalStore` keeps them in Redis, `MemoryProposals` in this process (tests/service/
+test_approvals.py checks both the same way).
 """
 
 from __future__ import annotations
 
-import json
+import threading
+import time
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import StoredFormatError, check_version, text
 from lagbot.remediations.base import Plan
@@ -94,6 +100,28 @@ class Proposal:
         if self.state is State.PROPOSED and now > self.expires_at:
             return State.EXPIRED
         return self.state
+
+
+@dataclass(frozen=True)
+class ProposalDocument:
+    """The fields of a proposal that never change, kept as one document in its hash (field "doc")."""
+
+    cluster: str
+    group: str
+    action: str
+    plan: str
+    """The plan's own stored document (lagbot.remediations.base.Plan.to_json)."""
+    created_at: float
+    cooldown: float
+    channel: str | None = None
+    incident_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+PROPOSAL_DOC_CODEC = codec.register(
+    codec.Codec("stored proposal", ProposalDocument, 1, {codec.UNVERSIONED: lambda document: document})
+)
+"""Version 0: the same fields, written before the document carried its own version (the hash's "v" was 1)."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +198,222 @@ return 1
 """
 
 
-class ProposalStore:
+class Proposals(ABC):
+    """Proposals and their approval: expiring, single use, run exactly once (the module doc tells their life).
+
+    Contract:
+    - `create(plan, ...)` keeps a new proposal (state proposed, a fresh id) expiring `expires_in` after `now`, and
+      lists it for the expiry sweep; `get(id)` is it as now stored, or None when unknown.
+    - `approve(id, user, now=, longest_run=)` counts `user`'s approval, atomically, and answers with a Verdict and
+      the proposal as it then is: MISSING (unknown), EXPIRED (past its expiry or retired), NOT_PROPOSED (running,
+      done or denied; detail: its state), REQUESTER (two approvals needed and `user` asked for it), AGAIN (`user`
+      approved it already), COOLDOWN (the last approval needed, while the cooldown of its cluster, group and action
+      is on; detail: milliseconds left), BUSY (the last approval needed, while another proposal of its group runs;
+      detail: that proposal's id), RECORDED (more approvals needed) or RUN (the caller executes it now: it is
+      running, the cooldown of its action starts, and its group is held for `longest_run` seconds).
+    - `finish(id, ok=, detail=, now=)`: running -> succeeded / failed, once (True), releasing its group.
+    - `overdue(now=)`: running proposals held past their longest run, soonest first.
+    - `deny(id, user=, reason=, now=)`: proposed and not past its expiry -> denied (True); else False.
+    - `expiring(now=)`: listed proposals whose expiry is not after `now`; `retire(id, now=)`: a proposal still
+      proposed and past its expiry becomes expired (finished at its expiry), True for the one caller that did it;
+      any other listed proposal only leaves the list.
+    - `in_cooldown(cluster, group, action)`: seconds of that cooldown left (0 when none). Cooldowns and the group's
+      hold run on the store's clock (Redis: its own), not on the `now` passed in.
+    """
+
+    @abstractmethod
+    def create(
+        self,
+        plan: Plan,
+        *,
+        requested_by: str,
+        now: float,
+        expires_in: float,
+        approvals_required: int,
+        cooldown: float,
+        channel: str | None = None,
+        incident_id: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Proposal: ...
+
+    @abstractmethod
+    def get(self, proposal_id: str) -> Proposal | None:
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a proposal lagbot wrote."""
+
+    @abstractmethod
+    def approve(self, proposal_id: str, user: str, *, now: float, longest_run: float = 3600.0) -> Approval: ...
+
+    @abstractmethod
+    def finish(self, proposal_id: str, *, ok: bool, detail: str, now: float) -> bool: ...
+
+    @abstractmethod
+    def overdue(self, *, now: float) -> list[str]: ...
+
+    @abstractmethod
+    def deny(self, proposal_id: str, *, user: str, reason: str, now: float) -> bool: ...
+
+    @abstractmethod
+    def expiring(self, *, now: float) -> list[str]: ...
+
+    @abstractmethod
+    def retire(self, proposal_id: str, *, now: float) -> bool: ...
+
+    @abstractmethod
+    def in_cooldown(self, cluster: str, group: str, action: str) -> float: ...
+
+
+def new_proposal(plan: Plan, *, requested_by: str, now: float, expires_in: float, approvals_required: int,
+                 cooldown: float, channel: str | None, incident_id: str | None,
+                 extra: dict[str, Any] | None) -> Proposal:  # fmt: skip
+    """A new proposal of `plan`, with a fresh id."""
+    return Proposal(
+        id=uuid.uuid4().hex[:16],
+        cluster=plan.cluster,
+        group=plan.group,
+        action=plan.action,
+        plan=plan,
+        requested_by=requested_by,
+        created_at=now,
+        expires_at=now + expires_in,
+        approvals_required=approvals_required,
+        cooldown=cooldown,
+        channel=channel,
+        incident_id=incident_id,
+        extra=dict(extra or {}),
+    )
+
+
+class MemoryProposals(Proposals):
+    """Proposals in this process (one lock makes each step atomic, as a script is in Redis); `clock` runs the
+    cooldowns and the groups' holds, as Redis's expiry does."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._proposals: dict[str, Proposal] = {}
+        self._expiring: dict[str, float] = {}
+        self._running: dict[str, float] = {}
+        self._cooldowns: dict[tuple[str, str, str], float] = {}
+        """(cluster, group, action) -> when its cooldown ends, on the clock."""
+        self._busy: dict[tuple[str, str], tuple[str, float]] = {}
+        """(cluster, group) -> the running proposal holding it, until when on the clock."""
+
+    def create(
+        self,
+        plan: Plan,
+        *,
+        requested_by: str,
+        now: float,
+        expires_in: float,
+        approvals_required: int,
+        cooldown: float,
+        channel: str | None = None,
+        incident_id: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Proposal:
+        proposal = new_proposal(plan, requested_by=requested_by, now=now, expires_in=expires_in,
+                                approvals_required=approvals_required, cooldown=cooldown, channel=channel,
+                                incident_id=incident_id, extra=extra)  # fmt: skip
+        with self._lock:
+            self._proposals[proposal.id] = proposal
+            self._expiring[proposal.id] = proposal.expires_at
+        return proposal
+
+    def get(self, proposal_id: str) -> Proposal | None:
+        with self._lock:
+            return self._proposals.get(proposal_id)
+
+    def approve(self, proposal_id: str, user: str, *, now: float, longest_run: float = 3600.0) -> Approval:
+        with self._lock:
+            verdict, detail = self._approve(proposal_id, user, now, longest_run)
+            return Approval(verdict, self._proposals.get(proposal_id), detail)
+
+    def _approve(self, proposal_id: str, user: str, now: float, longest_run: float) -> tuple[Verdict, str]:
+        current = self._proposals.get(proposal_id)
+        if current is None:
+            return Verdict.MISSING, ""
+        if current.state is State.EXPIRED:
+            return Verdict.EXPIRED, ""
+        if current.state is not State.PROPOSED:
+            return Verdict.NOT_PROPOSED, current.state.value
+        if now > current.expires_at:
+            return Verdict.EXPIRED, ""
+        if current.approvals_required >= 2 and current.requested_by == user:
+            return Verdict.REQUESTER, ""
+        if user in current.approvals:
+            return Verdict.AGAIN, ""
+        clock, group = self._clock(), (current.cluster, current.group)
+        if len(current.approvals) + 1 >= current.approvals_required:
+            cooldown_until = self._cooldowns.get((*group, current.action), 0.0)
+            if cooldown_until > clock:
+                return Verdict.COOLDOWN, str(int((cooldown_until - clock) * 1000))
+            holder, held_until = self._busy.get(group, ("", 0.0))
+            if held_until > clock:
+                return Verdict.BUSY, holder
+        approved = replace(current, approvals=(*current.approvals, user))
+        self._proposals[proposal_id] = approved
+        if len(approved.approvals) < approved.approvals_required:
+            return Verdict.RECORDED, ""
+        self._proposals[proposal_id] = replace(approved, state=State.RUNNING)
+        if approved.cooldown > 0:
+            self._cooldowns[(*group, approved.action)] = clock + approved.cooldown
+        self._busy[group] = (proposal_id, clock + longest_run)
+        self._running[proposal_id] = now + longest_run
+        return Verdict.RUN, ""
+
+    def finish(self, proposal_id: str, *, ok: bool, detail: str, now: float) -> bool:
+        with self._lock:
+            current = self._proposals.get(proposal_id)
+            if current is None or current.state is not State.RUNNING:
+                return False
+            state = State.SUCCEEDED if ok else State.FAILED
+            self._proposals[proposal_id] = replace(current, state=state, detail=detail, finished_at=now)
+            group = (current.cluster, current.group)
+            if self._busy.get(group, ("", 0.0))[0] == proposal_id:
+                del self._busy[group]
+            self._running.pop(proposal_id, None)
+            return True
+
+    def overdue(self, *, now: float) -> list[str]:
+        with self._lock:
+            return [i for i, deadline in sorted(self._running.items(), key=_by_score) if deadline <= now]
+
+    def deny(self, proposal_id: str, *, user: str, reason: str, now: float) -> bool:
+        with self._lock:
+            current = self._proposals.get(proposal_id)
+            if current is None or current.state_at(now) is not State.PROPOSED:
+                return False
+            self._proposals[proposal_id] = replace(
+                current, state=State.DENIED, detail=reason, denied_by=user, finished_at=now
+            )
+            return True
+
+    def expiring(self, *, now: float) -> list[str]:
+        with self._lock:
+            return [i for i, expires in sorted(self._expiring.items(), key=_by_score) if expires <= now]
+
+    def retire(self, proposal_id: str, *, now: float) -> bool:
+        with self._lock:
+            current = self._proposals.get(proposal_id)
+            if current is not None and current.state is State.PROPOSED and now <= current.expires_at:
+                return False
+            self._expiring.pop(proposal_id, None)
+            if current is None or current.state is not State.PROPOSED:
+                return False
+            self._proposals[proposal_id] = replace(current, state=State.EXPIRED, finished_at=current.expires_at)
+            return True
+
+    def in_cooldown(self, cluster: str, group: str, action: str) -> float:
+        with self._lock:
+            return max(0.0, self._cooldowns.get((cluster, group, action), 0.0) - self._clock())
+
+
+def _by_score(item: tuple[str, float]) -> tuple[float, str]:
+    """A sorted set's order: by score, then by member."""
+    return item[1], item[0]
+
+
+class ProposalStore(Proposals):
     """Proposals in Redis: one hash each (versioned), their approvers in a set, cooldowns as keys."""
 
     def __init__(self, client: redis.Redis) -> None:
@@ -203,32 +446,20 @@ class ProposalStore:
         incident_id: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> Proposal:
-        proposal = Proposal(
-            id=uuid.uuid4().hex[:16],
-            cluster=plan.cluster,
-            group=plan.group,
-            action=plan.action,
-            plan=plan,
-            requested_by=requested_by,
+        proposal = new_proposal(plan, requested_by=requested_by, now=now, expires_in=expires_in,
+                                approvals_required=approvals_required, cooldown=cooldown, channel=channel,
+                                incident_id=incident_id, extra=extra)  # fmt: skip
+        document = ProposalDocument(
+            cluster=proposal.cluster,
+            group=proposal.group,
+            action=proposal.action,
+            plan=plan.to_json(),
             created_at=now,
-            expires_at=now + expires_in,
-            approvals_required=approvals_required,
             cooldown=cooldown,
             channel=channel,
             incident_id=incident_id,
-            extra=dict(extra or {}),
+            extra=proposal.extra,
         )
-        document = {
-            "cluster": proposal.cluster,
-            "group": proposal.group,
-            "action": proposal.action,
-            "plan": plan.to_json(),
-            "created_at": now,
-            "cooldown": cooldown,
-            "channel": channel,
-            "incident_id": incident_id,
-            "extra": proposal.extra,
-        }
         key = self._key(proposal.id)
         pipe = self._redis.pipeline(transaction=True)
         pipe.hset(
@@ -239,7 +470,7 @@ class ProposalStore:
                 "expires_at": repr(proposal.expires_at),
                 "approvals_required": str(approvals_required),
                 "requested_by": requested_by,
-                "doc": json.dumps(document, sort_keys=True),
+                "doc": PROPOSAL_DOC_CODEC.encode(document),
             },
         )
         pipe.expire(key, int(expires_in + KEEP_AFTER_EXPIRY))
@@ -251,29 +482,33 @@ class ProposalStore:
         data = {text(k): text(v) for k, v in self._redis.hgetall(self._key(proposal_id)).items()}
         if not data:
             return None
-        check_version(f"stored proposal {proposal_id}", PROPOSAL_VERSION, data.get("v"))
-        document = json.loads(data["doc"])
+        kind = f"stored proposal {proposal_id}"
+        check_version(kind, PROPOSAL_VERSION, data.get("v"))
+        document = PROPOSAL_DOC_CODEC.decode(data.get("doc", ""), kind=kind)
         approvals = tuple(text(u) for u in self._redis.lrange(redis_keys.proposal_approval_order(proposal_id), 0, -1))
-        return Proposal(
-            id=proposal_id,
-            cluster=document["cluster"],
-            group=document["group"],
-            action=document["action"],
-            plan=Plan.from_json(document["plan"]),
-            requested_by=data["requested_by"],
-            created_at=float(document["created_at"]),
-            expires_at=float(data["expires_at"]),
-            approvals_required=int(data["approvals_required"]),
-            cooldown=float(document["cooldown"]),
-            channel=document.get("channel"),
-            incident_id=document.get("incident_id"),
-            state=State(data["state"]),
-            approvals=approvals,
-            detail=data.get("detail", ""),
-            denied_by=data.get("denied_by"),
-            finished_at=float(data["finished_at"]) if "finished_at" in data else None,
-            extra=dict(document.get("extra") or {}),
-        )
+        try:
+            return Proposal(
+                id=proposal_id,
+                cluster=document.cluster,
+                group=document.group,
+                action=document.action,
+                plan=Plan.from_json(document.plan),
+                requested_by=data["requested_by"],
+                created_at=document.created_at,
+                expires_at=float(data["expires_at"]),
+                approvals_required=int(data["approvals_required"]),
+                cooldown=document.cooldown,
+                channel=document.channel,
+                incident_id=document.incident_id,
+                state=State(data["state"]),
+                approvals=approvals,
+                detail=data.get("detail", ""),
+                denied_by=data.get("denied_by"),
+                finished_at=float(data["finished_at"]) if "finished_at" in data else None,
+                extra=dict(document.extra),
+            )
+        except (KeyError, ValueError) as exc:  # a field of the hash missing or not a number or state
+            raise StoredFormatError(f"{kind} is not one lagbot wrote: {exc}") from None
 
     @staticmethod
     def busy_key(cluster: str, group: str) -> str:

@@ -34,14 +34,11 @@ from lagbot.core.model import GroupSummary, GroupVerdict, Severity
 from lagbot.core.stored import StoredFormatError
 from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport, collector_paused
-from lagbot.engine.window import RedisWindowStore
 from lagbot.policies.model import Policy
 from lagbot.service import wording
 from lagbot.service.approvals import Proposal
-from lagbot.service.audit import AuditLog
 from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
 from lagbot.service.digest import ComposedDigest, IncidentSummary, PostedDigest, RemediationSummary, post_digest
-from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import (
     POST_ROOT,
     REPLY,
@@ -49,24 +46,20 @@ from lagbot.service.incidents import (
     Change,
     Effect,
     Incident,
-    IncidentStore,
-    RedisIncidentStore,
     gone,
     gone_verdict,
     step,
 )
-from lagbot.service.lease import FencedLock, Lease
+from lagbot.service.lease import Lease
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
 from lagbot.service.outbox import UPDATE_ROOT as UPDATE_MESSAGE
-from lagbot.service.outbox import DeliveryReport, Fence, Operation, Outbox
+from lagbot.service.outbox import DeliveryReport, Fence, Operation
 from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
-from lagbot.service.rollups import make_tiered_history
-from lagbot.service.state_epoch import StateEpoch
-from lagbot.service.storms import Show, Storms, StormSummary
-from lagbot.service.summary import SummaryStore
+from lagbot.service.stores import BotStores, redis_stores
+from lagbot.service.storms import Show, StormSummary
 
 log = logging.getLogger(__name__)
 
@@ -192,38 +185,36 @@ class Bot:
     def __init__(
         self,
         settings: Settings,
-        redis_client: redis.Redis,
+        stores: BotStores,
         slack: WebClient,
         presenter: Presenter,
         *,
-        replica_id: str | None = None,
         silenced: Silenced | None = None,
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
     ) -> None:
+        """A replica on `stores` (lagbot.service.stores: `redis_stores` builds a running bot's), whose leader lease
+        names it (`replica_id`)."""
         self.settings = settings
-        self.redis = redis_client
+        self.redis = stores.redis
         self.slack = slack
         self.presenter = presenter
-        self.replica_id = replica_id or uuid.uuid4().hex[:8]
+        self.replica_id = stores.leader.holder
         self.clock = clock
         self.policy = policy
-        store = RedisWindowStore(redis_client, samples=settings.window.samples, ttl=settings.window.ttl)
-        self.checker = Checker(settings, store, clock=clock, thresholds_for=self.thresholds_for)
-        self.incidents: IncidentStore = RedisIncidentStore(redis_client, keep=settings.digest.history.longest)
-        self.outbox = Outbox(redis_client)
-        self.storms = Storms(redis_client, settings.incidents.storm)
+        self.checker = Checker(settings, stores.windows, clock=clock, thresholds_for=self.thresholds_for)
+        self.incidents = stores.incidents
+        self.outbox = stores.outbox
+        self.storms = stores.storms
         self.metrics = Metrics()
-        self.history: HistoryStore = make_tiered_history(settings.digest.history, redis_client)
+        self.history = stores.history
         kept = settings.digest.history
         self.pattern_notes = PatternNotes(self.history, tz=kept.zone, width=kept.rollup_resolution)
-        self.summaries = SummaryStore(redis_client, ttl=settings.window.ttl)
-        self.audit = AuditLog(redis_client)
-        self.leadership = Leadership(
-            Lease(redis_client, "leader", holder=self.replica_id, ttl=settings.leader.lease_ttl)
-        )
-        self.outbox_lock = FencedLock(redis_client, OUTBOX_LOCK, holder=self.replica_id, ttl=settings.leader.lease_ttl)
-        self.epoch = StateEpoch(redis_client)
+        self.summaries = stores.summaries
+        self.audit = stores.audit
+        self.leadership = Leadership(stores.leader)
+        self.outbox_lock = stores.outbox_lock
+        self.epoch = stores.epoch
         self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
         self.away_since: dict[str, float] = {}
@@ -233,6 +224,20 @@ class Bot:
         self.remediations: RemediationHooks | None = None
         self.report_composer: Callable[[DigestConfig, float], ComposedDigest] | None = None
         """Composes the weekly report of a `report: true` digest (set by the app: lagbot.slack.history_replies)."""
+
+    @classmethod
+    def on_redis(
+        cls,
+        settings: Settings,
+        client: redis.Redis,
+        slack: WebClient,
+        presenter: Presenter,
+        *,
+        replica_id: str | None = None,
+        **options: Any,
+    ) -> Bot:
+        """A replica on `client`'s Redis (`redis_stores`), as a running bot is; `options` are the constructor's."""
+        return cls(settings, redis_stores(settings, client, replica_id=replica_id), slack, presenter, **options)
 
     # -- what the policy says about a group --------------------------------------------------------------
 

@@ -3,65 +3,49 @@
 A `CheckPoint` is the check's time, total lag, status, severity, produce and consume rates and error, stored in
 the incident's remediation state (lagbot.service.remediation_state) as a JSON object; `check_of` makes it a
 `Check` again, its verdict carrying those figures only (no partitions). Points written by an earlier lagbot are
-positional lists, [at, total lag, status name, severity label, produce rate, consume rate, error]: they are still
-read (`CheckPoint.from_stored`), so verifications under way when lagbot is upgraded go on.
+positional lists, [at, total lag, status name, severity label, produce rate, consume rate, error]: the codec's
+upgraders make them objects (`point_from_list`), so verifications under way when lagbot is upgraded go on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Annotated, Any
 
+from lagbot.core.codec import ByName
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
-from lagbot.core.stored import StoredFormatError
 from lagbot.remediations.verify import Check
 
 
 @dataclass(frozen=True, slots=True)
 class CheckPoint:
-    """What verification keeps of one check."""
+    """What verification keeps of one check. Stored (lagbot.service.remediation_state's codec) as a JSON object:
+    the status by name, the severity by label."""
 
     at: float
     lag: int | None
-    status: Status
-    severity: Severity
-    produce_rate: float | None
-    consume_rate: float | None
-    error: str | None
+    status: Annotated[Status, ByName(Status)]
+    severity: Annotated[Severity, ByName(Severity, lower=True)]
+    produce_rate: float | None = None
+    consume_rate: float | None = None
+    error: str | None = None
 
-    def to_stored(self) -> dict[str, Any]:
-        """The point as a JSON object: enum members by name (status) and label (severity)."""
-        return {
-            "at": self.at,
-            "lag": self.lag,
-            "status": self.status.name,
-            "severity": self.severity.label,
-            "produce_rate": self.produce_rate,
-            "consume_rate": self.consume_rate,
-            "error": self.error,
-        }
 
-    @classmethod
-    def from_stored(cls, stored: object) -> CheckPoint:
-        """A point as `to_stored` wrote it, or in the positional list form earlier lagbots wrote.
+POINT_FIELDS = ("at", "lag", "status", "severity", "produce_rate", "consume_rate", "error")
+"""The positional list an earlier lagbot stored a point as."""
 
-        Raises:
-            StoredFormatError: it is neither.
-        """
-        if isinstance(stored, list) and len(stored) == 7:
-            at, lag, status, severity, produce, consume, error = stored
-        elif isinstance(stored, dict):
-            try:
-                at, lag, status, severity = stored["at"], stored["lag"], stored["status"], stored["severity"]
-            except KeyError as missing:
-                raise StoredFormatError(f"stored check point has no {missing}") from None
-            produce, consume, error = stored.get("produce_rate"), stored.get("consume_rate"), stored.get("error")
-        else:
-            raise StoredFormatError(f"stored check point is not one lagbot wrote: {stored!r}")
-        try:
-            return cls(float(at), lag, Status[status], Severity[str(severity).upper()], produce, consume, error)
-        except KeyError as unknown:
-            raise StoredFormatError(f"stored check point has an unknown status or severity {unknown}") from None
+
+def point_from_list(stored: Any) -> Any:
+    """A point as earlier lagbots stored it (a positional list) as the object stored now; an object as it is.
+
+    Raises:
+        ValueError: a list of another length (the codec makes it a StoredFormatError).
+    """
+    if not isinstance(stored, list):
+        return stored
+    if len(stored) != len(POINT_FIELDS):
+        raise ValueError(f"a stored check point has {len(POINT_FIELDS)} items, not {len(stored)}")
+    return dict(zip(POINT_FIELDS, stored, strict=True))
 
 
 def point_of(verdict: GroupVerdict, now: float) -> CheckPoint:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, tzinfo
 
 from lagbot.core.config import IncidentConfig, Level
 from lagbot.service import backtest, report, wording
-from lagbot.service.audit import AuditEntry, AuditLog
+from lagbot.service.audit import AuditEntry, AuditTrail
 from lagbot.service.backtest import Comparison, Proposal, Span
 from lagbot.service.history import HistoryStore, LagPoint
 from lagbot.service.incidents import Incident, IncidentStore
@@ -69,7 +69,7 @@ def _tiers(history: HistoryStore, cluster: str, groups: Sequence[str], since: fl
 def read_groups(
     history: HistoryStore,
     incidents: IncidentStore,
-    audit: AuditLog | None,
+    audit: AuditTrail | None,
     keys: Iterable[tuple[str, str]],
     *,
     since: float,
@@ -103,7 +103,7 @@ def read_groups(
 
 
 def read_group(
-    history: HistoryStore, incidents: IncidentStore, audit: AuditLog | None, cluster: str, group: str, *,
+    history: HistoryStore, incidents: IncidentStore, audit: AuditTrail | None, cluster: str, group: str, *,
     since: float, until: float,
 ) -> GroupHistory:  # fmt: skip
     return read_groups(history, incidents, audit, [(cluster, group)], since=since, until=until)[0]

@@ -23,18 +23,23 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Annotated, Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
+from lagbot.core.codec import ByName
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
-from lagbot.core.stored import decode, encode, text
-from lagbot.service.remediation_state import RemediationState
+from lagbot.core.stored import text
+from lagbot.service.remediation_state import RemediationState, points_as_objects
 
-INCIDENT_VERSION = 1
+INCIDENT_VERSION = 2
+"""2: fields at their default are left out, a remediation's check points are objects. 1 (still read): no
+remediation stored as {}."""
 HISTORY_KEEP = 8 * 86_400.0
 """Incidents (resolved or not) stay listed this long after their last change: digests look back a day."""
 
@@ -84,11 +89,12 @@ class Incident:
     group: str
     channel: str
     opened_at: float
-    severity: Severity
-    peak_severity: Severity
+    severity: Annotated[Severity, ByName(Severity, lower=True)]
+    """Stored by label ('warn'), as `peak_severity`."""
+    peak_severity: Annotated[Severity, ByName(Severity, lower=True)]
     peak_lag: int | None
     primary_cause: str | None
-    status: Status
+    status: Annotated[Status, ByName(Status)]
     """The group's status at the incident's latest check (stored by name: 'WARN', 'STALL' ...)."""
     updated_at: float
     below_since: float | None = None
@@ -256,27 +262,27 @@ def _recovering(current: Incident, verdict: GroupVerdict, config: IncidentConfig
 # ---------------------------------------------------------------------------------------------------
 
 
+def _upgrade_1(document: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 stored no remediation as {} and a remediation's check points maybe as lists (its format 1)."""
+    remediation = document.pop("remediation", None)
+    if remediation:
+        document["remediation"] = points_as_objects(remediation)
+    return document
+
+
+INCIDENT_CODEC = codec.register(
+    codec.Codec("stored incident", Incident, INCIDENT_VERSION, {1: _upgrade_1}, omit_defaults=True)
+)
+"""Fields at their default (no storm, no remediation, never reopened ...) are left out."""
+
+
 def encode_incident(incident: Incident) -> str:
-    data = asdict(incident)
-    data["severity"] = incident.severity.label
-    data["peak_severity"] = incident.peak_severity.label
-    data["status"] = incident.status.name
-    if incident.storm is None:  # left out, as before storms: a replica of the release before reads it
-        del data["storm"]
-    # No remediation is stored as {}, as it always was.
-    data["remediation"] = incident.remediation.to_stored() if incident.remediation is not None else {}
-    return encode(INCIDENT_VERSION, data)
+    return INCIDENT_CODEC.encode(incident)
 
 
 def decode_incident(raw: str | bytes) -> Incident:
-    data = decode("stored incident", INCIDENT_VERSION, raw)
-    data["severity"] = Severity[data["severity"].upper()]
-    data["peak_severity"] = Severity[data["peak_severity"].upper()]
-    data["status"] = Status[data["status"]]
-    data["causes_stated"] = tuple(data.get("causes_stated", ()))
-    remediation = data.get("remediation")
-    data["remediation"] = RemediationState.from_stored(remediation) if remediation else None
-    return Incident(**data)
+    """Raises StoredFormatError (lagbot.core.stored) when it is not an incident lagbot wrote."""
+    return INCIDENT_CODEC.decode(raw)
 
 
 class IncidentStore(ABC):

@@ -20,24 +20,26 @@ an operation can be sent twice.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.core.stored import decode, encode, text
+from lagbot.core.stored import text
 from lagbot.service import proposal_messages, wording
 
 log = logging.getLogger(__name__)
 
 OUTBOX_VERSION = 1
+ROOT_BODY_VERSION = 1
+DEAD_LETTER_VERSION = 1
 POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
 LOST_ROOT_ERRORS = {"message_not_found", "thread_not_found"}
 TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
@@ -123,28 +125,47 @@ class Operation:
     """A root edit's table as of the same check (text, blocks): the table reply is edited to it."""
 
     def encode(self) -> str:
-        fields = {k: v for k, v in self.__dict__.items() if k not in OPTIONAL}
-        # Each absent when unset: an operation without them is what a replica of the release before reads.
-        if self.proposals:
-            fields["proposals"] = list(self.proposals)
-        if self.is_table:
-            fields["is_table"] = True
-        if self.table is not None:
-            fields["table"] = list(self.table)
-        return encode(OUTBOX_VERSION, fields)
+        return OPERATION_CODEC.encode(self)
 
     @classmethod
     def decode(cls, raw: str | bytes) -> Operation:
-        fields = decode("queued operation", OUTBOX_VERSION, raw)
-        fields["proposals"] = tuple(str(p) for p in fields.get("proposals") or ())
-        fields["is_table"] = bool(fields.get("is_table"))
-        table = fields.get("table")
-        fields["table"] = (str(table[0]), list(table[1])) if isinstance(table, list) and len(table) == 2 else None
-        return cls(**fields)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not an operation lagbot wrote."""
+        return OPERATION_CODEC.decode(raw)
 
 
-OPTIONAL = frozenset({"proposals", "is_table", "table"})
-"""The fields an operation's JSON holds only when set."""
+OPERATION_CODEC = codec.register(codec.Codec("queued operation", Operation, OUTBOX_VERSION, omit_defaults=True))
+"""`proposals`, `is_table` and `table` are each absent when unset: an operation without them is what a replica of
+the release before reads."""
+
+
+@dataclass(frozen=True)
+class RootBody:
+    """The newest text and blocks sent as an incident's root: what a replacement root shows if it is lost."""
+
+    text: str = ""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+
+
+ROOT_BODY_CODEC = codec.register(
+    codec.Codec("kept root message", RootBody, ROOT_BODY_VERSION, {codec.UNVERSIONED: lambda document: document})
+)
+"""Version 0: the same fields, written before they carried a version."""
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """An operation Slack refused for good, with Slack's error and when."""
+
+    operation: dict[str, Any]
+    """The operation's stored document (lagbot.service.outbox.Operation), as it was queued."""
+    error: str
+    at: float
+
+
+DEAD_LETTER_CODEC = codec.register(
+    codec.Codec("dead letter", DeadLetter, DEAD_LETTER_VERSION, {codec.UNVERSIONED: lambda document: document})
+)
+"""Version 0: the same fields, written before they carried a version."""
 
 
 @dataclass(frozen=True)
@@ -238,8 +259,9 @@ class Outbox:
         since = max(float(oldest[0][1]), float(progress) if progress is not None else 0.0)
         return max(0.0, now - since)
 
-    def dead_letters(self) -> list[dict[str, Any]]:
-        return [json.loads(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
+    def dead_letters(self) -> list[DeadLetter]:
+        """The operations Slack refused for good, newest first. Raises StoredFormatError for one not lagbot's."""
+        return [DEAD_LETTER_CODEC.decode(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
 
     def deliver(
         self,
@@ -315,7 +337,7 @@ class Outbox:
 
     def _keep_root_body(self, operation: Operation) -> None:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
-        body = json.dumps({"text": operation.text, "blocks": operation.blocks})
+        body = ROOT_BODY_CODEC.encode(RootBody(operation.text, operation.blocks))
         self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
 
     def _keep_proposal_message(self, operation: Operation, where: str) -> None:
@@ -352,8 +374,8 @@ class Outbox:
         latest = replace(operation, op=POST_ROOT)  # an edit: the new root shows it
         if operation.op != UPDATE_ROOT:
             stored = self._redis.get(self._root_body_key(operation.incident_id))
-            body: dict[str, Any] = json.loads(stored) if stored is not None else {}
-            latest = replace(latest, text=str(body.get("text", "")), blocks=list(body.get("blocks", [])))
+            body = ROOT_BODY_CODEC.decode(stored) if stored is not None else RootBody()
+            latest = replace(latest, text=body.text, blocks=body.blocks)
         root = _with_note(latest)
         outcome, ts = self._send(root, client, on_error)
         if outcome == "sent":
@@ -410,4 +432,4 @@ def _with_note(operation: Operation) -> Operation:
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:
-    return json.dumps({"operation": json.loads(raw), "error": error, "at": time.time()})
+    return DEAD_LETTER_CODEC.encode(DeadLetter(OPERATION_CODEC.parse(raw), error, time.time()))

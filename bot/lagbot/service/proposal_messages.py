@@ -16,8 +16,8 @@ from typing import Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.core.stored import StoredFormatError, decode, encode
 
 PROPOSAL_MESSAGE_VERSION = 1
 
@@ -34,31 +34,18 @@ class ProposalMessage:
     """The response URL of the command whose answer carries the buttons (then `channel` and `ts` are empty)."""
 
     def encode(self) -> str:
-        document: dict[str, Any] = {
-            "channel": self.channel,
-            "ts": self.ts,
-            "text": self.text,
-            "blocks": self.blocks,
-            "proposals": list(self.proposals),
-        }
-        if self.response_url:
-            document["response_url"] = self.response_url
-        return encode(PROPOSAL_MESSAGE_VERSION, document)
+        return PROPOSAL_MESSAGE_CODEC.encode(self)
 
     @classmethod
     def decode(cls, kind: str, raw: bytes | str) -> ProposalMessage:
-        document = decode(kind, PROPOSAL_MESSAGE_VERSION, raw)
-        try:
-            return cls(
-                channel=str(document["channel"]),
-                ts=str(document["ts"]),
-                text=str(document["text"]),
-                blocks=list(document["blocks"]),
-                proposals=tuple(str(p) for p in document["proposals"]),
-                response_url=str(document.get("response_url") or ""),
-            )
-        except (KeyError, TypeError):
-            raise StoredFormatError(f"{kind} lacks a field") from None
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a message lagbot wrote."""
+        return PROPOSAL_MESSAGE_CODEC.decode(raw, kind=kind)
+
+
+PROPOSAL_MESSAGE_CODEC = codec.register(
+    codec.Codec("stored proposal message", ProposalMessage, PROPOSAL_MESSAGE_VERSION, omit_defaults=True)
+)
+"""`response_url` is absent when empty, as this release's predecessor wrote it."""
 
 
 def keep(client: redis.Redis, message: ProposalMessage, *, ttl: int) -> None:

@@ -1,24 +1,22 @@
 """An incident's latest remediation, as its root message shows it and its verification goes on from it.
 
 Kept in Redis apart from the incident record (lagbot.service.remediate.StateSlot), through the one versioned
-codec of lagbot.core.stored. Format 2 stores the verification's check points as objects; format 1 (earlier
+codec of lagbot.core.codec. Format 2 stores the verification's check points as objects; format 1 (earlier
 lagbots) stored them as positional lists, and is still read, so a deployment's stored state survives an upgrade.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from lagbot.core.stored import StoredFormatError, decode, encode
+from lagbot.core import codec
 from lagbot.remediations.base import Progress
-from lagbot.service.checkpoints import CheckPoint
+from lagbot.service.checkpoints import CheckPoint, point_from_list
 
 STATE_VERSION = 2
 """2: check points are objects. 1 (still read): check points are positional lists."""
-OLDER_VERSIONS = (1,)
 
 
 class RunState(StrEnum):
@@ -52,48 +50,27 @@ class RemediationState:
     settle_until: float | None = None
     """The run's own rebalance is expected from `executed_at` to here (lagbot.engine.agreement.own_rebalance)."""
 
-    def to_stored(self) -> dict[str, Any]:
-        """The state as a JSON object (what `from_stored` reads); unset fields are left out."""
-        document: dict[str, Any] = {"action": self.action, "state": self.state, "detail": self.detail, "id": self.id}
-        if self.checks:
-            document["checks"] = [point.to_stored() for point in self.checks]
-        if self.progress is not None:
-            document["progress"] = self.progress.value
-        if self.executed_at is not None:
-            document["executed_at"] = self.executed_at
-        if self.settle_until is not None:
-            document["settle_until"] = self.settle_until
-        return document
+    def to_json(self) -> str:
+        return STATE_CODEC.encode(self)
 
     @classmethod
-    def from_stored(cls, document: Mapping[str, Any]) -> RemediationState:
-        """A state `to_stored` wrote, its check points in either stored form.
+    def from_json(cls, kind: str, raw: str | bytes) -> RemediationState:
+        """The state `to_json` wrote, or one in an older format (see the module doc). `kind` names it in errors.
 
         Raises:
             StoredFormatError: it is not a state lagbot wrote.
         """
-        try:
-            progress = document.get("progress")
-            executed_at, settle_until = document.get("executed_at"), document.get("settle_until")
-            return cls(
-                action=str(document["action"]),
-                state=RunState(document["state"]),
-                detail=str(document.get("detail", "")),
-                id=str(document["id"]),
-                checks=tuple(CheckPoint.from_stored(point) for point in document.get("checks", ())),
-                progress=None if progress is None else Progress(progress),
-                executed_at=None if executed_at is None else float(executed_at),
-                settle_until=None if settle_until is None else float(settle_until),
-            )
-        except StoredFormatError:
-            raise
-        except (KeyError, ValueError, TypeError) as exc:
-            raise StoredFormatError(f"stored remediation state is not one lagbot wrote ({exc!r})") from None
+        return STATE_CODEC.decode(raw, kind=kind)
 
-    def to_json(self) -> str:
-        return encode(STATE_VERSION, self.to_stored())
 
-    @classmethod
-    def from_json(cls, kind: str, raw: str | bytes) -> RemediationState:
-        """The state `to_json` wrote, or one in an older format (see the module doc). `kind` names it in errors."""
-        return cls.from_stored(decode(kind, STATE_VERSION, raw, also=OLDER_VERSIONS))
+def points_as_objects(document: dict[str, Any]) -> dict[str, Any]:
+    """A state whose check points may be positional lists (format 1) with them as objects (format 2)."""
+    if "checks" not in document:
+        return document
+    return {**document, "checks": [point_from_list(point) for point in document["checks"]]}
+
+
+STATE_CODEC = codec.register(
+    codec.Codec("stored remediation state", RemediationState, STATE_VERSION, {1: points_as_objects}, omit_defaults=True)
+)
+"""Unset fields (no checks, no progress yet ...) are left out."""

@@ -16,12 +16,14 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.core.stored import StoredFormatError, decode, encode, text
+from lagbot.core.stored import StoredFormatError, text
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,23 @@ RESTORE_VERSION = 1
 RESTORE_LEASE = 120.0
 """Seconds a claimed restore is held by the replica running it; if that replica dies before finishing, the
 restore is due again after this and another replica runs it."""
+
+
+@dataclass(frozen=True)
+class PendingRestore:
+    """What a restore needs, as the hash keeps it."""
+
+    previous: Any = None
+    """JSON data: what the run changed (a paused autoscaler's annotations)."""
+
+
+RESTORE_CODEC = codec.register(codec.Codec("autoscaler restore", PendingRestore, RESTORE_VERSION))
+
+
+def _stored(previous: Any) -> str:
+    return RESTORE_CODEC.encode(PendingRestore(previous))
+
+
 _CLAIM = """
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if due and tonumber(due) <= tonumber(ARGV[2]) then
@@ -88,11 +107,11 @@ class MemoryRestores(RestoreQueue):
 
     def schedule(self, proposal_id: str, at: float, previous: Any) -> None:
         self._due[proposal_id] = at
-        self._previous[proposal_id] = encode(RESTORE_VERSION, {"previous": previous})
+        self._previous[proposal_id] = _stored(previous)
 
     def hold(self, proposal_id: str, previous: Any) -> None:
         self._due.pop(proposal_id, None)
-        self._previous[proposal_id] = encode(RESTORE_VERSION, {"previous": previous})
+        self._previous[proposal_id] = _stored(previous)
 
     def release(self, proposal_id: str, at: float) -> bool:
         if proposal_id not in self._previous:
@@ -110,13 +129,13 @@ class MemoryRestores(RestoreQueue):
                 continue  # claimed meanwhile
             self._due[proposal_id] = now + RESTORE_LEASE
             try:
-                document = decode("autoscaler restore", RESTORE_VERSION, self._previous[proposal_id])
+                restore: PendingRestore | None = RESTORE_CODEC.decode(self._previous[proposal_id])
             except (KeyError, StoredFormatError):
-                document = None
-            if document is None:
+                restore = None
+            if restore is None:
                 log.error("restore lost", extra={"proposal": proposal_id})
             else:
-                yield proposal_id, document.get("previous")
+                yield proposal_id, restore.previous
             self.forget(proposal_id)
 
     def forget(self, proposal_id: str) -> None:
@@ -133,13 +152,13 @@ class Restores(RestoreQueue):
     def schedule(self, proposal_id: str, at: float, previous: Any) -> None:
         pipe = self._redis.pipeline(transaction=True)
         pipe.zadd(RESTORES, {proposal_id: at})
-        pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
+        pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, _stored(previous))
         pipe.execute()
 
     def hold(self, proposal_id: str, previous: Any) -> None:
         pipe = self._redis.pipeline(transaction=True)
         pipe.zrem(RESTORES, proposal_id)
-        pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, encode(RESTORE_VERSION, {"previous": previous}))
+        pipe.hset(redis_keys.RESTORES_PREVIOUS, proposal_id, _stored(previous))
         pipe.execute()
 
     def release(self, proposal_id: str, at: float) -> bool:
@@ -164,13 +183,13 @@ class Restores(RestoreQueue):
                 continue  # another replica claimed it
             stored = self._redis.hget(redis_keys.RESTORES_PREVIOUS, proposal_id)
             try:
-                document = decode("autoscaler restore", RESTORE_VERSION, stored) if stored is not None else None
+                restore = RESTORE_CODEC.decode(stored) if stored is not None else None
             except StoredFormatError:
-                document = None
-            if document is None:
+                restore = None
+            if restore is None:
                 log.error("restore lost", extra={"proposal": proposal_id, "stored": text(stored or b"")})
             else:
-                yield proposal_id, document.get("previous")
+                yield proposal_id, restore.previous
             self.forget(proposal_id)
 
     def forget(self, proposal_id: str) -> None:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.core.stored import decode, encode
 from lagbot.service import wording
 
 FORMAT_VERSION = 1
@@ -169,27 +169,14 @@ def _pair(member: bytes | str) -> tuple[str, str]:
     return str(cluster), str(group)
 
 
+SILENCE_CODEC = codec.register(codec.Codec("silence", Silence, FORMAT_VERSION))
+
+
 def encode_silence(silence: Silence) -> str:
     """Versioned JSON of one silence."""
-    document = {
-        "cluster": silence.cluster,
-        "group": silence.group,
-        "until": silence.until,
-        "reason": silence.reason,
-        "by": silence.by,
-        "created_at": silence.created_at,
-    }
-    return encode(FORMAT_VERSION, document, sort_keys=False)
+    return SILENCE_CODEC.encode(silence)
 
 
 def decode_silence(raw: bytes | str) -> Silence:
-    """A stored silence; refuses (StoredFormatError) any format version but FORMAT_VERSION."""
-    document = decode("silence", FORMAT_VERSION, raw)
-    return Silence(
-        cluster=document["cluster"],
-        group=document["group"],
-        until=float(document["until"]),
-        reason=document["reason"],
-        by=document["by"],
-        created_at=float(document["created_at"]),
-    )
+    """A stored silence; raises StoredFormatError for any format version but FORMAT_VERSION, or what is not one."""
+    return SILENCE_CODEC.decode(raw)

@@ -25,15 +25,16 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import redis
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import StormConfig
 from lagbot.core.model import Severity
-from lagbot.core.stored import StoredFormatError, decode, encode, text
+from lagbot.core.stored import StoredFormatError, text
 from lagbot.service.incidents import Incident
 
 log = logging.getLogger(__name__)
@@ -226,23 +227,29 @@ def shared_prefix(groups: Iterable[str]) -> str:
 # -- storage -----------------------------------------------------------------------------------------------------
 
 
+OPENS_CODEC = codec.register(codec.Codec("channel storm state", ChannelOpens, STORM_VERSION))
+STORM_CODEC = codec.register(codec.Codec("storm", Storm, STORM_VERSION))
+MEMBER_CODEC = codec.register(codec.Codec("storm member", Member, STORM_VERSION))
+
+
 def _encode(document: ChannelOpens | Storm | Member) -> str:
-    return encode(STORM_VERSION, asdict(document))
+    if isinstance(document, ChannelOpens):
+        return OPENS_CODEC.encode(document)
+    if isinstance(document, Storm):
+        return STORM_CODEC.encode(document)
+    return MEMBER_CODEC.encode(document)
 
 
 def decode_opens(raw: str | bytes | None) -> ChannelOpens:
-    if raw is None:
-        return ChannelOpens()
-    data = decode("channel storm state", STORM_VERSION, raw)
-    return ChannelOpens(recent=tuple(float(t) for t in data["recent"]), storm_id=data["storm_id"])
+    return ChannelOpens() if raw is None else OPENS_CODEC.decode(raw)
 
 
 def decode_storm(raw: str | bytes) -> Storm:
-    return Storm(**decode("storm", STORM_VERSION, raw))
+    return STORM_CODEC.decode(raw)
 
 
 def decode_member(raw: str | bytes) -> Member:
-    return Member(**decode("storm member", STORM_VERSION, raw))
+    return MEMBER_CODEC.decode(raw)
 
 
 class Storms:
@@ -313,7 +320,7 @@ class Storms:
                 try:
                     storm = self.get(storm_id)
                     opens = None if storm is None else self.opens(storm.channel)
-                except (StoredFormatError, TypeError, KeyError, ValueError):  # unreadable: dropped, as an expired one
+                except StoredFormatError:  # unreadable: dropped, as an expired one
                     log.warning("unreadable storm dropped", extra={"storm": storm_id}, exc_info=True)
                     storm = opens = None
                 if storm is None or opens is None:  # expired: nothing left to show

@@ -22,7 +22,7 @@ from lagbot.core.config import CommandLimits
 from lagbot.core.ids import CHANNEL_ID, valid_user
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Policy
-from lagbot.service.audit import AuditEntry, AuditLog
+from lagbot.service.audit import AuditEntry, AuditTrail
 from lagbot.slack import wording
 from lagbot.slack.command_parse import Command, CommandError, Digest, NamesGroup, resolve_group
 from lagbot.slack.commands import CommandDeps, Reply, respond_safely, text_reply
@@ -63,7 +63,7 @@ class CommandGuard:
         client: redis.Redis,
         policy: Policy,
         directory: ApproverDirectory,
-        audit: AuditLog,
+        audit: AuditTrail,
         limits: CommandLimits,
         digest_channels: Collection[str],
     ) -> None:

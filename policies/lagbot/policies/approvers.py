@@ -10,21 +10,32 @@ other entry, `ApproversUnavailable` says which group and why, rather than answer
 
 from __future__ import annotations
 
-import json
 import math
+from dataclasses import dataclass
 from typing import Protocol
 
 import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.core.stored import StoredFormatError
 from lagbot.policies import wording
 from lagbot.policies.model import Approvers, Rule
 
 CACHE_VERSION = 1
 DEFAULT_TTL = 300.0
+
+
+@dataclass(frozen=True)
+class CachedUsergroup:
+    """A user group's members as the Redis cache keeps them, valid until `expires_at`."""
+
+    expires_at: float
+    users: tuple[str, ...]
+
+
+CACHE_CODEC = codec.register(codec.Codec("cached user group", CachedUsergroup, CACHE_VERSION))
 
 
 class ApproversUnavailable(Exception):
@@ -77,16 +88,12 @@ class RedisUsergroupCache:
         raw = self._redis.get(self.key(usergroup))
         if raw is None:
             return None
-        document = json.loads(raw)
-        if document.get("v") != CACHE_VERSION:
-            raise StoredFormatError(wording.usergroup_cache_version(document.get("v"), CACHE_VERSION))
-        if now >= float(document["expires_at"]):
-            return None
-        return frozenset(document["users"])
+        entry = CACHE_CODEC.decode(raw)
+        return None if now >= entry.expires_at else frozenset(entry.users)
 
     def put(self, usergroup: str, users: frozenset[str], *, now: float, ttl: float) -> None:
-        document = {"v": CACHE_VERSION, "expires_at": now + ttl, "users": sorted(users)}
-        self._redis.set(self.key(usergroup), json.dumps(document, separators=(",", ":")), ex=math.ceil(ttl) + 1)
+        entry = CachedUsergroup(expires_at=now + ttl, users=tuple(sorted(users)))
+        self._redis.set(self.key(usergroup), CACHE_CODEC.encode(entry), ex=math.ceil(ttl) + 1)
 
 
 class ApproverDirectory:

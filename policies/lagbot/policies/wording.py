@@ -65,10 +65,6 @@ def usergroup_lookup_failed(usergroup: str, problem: str) -> str:
     return f"cannot tell who may approve: looking up the members of Slack user group {usergroup} failed: {problem}"
 
 
-def usergroup_cache_version(found: object, known: int) -> str:
-    return f"cached user group has format version {found!r}; this lagbot reads {known}"
-
-
 def policy_valid(path: str, rules: int) -> str:
     return f"{path}: valid: {rules} rules (and the default)"
 

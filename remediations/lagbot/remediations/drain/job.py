@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from lagbot.core import codec
 from lagbot.remediations.drain.jvm_stderr import quiet_jvm_start
 from lagbot.remediations.drain.plan import Manifest, OffsetRange, RangeReceipt
 from lagbot.remediations.drain.settings import DrainSettings, ParquetWriter, is_local
@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from pyspark.accumulators import AccumulatorParam
     from pyspark.sql import SparkSession
 
-JOB_VERSION = 1
+JOB_VERSION = 2
+"""2: ranges are objects. 1 (still read): ranges are [topic, partition, start, end] lists."""
 PROGRESS_PREFIX = "LAGBOT-DRAIN-PROGRESS "
 RESULT_PREFIX = "LAGBOT-DRAIN-RESULT "
 _POLL = 0.5
@@ -92,17 +93,21 @@ class JobConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["ranges"] = [r.to_list() for r in self.ranges]
-        return json.dumps({"v": JOB_VERSION, **data})
+        return JOB_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> JobConfig:
-        data = json.loads(raw)
-        if data.pop("v", None) != JOB_VERSION:
-            raise ValueError(f"drain job config is not version {JOB_VERSION}")
-        data["ranges"] = tuple(OffsetRange.from_list(r) for r in data["ranges"])
-        return cls(**data)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a job config lagbot wrote."""
+        return JOB_CODEC.decode(raw)
+
+
+def _ranges_as_objects(document: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 kept each range as a list [topic, partition, start, end]."""
+    fields = ("topic", "partition", "start", "end")
+    return {**document, "ranges": [dict(zip(fields, r, strict=True)) for r in document["ranges"]]}
+
+
+JOB_CODEC = codec.register(codec.Codec("drain job config", JobConfig, JOB_VERSION, {1: _ranges_as_objects}))
 
 
 @dataclass(frozen=True)
@@ -119,11 +124,18 @@ class JobProgress:
         return self.messages / self.elapsed if self.elapsed > 0 else 0.0
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return PROGRESS_CODEC.encode(self)
 
     @classmethod
     def from_json(cls, raw: str) -> JobProgress:
-        return cls(**json.loads(raw))
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a progress line lagbot wrote."""
+        return PROGRESS_CODEC.decode(raw)
+
+
+PROGRESS_CODEC = codec.register(
+    codec.Codec("drain progress", JobProgress, 1, {codec.UNVERSIONED: lambda document: document})
+)
+"""Version 0: the same fields, printed before they carried a version."""
 
 
 ProgressFn = Callable[[JobProgress], None]
@@ -533,7 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(PROGRESS_PREFIX + progress.to_json(), flush=True)
 
     manifest = run_job(spark, config, on_progress=report)
-    print(RESULT_PREFIX + json.dumps(json.loads(manifest.to_json()), separators=(",", ":")), flush=True)
+    print(RESULT_PREFIX + manifest.to_json(), flush=True)  # compact: one line
     spark.stop()
     return 0 if manifest.complete else 1
 

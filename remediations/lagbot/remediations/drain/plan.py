@@ -23,16 +23,14 @@ import hashlib
 import heapq
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from lagbot.core import codec
 
 MANIFEST_VERSION = 1
 
 Uncommitted = Literal["log_start", "skip"]
-
-
-class ManifestVersionError(ValueError):
-    """A stored manifest was written by a version of lagbot this one does not understand."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,19 +247,14 @@ class Manifest:
         return [r for r in self.ranges if r.status == "written"]
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["complete"] = self.complete
-        data["messages"] = self.messages
-        data["bytes"] = self.total_bytes
-        return json.dumps({"v": MANIFEST_VERSION, **data}, sort_keys=True, indent=1)
+        """The manifest's stored document, with its totals (`complete`, `messages`, `bytes`) for other readers."""
+        totals = {"complete": self.complete, "messages": self.messages, "bytes": self.total_bytes}
+        return MANIFEST_CODEC.encode(self, derived=totals)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Manifest:
-        data = json.loads(raw)
-        version = data.pop("v", None)
-        if version != MANIFEST_VERSION:
-            raise ManifestVersionError(f"drain manifest has version {version!r}; this lagbot reads {MANIFEST_VERSION}")
-        for derived in ("complete", "messages", "bytes"):
-            data.pop(derived, None)
-        data["ranges"] = tuple(RangeReceipt(**r) for r in data["ranges"])
-        return cls(**data)
+        """Raises StoredFormatError (lagbot.core.stored) when it is not a manifest lagbot wrote."""
+        return MANIFEST_CODEC.decode(raw)
+
+
+MANIFEST_CODEC = codec.register(codec.Codec("drain manifest", Manifest, MANIFEST_VERSION))
