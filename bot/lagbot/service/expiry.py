@@ -15,7 +15,7 @@ from typing import Any
 from lagbot.core import keys
 from lagbot.core.stored import text
 from lagbot.service import proposal_messages, wording
-from lagbot.service.approvals import Proposal, ProposalStore, State, expiry_sweep
+from lagbot.service.approvals import Proposal, Proposals, State, expiry_sweep
 from lagbot.service.audit import BOT_USER
 from lagbot.service.bot import Bot
 
@@ -39,7 +39,7 @@ def settled_line(p: Proposal, now: float) -> str:
 class ProposalExpiry:
     """The expiry sweep of one replica (the leader runs it in its housekeeping)."""
 
-    def __init__(self, bot: Bot, proposals: ProposalStore, *, audit: Audit, keep: int) -> None:
+    def __init__(self, bot: Bot, proposals: Proposals, *, audit: Audit, keep: int) -> None:
         self.bot = bot
         self.proposals = proposals
         self._audit = audit

@@ -39,7 +39,7 @@ from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.pod_evidence import PodReadings
 from lagbot.remediations.verify import VerifyRules, assess
 from lagbot.service import wording
-from lagbot.service.approvals import ClickAnswer, Proposal, ProposalStore, State, Verdict
+from lagbot.service.approvals import ClickAnswer, Proposal, Proposals, State, Verdict
 from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
@@ -110,7 +110,7 @@ class Remediator:
         self,
         bot: Bot,
         *,
-        proposals: ProposalStore,
+        proposals: Proposals,
         directory: ApproverDirectory,
         executor_for: ExecutorFor,
         restores: RestoreQueue | None = None,
