@@ -15,6 +15,7 @@ offsets read from the broker) -> the thread says the scale ran and the incident 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 import time
@@ -44,6 +45,13 @@ pytestmark = pytest.mark.integration
 DEPLOYMENT = "orders"
 PARTITIONS = 4
 CLICKS = 6
+VERIFICATION = {"no_change_after": 20, "settle_checks": 15}
+"""A scale here pauses consumption longer than a local fleet's (the demo settles in 4 checks): the controllers make
+the pods, the follower marks them Running and starts their consumers (Python processes, on 2 shared cores), they
+join and the group rebalances; lag climbs meanwhile. At the 1 s check interval, 15 checks cover that."""
+VERIFIED = re.compile(r"back to normal: lag [0-9,]+, every partition OK")
+RESOLVED = re.compile(r":large_green_circle: Resolved after [0-9]+ s, peak [0-9,]+; lag now 0\.")
+"""The verification's last word and the incident's resolution, as the thread shows them."""
 
 
 @pytest.fixture
@@ -67,14 +75,23 @@ def bot_settings(
     """The bot's configuration: the kubernetes executor as the ServiceAccount, and a policy naming the Deployment."""
     token_file = tmp / "token"
     token_file.write_text(cluster.service_account_token(BOT_NAMESPACE, BOT_ACCOUNT))
-    workload = {"executor": "kubernetes", "name": DEPLOYMENT, "namespace": cluster.namespace, "member_pod": "{client_id}"}
-    remediations = {"scale": {"min_replicas": 1, "max_replicas": PARTITIONS, "proposal_expiry": "10m", "cooldown": "1m"}}
+    workload = {
+        "executor": "kubernetes",
+        "name": DEPLOYMENT,
+        "namespace": cluster.namespace,
+        "member_pod": "{client_id}",
+    }
+    remediations = {
+        "scale": {"min_replicas": 1, "max_replicas": PARTITIONS, "proposal_expiry": "10m", "cooldown": "1m"}
+    }
     base = bot_config(broker, redis_server, slack, group)
     return {
         **base,
         "thresholds": {**base["thresholds"], "critical": {"messages": 10**8}, "page": {"messages": 10**9}},
         "evaluation": {**base["evaluation"], "min_span": "2s"},
-        "policy_file": str(write_policy(tmp, DEPLOYMENT, workload=workload, remediations=remediations)),
+        "policy_file": str(
+            write_policy(tmp, DEPLOYMENT, workload=workload, remediations=remediations, verification=VERIFICATION)
+        ),
         "executors": {
             "kubernetes": {
                 "api_url": cluster.url,
@@ -164,7 +181,8 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
                 )
                 return status
 
-            with ThreadPoolExecutor(CLICKS) as pool:
+            clicked = time.monotonic()
+            with ThreadPoolExecutor(CLICKS) as pool:  # the same approval sent several times at once
                 assert list(pool.map(lambda _: click(), range(CLICKS))) == [200] * CLICKS
 
             wait_for("the Deployment scaled to 4", lambda: deployment(orders)[0] == PARTITIONS, timeout=60)
@@ -174,8 +192,16 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
                 lambda: follower.settled(PARTITIONS, PARTITIONS),
                 timeout=60,
             )
+            settled_in = time.monotonic() - clicked
             assert sorted(follower.consumers()) == pods
             wait_for("the pods as the group's members", lambda: group_members(kafka, group) == pods, timeout=30)
+            new_pods = [p for p in pods if p != first]
+            assert [(e.what, e.pod) for e in follower.events()] == [
+                ("running", first),
+                ("started", first),
+                *[("running", p) for p in new_pods],
+                *[("started", p) for p in new_pods],
+            ]
 
             writer.stop()
             ends = dict(enumerate(log_end(kafka, topic, PARTITIONS)))
@@ -184,12 +210,30 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
             def thread() -> list[str]:
                 return [m.text for m in slack.thread(CHANNEL, root.ts)]
 
-            wait_for("the resolution in the thread", lambda: any("resolved" in t for t in thread()), timeout=60)
-            print("\n".join(thread()))
-            print(AuditLog(redis_client).latest("embedded", group, 100))
+            wait_for("the resolution in the thread", lambda: any(RESOLVED.fullmatch(t) for t in thread()), timeout=60)
+            texts = thread()
+            approved = f":gear: Approved by <@{APPROVER}>: running *Scale orders 1 -&gt; 4*"
+            running = "scaling orders to 4 replicas ..."
+            done = (
+                ":white_check_mark: *Scale orders 1 -&gt; 4* done: "
+                f"scaled deployment {orders.namespace}/orders from 1 to 4 replicas"
+            )
+            [verified] = [t for t in texts if VERIFIED.fullmatch(t)]
+            [resolved] = [t for t in texts if RESOLVED.fullmatch(t)]
+            assert all(texts.count(t) == 1 for t in (approved, running, done))
+            order = [texts.index(t) for t in (approved, running, done, verified, resolved)]
+            assert order == sorted(order), texts
+            assert not [t for t in texts if "getting worse" in t or t.startswith(":x:")], texts
+
             # The spec changed once since it was created (generation 2): one PATCH of the scale subresource.
             assert deployment(orders) == (PARTITIONS, 2)
+            audit = [(e.event, e.user) for e in reversed(AuditLog(redis_client).latest("embedded", group, 100))]
+            assert [a for a in audit if a[0] in ("approved", "succeeded", "failed")] == [
+                ("approved", APPROVER),
+                ("succeeded", "lagbot"),
+            ]
             assert "Traceback" not in bot.log()
+            print(f"\nkubernetes scale: 4 consumers settled {settled_in:.1f} s after the clicks")
         finally:
             bot.stop(signal.SIGKILL)
     print(f"whole test: {time.monotonic() - started:.0f} s")

@@ -173,9 +173,7 @@ class PodFollower:
         """`pods` consumers run, each joined and not rebalancing, owning `partitions` between them."""
         running = list(self.consumers().values())
         return (
-            len(running) == pods
-            and all(c.settled() for c in running)
-            and sum(c.owned() for c in running) == partitions
+            len(running) == pods and all(c.settled() for c in running) and sum(c.owned() for c in running) == partitions
         )
 
     def log_tails(self, lines: int = 5) -> str:
