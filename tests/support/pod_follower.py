@@ -75,6 +75,8 @@ class FollowerEvent:
     """"running" (the pod's status written), "started", "stopped", "killed", "restarted"."""
     pod: str
     pid: int | None = None
+    code: int | None = None
+    """How the consumer exited ("stopped", "killed")."""
 
 
 @dataclass
@@ -250,7 +252,7 @@ class PodFollower:
                 continue
             with self._lock:
                 self._state.leaving.remove(consumer)
-            self._record(FollowerEvent(what, consumer.pod, consumer.pid))
+            self._record(FollowerEvent(what, consumer.pod, consumer.pid, consumer.process.returncode))
 
     def _spawn(self, uid: str, pod: str) -> PodConsumer:
         status = self.folder / "status" / f"{pod}.json"
