@@ -49,9 +49,12 @@ VERIFICATION = {"no_change_after": 20, "settle_checks": 15}
 """A scale here pauses consumption longer than a local fleet's (the demo settles in 4 checks): the controllers make
 the pods, the follower marks them Running and starts their consumers (Python processes, on 2 shared cores), they
 join and the group rebalances; lag climbs meanwhile. At the 1 s check interval, 15 checks cover that."""
+DRAINING = re.compile(
+    r"draining at [0-9.,]+ msg/s, ETA [^()]+ \(lag [0-9,]+ -> [0-9,]+\)|draining: lag [0-9,]+ -> [0-9,]+"
+)
 VERIFIED = re.compile(r"back to normal: lag [0-9,]+, every partition OK")
 RESOLVED = re.compile(r":large_green_circle: Resolved after [0-9]+ s, peak [0-9,]+; lag now 0\.")
-"""The verification's last word and the incident's resolution, as the thread shows them."""
+"""The verification seeing the lag drain, its last word, and the incident's resolution, as the thread shows them."""
 
 
 @pytest.fixture
@@ -220,17 +223,22 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
             [verified] = [t for t in texts if VERIFIED.fullmatch(t)]
             [resolved] = [t for t in texts if RESOLVED.fullmatch(t)]
             assert all(texts.count(t) == 1 for t in (approved, running, done))
-            order = [texts.index(t) for t in (approved, running, done, verified, resolved)]
+            draining = [i for i, t in enumerate(texts) if DRAINING.fullmatch(t)]
+            assert draining, texts  # the verification saw the lag drain before it was back to normal
+            order = [texts.index(t) for t in (approved, running, done)] + [*draining]
+            order += [texts.index(verified), texts.index(resolved)]
             assert order == sorted(order), texts
             assert not [t for t in texts if "getting worse" in t or t.startswith(":x:")], texts
 
             # The spec changed once since it was created (generation 2): one PATCH of the scale subresource.
             assert deployment(orders) == (PARTITIONS, 2)
-            audit = [(e.event, e.user) for e in reversed(AuditLog(redis_client).latest("embedded", group, 100))]
-            assert [a for a in audit if a[0] in ("approved", "succeeded", "failed")] == [
+            entries = list(reversed(AuditLog(redis_client).latest("embedded", group, 100)))
+            assert [(e.event, e.user) for e in entries if e.event in ("approved", "succeeded", "failed")] == [
                 ("approved", APPROVER),
                 ("succeeded", "lagbot"),
             ]
+            progress = [e.detail["progress"] for e in entries if e.event == "verified"]
+            assert set(progress[:-1]) == {"improving"} and progress[-1] == "resolved", progress
             assert "Traceback" not in bot.log()
             print(f"\nkubernetes scale: 4 consumers settled {settled_in:.1f} s after the clicks")
         finally:

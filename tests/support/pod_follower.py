@@ -215,7 +215,14 @@ class PodFollower:
         """What a kubelet writes once the pod's container runs."""
         with self._lock:
             ip = self._state.ips.setdefault(uid, f"{POD_NETWORK}{len(self._state.ips) + 1}")
-        self.cluster.set_pod_status(pod, ip, conditions=[{"type": "Ready", "status": "True"}])
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self.cluster.set_pod_status(pod, ip, conditions=[{"type": "Ready", "status": "True"}])
+        except ApiException as exc:
+            if exc.status == 404:  # deleted since it was listed: nothing to run
+                return
+            raise
         self._record(FollowerEvent("running", pod))
 
     def _ensure_consumer(self, uid: str, pod: str) -> None:
