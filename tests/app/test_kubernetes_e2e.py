@@ -118,6 +118,15 @@ def deployment(cluster: Cluster) -> tuple[int, int]:
     return int(read.spec.replicas), int(read.metadata.generation)
 
 
+def channel_dump(slack: SlackEmulator) -> str:
+    """Every root and reply of the channel, for a failing test's output."""
+    lines = []
+    for root in slack.channel(CHANNEL):
+        lines.append(f"root: {root.text!r}")
+        lines += [f"  reply: {m.text[:300]!r}" for m in slack.thread(CHANNEL, root.ts)]
+    return "\n".join(lines) or "(the channel is empty)"
+
+
 class Writer:
     """A producer at up to ~200 msg/s over the partitions, bounded to 150 s, stopped by the test."""
 
@@ -241,6 +250,9 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
             assert set(progress[:-1]) == {"improving"} and progress[-1] == "resolved", progress
             assert "Traceback" not in bot.log()
             print(f"\nkubernetes scale: 4 consumers settled {settled_in:.1f} s after the clicks")
+        except BaseException:
+            print(channel_dump(slack) + "\n" + follower.log_tails())
+            raise
         finally:
             bot.stop(signal.SIGKILL)
     print(f"whole test: {time.monotonic() - started:.0f} s")
