@@ -155,15 +155,18 @@ class Writer:
         self._thread = threading.Thread(target=self._write, args=(bootstrap, topic), daemon=True)
 
     def __enter__(self) -> Writer:
-        self._thread.start()
         return self
+
+    def start(self) -> None:
+        self._thread.start()
 
     def __exit__(self, *_: object) -> None:
         self.stop()
 
     def stop(self) -> None:
         self.stopping.set()
-        self._thread.join(15)
+        if self._thread.is_alive():
+            self._thread.join(15)
 
     def _write(self, bootstrap: str, topic: str) -> None:
         producer = exact_producer(bootstrap)
@@ -203,6 +206,7 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
         bot = BotProcess(tmp_path, bot_settings(broker, redis_server, slack, group, orders, tmp_path), token=TOKEN)
         try:
             bot.wait_ready()
+            writer.start()  # the backlog grows from here: the bot sees it from its first checks
             root, proposal = thread_with_button(slack, "approve:", "Scale orders 1 -> ")
             target = proposed_replicas(proposal)
             assert "throughput_deficit" in json.dumps([m.blocks for m in slack.thread(CHANNEL, root.ts)])
