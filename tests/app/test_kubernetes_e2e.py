@@ -55,7 +55,7 @@ DRAINING = re.compile(
     r"draining at [0-9.,]+ msg/s, ETA [^()]+ \(lag [0-9,]+ -> [0-9,]+\)|draining: lag [0-9,]+ -> [0-9,]+"
 )
 VERIFIED = re.compile(r"back to normal: lag [0-9,]+, every partition OK")
-RESOLVED = re.compile(r":large_green_circle: Resolved after [0-9]+ s, peak [0-9,]+; lag now 0\.")
+RESOLVED = re.compile(r":large_green_circle: Resolved after [0-9]+ s, peak [0-9,]+; lag now [0-9,]+\.")
 """The verification seeing the lag drain, its last word, and the incident's resolution, as the thread shows them."""
 
 
@@ -263,6 +263,11 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
             order += [texts.index(verified), texts.index(resolved)]
             assert order == sorted(order), texts
             assert not [t for t in texts if "getting worse" in t or t.startswith(":x:")], texts
+            resolved_root = re.compile(rf"RESOLVED `{re.escape(group)}` on `embedded`: resolved after [0-9]+ s, .*")
+            wait_for(
+                "the root edited",
+                lambda: [bool(resolved_root.fullmatch(m.text)) for m in slack.channel(CHANNEL)] == [True],
+            )
 
             # The spec changed once since it was created (generation 2): one PATCH of the scale subresource.
             assert deployment(orders) == (target, 2)
