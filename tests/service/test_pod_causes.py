@@ -62,7 +62,7 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, cluster: Cluster, c
         clusters=[{"name": CLUSTER, "bootstrap_servers": "127.0.0.1:9"}],  # type: ignore[list-item]
         slack={"default_channel": CHANNEL},  # type: ignore[arg-type]
     )
-    bot = Bot(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy)
+    bot = Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy)
     bot.clock = lambda: now
     directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
     proposals = ProposalStore(redis_client)
