@@ -7,6 +7,8 @@ Pure functions on a group's verdict, used by lagbot.engine.diagnose:
 - `whole_members`: members all of whose partitions are stuck, so the cause names the member, not a list.
 - `own_rebalance`: membership changes within the settle period of lagbot's own restart or scale are the
   rebalance that action caused, expected: they are not `rebalance_churn` (nor a new-cause reply).
+- `settling`: a check within that settle period measures its rates across the rebalance: no new cause is stated
+  from it (lagbot.service.incidents).
 - `deficit_explained`: the consumption the group misses is explained by stuck partitions or by one slow owner
   when every other partition keeps up; scaling would not help then, so no `throughput_deficit` (and no scale
   button) and no `partition_ceiling`; the cause that explains it says why.
@@ -174,6 +176,16 @@ def own_rebalance(verdict: GroupVerdict, action: object, since: object, until: o
         return verdict
     kept = [c for c in verdict.causes if c is not churn]
     return replace(verdict, causes=tuple(replace(c, rank=i + 1) for i, c in enumerate(kept)))
+
+
+def settling(action: object, since: object, until: object, *, now: float) -> bool:
+    """Whether `now` lies within the settle period of lagbot's own restart or scale (`since` to `until`, read from
+    the incident's remediation state as for `own_rebalance`): rates measured now span the rebalance it caused."""
+    if action not in SETTLING_ACTIONS:
+        return False
+    if not isinstance(since, int | float) or not isinstance(until, int | float):
+        return False
+    return since <= now <= until
 
 
 def _times(cause: Cause, key: str) -> list[float]:

@@ -11,7 +11,9 @@ the effects to deliver out. The rules, in the order they are checked:
    group does not open a new incident each minute). Effects: edit the root, one reply.
 4. An open incident in trouble: the root is edited in place; a reply is posted only when the severity
    changed or a primary cause appeared that the thread has not stated yet (a reshuffle of known causes
-   is not news).
+   is not news). Within the settle period of lagbot's own restart or scale (`settling`) no new cause is
+   stated: its rates are measured across the rebalance that action caused. A cause still primary once the
+   period is over is stated then.
 5. An open incident out of trouble: it starts recovering; after `resolve_after` below the opening
    severity it resolves. Effects: edit the root (green), one reply.
 
@@ -144,8 +146,12 @@ def step(
     config: IncidentConfig,
     now: float,
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
+    settling: bool = False,
 ) -> Transition:
-    """The next state of a group's incident given its newest verdict. Pure (the id maker is passed in)."""
+    """The next state of a group's incident given its newest verdict. Pure (the id maker is passed in).
+
+    `settling`: the incident's own restart or scale is within its settle period (no new-cause reply, rule 4).
+    """
     if verdict.status is Status.ERR or verdict.error is not None:
         return Transition(current)  # rule 1
     trouble = in_trouble(verdict, config)
@@ -158,7 +164,7 @@ def step(
             return _reopen(current, verdict, now)  # rule 3
         return Transition(current)
     if trouble:
-        return _still_open(current, verdict, now)  # rule 4
+        return _still_open(current, verdict, now, settling=settling)  # rule 4
     return _recovering(current, verdict, config, now)  # rule 5
 
 
@@ -217,7 +223,7 @@ def _reopen(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
     return Transition(incident, (Effect(UPDATE_ROOT, Change.REOPENED), Effect(REPLY, Change.REOPENED)))
 
 
-def _still_open(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
+def _still_open(current: Incident, verdict: GroupVerdict, now: float, *, settling: bool = False) -> Transition:
     effects = [Effect(UPDATE_ROOT, Change.UPDATED)]
     if verdict.severity > current.severity:
         effects.append(Effect(REPLY, Change.SEVERITY_UP, current.severity.label))
@@ -225,14 +231,18 @@ def _still_open(current: Incident, verdict: GroupVerdict, now: float) -> Transit
         effects.append(Effect(REPLY, Change.SEVERITY_DOWN, current.severity.label))
     cause = primary_cause(verdict)
     stated = current.causes_stated
+    primary = cause or current.primary_cause
     if cause is not None and cause not in stated:
-        effects.append(Effect(REPLY, Change.NEW_CAUSE, current.primary_cause or ""))
-        stated = (*stated, cause)
+        if settling:  # not stated yet: the thread's primary cause stays the one it said
+            primary = current.primary_cause
+        else:
+            effects.append(Effect(REPLY, Change.NEW_CAUSE, current.primary_cause or ""))
+            stated = (*stated, cause)
     incident = _peak(
         replace(
             current,
             severity=verdict.severity,
-            primary_cause=cause or current.primary_cause,
+            primary_cause=primary,
             below_since=None,
             updated_at=now,
             causes_stated=stated,
