@@ -36,7 +36,7 @@ from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport, collector_paused
 from lagbot.engine.window import RedisWindowStore
 from lagbot.policies.model import Policy
-from lagbot.service import wording
+from lagbot.service import edits, wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.audit import AuditLog
 from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
@@ -207,6 +207,7 @@ class Bot:
         self.checker = Checker(settings, store, clock=clock, thresholds_for=self.thresholds_for)
         self.incidents: IncidentStore = RedisIncidentStore(redis_client, keep=settings.digest.history.longest)
         self.outbox = Outbox(redis_client)
+        self.shown = edits.ShownStore(redis_client)
         self.storms = Storms(redis_client, settings.incidents.storm)
         self.metrics = Metrics()
         self.history: HistoryStore = make_tiered_history(settings.digest.history, redis_client)
@@ -374,6 +375,7 @@ class Bot:
                 silenced=(verdict.cluster, verdict.group) in silenced,
                 config=self.settings.incidents,
                 now=now,
+                settling=self._settling(before, now=now),
             )
             incident = transition.incident
             if incident is None or incident == before:
@@ -449,6 +451,16 @@ class Bot:
             return verdict
         return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
 
+    def _settling(self, incident: Incident | None, *, now: float) -> bool:
+        """Whether the incident's own restart or scale is within its settle period: the rates of this check are
+        measured across the rebalance it caused, so a new cause is not stated yet (lagbot.service.incidents, rule 4)."""
+        if self.remediations is None or incident is None or not incident.is_open:
+            return False
+        state = self.remediations.state(incident.id)
+        if state is None:
+            return False
+        return agreement.settling(state.action, state.executed_at, state.settle_until, now=now)
+
     def _remediation_step(
         self, incident: Incident, verdict: GroupVerdict, *, now: float
     ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
@@ -493,6 +505,8 @@ class Bot:
         table = None
         if effect.kind == UPDATE_ROOT and verdict.partitions:  # the table reply follows the root
             table = self.presenter.change_reply(Change.OPENED, "", incident, verdict, now)
+        if effect.kind != REPLY and not self._root_news(effect, incident, verdict, (text, blocks, table), now=now):
+            return
         operation = Operation(
             op=effect.kind,
             incident_id=incident.id,
@@ -506,6 +520,24 @@ class Bot:
             table=table,
         )
         self.outbox.enqueue(operation, now=now)
+
+    def _root_news(
+        self,
+        effect: Effect,
+        incident: Incident,
+        verdict: GroupVerdict,
+        shown: tuple[str, list[dict[str, Any]], tuple[str, list[dict[str, Any]]] | None],
+        *,
+        now: float,
+    ) -> bool:
+        """Whether this root post or edit goes out (lagbot.service.edits: a post always does, an edit when its story
+        changed or its counters are older than the refresh, never when identical); what it shows is kept if so."""
+        text, blocks, table = shown
+        showing = edits.Shown(edits.story(incident, verdict), edits.digest(text, blocks, table), now)
+        if effect.kind == UPDATE_ROOT and not edits.due(self.shown.get(incident.id), showing):
+            return False
+        self.shown.put(incident.id, showing)
+        return True
 
     def deliver(self) -> DeliveryReport:
         """Send what the outbox holds (this cycle's effects and what earlier cycles could not send).
