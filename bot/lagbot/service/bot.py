@@ -451,15 +451,16 @@ class Bot:
             return verdict
         return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
 
-    def _settling(self, incident: Incident | None, *, now: float) -> bool:
-        """Whether the incident's own restart or scale is within its settle period: the rates of this check are
-        measured across the rebalance it caused, so a new cause is not stated yet (lagbot.service.incidents, rule 4)."""
+    def _settling(self, incident: Incident | None, *, now: float) -> agreement.Settling:
+        """How far this check is from the incident's own restart or scale: within its settle period, or its window
+        (whose rates span the rebalance the action caused) still reaching into it (lagbot.service.incidents, rule 4)."""
         if self.remediations is None or incident is None or not incident.is_open:
-            return False
+            return agreement.Settling.NO
         state = self.remediations.state(incident.id)
         if state is None:
-            return False
-        return agreement.settling(state.action, state.executed_at, state.settle_until, now=now)
+            return agreement.Settling.NO
+        window = self.settings.window.samples * self.settings.cluster(incident.cluster).check_interval
+        return agreement.settling(state.action, state.executed_at, state.settle_until, window=window, now=now)
 
     def _remediation_step(
         self, incident: Incident, verdict: GroupVerdict, *, now: float

@@ -12,8 +12,8 @@ the effects to deliver out. The rules, in the order they are checked:
 4. An open incident in trouble: the root is edited in place; a reply is posted only when the severity
    changed or a primary cause appeared that the thread has not stated yet (a reshuffle of known causes
    is not news). Within the settle period of lagbot's own restart or scale (`settling`) no new cause is
-   stated: its rates are measured across the rebalance that action caused. A cause still primary once the
-   period is over is stated then.
+   stated, and while the check's window still reaches into it no cause read from rates (they are measured
+   across the rebalance that action caused). A cause still primary after that is stated then.
 5. An open incident out of trouble: it starts recovering; after `resolve_after` below the opening
    severity it resolves. Effects: edit the root (green), one reply.
 
@@ -34,6 +34,7 @@ from lagbot.core import keys as redis_keys
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.core.stored import decode, encode, text
+from lagbot.engine.agreement import Settling, held
 from lagbot.service.remediation_state import RemediationState
 
 INCIDENT_VERSION = 1
@@ -146,11 +147,11 @@ def step(
     config: IncidentConfig,
     now: float,
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
-    settling: bool = False,
+    settling: Settling = Settling.NO,
 ) -> Transition:
     """The next state of a group's incident given its newest verdict. Pure (the id maker is passed in).
 
-    `settling`: the incident's own restart or scale is within its settle period (no new-cause reply, rule 4).
+    `settling`: how far the check is from the incident's own restart or scale (which new causes wait, rule 4).
     """
     if verdict.status is Status.ERR or verdict.error is not None:
         return Transition(current)  # rule 1
@@ -223,7 +224,9 @@ def _reopen(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
     return Transition(incident, (Effect(UPDATE_ROOT, Change.REOPENED), Effect(REPLY, Change.REOPENED)))
 
 
-def _still_open(current: Incident, verdict: GroupVerdict, now: float, *, settling: bool = False) -> Transition:
+def _still_open(
+    current: Incident, verdict: GroupVerdict, now: float, *, settling: Settling = Settling.NO
+) -> Transition:
     effects = [Effect(UPDATE_ROOT, Change.UPDATED)]
     if verdict.severity > current.severity:
         effects.append(Effect(REPLY, Change.SEVERITY_UP, current.severity.label))
@@ -233,7 +236,7 @@ def _still_open(current: Incident, verdict: GroupVerdict, now: float, *, settlin
     stated = current.causes_stated
     primary = cause or current.primary_cause
     if cause is not None and cause not in stated:
-        if settling:  # not stated yet: the thread's primary cause stays the one it said
+        if held(settling, cause):  # not stated yet: the thread's primary cause stays the one it said
             primary = current.primary_cause
         else:
             effects.append(Effect(REPLY, Change.NEW_CAUSE, current.primary_cause or ""))
