@@ -24,8 +24,8 @@ from lagbot.devkit import wording as devkit_wording
 pytestmark = pytest.mark.integration
 
 
-def run_demo(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CI": "true"}
+def run_demo(*args: str, timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CI": "true", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "lagbot.cli.main", "demo", *args],
         capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL, env=env,
@@ -77,7 +77,8 @@ def test_the_demo_runs_the_bot_end_to_end_and_leaves_nothing_behind() -> None:
     assert f"Approved by @U0ONCALL: running {scale}" in out
     assert f"✔ {scale} done: scaled fleet orders-workers from 1 to {click.group(2)} replicas" in out
     # Resolved: the root turned green and the thread says so.
-    assert re.search(r"^ +● RESOLVED orders-consumer on embedded: resolved after", out, re.MULTILINE)
+    assert re.search(r"^ +● RESOLVED orders-consumer on embedded: resolved after .*; lag 0 when resolved$", out,
+                     re.MULTILINE)  # fmt: skip
     assert re.search(r"^ +● Resolved after .*; lag now 0\.$", out, re.MULTILINE)
     # The summary: the audit from Redis, the offsets from the broker.
     assert re.search(rf"^ +\S+ proposed scale by lagbot {re.escape(scale)}$", out, re.MULTILINE)
@@ -104,6 +105,28 @@ def test_the_demo_runs_the_bot_end_to_end_and_leaves_nothing_behind() -> None:
     assert workdir is not None
     assert processes_mentioning(workdir.group(1)) == []
     assert not Path(workdir.group(1)).exists()
+
+
+def test_on_the_embedded_broker_the_deficit_says_what_is_known_of_members_beside_the_sized_button(
+    tmp_path: Path,
+) -> None:
+    """The first `make demo` anyone runs (no Apache Kafka fetched) is on the embedded broker, which reports no members
+    for a group: the cause says so and says what the scale button beside it counts (the workload's replicas), never
+    that the replicas "cannot be sized" beside a button that sized them."""
+    result = run_demo("--timeout", "400", timeout=460, env={"LAGBOT_KAFKA_CACHE": str(tmp_path / "no-kafka")})
+    out = result.stdout
+
+    assert "Traceback" not in result.stderr + out
+    assert "Apache Kafka" not in out.split("--- channel", 1)[0]  # the embedded broker, as a pip user gets
+    said = re.search(r"1\. throughput_deficit \(75%\): consumers commit .*$", out, re.MULTILINE)
+    assert said is not None, out[-3000:]
+    assert said.group(0).endswith(
+        "; the broker reports no members for the group (some brokers never do), so its consumers are not counted "
+        "here: a scale proposal counts the workload's current replicas as its consumers → scale"
+    ), said.group(0)
+    assert "cannot be sized" not in out
+    assert re.search(r"\[ Scale orders-workers 1 -> [234] \]", out), out[-3000:]
+    assert result.returncode == 0, result.stderr + out[-3000:]
 
 
 def test_check_only_options_without_check_only_are_bad_usage_and_start_nothing() -> None:

@@ -556,7 +556,8 @@ def test_throughput_deficit_without_members_cannot_size_replicas() -> None:
     cause = the(causes, "throughput_deficit")
     assert cause.explanation == (
         "consumers commit 10.0 msg/s while producers write 20.0 msg/s; "
-        "the group reports no members, so the replicas needed cannot be sized"
+        "the broker reports no members for the group (some brokers never do), so its consumers are not counted "
+        "here: a scale proposal counts the workload's current replicas as its consumers"
     )
     assert cause.evidence["replicas_needed"] is None
     assert cause.remediation == SCALE

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from lagbot.core.model import Severity, Status
+from lagbot.core.model import Severity, Status, Trend
 from lagbot.remediations.base import Progress
 from lagbot.remediations.verify import Check, VerifyRules, assess, checks_of
 from tests.support.verdicts import verdict
@@ -29,6 +29,8 @@ class Point:
     consume: float | None = None
     drain: float | None = None
     """The verdict's own drain rate (the rate behind its trend and ETA), when the case sets one."""
+    trend: Trend = Trend.UNKNOWN
+    """The verdict's own trend (unknown unless the case sets one)."""
 
     def check(self) -> Check:
         v = verdict(
@@ -39,7 +41,7 @@ class Point:
             produce=self.produce,
             consume=self.consume,
         )
-        return Check(replace(v, drain_rate=self.drain), self.at)
+        return Check(replace(v, drain_rate=self.drain, trend=self.trend), self.at)
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,21 @@ CASES = {
         "draining at 25.0 msg/s, ETA 53 min (lag 140,000 -> 80,000)",
         rate=25.0,
         eta=3_200.0,
+    ),
+    # 21. The lag fell between the checks (140,000 -> 80,000) but the newest verdict's own recent totals grow
+    #     again (-5 msg/s): its root says "↗ growing, ETA never"; the thread must not say "draining at 2,000 msg/s,
+    #     ETA 40 s" from the two checks (issue 22's demo did). Still a real fall: improving, without rate or ETA.
+    "21-growing-now-has-no-drain-rate": Case(
+        [Point(140_000, 10), Point(80_000, 40, drain=-5.0, trend=Trend.GROWING)],
+        Progress.IMPROVING,
+        "lag 140,000 -> 80,000 since the peak, but growing at the latest check: no ETA yet",
+    ),
+    # 22. Steady at the newest check (its drain rate positive but within the steady band): no ETA in the root, so
+    #     none in the thread.
+    "22-steady-now-has-no-eta": Case(
+        [Point(140_000, 10), Point(80_000, 40, drain=0.5, trend=Trend.STEADY)],
+        Progress.IMPROVING,
+        "lag 140,000 -> 80,000 since the peak, but steady at the latest check: no ETA yet",
     ),
     # 19. A policy without a settle period escalates the first rise at once.
     "19-no-settle-period": Case(

@@ -23,7 +23,7 @@ from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint
 from lagbot.service.incidents import Incident
 from lagbot.service.remediate import Remediator, StateSlot
-from lagbot.service.remediation_state import RemediationState
+from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.restores import RESTORE_LEASE
 from lagbot.slack.replies import remediate_args
 from tests.support.bot_process import wait_for
@@ -237,7 +237,7 @@ def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_
     redis_client: redis.Redis,
 ) -> None:
     def run(proposal_id: str, state: str) -> RemediationState:
-        return RemediationState(action="scale", state=state, detail="", id=proposal_id)
+        return RemediationState(action="scale", state=RunState(state), detail="", id=proposal_id)
 
     slot = StateSlot(redis_client, "lagbot:remediation:inc-1")
     assert slot.read() == (None, "")
@@ -246,13 +246,13 @@ def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_
     assert verifying == run("p1", "running")
 
     slot.write(run("p2", "running"))  # a new run starts between the check's read and write
-    assert not slot.replace(replace(verifying, state="verifying"), seen)
+    assert not slot.replace(replace(verifying, state=RunState.VERIFYING), seen)
     assert slot.read()[0] == run("p2", "running")  # the run's state stands
     assert not slot.replace(run("p3", "running"), "")  # "nothing there" is stale too once something is
 
     current, token = slot.read()
     assert current is not None
-    assert slot.replace(replace(current, state="verifying"), token)
+    assert slot.replace(replace(current, state=RunState.VERIFYING), token)
     assert slot.read()[0] == run("p2", "verifying")
     assert 0 < redis_client.ttl("lagbot:remediation:inc-1") <= 8 * 86_400
 
@@ -279,7 +279,7 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
     v = behind
     baseline = CheckPoint(NOW, v.total_lag, v.status, v.severity, v.produce_rate, v.consume_rate, v.error)  # type: ignore[attr-defined]
     slot = StateSlot(redis_client, f"lagbot:remediation:{incident.id}")
-    verifying = RemediationState(action="drain", state="verifying", detail="", id=proposal.id, checks=(baseline,))
+    verifying = RemediationState("drain", RunState.VERIFYING, "", id=proposal.id, checks=(baseline,))
     slot.write(verifying)
 
     r.verify_step(incident, behind, now=NOW + 30)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from lagbot.remediations.drain.job import JOB_CODEC, PROGRESS_CODEC, JobConfig, 
 from lagbot.remediations.drain.plan import MANIFEST_CODEC, Manifest, OffsetRange, RangeReceipt
 from lagbot.service.approvals import PROPOSAL_DOC_CODEC, ProposalDocument
 from lagbot.service.audit import AUDIT_CODEC, AuditEntry
+from lagbot.service.edits import SHOWN_CODEC, Shown
 from lagbot.service.incidents import INCIDENT_CODEC, Incident
 from lagbot.service.outbox import DEAD_LETTER_CODEC, OPERATION_CODEC, ROOT_BODY_CODEC, DeadLetter, Operation, RootBody
 from lagbot.service.proposal_messages import PROPOSAL_MESSAGE_CODEC, ProposalMessage
@@ -59,6 +60,7 @@ CASES: list[tuple[codec.Codec[Any], Any, str]] = [
      Trend.GROWING),)), '{"v":1,"cluster":"prod","taken_at":5.0,"groups":[["orders","CRITICAL","STALL",7000,12.5,'
      '"growing"]]}'),
     (RESTORE_CODEC, PendingRestore({"paused": "4"}), '{"previous":{"paused":"4"},"v":1}'),
+    (SHOWN_CODEC, Shown('["story"]', "ab12", 5.0), '{"at":5.0,"digest":"ab12","story":"[\\"story\\"]","v":1}'),
     (SILENCE_CODEC, Silence("prod", "orders", 60.0, "deploy", "U1", 5.0),
      '{"v":1,"cluster":"prod","group":"orders","until":60.0,"reason":"deploy","by":"U1","created_at":5.0}'),
     (OPENS_CODEC, ChannelOpens((1.0, 2.0), "storm-1"), '{"recent":[1.0,2.0],"storm_id":"storm-1","v":1}'),

@@ -219,6 +219,11 @@ def remediation(incident_id: str) -> str:
     return _key("remediation", incident_id)
 
 
+def root_shown(incident_id: str) -> str:
+    """What an incident's root last showed (lagbot.service.edits): whether the next edit is news."""
+    return _key("root-shown", incident_id)
+
+
 RESTORES = f"{PREFIX}:restores"
 RESTORES_PREVIOUS = f"{PREFIX}:restores:previous"
 

@@ -7,6 +7,8 @@ Pure functions on a group's verdict, used by lagbot.engine.diagnose:
 - `whole_members`: members all of whose partitions are stuck, so the cause names the member, not a list.
 - `own_rebalance`: membership changes within the settle period of lagbot's own restart or scale are the
   rebalance that action caused, expected: they are not `rebalance_churn` (nor a new-cause reply).
+- `settling`: a check within that settle period states no new cause; one whose window still reaches into it
+  (its rates span the rebalance) states no new cause read from rates (lagbot.service.incidents).
 - `deficit_explained`: the consumption the group misses is explained by stuck partitions or by one slow owner
   when every other partition keeps up; scaling would not help then, so no `throughput_deficit` (and no scale
   button) and no `partition_ceiling`; the cause that explains it says why.
@@ -18,6 +20,7 @@ import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import replace
+from enum import StrEnum
 
 from lagbot.core.model import Cause, GroupSample, GroupVerdict, Member, PartitionVerdict, Status
 from lagbot.engine import wording
@@ -174,6 +177,39 @@ def own_rebalance(verdict: GroupVerdict, action: object, since: object, until: o
         return verdict
     kept = [c for c in verdict.causes if c is not churn]
     return replace(verdict, causes=tuple(replace(c, rank=i + 1) for i, c in enumerate(kept)))
+
+
+class Settling(StrEnum):
+    """How far a check is from lagbot's own restart or scale (`settling`): which new causes it may state."""
+
+    NO = "no"
+    """Past the settle period, and its window past it too: every cause may be stated."""
+    RATES = "rates"
+    """Past the settle period, but the window's rates still span it: causes read from rates are not stated yet."""
+    ALL = "all"
+    """Within the settle period: no new cause is stated."""
+
+
+RATE_CAUSES = frozenset({"throughput_deficit", "partition_ceiling", "producer_burst", "hot_partition"})
+"""Causes judged from the window's produce and consume rates (lagbot.engine.diagnose)."""
+
+
+def settling(action: object, since: object, until: object, *, window: float, now: float) -> Settling:
+    """Where `now` is against the settle period of lagbot's own restart or scale (`since` to `until`, read from the
+    incident's remediation state as for `own_rebalance`; anything else there means no action of ours): within it,
+    or within `window` seconds after it (the check's rates are measured over that window, across the rebalance)."""
+    if action not in SETTLING_ACTIONS:
+        return Settling.NO
+    if not isinstance(since, int | float) or not isinstance(until, int | float) or now < since:
+        return Settling.NO
+    if now <= until:
+        return Settling.ALL
+    return Settling.RATES if now <= until + window else Settling.NO
+
+
+def held(settling_now: Settling, kind: str) -> bool:
+    """Whether a new cause of this kind waits (is not stated) at a check that is `settling_now`."""
+    return settling_now is Settling.ALL or (settling_now is Settling.RATES and kind in RATE_CAUSES)
 
 
 def _times(cause: Cause, key: str) -> list[float]:

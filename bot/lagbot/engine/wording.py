@@ -197,7 +197,10 @@ def cause_hot(
 def cause_deficit(produce: float, consume: float, members: int, target: int | None, partitions: int) -> str:
     base = f"consumers commit {rate(consume)} while producers write {rate(produce)}"
     if target is None:
-        return f"{base}; the group reports no members, so the replicas needed cannot be sized"
+        return (
+            f"{base}; the broker reports no members for the group (some brokers never do), so its consumers are not"
+            " counted here: a scale proposal counts the workload's current replicas as its consumers"
+        )
     return f"{base}; {members} member(s) now, {target} would keep up (at most {partitions}, one per partition)"
 
 

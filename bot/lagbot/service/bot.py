@@ -35,7 +35,7 @@ from lagbot.core.stored import StoredFormatError
 from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport, collector_paused
 from lagbot.policies.model import Policy
-from lagbot.service import wording
+from lagbot.service import edits, wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
 from lagbot.service.digest import ComposedDigest, IncidentSummary, PostedDigest, RemediationSummary, post_digest
@@ -205,6 +205,7 @@ class Bot:
         self.checker = Checker(settings, stores.windows, clock=clock, thresholds_for=self.thresholds_for)
         self.incidents = stores.incidents
         self.outbox = stores.outbox
+        self.shown = edits.ShownStore(self.redis)
         self.storms = stores.storms
         self.metrics = Metrics()
         self.history = stores.history
@@ -384,6 +385,7 @@ class Bot:
                 silenced=(verdict.cluster, verdict.group) in silenced,
                 config=self.settings.incidents,
                 now=now,
+                settling=self._settling(before, now=now),
             )
             incident = transition.incident
             if incident is None or incident == before:
@@ -471,6 +473,17 @@ class Bot:
             log.exception("pod evidence failed", extra={"group": incident.group, "incident": incident.id})
             return verdict
 
+    def _settling(self, incident: Incident | None, *, now: float) -> agreement.Settling:
+        """How far this check is from the incident's own restart or scale: within its settle period, or its window
+        (whose rates span the rebalance the action caused) still reaching into it (lagbot.service.incidents, rule 4)."""
+        if self.remediations is None or incident is None or not incident.is_open:
+            return agreement.Settling.NO
+        state = self.remediations.state(incident.id)
+        if state is None:
+            return agreement.Settling.NO
+        window = self.settings.window.samples * self.settings.cluster(incident.cluster).check_interval
+        return agreement.settling(state.action, state.executed_at, state.settle_until, window=window, now=now)
+
     def _remediation_step(
         self, incident: Incident, verdict: GroupVerdict, *, now: float
     ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
@@ -515,6 +528,8 @@ class Bot:
         table = None
         if effect.kind == UPDATE_ROOT and verdict.partitions:  # the table reply follows the root
             table = self.presenter.change_reply(Change.OPENED, "", incident, verdict, now)
+        if effect.kind != REPLY and not self._root_news(effect, incident, verdict, (text, blocks, table), now=now):
+            return
         operation = Operation(
             op=effect.kind,
             incident_id=incident.id,
@@ -528,6 +543,24 @@ class Bot:
             table=table,
         )
         self.outbox.enqueue(operation, now=now)
+
+    def _root_news(
+        self,
+        effect: Effect,
+        incident: Incident,
+        verdict: GroupVerdict,
+        shown: tuple[str, list[dict[str, Any]], tuple[str, list[dict[str, Any]]] | None],
+        *,
+        now: float,
+    ) -> bool:
+        """Whether this root post or edit goes out (lagbot.service.edits: a post always does, an edit when its story
+        changed or its counters are older than the refresh, never when identical); what it shows is kept if so."""
+        text, blocks, table = shown
+        showing = edits.Shown(edits.story(incident, verdict), edits.digest(text, blocks, table), now)
+        if effect.kind == UPDATE_ROOT and not edits.due(self.shown.get(incident.id), showing):
+            return False
+        self.shown.put(incident.id, showing)
+        return True
 
     def deliver(self) -> DeliveryReport:
         """Send what the outbox holds (this cycle's effects and what earlier cycles could not send).

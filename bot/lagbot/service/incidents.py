@@ -11,7 +11,9 @@ the effects to deliver out. The rules, in the order they are checked:
    group does not open a new incident each minute). Effects: edit the root, one reply.
 4. An open incident in trouble: the root is edited in place; a reply is posted only when the severity
    changed or a primary cause appeared that the thread has not stated yet (a reshuffle of known causes
-   is not news).
+   is not news). Within the settle period of lagbot's own restart or scale (`settling`) no new cause is
+   stated, and while the check's window still reaches into it no cause read from rates (they are measured
+   across the rebalance that action caused). A cause still primary after that is stated then.
 5. An open incident out of trouble: it starts recovering; after `resolve_after` below the opening
    severity it resolves. Effects: edit the root (green), one reply.
 
@@ -35,6 +37,7 @@ from lagbot.core.codec import ByName
 from lagbot.core.config import IncidentConfig
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.core.stored import text
+from lagbot.engine.agreement import Settling, held
 from lagbot.service.remediation_state import RemediationState, points_as_objects
 
 INCIDENT_VERSION = 2
@@ -150,8 +153,12 @@ def step(
     config: IncidentConfig,
     now: float,
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
+    settling: Settling = Settling.NO,
 ) -> Transition:
-    """The next state of a group's incident given its newest verdict. Pure (the id maker is passed in)."""
+    """The next state of a group's incident given its newest verdict. Pure (the id maker is passed in).
+
+    `settling`: how far the check is from the incident's own restart or scale (which new causes wait, rule 4).
+    """
     if verdict.status is Status.ERR or verdict.error is not None:
         return Transition(current)  # rule 1
     trouble = in_trouble(verdict, config)
@@ -164,7 +171,7 @@ def step(
             return _reopen(current, verdict, now)  # rule 3
         return Transition(current)
     if trouble:
-        return _still_open(current, verdict, now)  # rule 4
+        return _still_open(current, verdict, now, settling=settling)  # rule 4
     return _recovering(current, verdict, config, now)  # rule 5
 
 
@@ -223,7 +230,9 @@ def _reopen(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
     return Transition(incident, (Effect(UPDATE_ROOT, Change.REOPENED), Effect(REPLY, Change.REOPENED)))
 
 
-def _still_open(current: Incident, verdict: GroupVerdict, now: float) -> Transition:
+def _still_open(
+    current: Incident, verdict: GroupVerdict, now: float, *, settling: Settling = Settling.NO
+) -> Transition:
     effects = [Effect(UPDATE_ROOT, Change.UPDATED)]
     if verdict.severity > current.severity:
         effects.append(Effect(REPLY, Change.SEVERITY_UP, current.severity.label))
@@ -231,14 +240,18 @@ def _still_open(current: Incident, verdict: GroupVerdict, now: float) -> Transit
         effects.append(Effect(REPLY, Change.SEVERITY_DOWN, current.severity.label))
     cause = primary_cause(verdict)
     stated = current.causes_stated
+    primary = cause or current.primary_cause
     if cause is not None and cause not in stated:
-        effects.append(Effect(REPLY, Change.NEW_CAUSE, current.primary_cause or ""))
-        stated = (*stated, cause)
+        if held(settling, cause):  # not stated yet: the thread's primary cause stays the one it said
+            primary = current.primary_cause
+        else:
+            effects.append(Effect(REPLY, Change.NEW_CAUSE, current.primary_cause or ""))
+            stated = (*stated, cause)
     incident = _peak(
         replace(
             current,
             severity=verdict.severity,
-            primary_cause=cause or current.primary_cause,
+            primary_cause=primary,
             below_since=None,
             updated_at=now,
             causes_stated=stated,

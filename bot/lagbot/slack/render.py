@@ -31,6 +31,7 @@ from lagbot.core.config import IncidentConfig
 from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
 from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Change, Incident
+from lagbot.service.remediation_state import RunState
 from lagbot.service.storms import StormSummary
 from lagbot.slack import wording
 
@@ -145,18 +146,27 @@ def _context(*lines: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT)) for line in lines if line])
 
 
-def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Rendered:
-    """The root message of an incident: the verdict's headline while open, green once resolved."""
+def remediation_line(incident: Incident) -> str:
+    """The root's line about the incident's latest remediation ('' when none).
+
+    A verification that ended resolved is said as such, without its figures: they were the lag of the check that
+    judged it, and the root outlives that check (its thread reply keeps them). The root's own lag is the check's.
+    """
     remediation = incident.remediation
-    extra = (
-        wording.incident_remediation_line(remediation.action, remediation.state, remediation.detail)
-        if remediation is not None
-        else ""
-    )
+    if remediation is None:
+        return ""
+    detail = "" if remediation.state == RunState.RESOLVED else remediation.detail
+    return wording.incident_remediation_line(remediation.action, remediation.state, detail)
+
+
+def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Rendered:
+    """The root message of an incident: the verdict's headline while open, green once resolved (with the lag of the
+    check that resolved it: the root is not edited after that)."""
+    extra = remediation_line(incident)
     if not incident.is_open:
         lasted = incident.duration(now)
         headline = wording.incident_resolved_headline(
-            incident.group, incident.cluster, lasted, incident.peak_lag, incident.peak_severity.label
+            incident.group, incident.cluster, lasted, incident.peak_lag, incident.peak_severity.label, verdict.total_lag
         )
         blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(headline, MAX_SECTION_TEXT)))]
         if extra:

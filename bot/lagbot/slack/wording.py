@@ -90,10 +90,14 @@ def incident_recovering(below_for: float, resolve_after: float) -> str:
     return f"recovering: below threshold for {duration(below_for)} (resolves after {duration(resolve_after)})"
 
 
-def incident_resolved_headline(group: str, cluster: str, lasted: float, peak_lag: int | None, peak: str) -> str:
+def incident_resolved_headline(
+    group: str, cluster: str, lasted: float, peak_lag: int | None, peak: str, lag_then: int | None
+) -> str:
+    """`lag_then`: the lag of the check that resolved it (None: unknown, a group that is gone: not said)."""
+    then = "" if lag_then is None else f"; lag {count(lag_then)} when resolved"
     return (
         f"{RESOLVED_EMOJI} *RESOLVED* `{slack_escape(group)}` on {slack_escape(cluster)}: "
-        f"resolved after {duration(lasted)}, peak {count(peak_lag)} ({peak.upper()})"
+        f"resolved after {duration(lasted)}, peak {count(peak_lag)} ({peak.upper()}){then}"
     )
 
 

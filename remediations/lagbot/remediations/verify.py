@@ -10,7 +10,8 @@ check taken when the action ran). The rules, worst news first after the trivial 
    rebalance, which pauses consumption and lifts lag for a moment), severity rose above the baseline's, or
    lag is over the baseline by more than `worse_margin` and still rising: WORSE (escalate);
 5. lag fell by at least `min_drop` of itself from its peak in the recent checks: IMPROVING, with the drain
-   rate (from that peak, so a rebalance's bump does not make it look slow) and ETA;
+   rate (from that peak, so a rebalance's bump does not make it look slow) and ETA, unless the newest verdict's
+   own trend says it is not draining now (growing or steady): then with the lag figures and that trend only;
 6. `no_change_after` checks since the execution and no such fall: NO_CHANGE ("no improvement");
 7. otherwise PENDING.
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lagbot.core.model import GroupVerdict, Severity, Status
+from lagbot.core.model import GroupVerdict, Severity, Status, Trend
 from lagbot.remediations import wording
 from lagbot.remediations.base import Progress, Verification
 
@@ -123,19 +124,35 @@ def draining(recent: Sequence[Check], rules: VerifyRules) -> Verification | None
         return None
     rate = drain_rate(first, last)
     eta = last.lag / rate if rate else None
-    detail = wording.verify_improving(rate, eta, first.lag, last.lag)
+    if rate is None and not_draining_now(last.verdict):
+        detail = wording.verify_fell_not_draining(first.lag, last.lag, str(last.verdict.trend))
+    else:
+        detail = wording.verify_improving(rate, eta, first.lag, last.lag)
     return Verification(Progress.IMPROVING, detail, drain_rate=rate, eta_seconds=eta)
+
+
+def not_draining_now(verdict: GroupVerdict) -> bool:
+    """The verdict's own trend says the lag does not fall now (growing or steady, or a drain rate that is not
+    positive): the root says so (no ETA), and so must the thread."""
+    if verdict.trend in (Trend.GROWING, Trend.STEADY):
+        return True
+    return verdict.drain_rate is not None and verdict.drain_rate <= 0
 
 
 def drain_rate(first: Check, last: Check) -> float | None:
     """Messages/s by which lag falls: the newest verdict's drain rate, else from the two checks, else its rates.
 
     The newest verdict's `drain_rate` is the rate behind its trend and ETA in the incident's root message, so the
-    thread's "draining at" and ETA say the same as the root. Without it, the two checks' lag and times; without
+    thread's "draining at" and ETA say the same as the root; when its trend is growing or steady (its drain rate not
+    positive, or within the steady band), there is no drain rate (None): the root shows no ETA either, so the
+    thread must not (the issue 22 demo said "draining at 21.9 msg/s, ETA 29 s" beside "↗ growing, ETA never").
+    Without a rate of the verdict's own, the two checks' lag and times; without
     times, the evaluator's (consume - produce) of the newest verdict. A rate that is not positive is no drain
     rate (None).
     """
     assert first.lag is not None and last.lag is not None
+    if not_draining_now(last.verdict):
+        return None  # the lag fell between the checks, but the newest verdict's own rates say it does not now
     if last.verdict.drain_rate is not None and last.verdict.drain_rate > 0:
         return last.verdict.drain_rate
     if first.at is not None and last.at is not None and last.at > first.at:

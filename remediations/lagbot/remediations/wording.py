@@ -47,6 +47,10 @@ def verify_improving(drain_rate: float | None, eta: float | None, before: int, n
     return f"draining at {rate(drain_rate)}, ETA {duration(eta)} ({lag})"
 
 
+def verify_fell_not_draining(before: int, now: int, trend: str) -> str:
+    return f"lag {count(before)} -> {count(now)} since the peak, but {trend} at the latest check: no ETA yet"
+
+
 def verify_no_change(checks: int, before: int | None, now: int) -> str:
     return f"no improvement after {checks} checks (lag {count(before)} -> {count(now)})"
 

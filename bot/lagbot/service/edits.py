@@ -1,0 +1,104 @@
+"""Which edits of an incident's root message go out: those that say something new, not only newer counters.
+
+A check edits the root of every open incident. Most of those edits would change nothing but counters: how long the
+incident has been open, the lag figures, how long it has been below the threshold. Slack shows each edit (and the
+table reply follows the root: one more edit each), so an edit is sent only when
+
+1. the root is not identical to the one last shown (text, blocks and the table it carries): an identical root is
+   never sent again; and
+2. its story changed (`story`: open or resolved, severity, status, state, trend, whether an ETA is known, the
+   causes and their order, recovering or not, reopened, the remediation's action, state and progress), or
+3. the last root shown is at least `REFRESH` seconds old, so figures are never staler than that.
+
+`story` and `due` are pure; `ShownStore` keeps what each root last showed in Redis (one versioned document).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from lagbot.core import codec
+from lagbot.core import keys as redis_keys
+from lagbot.core.model import GroupVerdict
+from lagbot.core.stored import StoredFormatError
+from lagbot.service.incidents import HISTORY_KEEP, Incident
+from lagbot.service.remediation_state import RemediationState
+
+REFRESH = 300.0
+"""A root whose only change is its counters is edited at most this often (seconds)."""
+SHOWN_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a root message showed: its story, a digest of everything it showed, and when."""
+
+    story: str
+    digest: str
+    at: float
+
+
+SHOWN_CODEC = codec.register(codec.Codec("shown root", Shown, SHOWN_VERSION))
+
+
+def story(incident: Incident, verdict: GroupVerdict) -> str:
+    """What the root says apart from counters (durations and figures), as one comparable string."""
+    remediation = incident.remediation
+    parts: list[object] = [
+        incident.is_open,
+        incident.severity.label,
+        incident.peak_severity.label,
+        verdict.status.name,
+        verdict.state.value,
+        verdict.trend.value,
+        verdict.eta_seconds is None,
+        [(c.kind, c.remediation) for c in verdict.causes],
+        incident.below_since is not None,
+        incident.reopened,
+        None if remediation is None else [remediation.action, remediation.state.value, _progress(remediation)],
+    ]
+    return json.dumps(parts, separators=(",", ":"))
+
+
+def _progress(remediation: RemediationState) -> str | None:
+    return None if remediation.progress is None else str(remediation.progress.value)
+
+
+def digest(text: str, blocks: list[dict[str, Any]], table: tuple[str, list[dict[str, Any]]] | None) -> str:
+    """A digest of everything a root edit shows: its text and blocks, and the table reply it carries."""
+    shown = json.dumps([text, blocks, table], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(shown.encode()).hexdigest()
+
+
+def due(last: Shown | None, now: Shown, *, every: float = REFRESH) -> bool:
+    """Whether the root edit `now` is sent, given what the root `last` showed (None: unknown, so it is)."""
+    if last is None:
+        return True
+    if now.digest == last.digest:
+        return False
+    return now.story != last.story or now.at - last.at >= every
+
+
+class ShownStore:
+    """What each incident's root last showed, kept as long as incidents are."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._redis = client
+
+    def get(self, incident_id: str) -> Shown | None:
+        """What the root last showed; None when nothing is known (or what is stored cannot be read: the edit goes)."""
+        raw = self._redis.get(redis_keys.root_shown(incident_id))
+        if raw is None:
+            return None
+        try:
+            return SHOWN_CODEC.decode(raw)
+        except StoredFormatError:
+            return None
+
+    def put(self, incident_id: str, shown: Shown) -> None:
+        self._redis.set(redis_keys.root_shown(incident_id), SHOWN_CODEC.encode(shown), ex=int(HISTORY_KEEP))
