@@ -518,24 +518,25 @@ def poll_interval_kick_outs(bootstrap: str, topic: str, group: str) -> Iterator[
         member.close()
 
 
-REWIND_AFTER, REWIND_BY, REREAD = 2.0, 500, 150
-"""Seconds after both checks took their first snapshot when the member is sent back, how many messages back, and how
-fast (msg/s) it reads them again: past the offset it rewound from about 5 s later (500 messages at 150 msg/s while
-20 msg/s are written), after the second snapshot of the default sampling and before the last of `--every 3`'s."""
+REWIND_AFTER, REWIND_BY, REREAD_FOR = 2.0, 500, 6.5
+"""Seconds after both checks took their first snapshot when the member is sent back, how many messages back, and in
+how many seconds it reads them again (it reaches the offset it went back from 8.5 s after the first snapshots):
+after the second snapshot of the default sampling (5 s and a collection time) and before the last of
+`--every 3`'s (9 s and three)."""
 
 
 @contextmanager
 def rewind_recovered(bootstrap: str, topic: str, group: str) -> Iterator[None]:
     """1 partition written at 20 msg/s, 600 messages read and committed before the check; the group's one member
     reads and commits as messages come. 2 s after both checks' first snapshot, a rebalance sends it back 500
-    messages (it seeks there and commits the old offset, as a member handed a partition at an old commit does) and
-    it reads them again at 150 msg/s, committing each batch: past the offset it rewound from about 5 s later, then
-    keeping up again."""
+    messages (it seeks there and commits the old offset, as a member handed a partition at an old commit does); it
+    reads them again at an even pace, committing each batch, and is back at the offset it went back from 6.5 s
+    later, then reads as messages come again."""
     create(bootstrap, topic, 1)
     backlog(bootstrap, topic, 1, 600)
     rewind_at: list[float] = []
-    steps: list[tuple[int, int]] = []
-    """(offset it went back from, offset it went back to), once done."""
+    steps: list[tuple[int, int, float]] = []
+    """(offset it went back from, offset it went back to, when), once done."""
     recovered: list[int] = []
     """The first offset committed at or past the one it went back from."""
 
@@ -543,24 +544,35 @@ def rewind_recovered(bootstrap: str, topic: str, group: str) -> Iterator[None]:
         checks_connected(bootstrap, group, count=2)
         rewind_at.append(time.monotonic() + REWIND_AFTER)
 
+    def allowed(committed: int) -> int:
+        """Messages the member may read now: all while it is not rereading, else up to its even pace."""
+        if not steps or recovered:
+            return 500
+        start, back, at = steps[0]
+        due = back + int((start - back) * min(1.0, (time.monotonic() - at) / REREAD_FOR))
+        return min(100, due - committed) if time.monotonic() - at < REREAD_FOR else 500
+
     def member_loop(c: Consumer) -> Callable[[threading.Event], None]:
         def loop(stop: threading.Event) -> None:
-            rereading = False
+            committed = 0
             while not stop.is_set():
-                if not rereading and rewind_at and time.monotonic() >= rewind_at[0]:
+                if not steps and rewind_at and time.monotonic() >= rewind_at[0]:
                     [at] = c.position([TopicPartition(topic, 0)])
                     back = TopicPartition(topic, 0, at.offset - REWIND_BY)
                     c.seek(back)
                     c.commit(offsets=[back], asynchronous=False)
-                    steps.append((at.offset, back.offset))
-                    rereading = True
-                got = [m for m in c.consume(REREAD // 10 if rereading else 500, 0.1) if m.error() is None]
+                    steps.append((at.offset, back.offset, time.monotonic()))
+                    committed = back.offset
+                take = allowed(committed)
+                if take <= 0:
+                    stop.wait(0.05)
+                    continue
+                got = [m for m in c.consume(take, 0.1) if m.error() is None]
                 if got:
-                    [committed] = c.commit(asynchronous=False) or [TopicPartition(topic, 0, -1)]
-                    if steps and not recovered and committed.offset >= steps[0][0]:
-                        recovered.append(committed.offset)
-                if rereading:
-                    stop.wait(0.1)  # REREAD msg/s at most from the rewind on
+                    committed = max(m.offset() or 0 for m in got) + 1
+                    c.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
+                    if steps and not recovered and committed >= steps[0][0]:
+                        recovered.append(committed)
 
         return loop
 
@@ -570,6 +582,41 @@ def rewind_recovered(bootstrap: str, topic: str, group: str) -> Iterator[None]:
             yield
     if not (steps and recovered):  # else the checks saw a healthy group, not this situation
         raise RuntimeError(f"the member did not rewind and recover while the checks ran: {steps} {recovered}")
+
+
+LEAVES_AFTER = 2.0
+"""Seconds after both checks took their first snapshot when the member of `members_left` stops."""
+
+
+@contextmanager
+def members_left(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each, 200 waiting on each; the group's one member reads 10 msg/s and commits every
+    batch, and stops 2 s after both checks' first snapshot (it leaves the group: Empty). Its offsets moved between the
+    first snapshot and the second, and not since, while lag grows."""
+    create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 200)
+    c = consumer(bootstrap, group)
+    c.subscribe([topic])
+    leave = threading.Event()
+    seen: list[float] = []
+
+    def timer(stop: threading.Event) -> None:
+        try:
+            checks_connected(bootstrap, group, count=2)
+            seen.append(time.monotonic())
+            stop.wait(LEAVES_AFTER)
+        finally:
+            leave.set()
+
+    def reads_then_leaves(stop: threading.Event) -> None:
+        Reader(c, 10)(leave)
+        c.close()
+
+    joined([c])
+    with running(writer(bootstrap, topic, 2, 20), timer, reads_then_leaves):
+        yield
+    if not seen:  # else the checks saw a member reading all along, not this situation
+        raise RuntimeError("the checks' first snapshots were not seen: the member did not leave in time")
 
 
 NINE_SECONDS_NO_SIBLING = (
@@ -815,6 +862,25 @@ SCENARIOS = (
             None,
             "the offset went back 500 and came back past where it went back from before the last snapshot: "
             "recovered (Burrow's rewind recovery), keeping up",
+        ),
+    ),
+    Scenario(
+        "members left, offsets moved",
+        members_left,
+        Expected(
+            Status.STOP,
+            "no_active_members",
+            "scale",
+            "the group's only member committed at the first snapshot and left before the second: Empty, lag growing, "
+            "offsets unmoved over the last 3 snapshots (10 s and more, min_span): STOP, start consumers",
+        ),
+        Expected(
+            None,
+            "no_active_members",
+            "scale",
+            "Empty with lag (the broker says so): cause and remedy decided. Not the status: the offsets moved between "
+            "the first and second snapshots, so they are unmoved over the last 3 only, 6 s and collection times, "
+            "under min_span (10 s): STOP needs more",
         ),
     ),
 )
