@@ -38,11 +38,37 @@ def test_undecidable_rows_say_why(corpus: list[Graded]) -> None:
     # members and of the crash loop (with either sampling: STALL or STOP as the snapshot meets the member alive or
     # between lives); the table says why in numbered notes.
     assert [(r.scenario, r.sampling) for r in corpus if not r.graded] == [
-        ("stuck consumer, long window", "--samples 4 --every 3")
+        ("stuck consumer, long window", "--samples 4 --every 3"),
+        ("poll-interval kick-outs", "--samples 4 --every 3"),
     ]
     short = SAMPLINGS[1].name
     partial = [r for r in corpus if r.sampling == short and isinstance(r.expected, Expected)]
-    assert [r.scenario for r in partial if r.expected.status is None] == ["no active members", "crash loop"]
+    assert [r.scenario for r in partial if r.expected.status is None] == [
+        "no active members",
+        "crash loop",
+        "members left, offsets moved",
+    ]
     text = table(corpus)
     assert "[1] stuck consumer, long window, --samples 4 --every 3: not decidable: nobody in the group" in text
     assert "[2] no active members, --samples 4 --every 3: status not decidable: the group is Empty" in text
+
+
+def test_kick_outs_are_named_with_their_mechanism(corpus: list[Graded]) -> None:
+    # The default sampling sees the member kicked out and back twice: the churn names its mechanism (poll-interval
+    # kick-outs, a configuration fix) and no cause offers a restart or more replicas.
+    [row] = [r for r in corpus if (r.scenario, r.sampling) == ("poll-interval kick-outs", SAMPLINGS[0].name)]
+    [churn, *others] = row.group["causes"]
+    assert (churn["kind"], churn["evidence"]["mechanism"], churn["remediation"]) == (
+        "rebalance_churn",
+        "kicked_out",
+        None,
+    )
+    assert [c["kind"] for c in others if c["remediation"] in ("restart", "scale")] == []
+
+
+def test_rewind_recovered_was_seen_going_back(corpus: list[Graded]) -> None:
+    # The first snapshots are taken before the rewind (the scenario waits for them), so a consume rate measured after
+    # the last rewind well above the 20 msg/s written says each window held the step back; OK says it recovered.
+    for row in (r for r in corpus if r.scenario == "rewind recovered"):
+        [partition] = row.group["partitions"]
+        assert partition["consume_rate"] > 1.5 * partition["produce_rate"], partition

@@ -21,6 +21,7 @@ from tests.support.corpus.clients import (
     Reader,
     at_rate,
     backlog,
+    checks_connected,
     commit_empty,
     consumer,
     create,
@@ -479,9 +480,159 @@ def poison_message(bootstrap: str, topic: str, group: str) -> Iterator[None]:
         yield
 
 
+KICK_POLL_MS = 6000
+"""max.poll.interval.ms of the kicked-out member: the smallest librdkafka allows with the broker's smallest classic
+session (6 s)."""
+KICK_BATCH = 40
+"""Messages the kicked-out member reads and commits before each batch that outlasts max.poll.interval.ms."""
+
+
+@contextmanager
+def poll_interval_kick_outs(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """1 partition with 2,000 messages written over the last 100 s (create timestamps) and 20 msg/s more; the
+    group's one member reads 40, commits them, then spends 7 s on the next batch without polling (longer than its
+    max.poll.interval.ms, 6 s): librdkafka leaves the group and the next poll joins it again, under a new member id.
+    The check starts once the member has been kicked out once and committed again."""
+    create(bootstrap, topic, 1)
+    history(bootstrap, topic, 0, time.time(), [(100, 0, 20)])
+    member = consumer(bootstrap, group, max_poll_interval_ms=KICK_POLL_MS)
+    member.subscribe([topic])
+    ids: list[str] = []
+
+    def batches(stop: threading.Event) -> None:
+        deadline = time.monotonic() + 200.0
+        while not stop.is_set() and time.monotonic() < deadline:
+            got = [m for m in member.consume(KICK_BATCH, 0.5) if m.error() is None]
+            if not got:
+                continue
+            last = max(m.offset() or 0 for m in got)
+            member.commit(offsets=[TopicPartition(topic, 0, last + 1)], asynchronous=False)
+            ids.append(member.memberid() or "")
+            stop.wait(KICK_POLL_MS / 1000 + 1.0)  # the slow batch: no poll for longer than max.poll.interval.ms
+
+    try:
+        with running(writer(bootstrap, topic, 1, 20), batches):
+            wait_for("a kick-out and a commit after it", lambda: len(set(ids)) >= 2, timeout=60)
+            yield
+    finally:
+        member.close()
+
+
+REWIND_AFTER, REWIND_BY, REREAD_FOR = 2.0, 500, 6.5
+"""Seconds after both checks took their first snapshot when the member is sent back, how many messages back, and in
+how many seconds it reads them again (it reaches the offset it went back from 8.5 s after the first snapshots):
+after the second snapshot of the default sampling (5 s and a collection time) and before the last of
+`--every 3`'s (9 s and three)."""
+
+
+@contextmanager
+def rewind_recovered(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """1 partition written at 20 msg/s, 600 messages read and committed before the check; the group's one member
+    reads and commits as messages come. 2 s after both checks' first snapshot, a rebalance sends it back 500
+    messages (it seeks there and commits the old offset, as a member handed a partition at an old commit does); it
+    reads them again at an even pace, committing each batch, and is back at the offset it went back from 6.5 s
+    later, then reads as messages come again."""
+    create(bootstrap, topic, 1)
+    backlog(bootstrap, topic, 1, 600)
+    rewind_at: list[float] = []
+    steps: list[tuple[int, int, float]] = []
+    """(offset it went back from, offset it went back to, when), once done."""
+    recovered: list[int] = []
+    """The first offset committed at or past the one it went back from."""
+
+    def first_snapshots(stop: threading.Event) -> None:
+        checks_connected(bootstrap, group, count=2)
+        rewind_at.append(time.monotonic() + REWIND_AFTER)
+
+    def allowed(committed: int) -> int:
+        """Messages the member may read now: all while it is not rereading, else up to its even pace."""
+        if not steps or recovered:
+            return 500
+        start, back, at = steps[0]
+        due = back + int((start - back) * min(1.0, (time.monotonic() - at) / REREAD_FOR))
+        return min(100, due - committed) if time.monotonic() - at < REREAD_FOR else 500
+
+    def member_loop(c: Consumer) -> Callable[[threading.Event], None]:
+        def loop(stop: threading.Event) -> None:
+            committed = 0
+            while not stop.is_set():
+                if not steps and rewind_at and time.monotonic() >= rewind_at[0]:
+                    [at] = c.position([TopicPartition(topic, 0)])
+                    back = TopicPartition(topic, 0, at.offset - REWIND_BY)
+                    c.seek(back)
+                    c.commit(offsets=[back], asynchronous=False)
+                    steps.append((at.offset, back.offset, time.monotonic()))
+                    committed = back.offset
+                take = allowed(committed)
+                if take <= 0:
+                    stop.wait(0.05)
+                    continue
+                got = [m for m in c.consume(take, 0.1) if m.error() is None]
+                if got:
+                    committed = max(m.offset() or 0 for m in got) + 1
+                    c.commit(offsets=[TopicPartition(topic, 0, committed)], asynchronous=False)
+                    if steps and not recovered and committed >= steps[0][0]:
+                        recovered.append(committed)
+
+        return loop
+
+    with _members(bootstrap, group, topic, 1) as [c]:
+        _read_to_end(c, topic, {0: 600})
+        with running(writer(bootstrap, topic, 1, 20), member_loop(c), first_snapshots):
+            yield
+    if not (steps and recovered):  # else the checks saw a healthy group, not this situation
+        raise RuntimeError(f"the member did not rewind and recover while the checks ran: {steps} {recovered}")
+
+
+LEAVES_AFTER = 2.0
+"""Seconds after both checks took their first snapshot when the member of `members_left` stops."""
+
+
+@contextmanager
+def members_left(bootstrap: str, topic: str, group: str) -> Iterator[None]:
+    """2 partitions at 20 msg/s each, 200 waiting on each, committed at 50; the group's one member reads 20 msg/s and
+    commits every batch, and stops 2 s after both checks' first snapshot (it leaves the group: Empty). Its offsets
+    moved between the first snapshot and the second, and not since, while lag grows."""
+    create(bootstrap, topic, 2)
+    backlog(bootstrap, topic, 2, 200)
+    commit_empty(bootstrap, group, {(topic, 0): 50, (topic, 1): 50})
+    c = consumer(bootstrap, group)
+    c.subscribe([topic])
+    leave = threading.Event()
+    seen: list[float] = []
+
+    def timer(stop: threading.Event) -> None:
+        try:
+            checks_connected(bootstrap, group, count=2)
+            seen.append(time.monotonic())
+            stop.wait(LEAVES_AFTER)
+        finally:
+            leave.set()
+
+    def reads_then_leaves(stop: threading.Event) -> None:
+        Reader(c, 20)(leave)
+        c.close()
+
+    try:
+        joined([c])
+    except RuntimeError:
+        c.close()
+        raise
+    with running(writer(bootstrap, topic, 2, 20), timer, reads_then_leaves):
+        yield
+    if not seen:  # else the checks saw a member reading all along, not this situation
+        raise RuntimeError("the checks' first snapshots were not seen: the member did not leave in time")
+
+
 NINE_SECONDS_NO_SIBLING = (
     "nobody in the group commits, so there is no sibling to judge against, and Kafka keeps no history of commits: "
     "an offset unmoved for 9 s is also what a consumer committing every 10 s shows; STALL needs min_span (10 s)"
+)
+
+KICKED_ONCE_IN_NINE_SECONDS = (
+    "a kick-out every 7.5 s (max.poll.interval.ms cannot go under the broker's smallest session, 6 s) changes the "
+    "member once, at most twice, in a 9 s window: churn needs two changes, seen only when a snapshot falls in the "
+    "half second the group is Empty (measured: churn with its mechanism in 1 run of 5, partition_ceiling in 4)"
 )
 
 SCENARIOS = (
@@ -693,6 +844,49 @@ SCENARIOS = (
             "retention_risk",
             "drain",
             "retention truncates the log and ~98% of what it keeps is unread, growing: drain before it is deleted",
+        ),
+    ),
+    Scenario(
+        "poll-interval kick-outs",
+        poll_interval_kick_outs,
+        Expected(
+            Status.WARN,
+            "rebalance_churn",
+            None,
+            "the member is kicked out every 7.5 s and rejoins, its offset moves between and the lag grows: churn "
+            "with its mechanism (kicked out: configuration), no restart and no scale (more members are kicked out "
+            "the same way)",
+        ),
+        Undecidable(KICKED_ONCE_IN_NINE_SECONDS),
+    ),
+    Scenario(
+        "rewind recovered",
+        rewind_recovered,
+        Expected(
+            Status.OK,
+            None,
+            None,
+            "the offset went back 500 and came back past where it went back from before the last snapshot: "
+            "recovered (Burrow's rewind recovery), keeping up",
+        ),
+    ),
+    Scenario(
+        "members left, offsets moved",
+        members_left,
+        Expected(
+            Status.STOP,
+            "no_active_members",
+            "scale",
+            "the group's only member committed at the first snapshot and left before the second: Empty, lag growing, "
+            "offsets unmoved over the last 3 snapshots (10 s and more, min_span): STOP, start consumers",
+        ),
+        Expected(
+            None,
+            "no_active_members",
+            "scale",
+            "Empty with lag (the broker says so): cause and remedy decided. Not the status: the offsets moved between "
+            "the first and second snapshots, so they are unmoved over the last 3 only, 6 s and collection times, "
+            "under min_span (10 s): STOP needs more",
         ),
     ),
 )
