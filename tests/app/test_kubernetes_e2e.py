@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ import pytest
 import redis
 
 from lagbot.devkit.apache_kafka import ApacheKafka
-from lagbot.devkit.embedded import EmbeddedRedis, exact_producer
+from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.devkit.fleet import FleetSpec
 from lagbot.service.audit import AuditLog
@@ -38,6 +37,7 @@ from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, bot_c
 from tests.support.group_commits import committed
 from tests.support.k8s_fixtures import Cluster
 from tests.support.k8s_rbac import BOT_ACCOUNT, BOT_NAMESPACE, apply_bot_account, apply_target, target_overlay
+from tests.support.paced_writer import PacedWriter
 from tests.support.pod_follower import PodFollower
 from tests.support.remediation_rig import APPROVER, TOKEN, log_end, thread_with_button, write_policy
 
@@ -148,40 +148,6 @@ def channel_dump(slack: SlackEmulator) -> str:
     return "\n".join(lines) or "(the channel is empty)"
 
 
-class Writer:
-    """A producer at up to ~200 msg/s over the partitions, stopped by the test, bounded to 150 s and LIMIT messages
-    (the backlog the scaled consumers drain)."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        self.stopping = threading.Event()
-        self._thread = threading.Thread(target=self._write, args=(bootstrap, topic), daemon=True)
-
-    def __enter__(self) -> Writer:
-        return self
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(15)
-
-    def _write(self, bootstrap: str, topic: str) -> None:
-        producer = exact_producer(bootstrap)
-        deadline = time.monotonic() + 150
-        n = 0
-        while not self.stopping.is_set() and time.monotonic() < deadline and n < LIMIT:
-            producer.produce(topic, value=b"m", partition=n % PARTITIONS)
-            producer.poll(0)
-            n += 1
-            time.sleep(0.005)
-        producer.flush(10)
-
-
 def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consumers_drain_the_lag(
     kafka: Kafka,
     names: Names,
@@ -200,7 +166,10 @@ def test_scale_approved_in_slack_patches_the_deployment_once_and_the_pods_consum
         name=DEPLOYMENT, bootstrap=broker.bootstrap, group=group, topics=[topic],
         delay_ms=50, commit_every=5, commit_interval_ms=200, max_seconds=300,
     )  # fmt: skip
-    with PodFollower(orders, spec, tmp_path / "pods") as follower, Writer(broker.bootstrap, topic) as writer:
+    with (
+        PodFollower(orders, spec, tmp_path / "pods") as follower,
+        PacedWriter(broker.bootstrap, topic, PARTITIONS, limit=LIMIT) as writer,
+    ):
         wait_for("the first pod's consumer in the group", lambda: follower.settled(1, PARTITIONS), timeout=60)
         [first] = [p.metadata.name for p in orders.pods_of(DEPLOYMENT)]
         assert group_members(kafka, group) == [first]  # the member Kafka reports names its pod

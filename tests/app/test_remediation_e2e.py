@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import json
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +23,7 @@ import pytest
 import redis
 
 from lagbot.devkit.apache_kafka import ApacheKafka
-from lagbot.devkit.embedded import EmbeddedRedis, exact_producer
+from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.devkit.fleet import LocalExecutor
 from lagbot.remediations.executors.config import LocalConfig
@@ -32,6 +31,7 @@ from lagbot.service.audit import AuditLog
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
 from tests.support.group_commits import committed
+from tests.support.paced_writer import PacedWriter
 from tests.support.remediation_rig import (
     APPROVER,
     REQUESTER,
@@ -183,20 +183,7 @@ def test_b_scale_a_slow_consumer_to_the_partition_count_and_lag_drains(
     # even at half that rate, 100 x 1.2 headroom / 20 = 6 replicas would keep up, capped at the 4 partitions.
     start_fleet(fleets, broker, fleet, group, topic, delay_ms=50, commit_every=5, commit_interval_ms=200)
     fleets.wait_settled(fleet, partitions=4)
-    stop = threading.Event()
-
-    def write() -> None:
-        producer = exact_producer(broker.bootstrap)
-        deadline = time.monotonic() + 150
-        n = 0
-        while not stop.is_set() and time.monotonic() < deadline:
-            producer.produce(topic, value=b"m", partition=n % 4)
-            producer.poll(0)
-            n += 1
-            time.sleep(0.005)
-        producer.flush(10)
-
-    writer = threading.Thread(target=write, daemon=True)
+    writer = PacedWriter(broker.bootstrap, topic, 4)
     writer.start()
     bot = BotProcess(
         tmp_path, config(broker, redis_server, slack, group, write_policy(tmp_path, fleet), fleet_dir), token=TOKEN
@@ -207,13 +194,12 @@ def test_b_scale_a_slow_consumer_to_the_partition_count_and_lag_drains(
         assert "throughput_deficit" in json.dumps([m.blocks for m in slack.thread(CHANNEL, root.ts)])
         slack.click_button(bot.events_url, SIGNING_SECRET, user=APPROVER, message=reply, action_prefix="approve:")
         wait_for("four members", lambda: len(fleets.members(fleet)) == 4, timeout=60)
-        stop.set()
-        writer.join(15)
+        writer.stop()
         ends = dict(enumerate(log_end(kafka, topic, 4)))
         wait_for("the lag to drain", lambda: committed(kafka, group, topic, 4) == ends, timeout=90)
         wait_for("the result in the thread", lambda: "done" in replies_text(slack, root))
     finally:
-        stop.set()
+        writer.stop()
         bot.stop(signal.SIGKILL)
 
 
