@@ -11,14 +11,14 @@ import pytest
 import redis
 
 from lagbot.devkit.embedded import EmbeddedRedis
-from lagbot.service.lease import Lease
+from lagbot.service.lease import RedisLease
 
 pytestmark = pytest.mark.integration
 
 
 def test_one_holder_renew_and_release(redis_client: redis.Redis) -> None:
-    a = Lease(redis_client, "leader", holder="a", ttl=5)
-    b = Lease(redis_client, "leader", holder="b", ttl=5)
+    a = RedisLease(redis_client, "leader", holder="a", ttl=5)
+    b = RedisLease(redis_client, "leader", holder="b", ttl=5)
     assert a.acquire() is True
     assert b.acquire() is False and b.renew() is False and b.release() is False
     assert a.current_holder() == "a"
@@ -29,8 +29,8 @@ def test_one_holder_renew_and_release(redis_client: redis.Redis) -> None:
 
 
 def test_an_expired_holder_cannot_renew_a_lease_taken_since(redis_client: redis.Redis) -> None:
-    a = Lease(redis_client, "leader", holder="a", ttl=0.2)
-    b = Lease(redis_client, "leader", holder="b", ttl=5)
+    a = RedisLease(redis_client, "leader", holder="a", ttl=0.2)
+    b = RedisLease(redis_client, "leader", holder="b", ttl=5)
     assert a.acquire()
     time.sleep(0.3)  # a was paused past its expiry
     assert b.acquire()
@@ -41,10 +41,10 @@ def test_an_expired_holder_cannot_renew_a_lease_taken_since(redis_client: redis.
 REPLICA = textwrap.dedent(
     """
     import sys, time, redis
-    from lagbot.service.lease import Lease
+    from lagbot.service.lease import RedisLease
     url, name, ttl, until = sys.argv[1], sys.argv[2], float(sys.argv[3]), time.time() + float(sys.argv[4])
     client = redis.Redis.from_url(url)
-    lease = Lease(client, "leader", holder=name, ttl=ttl)
+    lease = RedisLease(client, "leader", holder=name, ttl=ttl)
     while time.time() < until:  # bounded: the test's own deadline
         if lease.acquire():
             client.rpush("lease-test:log", f"{name} {time.time():.3f}")

@@ -11,7 +11,7 @@ import redis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service import proposal_messages
 from lagbot.service.bot import slack_client
-from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, RedisOutbox
 from lagbot.service.proposal_messages import ProposalMessage
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ def op(kind: str, text: str, incident: str = "i1", channel: str = "C1") -> Opera
 
 
 def test_root_then_replies_then_edit_in_order(redis_client: redis.Redis, slack: SlackEmulator) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     for operation in [op(POST_ROOT, "root v1"), op(REPLY, "table"), op(UPDATE_ROOT, "root v2")]:
         outbox.enqueue(operation, now=1.0)
 
@@ -41,7 +41,7 @@ def test_root_then_replies_then_edit_in_order(redis_client: redis.Redis, slack: 
 
 
 def test_consecutive_edits_are_coalesced(redis_client: redis.Redis, slack: SlackEmulator) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     outbox.deliver(slack_client(TOKEN, slack.api_url))
     for i in range(5):
@@ -59,7 +59,7 @@ def test_consecutive_edits_are_coalesced(redis_client: redis.Redis, slack: Slack
 
 
 def test_one_rate_limit_is_waited_out_by_the_retry_handler(redis_client: redis.Redis, slack: SlackEmulator) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     slack.fail("chat.postMessage", status=429, retry_after=1, times=1)
     report = outbox.deliver(slack_client(TOKEN, slack.api_url, retries=1))
@@ -71,7 +71,7 @@ def test_one_rate_limit_is_waited_out_by_the_retry_handler(redis_client: redis.R
 def test_rate_limited_beyond_retries_is_resumed_next_cycle_in_order(
     redis_client: redis.Redis, slack: SlackEmulator
 ) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     client = slack_client(TOKEN, slack.api_url, retries=1)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     outbox.enqueue(op(REPLY, "reply"), now=1.0)
@@ -95,7 +95,7 @@ def test_rate_limited_beyond_retries_is_resumed_next_cycle_in_order(
 
 
 def test_server_errors_beyond_retries_keep_the_operation(redis_client: redis.Redis, slack: SlackEmulator) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     client = slack_client(TOKEN, slack.api_url, retries=1)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     slack.fail("chat.postMessage", status=500, times=2)
@@ -108,7 +108,7 @@ def test_server_errors_beyond_retries_keep_the_operation(redis_client: redis.Red
 def test_a_permanent_error_goes_to_dead_letters_and_does_not_block(
     redis_client: redis.Redis, slack: SlackEmulator
 ) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     bad = Operation(POST_ROOT, "i1", "prod", "orders", "C1", "bad", [{"type": "no-such-block"}])
     outbox.enqueue(bad, now=1.0)
     outbox.enqueue(op(REPLY, "reply to a root that never was"), now=1.0)
@@ -124,7 +124,7 @@ def test_a_permanent_error_goes_to_dead_letters_and_does_not_block(
 
 
 def test_slack_unreachable_keeps_everything(redis_client: redis.Redis) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     outbox.enqueue(op(POST_ROOT, "root", incident="i2"), now=1.0)
     client = slack_client(TOKEN, "http://127.0.0.1:9/api/", retries=0)
@@ -135,7 +135,7 @@ def test_slack_unreachable_keeps_everything(redis_client: redis.Redis) -> None:
 def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_found_again(
     redis_client: redis.Redis, slack: SlackEmulator
 ) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     table = replace(op(REPLY, "table v1"), is_table=True)
     offer = replace(op(REPLY, "offer"), proposals=("p1", "p2"))
     v2 = replace(op(UPDATE_ROOT, "root v2"), table=("table v2", op(REPLY, "table v2").blocks))

@@ -9,7 +9,7 @@ import redis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service import wording as service_wording
 from lagbot.service.bot import slack_client
-from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, RedisOutbox
 
 pytestmark = pytest.mark.integration
 TOKEN = "xoxb-lost-root"
@@ -22,7 +22,7 @@ def op(kind: str, text: str) -> Operation:
 
 
 def test_a_reply_to_a_deleted_root_goes_to_a_replacement_root(redis_client: redis.Redis, slack: SlackEmulator) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     client = slack_client(TOKEN, slack.api_url)
     outbox.enqueue(op(POST_ROOT, "root v1"), now=1.0)
     outbox.enqueue(op(UPDATE_ROOT, "root v2"), now=1.0)
@@ -50,7 +50,7 @@ def test_a_reply_to_a_deleted_root_goes_to_a_replacement_root(redis_client: redi
 def test_an_edit_of_a_deleted_root_is_the_replacement_root_and_later_edits_go_to_it(
     redis_client: redis.Redis, slack: SlackEmulator
 ) -> None:
-    outbox = Outbox(redis_client)
+    outbox = RedisOutbox(redis_client)
     client = slack_client(TOKEN, slack.api_url)
     outbox.enqueue(op(POST_ROOT, "root v1"), now=1.0)
     assert outbox.deliver(client).sent == 1

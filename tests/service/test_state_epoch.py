@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import redis
 
-from lagbot.service.state_epoch import EPOCH_KEY, StateEpoch
+from lagbot.service.state_epoch import EPOCH_KEY, RedisStateEpoch
 
 pytestmark = pytest.mark.integration
 
 
 def test_a_lost_state_is_noticed_once_by_one_replica_and_a_first_start_is_not_a_loss(redis_client: redis.Redis) -> None:
-    first, second = StateEpoch(redis_client), StateEpoch(redis_client)
+    first, second = RedisStateEpoch(redis_client), RedisStateEpoch(redis_client)
     assert not first.lost()  # a first start: nothing to lose
     assert not second.lost() and not first.lost()
     redis_client.flushdb()  # Redis restarted empty

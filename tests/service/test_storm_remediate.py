@@ -16,7 +16,7 @@ from lagbot.core.config import StormConfig
 from lagbot.core.model import Cause, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.diagnose import RESTART
-from lagbot.service.storms import Storms
+from lagbot.service.storms import RedisStorms
 from lagbot.slack.replies import remediate_reply
 from tests.support.k8s_shop import Shop
 from tests.support.remediator_rig import NOW, _broker, k8s, remediator, slack
@@ -35,7 +35,7 @@ def test_a_folded_incident_is_offered_no_remediation_in_a_thread_and_remediate_a
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
     )
-    bot.storms = Storms(redis_client, StormConfig(threshold=1, window=60, update_every=5))  # the 2nd is a storm
+    bot.storms = RedisStorms(redis_client, StormConfig(threshold=1, window=60, update_every=5))  # the 2nd is a storm
     bot.remediations = r
     assert bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)

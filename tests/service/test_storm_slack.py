@@ -16,7 +16,7 @@ from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.incidents import REPLY, Change, Effect
-from lagbot.service.storms import Storms
+from lagbot.service.storms import RedisStorms
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.slack_counts import edits_of, posts
 
@@ -204,7 +204,7 @@ def test_a_new_leader_goes_on_with_the_storm_the_old_one_posted_never_a_second_s
 def test_an_unreadable_storm_is_dropped_and_the_others_go_on(redis_client: redis.Redis) -> None:
     """A storm document this lagbot cannot read (another version, damaged) is dropped as an expired one: it never
     fails the checks for the days it would be kept."""
-    storms = Storms(redis_client, StormConfig(threshold=1, window=60, update_every=5))
+    storms = RedisStorms(redis_client, StormConfig(threshold=1, window=60, update_every=5))
     redis_client.sadd(keys.STORMS, "bad", "garbled")
     redis_client.set(keys.storm("bad"), '{"v": 99, "id": "bad"}')
     redis_client.set(keys.storm("garbled"), "not json")

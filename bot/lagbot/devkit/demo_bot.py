@@ -59,7 +59,7 @@ from lagbot.remediations.executors.base import ExecutorError
 from lagbot.remediations.executors.config import LocalConfig
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.service.incidents import Incident, RedisIncidentStore
-from lagbot.service.outbox import Outbox
+from lagbot.service.outbox import RedisOutbox
 
 T = TypeVar("T")
 
@@ -318,7 +318,7 @@ def outcome_of(audit: AuditLog, proposal: str) -> AuditEntry | None:
     return next((e for e in entries if e.proposal == proposal and e.event in ("succeeded", "failed")), None)
 
 
-def resolved_in_channel(slack: SlackEmulator, store: RedisIncidentStore, outbox: Outbox) -> Incident | None:
+def resolved_in_channel(slack: SlackEmulator, store: RedisIncidentStore, outbox: RedisOutbox) -> Incident | None:
     """The incident, once Redis has it resolved, its root message says so and nothing waits to be sent."""
     incident = store.get(CLUSTER, GROUP)
     if incident is None or incident.is_open or incident.resolved_at is None:
@@ -509,7 +509,7 @@ def drain_and_resolve(run: Run, services: Services, scenario: Scenario) -> None:
         lambda: kafka.committed() == kafka.log_end(),
         timeout=90,
     )
-    outbox = Outbox(services.client)
+    outbox = RedisOutbox(services.client)
     store = RedisIncidentStore(services.client)
     run.until(wording.demo_wait_resolved(), lambda: resolved_in_channel(slack, store, outbox), timeout=90)
     run.show_channel()

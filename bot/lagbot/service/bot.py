@@ -15,9 +15,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Protocol
 
 import redis
+from redis import Redis as RedisClient
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
@@ -122,6 +124,9 @@ class RemediationHooks(Protocol):
 Silenced = Callable[[float], set[tuple[str, str]]]
 """now -> the (cluster, group) pairs whose incidents may not open (read once per check, not per group)."""
 
+ReportComposer = Callable[["Bot", DigestConfig, float], ComposedDigest]
+"""(bot, digest, now) -> the weekly report a `report: true` digest posts."""
+
 
 def slack_client(token: str, base_url: str, *, retries: int = 2) -> WebClient:
     """A WebClient that waits out 429 (Retry-After) and retries connection and 5xx errors a few times."""
@@ -162,6 +167,13 @@ class Leadership:
         with self._lock:
             return self._clock() < self._held_until
 
+    def start(self) -> None:
+        """Nothing to do: the scheduler's leadership job takes the lease (lagbot.service.scheduler)."""
+
+    def stop(self) -> None:
+        """Resign, so another replica takes over at once instead of after the lease's expiry."""
+        self.resign()
+
     def resign(self) -> None:
         with self._lock:
             self._held_until = 0.0
@@ -192,11 +204,18 @@ class Bot:
         silenced: Silenced | None = None,
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
+        remediations: Callable[[Bot], RemediationHooks] | None = None,
+        report_composer: ReportComposer | None = None,
     ) -> None:
-        """A replica on `stores` (lagbot.service.stores: `redis_stores` builds a running bot's), whose leader lease
-        names it (`replica_id`)."""
+        """A replica on `stores` (lagbot.service.stores: `redis_stores` builds a running bot's, `memory_stores` one
+        without Redis), whose leader lease names it (`replica_id`).
+
+        `remediations` builds the bot's remediation side from the bot itself, last (lagbot.service.remediate's
+        `Remediator` reads its settings, policy, stores and Slack client); none: no remediation is offered.
+        `report_composer` composes the weekly report of a `report: true` digest (lagbot.slack.history_replies).
+        """
         self.settings = settings
-        self.redis = stores.redis
+        self._redis = stores.redis
         self.slack = slack
         self.presenter = presenter
         self.replica_id = stores.leader.holder
@@ -205,7 +224,7 @@ class Bot:
         self.checker = Checker(settings, stores.windows, clock=clock, thresholds_for=self.thresholds_for)
         self.incidents = stores.incidents
         self.outbox = stores.outbox
-        self.shown = edits.ShownStore(self.redis)
+        self.shown = stores.shown
         self.storms = stores.storms
         self.metrics = Metrics()
         self.history = stores.history
@@ -222,15 +241,28 @@ class Bot:
         """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
         self.failing: dict[str, CheckFailure] = {}
         """Each cluster whose latest check failed (lagbot.service.cluster_health), while it does."""
-        self.remediations: RemediationHooks | None = None
-        self.report_composer: Callable[[DigestConfig, float], ComposedDigest] | None = None
-        """Composes the weekly report of a `report: true` digest (set by the app: lagbot.slack.history_replies)."""
+        self.report_composer: Callable[[DigestConfig, float], ComposedDigest] | None = (
+            None if report_composer is None else partial(report_composer, self)
+        )
+        """Composes the weekly report of a `report: true` digest (lagbot.slack.history_replies)."""
+        self.remediations: RemediationHooks | None = None if remediations is None else remediations(self)
+
+    @property
+    def redis(self) -> RedisClient:
+        """The Redis client the remediation side still uses directly (lagbot.service.stores.BotStores.redis).
+
+        Raises:
+            RuntimeError: the bot runs on memory stores, which have none.
+        """
+        if self._redis is None:
+            raise RuntimeError("this bot runs on memory stores: its remediation side needs Redis")
+        return self._redis
 
     @classmethod
     def on_redis(
         cls,
         settings: Settings,
-        client: redis.Redis,
+        client: RedisClient,
         slack: WebClient,
         presenter: Presenter,
         *,

@@ -10,13 +10,18 @@ table reply follows the root: one more edit each), so an edit is sent only when
    causes and their order, recovering or not, reopened, the remediation's action, state and progress), or
 3. the last root shown is at least `REFRESH` seconds old, so figures are never staler than that.
 
-`story` and `due` are pure; `ShownStore` keeps what each root last showed in Redis (one versioned document).
+`story` and `due` are pure. What each root last showed is kept by a `ShownStore` (contract below): `RedisShownStore`
+in Redis (one versioned document), `MemoryShownStore` in this process.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,14 +89,27 @@ def due(last: Shown | None, now: Shown, *, every: float = REFRESH) -> bool:
     return now.story != last.story or now.at - last.at >= every
 
 
-class ShownStore:
-    """What each incident's root last showed, kept as long as incidents are."""
+class ShownStore(ABC):
+    """What each incident's root last showed.
+
+    Contract: `get(incident_id)` is what the last `put` for that incident kept, or None when nothing is known: never
+    put, kept longer than incidents are (lagbot.service.incidents.HISTORY_KEEP), or unreadable (then the edit goes).
+    """
+
+    @abstractmethod
+    def get(self, incident_id: str) -> Shown | None: ...
+
+    @abstractmethod
+    def put(self, incident_id: str, shown: Shown) -> None: ...
+
+
+class RedisShownStore(ShownStore):
+    """Each root's `Shown` in Redis under lagbot.core.keys.root_shown, expiring with the incident's history."""
 
     def __init__(self, client: redis.Redis) -> None:
         self._redis = client
 
     def get(self, incident_id: str) -> Shown | None:
-        """What the root last showed; None when nothing is known (or what is stored cannot be read: the edit goes)."""
         raw = self._redis.get(redis_keys.root_shown(incident_id))
         if raw is None:
             return None
@@ -102,3 +120,27 @@ class ShownStore:
 
     def put(self, incident_id: str, shown: Shown) -> None:
         self._redis.set(redis_keys.root_shown(incident_id), SHOWN_CODEC.encode(shown), ex=int(HISTORY_KEEP))
+
+
+class MemoryShownStore(ShownStore):
+    """Each root's `Shown` in this process (its stored document, as Redis keeps it), aged by `clock`."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._kept: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, incident_id: str) -> Shown | None:
+        with self._lock:
+            until, raw = self._kept.get(incident_id, (0.0, ""))
+            if self._clock() >= until:
+                self._kept.pop(incident_id, None)
+                return None
+        try:
+            return SHOWN_CODEC.decode(raw)
+        except StoredFormatError:
+            return None
+
+    def put(self, incident_id: str, shown: Shown) -> None:
+        with self._lock:
+            self._kept[incident_id] = (self._clock() + int(HISTORY_KEEP), SHOWN_CODEC.encode(shown))

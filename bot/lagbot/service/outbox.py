@@ -16,12 +16,17 @@ new root that says it replaces a lost one (with the newest root text it sent) an
 An operation is removed from its queue only after Slack accepted it, in the same Redis transaction that
 records the root's ts; a crash between Slack's answer and that transaction is the one window in which
 an operation can be sent twice.
+
+The contract is `Outbox` (which also delivers); `RedisOutbox` keeps the queues in Redis, `MemoryOutbox` in this
+process.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,6 +39,7 @@ from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
 from lagbot.service import proposal_messages, wording
+from lagbot.service.lease import LeaseBoard
 
 log = logging.getLogger(__name__)
 
@@ -191,77 +197,99 @@ ErrorSeen = Callable[[str, str], None]
 """Called with (Slack method, error code) for every failed call."""
 
 
-class Outbox:
-    """Per-incident ordered queues of Slack operations, in Redis."""
+class Outbox(ABC):
+    """Per-incident ordered queues of Slack operations.
 
-    def __init__(self, client: redis.Redis) -> None:
-        self._redis = client
-        self._pending = redis_keys.OUTBOX_PENDING
-        self._dead = redis_keys.OUTBOX_DEAD
-        self._progress = redis_keys.OUTBOX_PROGRESS
-        self._forget_if_empty = client.register_script(_FORGET_IF_EMPTY)
-        self._enqueue = client.register_script(_ENQUEUE)
-        self._done = client.register_script(_DONE)
-
-    @staticmethod
-    def _root_key(incident_id: str) -> str:
-        return redis_keys.outbox_root(incident_id)
-
-    @staticmethod
-    def _root_body_key(incident_id: str) -> str:
-        return redis_keys.outbox_root_body(incident_id)
-
-    @staticmethod
-    def _queue(incident_id: str) -> str:
-        return redis_keys.outbox_queue(incident_id)
+    Contract (delivery is this class's, the keeping its subclasses'):
+    - `enqueue` appends an operation to its incident's queue, atomically; an edit of the root replaces an edit still
+      queued last (only the newest text matters). Queues are delivered oldest first (by their first enqueue).
+    - `deliver` sends each queue in order; an operation leaves its queue only once Slack accepted it (or refused it
+      for good: then it is a dead letter, the newest `DEAD_KEEP` kept), in one atomic step that also records the
+      root's (channel, ts), and only if it is still the queue's head (an edit queued meanwhile is sent next).
+    - With a `fence` (lagbot.service.lease.FencedLock), nothing is sent or changed once the lock is no longer held
+      with the fence's value; the fence is checked in the same atomic step.
+    - A root (channel, ts), its newest body and its table reply are kept `ROOT_KEEP` seconds after its last message.
+    - `pending()` counts queued operations; `stalled_for` is measured from the later of the last operation done and
+      the oldest queue's first enqueue.
+    """
 
     def enqueue(self, operation: Operation, *, now: float) -> None:
         """Append an operation to its incident's queue; an edit replaces an edit that is still queued last."""
-        is_edit = "1" if operation.op == UPDATE_ROOT else "0"
-        self._enqueue(
-            keys=[self._queue(operation.incident_id), self._pending],
-            args=[operation.encode(), is_edit, operation.incident_id, now],
-        )
+        self._enqueue(operation.incident_id, operation.encode(), is_edit=operation.op == UPDATE_ROOT, now=now)
 
+    @abstractmethod
+    def _enqueue(self, incident_id: str, raw: str, *, is_edit: bool, now: float) -> None:
+        """Append `raw` to the incident's queue (listing the queue as pending since `now` if it was not), or replace
+        the queue's last operation with it when both are edits; atomically."""
+
+    @abstractmethod
     def root(self, incident_id: str) -> tuple[str, str] | None:
         """(channel id, ts) of the incident's root message once Slack has it.
 
         The channel id is the one Slack answered with, so a channel configured by name (#kafka-alerts)
         works for edits too (chat.update takes ids only).
         """
-        value = self._redis.get(self._root_key(incident_id))
-        if value is None:
-            return None
-        channel, _, ts = text(value).partition(" ")
-        return channel, ts
 
     def root_ts(self, incident_id: str) -> str | None:
         root = self.root(incident_id)
         return None if root is None else root[1]
 
+    @abstractmethod
     def pending(self) -> int:
         """Operations still queued, over all incidents."""
-        pipe = self._redis.pipeline(transaction=False)
-        for incident_id in self._redis.zrange(self._pending, 0, -1):
-            pipe.llen(self._queue(text(incident_id)))
-        return sum(int(n) for n in pipe.execute())
 
+    @abstractmethod
     def stalled_for(self, *, now: float) -> float:
         """Seconds the outbox has held operations without any being done (0 when empty or moving).
 
         Measured from the later of the last operation done and the oldest queue's first enqueue, so a
         queue that waits for nothing but its turn does not count as stalled.
         """
-        oldest = self._redis.zrange(self._pending, 0, 0, withscores=True)
-        if not oldest:
-            return 0.0
-        progress = self._redis.get(self._progress)
-        since = max(float(oldest[0][1]), float(progress) if progress is not None else 0.0)
-        return max(0.0, now - since)
 
+    @abstractmethod
     def dead_letters(self) -> list[DeadLetter]:
         """The operations Slack refused for good, newest first. Raises StoredFormatError for one not lagbot's."""
-        return [DEAD_LETTER_CODEC.decode(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
+
+    # -- what delivery needs of the keeping -------------------------------------------------------------------
+
+    @abstractmethod
+    def _pending_ids(self) -> list[str]:
+        """The incidents with a queue, oldest first enqueue first."""
+
+    @abstractmethod
+    def _head(self, incident_id: str) -> str | bytes | None:
+        """The raw operation at the head of the incident's queue (None when empty)."""
+
+    @abstractmethod
+    def _fenced_out(self, fence: Fence) -> bool:
+        """Whether the lock `fence` names is no longer held with its value."""
+
+    @abstractmethod
+    def _done(self, incident_id: str, raw: str | bytes, root: str, dead: str, fence: Fence | None) -> int:
+        """Atomically: -1 (changing nothing) when `fence` is no longer held; else note progress, and if `raw` is still
+        the queue's head pop it, keep `root` ("<channel> <ts>", when not '') as the incident's root (else refresh the
+        kept root's expiry) and add `dead` (when not '') to the dead letters: 1; 0 when `raw` is no longer the head."""
+
+    @abstractmethod
+    def _forget_if_empty(self, incident_id: str) -> None:
+        """Unlist the incident's queue if it is empty (atomically: an operation enqueued meanwhile keeps it listed)."""
+
+    @abstractmethod
+    def _put(self, key: str, value: str) -> None:
+        """Keep `value` under `key` (lagbot.core.keys) for `ROOT_KEEP` seconds."""
+
+    @abstractmethod
+    def _get(self, key: str) -> str | None:
+        """What `_put` kept under `key` (None when nothing, or expired)."""
+
+    @abstractmethod
+    def _replace_root_record(self, incident_id: str, root: str) -> None:
+        """Keep `root` as the incident's root, marked as a replacement, and forget its table reply (its thread is the
+        lost one)."""
+
+    @abstractmethod
+    def _keep_proposal_message(self, message: proposal_messages.ProposalMessage) -> None:
+        """Where a reply with buttons landed, kept for each of its proposals (lagbot.service.proposal_messages)."""
 
     def deliver(
         self,
@@ -276,7 +304,7 @@ class Outbox:
         With a `fence`, nothing is sent or changed once the lock it names is no longer held with its value.
         """
         report = DeliveryReport()
-        for incident_id in [text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
+        for incident_id in self._pending_ids():
             if deadline is not None and time.monotonic() > deadline:
                 break
             stopped_by = self._drain(incident_id, client, report, on_error, fence)
@@ -294,10 +322,9 @@ class Outbox:
         fence: Fence | None = None,
     ) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
-        key = self._queue(incident_id)
         replaced = False  # one replacement root per round: a root lost again waits for the next round
-        while (raw := self._redis.lindex(key, 0)) is not None:
-            if fence is not None and text(self._redis.get(fence.key) or b"") != fence.value:
+        while (raw := self._head(incident_id)) is not None:
+            if fence is not None and self._fenced_out(fence):
                 return FENCED
             operation = Operation.decode(raw)
             outcome, ts = self._send(operation, client, on_error)
@@ -316,43 +343,35 @@ class Outbox:
                 operation = replace(operation, op=POST_ROOT)  # the new root shows this edit: done with it
             root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
             dead = "" if outcome == "sent" else _dead_letter(raw, ts)
-            done = self._done(
-                keys=[key, self._root_key(incident_id), self._dead, fence.key if fence else key, self._progress],
-                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP, fence.value if fence else "", time.time()],
-            )
-            if done == -1:
+            if self._done(incident_id, raw, root, dead, fence) == -1:
                 return FENCED
             if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
                 self._keep_root_body(operation)
             if outcome == "sent" and operation.op == REPLY and operation.proposals:
-                self._keep_proposal_message(operation, ts)
+                channel, _, where = ts.partition(" ")
+                self._keep_proposal_message(proposal_messages.ProposalMessage(
+                    channel, where, operation.text, operation.blocks, operation.proposals))  # fmt: skip
             if outcome == "sent" and operation.op == REPLY and operation.is_table:
-                self._redis.set(redis_keys.outbox_table(incident_id), ts, ex=ROOT_KEEP)
+                self._put(redis_keys.outbox_table(incident_id), ts)
             if outcome == "sent":
                 report.sent += 1
             else:
                 report.dead += 1
-        self._forget_if_empty(keys=[key, self._pending], args=[incident_id])
+        self._forget_if_empty(incident_id)
         return None
 
     def _keep_root_body(self, operation: Operation) -> None:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
         body = ROOT_BODY_CODEC.encode(RootBody(operation.text, operation.blocks))
-        self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
-
-    def _keep_proposal_message(self, operation: Operation, where: str) -> None:
-        """Where a reply with buttons landed ("<channel id> <ts>"), kept for each of its proposals."""
-        channel, _, ts = where.partition(" ")
-        message = proposal_messages.ProposalMessage(channel, ts, operation.text, operation.blocks, operation.proposals)
-        proposal_messages.keep(self._redis, message, ttl=ROOT_KEEP)
+        self._put(redis_keys.outbox_root_body(operation.incident_id), body)
 
     def _edit_table(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> None:
         """Edit the incident's table reply to the table a root edit carries. Cosmetic: a failure is logged and
         counted, and the root edit stands (the next one carries a newer table)."""
-        where = self._redis.get(redis_keys.outbox_table(operation.incident_id))
+        where = self._get(redis_keys.outbox_table(operation.incident_id))
         if operation.table is None or where is None:
             return
-        channel, _, ts = text(where).partition(" ")
+        channel, _, ts = where.partition(" ")
         table_text, blocks = operation.table
         try:
             client.chat_update(channel=channel, ts=ts, text=table_text, blocks=blocks)
@@ -373,16 +392,14 @@ class Outbox:
         """
         latest = replace(operation, op=POST_ROOT)  # an edit: the new root shows it
         if operation.op != UPDATE_ROOT:
-            stored = self._redis.get(self._root_body_key(operation.incident_id))
+            stored = self._get(redis_keys.outbox_root_body(operation.incident_id))
             body = ROOT_BODY_CODEC.decode(stored) if stored is not None else RootBody()
             latest = replace(latest, text=body.text, blocks=body.blocks)
         root = _with_note(latest)
         outcome, ts = self._send(root, client, on_error)
         if outcome == "sent":
             log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
-            self._redis.set(self._root_key(operation.incident_id), ts, ex=ROOT_KEEP)
-            self._redis.set(redis_keys.outbox_root_replaced(operation.incident_id), "1", ex=ROOT_KEEP)
-            self._redis.delete(redis_keys.outbox_table(operation.incident_id))  # its thread is the lost one
+            self._replace_root_record(operation.incident_id, ts)
             self._keep_root_body(latest)
         return outcome, ts
 
@@ -399,7 +416,7 @@ class Outbox:
                 response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
-                if self._redis.exists(redis_keys.outbox_root_replaced(operation.incident_id)):
+                if self._get(redis_keys.outbox_root_replaced(operation.incident_id)) is not None:
                     operation = _with_note(operation)  # a replacement root keeps saying so
                 client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
                 self._edit_table(operation, client, on_error)
@@ -422,6 +439,206 @@ class Outbox:
             log.warning("slack unreachable", extra={"method": method, "error": str(exc)})
             return "transient", "connection_error"
         return "sent", root_ts
+
+
+class RedisOutbox(Outbox):
+    """The queues in Redis (lagbot.core.keys), each atomic step a script."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._redis = client
+        self._pending = redis_keys.OUTBOX_PENDING
+        self._dead = redis_keys.OUTBOX_DEAD
+        self._progress = redis_keys.OUTBOX_PROGRESS
+        self._forget_script = client.register_script(_FORGET_IF_EMPTY)
+        self._enqueue_script = client.register_script(_ENQUEUE)
+        self._done_script = client.register_script(_DONE)
+
+    def _enqueue(self, incident_id: str, raw: str, *, is_edit: bool, now: float) -> None:
+        self._enqueue_script(
+            keys=[redis_keys.outbox_queue(incident_id), self._pending],
+            args=[raw, "1" if is_edit else "0", incident_id, now],
+        )
+
+    def root(self, incident_id: str) -> tuple[str, str] | None:
+        value = self._redis.get(redis_keys.outbox_root(incident_id))
+        if value is None:
+            return None
+        channel, _, ts = text(value).partition(" ")
+        return channel, ts
+
+    def pending(self) -> int:
+        pipe = self._redis.pipeline(transaction=False)
+        for incident_id in self._redis.zrange(self._pending, 0, -1):
+            pipe.llen(redis_keys.outbox_queue(text(incident_id)))
+        return sum(int(n) for n in pipe.execute())
+
+    def stalled_for(self, *, now: float) -> float:
+        oldest = self._redis.zrange(self._pending, 0, 0, withscores=True)
+        if not oldest:
+            return 0.0
+        progress = self._redis.get(self._progress)
+        since = max(float(oldest[0][1]), float(progress) if progress is not None else 0.0)
+        return max(0.0, now - since)
+
+    def dead_letters(self) -> list[DeadLetter]:
+        return [DEAD_LETTER_CODEC.decode(raw) for raw in self._redis.lrange(self._dead, 0, -1)]
+
+    def _pending_ids(self) -> list[str]:
+        return [text(i) for i in self._redis.zrange(self._pending, 0, -1)]
+
+    def _head(self, incident_id: str) -> str | bytes | None:
+        head: str | bytes | None = self._redis.lindex(redis_keys.outbox_queue(incident_id), 0)
+        return head
+
+    def _fenced_out(self, fence: Fence) -> bool:
+        return text(self._redis.get(fence.key) or b"") != fence.value
+
+    def _done(self, incident_id: str, raw: str | bytes, root: str, dead: str, fence: Fence | None) -> int:
+        key = redis_keys.outbox_queue(incident_id)
+        return int(
+            self._done_script(
+                keys=[
+                    key,
+                    redis_keys.outbox_root(incident_id),
+                    self._dead,
+                    fence.key if fence else key,
+                    self._progress,
+                ],
+                args=[raw, incident_id, root, dead, DEAD_KEEP, ROOT_KEEP, fence.value if fence else "", time.time()],
+            )
+        )
+
+    def _forget_if_empty(self, incident_id: str) -> None:
+        self._forget_script(keys=[redis_keys.outbox_queue(incident_id), self._pending], args=[incident_id])
+
+    def _put(self, key: str, value: str) -> None:
+        self._redis.set(key, value, ex=ROOT_KEEP)
+
+    def _get(self, key: str) -> str | None:
+        value = self._redis.get(key)
+        return None if value is None else text(value)
+
+    def _replace_root_record(self, incident_id: str, root: str) -> None:
+        self._redis.set(redis_keys.outbox_root(incident_id), root, ex=ROOT_KEEP)
+        self._redis.set(redis_keys.outbox_root_replaced(incident_id), "1", ex=ROOT_KEEP)
+        self._redis.delete(redis_keys.outbox_table(incident_id))
+
+    def _keep_proposal_message(self, message: proposal_messages.ProposalMessage) -> None:
+        proposal_messages.keep(self._redis, message, ttl=ROOT_KEEP)
+
+
+class MemoryOutbox(Outbox):
+    """The queues in this process, each operation kept as its stored document (as Redis keeps it); each step holds
+    one lock, so it is atomic as Redis's scripts are. Fences are checked on `board` (the memory locks'
+    lagbot.service.lease.LeaseBoard); kept roots age on `clock`. Proposal messages are kept here
+    (`proposal_message`), not where the remediation side reads them (Redis: lagbot.service.proposal_messages)."""
+
+    def __init__(self, *, board: LeaseBoard | None = None, clock: Callable[[], float] = time.time) -> None:
+        self._board = board or LeaseBoard()
+        self._clock = clock
+        self._queues: dict[str, list[str]] = {}
+        self._since: dict[str, float] = {}
+        self._dead: list[str] = []
+        self._progress: float | None = None
+        self._kept: dict[str, tuple[float, str]] = {}
+        self._lock = threading.RLock()
+
+    def _enqueue(self, incident_id: str, raw: str, *, is_edit: bool, now: float) -> None:
+        with self._lock:
+            queue = self._queues.setdefault(incident_id, [])
+            if is_edit and queue and Operation.decode(queue[-1]).op == UPDATE_ROOT:
+                queue[-1] = raw
+                return
+            queue.append(raw)
+            self._since.setdefault(incident_id, now)
+
+    def root(self, incident_id: str) -> tuple[str, str] | None:
+        value = self._get(redis_keys.outbox_root(incident_id))
+        if value is None:
+            return None
+        channel, _, ts = value.partition(" ")
+        return channel, ts
+
+    def pending(self) -> int:
+        with self._lock:
+            return sum(len(self._queues.get(i, ())) for i in self._since)
+
+    def stalled_for(self, *, now: float) -> float:
+        with self._lock:
+            if not self._since:
+                return 0.0
+            since = max(min(self._since.values()), self._progress or 0.0)
+        return max(0.0, now - since)
+
+    def dead_letters(self) -> list[DeadLetter]:
+        with self._lock:
+            dead = list(self._dead)
+        return [DEAD_LETTER_CODEC.decode(raw) for raw in dead]
+
+    def proposal_message(self, proposal_id: str) -> proposal_messages.ProposalMessage | None:
+        """Where the proposal's buttons were posted (None when never, or no longer kept)."""
+        raw = self._get(redis_keys.proposal_message(proposal_id))
+        return None if raw is None else proposal_messages.ProposalMessage.decode(f"proposal {proposal_id}", raw)
+
+    def _pending_ids(self) -> list[str]:
+        with self._lock:
+            return [i for i, _ in sorted(self._since.items(), key=lambda item: (item[1], item[0]))]
+
+    def _head(self, incident_id: str) -> str | None:
+        with self._lock:
+            queue = self._queues.get(incident_id)
+            return queue[0] if queue else None
+
+    def _fenced_out(self, fence: Fence) -> bool:
+        return not self._board.holds(fence.key, fence.value)
+
+    def _done(self, incident_id: str, raw: str | bytes, root: str, dead: str, fence: Fence | None) -> int:
+        with self._lock:
+            if fence is not None and self._fenced_out(fence):
+                return -1
+            self._progress = time.time()
+            queue = self._queues.get(incident_id, [])
+            if not queue or queue[0] != text(raw):
+                return 0
+            queue.pop(0)
+            root_key = redis_keys.outbox_root(incident_id)
+            if root:
+                self._put(root_key, root)
+            elif (kept := self._get(root_key)) is not None:
+                self._put(root_key, kept)
+            if dead:
+                self._dead = [dead, *self._dead][:DEAD_KEEP]
+            return 1
+
+    def _forget_if_empty(self, incident_id: str) -> None:
+        with self._lock:
+            if not self._queues.get(incident_id):
+                self._queues.pop(incident_id, None)
+                self._since.pop(incident_id, None)
+
+    def _put(self, key: str, value: str) -> None:
+        with self._lock:
+            self._kept[key] = (self._clock() + ROOT_KEEP, value)
+
+    def _get(self, key: str) -> str | None:
+        with self._lock:
+            until, value = self._kept.get(key, (0.0, ""))
+            if self._clock() >= until:
+                self._kept.pop(key, None)
+                return None
+            return value
+
+    def _replace_root_record(self, incident_id: str, root: str) -> None:
+        with self._lock:
+            self._put(redis_keys.outbox_root(incident_id), root)
+            self._put(redis_keys.outbox_root_replaced(incident_id), "1")
+            self._kept.pop(redis_keys.outbox_table(incident_id), None)
+
+    def _keep_proposal_message(self, message: proposal_messages.ProposalMessage) -> None:
+        raw = message.encode()
+        with self._lock:
+            for proposal_id in message.proposals:
+                self._put(redis_keys.proposal_message(proposal_id), raw)
 
 
 def _with_note(operation: Operation) -> Operation:

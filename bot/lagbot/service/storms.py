@@ -14,8 +14,9 @@ post a second per channel) with real incidents queued behind it. So, per channel
   never gets a thread of its own, so the end of a storm of 300 still-lagging groups does not post 300 roots. The
   summary is kept current until every folded incident has resolved, and says so last.
 
-The decisions are pure functions (`now` passed in); `Storms` keeps the state in Redis (lagbot.core.keys, the versioned
-codec) and is used by the leader only (lagbot.service.bot), which queues the summary through the outbox under the
+The decisions are pure functions (`now` passed in); a `Storms` keeps the state (its contract: the class's doc):
+`RedisStorms` in Redis (lagbot.core.keys, the versioned codec), `MemoryStorms` in this process. It is used by the
+leader only (lagbot.service.bot), which queues the summary through the outbox under the
 storm's id, so it is posted once across replicas.
 """
 
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import redis
@@ -252,34 +255,63 @@ def decode_member(raw: str | bytes) -> Member:
     return MEMBER_CODEC.decode(raw)
 
 
-class Storms:
-    """The storms of every channel, in Redis; the leader's (one thread at a time: checks of several clusters may
-    route to one channel)."""
+@dataclass
+class StormWrites:
+    """What one step of the storms changes, written at once (`Storms._commit`)."""
 
-    def __init__(
-        self,
-        client: redis.Redis,
-        config: StormConfig,
-        *,
-        new_id: Callable[[], str] = lambda: f"storm-{uuid.uuid4().hex[:12]}",
-    ) -> None:
-        self._redis = client
+    opens: dict[str, ChannelOpens] = field(default_factory=dict)
+    """channel -> its openings now."""
+    storms: list[Storm] = field(default_factory=list)
+    """Storms as they are now (each live until dropped)."""
+    members: list[tuple[str, str, Member]] = field(default_factory=list)
+    """(storm id, incident id, what the summary shows of it)."""
+    dropped: list[str] = field(default_factory=list)
+    """Storms no longer live (finished, or expired)."""
+
+
+def _new_storm_id() -> str:
+    return f"storm-{uuid.uuid4().hex[:12]}"
+
+
+class Storms(ABC):
+    """The storms of every channel; the leader's (one thread at a time: checks of several clusters may route to one
+    channel).
+
+    Contract (the decisions are this class's, the keeping its subclasses'):
+    - `admit(channel, now=)` counts a new incident of `channel` and returns the id of the storm it is folded into
+      (None: posted as usual), as the pure `admit` decides; the channel's openings and the storm are written together.
+    - `fold(before, incident)` records what the summary shows of a folded incident and marks its storm changed.
+    - `due(emit, now=)` emits each live storm's summary that needs posting or editing now (`next_show`), and moves
+      the storm's state on only after its summary was emitted; a finished storm is no longer `live()`.
+    - Everything is kept `KEEP` seconds after its last change; an expired or unreadable storm is dropped from
+      `live()` without a summary.
+    - `_commit` writes one step's changes all or nothing.
+    """
+
+    def __init__(self, config: StormConfig, *, new_id: Callable[[], str] = _new_storm_id) -> None:
         self.config = config
         self._new_id = new_id
         self._lock = threading.Lock()
 
+    @abstractmethod
     def opens(self, channel: str) -> ChannelOpens:
-        return decode_opens(self._redis.get(redis_keys.storm_channel(channel)))
+        """The channel's openings (empty when none are kept)."""
 
+    @abstractmethod
     def get(self, storm_id: str) -> Storm | None:
-        raw = self._redis.get(redis_keys.storm(storm_id))
-        return None if raw is None else decode_storm(raw)
+        """The storm, None when none is kept. Raises StoredFormatError for one lagbot did not write."""
 
+    @abstractmethod
     def members(self, storm_id: str) -> list[Member]:
-        return [decode_member(raw) for raw in self._redis.hvals(redis_keys.storm_members(storm_id))]
+        """What the storm's summary shows of each of its folded incidents."""
 
+    @abstractmethod
     def live(self) -> list[str]:
-        return sorted(text(i) for i in self._redis.smembers(redis_keys.STORMS))
+        """The ids of the storms not finished, in order."""
+
+    @abstractmethod
+    def _commit(self, writes: StormWrites) -> None:
+        """Write `writes` all or nothing."""
 
     def admit(self, channel: str, *, now: float) -> str | None:
         """A new incident in `channel`: the id of the storm it is folded into, None when it is posted as usual."""
@@ -287,11 +319,8 @@ class Storms:
             opens = self.opens(channel)
             current = self.get(opens.storm_id) if opens.storm_id is not None else None
             admission = admit(opens, current, channel=channel, now=now, config=self.config, new_id=self._new_id)
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.set(redis_keys.storm_channel(channel), _encode(admission.channel), ex=KEEP)
-            if admission.storm is not None:
-                self._put(pipe, admission.storm)
-            pipe.execute()
+            storms = [] if admission.storm is None else [admission.storm]
+            self._commit(StormWrites(opens={channel: admission.channel}, storms=storms))
             return admission.fold_into
 
     def fold(self, before: Incident | None, incident: Incident) -> None:
@@ -301,12 +330,10 @@ class Storms:
             return
         with self._lock:
             storm = self.get(incident.storm)
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.hset(redis_keys.storm_members(incident.storm), incident.id, _encode(Member.of(incident)))
-            pipe.expire(redis_keys.storm_members(incident.storm), KEEP)
+            writes = StormWrites(members=[(incident.storm, incident.id, Member.of(incident))])
             if storm is not None:
-                self._put(pipe, replace(storm, dirty=True))
-            pipe.execute()
+                writes.storms.append(replace(storm, dirty=True))
+            self._commit(writes)
 
     def due(self, emit: Callable[[Show, StormSummary], None], *, now: float) -> int:
         """`emit` every live storm's summary that needs posting or editing now; returns how many.
@@ -324,29 +351,114 @@ class Storms:
                     log.warning("unreadable storm dropped", extra={"storm": storm_id}, exc_info=True)
                     storm = opens = None
                 if storm is None or opens is None:  # expired: nothing left to show
-                    self._redis.srem(redis_keys.STORMS, storm_id)
+                    self._commit(StormWrites(dropped=[storm_id]))
                     continue
                 after, show = next_show(storm, opens, now=now, config=self.config)
                 if show is None and (after.is_on or after.dirty):
                     continue  # nothing to show, nothing that could finish it: its members are not read
                 members = worst_first(self.members(storm_id))
-                pipe = self._redis.pipeline(transaction=True)
+                writes = StormWrites()
                 if after.ended_at is not None and storm.ended_at is None:
-                    pipe.set(redis_keys.storm_channel(storm.channel), _encode(ended_in(opens, after)), ex=KEEP)
+                    writes.opens[storm.channel] = ended_in(opens, after)
                 if after != storm:
-                    self._put(pipe, after)
+                    writes.storms.append(after)
                 if finished(after, members):
-                    pipe.srem(redis_keys.STORMS, storm_id)
+                    writes.dropped.append(storm_id)
                 if show is not None:
                     emit(show, self.summary(after, members, now=now))
                     shown += 1
-                pipe.execute()
+                self._commit(writes)
         return shown
 
     def summary(self, storm: Storm, members: Iterable[Member], *, now: float) -> StormSummary:
         return StormSummary(storm, worst_first(members), self.config.threshold, self.config.window,
                             self.config.worst, now)  # fmt: skip
 
-    def _put(self, pipe: redis.client.Pipeline, storm: Storm) -> None:
-        pipe.set(redis_keys.storm(storm.id), _encode(storm), ex=KEEP)
-        pipe.sadd(redis_keys.STORMS, storm.id)
+
+class RedisStorms(Storms):
+    """The storms in Redis (lagbot.core.keys), each step's writes in one transaction."""
+
+    def __init__(self, client: redis.Redis, config: StormConfig, *, new_id: Callable[[], str] = _new_storm_id) -> None:
+        super().__init__(config, new_id=new_id)
+        self._redis = client
+
+    def opens(self, channel: str) -> ChannelOpens:
+        return decode_opens(self._redis.get(redis_keys.storm_channel(channel)))
+
+    def get(self, storm_id: str) -> Storm | None:
+        raw = self._redis.get(redis_keys.storm(storm_id))
+        return None if raw is None else decode_storm(raw)
+
+    def members(self, storm_id: str) -> list[Member]:
+        return [decode_member(raw) for raw in self._redis.hvals(redis_keys.storm_members(storm_id))]
+
+    def live(self) -> list[str]:
+        return sorted(text(i) for i in self._redis.smembers(redis_keys.STORMS))
+
+    def _commit(self, writes: StormWrites) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        for channel, opens in writes.opens.items():
+            pipe.set(redis_keys.storm_channel(channel), _encode(opens), ex=KEEP)
+        for storm in writes.storms:
+            pipe.set(redis_keys.storm(storm.id), _encode(storm), ex=KEEP)
+            pipe.sadd(redis_keys.STORMS, storm.id)
+        for storm_id, incident_id, member in writes.members:
+            pipe.hset(redis_keys.storm_members(storm_id), incident_id, _encode(member))
+            pipe.expire(redis_keys.storm_members(storm_id), KEEP)
+        for storm_id in writes.dropped:
+            pipe.srem(redis_keys.STORMS, storm_id)
+        pipe.execute()
+
+
+class MemoryStorms(Storms):
+    """The storms in this process, each kept as its stored document (as Redis keeps it) for `KEEP` s on `clock`."""
+
+    def __init__(
+        self,
+        config: StormConfig,
+        *,
+        new_id: Callable[[], str] = _new_storm_id,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(config, new_id=new_id)
+        self._clock = clock
+        self._opens: dict[str, tuple[float, str]] = {}
+        self._storms: dict[str, tuple[float, str]] = {}
+        self._members: dict[str, tuple[float, dict[str, str]]] = {}
+        self._live: set[str] = set()
+
+    def _fresh(self, until: float) -> bool:
+        return self._clock() < until
+
+    def opens(self, channel: str) -> ChannelOpens:
+        until, raw = self._opens.get(channel, (0.0, ""))
+        return decode_opens(raw if self._fresh(until) else None)
+
+    def get(self, storm_id: str) -> Storm | None:
+        until, raw = self._storms.get(storm_id, (0.0, ""))
+        return decode_storm(raw) if self._fresh(until) else None
+
+    def members(self, storm_id: str) -> list[Member]:
+        until, kept = self._members.get(storm_id, (0.0, {}))
+        return [decode_member(raw) for raw in kept.values()] if self._fresh(until) else []
+
+    def live(self) -> list[str]:
+        return sorted(self._live)
+
+    def _commit(self, writes: StormWrites) -> None:
+        until = self._clock() + KEEP
+        encoded = (
+            {channel: _encode(opens) for channel, opens in writes.opens.items()},
+            {storm.id: _encode(storm) for storm in writes.storms},
+            [(storm_id, incident_id, _encode(member)) for storm_id, incident_id, member in writes.members],
+        )  # everything encoded first: a failure writes nothing
+        for channel, raw in encoded[0].items():
+            self._opens[channel] = (until, raw)
+        for storm_id, raw in encoded[1].items():
+            self._storms[storm_id] = (until, raw)
+            self._live.add(storm_id)
+        for storm_id, incident_id, raw in encoded[2]:
+            kept_until, kept = self._members.get(storm_id, (0.0, {}))
+            kept = kept if self._fresh(kept_until) else {}
+            self._members[storm_id] = (until, {**kept, incident_id: raw})
+        self._live.difference_update(writes.dropped)
