@@ -46,7 +46,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redis
 
-from lagbot.app.runner import digest_config_for
 from lagbot.core.config import Settings, build_settings
 from lagbot.devkit.apache_kafka import ApacheKafka, pinned_version
 from lagbot.devkit.embedded import EmbeddedRedis
@@ -58,6 +57,7 @@ from lagbot.service.history import make_history
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.summary import summary_key
 from lagbot.slack.presenter import SlackPresenter
+from lagbot.slack.wiring import digest_config_for
 from tests.support.bot_process import SIGNING_SECRET, BotProcess, wait_for
 
 TOKEN = "xoxb-bench-slack"

@@ -14,7 +14,7 @@ import re
 import pytest
 import redis
 
-from lagbot.app.runner import health
+from lagbot.app.assembly import health
 from lagbot.core import keys
 from lagbot.core.config import Settings, build_settings
 from lagbot.core.messages import slack_escape

@@ -8,11 +8,11 @@ import time
 import pytest
 import redis
 
-from lagbot.app.runner import health
+from lagbot.app.assembly import health
 from lagbot.core.config import Settings
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.bot import OUTBOX_LOCK, Bot, slack_client
-from lagbot.service.lease import FencedLock
+from lagbot.service.lease import RedisFencedLock
 from lagbot.service.outbox import POST_ROOT, REPLY, Fence, Operation
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import wait_for
@@ -39,8 +39,8 @@ def op(kind: str, text: str) -> Operation:
 
 
 def test_the_fenced_lock_is_exclusive_expires_when_its_holder_dies_and_counts_up(redis_client: redis.Redis) -> None:
-    dead = FencedLock(redis_client, OUTBOX_LOCK, holder="dead", ttl=TTL)
-    alive = FencedLock(redis_client, OUTBOX_LOCK, holder="alive", ttl=TTL)
+    dead = RedisFencedLock(redis_client, OUTBOX_LOCK, holder="dead", ttl=TTL)
+    alive = RedisFencedLock(redis_client, OUTBOX_LOCK, holder="alive", ttl=TTL)
     first = dead.acquire()
     assert first == "dead 1"
     assert alive.acquire() is None  # never waits
@@ -62,7 +62,7 @@ def test_a_dead_deliverers_lock_delays_nobody_and_is_taken_over_within_two_lease
     for operation in [op(POST_ROOT, "root"), op(REPLY, "one"), op(REPLY, "two")]:
         bot.outbox.enqueue(operation, now=1.0)
     # Replica "a" took the lock and was killed -9 before delivering anything.
-    assert FencedLock(redis_client, OUTBOX_LOCK, holder="a", ttl=TTL).acquire() == "a 1"
+    assert RedisFencedLock(redis_client, OUTBOX_LOCK, holder="a", ttl=TTL).acquire() == "a 1"
 
     report = bot.deliver()  # a check that delivers: it does not wait for the lock
     assert (report.sent, report.pending) == (0, 3) and slack.calls == []
@@ -81,11 +81,11 @@ def test_a_deliverer_that_lost_the_lock_sends_and_changes_nothing(
 ) -> None:
     bot = replica(redis_client, slack, "b")
     bot.outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
-    paused = FencedLock(redis_client, OUTBOX_LOCK, holder="paused", ttl=TTL)
+    paused = RedisFencedLock(redis_client, OUTBOX_LOCK, holder="paused", ttl=TTL)
     stale = paused.acquire()
     assert stale is not None
     redis_client.delete(OUTBOX_LOCK)  # its lease ran out while it was paused ...
-    current = FencedLock(redis_client, OUTBOX_LOCK, holder="b", ttl=TTL).acquire()  # ... and "b" took over
+    current = RedisFencedLock(redis_client, OUTBOX_LOCK, holder="b", ttl=TTL).acquire()  # ... and "b" took over
     assert current == "b 2"
 
     report = bot.outbox.deliver(bot.slack, fence=Fence(OUTBOX_LOCK, stale))

@@ -231,7 +231,8 @@ def run(*, config: Path | None, verbose: bool) -> int:
     Exit codes: 0 stopped (SIGTERM or Ctrl-C), 3 Slack could not be reached, 4 bad configuration, a missing or
     refused token, an unreachable Redis, 70 internal error.
     """
-    from lagbot.app.runner import SlackUnreachable, run_bot
+    from lagbot.app.assembly import SlackUnreachable
+    from lagbot.app.runner import run_bot
     from lagbot.cli.exits import EXIT_UNREACHABLE
     from lagbot.cli.settings import load_for_cli
     from lagbot.core.logs import configure_logging

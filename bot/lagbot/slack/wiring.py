@@ -1,4 +1,5 @@
-"""What `/lag` needs from the running bot: the `CommandDeps` of lagbot.slack.commands, on top of `Bot`.
+"""What `/lag` needs from the running bot: the `CommandDeps` of lagbot.slack.commands, on top of `Bot`, given
+whole at construction (lagbot.app.assembly builds it).
 
 Any replica can answer: verdicts come from the windows in Redis (shared by all replicas), and a fresh
 check of one group samples only that group into a private copy of its window before judging it: a
@@ -8,27 +9,45 @@ check of one group samples only that group into a private copy of its window bef
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from lagbot.core.config import Settings
+from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.engine.check import Checker
 from lagbot.service.bot import Bot
+from lagbot.service.remediate import Remediator
 from lagbot.service.silences import SilenceStore
 from lagbot.slack.commands import Reply
 from lagbot.slack.guard import CommandGuard
+from lagbot.slack.replies import audit_reply, remediate_reply
 from lagbot.slack.subcommands import run_command
 
 
-class BotCommands:
-    """Implements lagbot.slack.commands.CommandDeps for one replica."""
+def digest_config_for(settings: Settings, channel: str) -> DigestConfig:
+    """The configured digest of `channel`, else a default one (what `/lag digest` posts there)."""
+    return next((d for d in settings.digest.channels if d.channel == channel), DigestConfig(channel=channel))
 
-    def __init__(self, bot: Bot, silences: SilenceStore) -> None:
+
+class BotCommands:
+    """Implements lagbot.slack.commands.CommandDeps for one replica.
+
+    `remediator`: the bot's remediation side (`/lag remediate`; none: "not available"). `guard`: ids, rate limits
+    and the policy's word in front of every command (none: commands run unguarded, as in tests of one handler).
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        silences: SilenceStore,
+        *,
+        remediator: Remediator | None = None,
+        guard: CommandGuard | None = None,
+    ) -> None:
         self.bot = bot
         self._silences = silences
-        self.digest: Callable[[str], object] | None = None
-        self.audit_reply: Callable[[str, str], Reply] | None = None
-        self.remediate_reply: Callable[[str, str, str, str, Sequence[str]], Reply] | None = None
-        self.guard: CommandGuard | None = None
+        self.remediator = remediator
+        self.guard = guard
 
     @property
     def silences(self) -> SilenceStore:
@@ -61,19 +80,16 @@ class BotCommands:
         return verdicts[0]
 
     def post_digest(self, channel: str) -> None:
-        if self.digest is None:
-            raise NotImplementedError
-        self.digest(channel)
+        self.bot.digest(digest_config_for(self.bot.settings, channel))
 
     def audit(self, cluster: str, group: str) -> Reply:
-        if self.audit_reply is None:
-            raise NotImplementedError
-        return self.audit_reply(cluster, group)
+        return audit_reply(self.bot, cluster, group)
 
     def remediate(self, cluster: str, group: str, action: str, user: str, *, args: Sequence[str]) -> Reply:
-        if self.remediate_reply is None:
-            raise NotImplementedError
-        return self.remediate_reply(cluster, group, action, user, args)
+        if self.remediator is None:
+            raise NotImplementedError  # a bot without remediations: "not available" (lagbot.slack.subcommands)
+        verdict = self.check_group(cluster, group)
+        return remediate_reply(self.remediator, verdict, action, user, args, now=self.bot.clock())
 
     def report(self, channel: str, days: int, *, public: bool) -> Reply:
         from lagbot.slack.history_replies import report_reply
