@@ -76,9 +76,7 @@ def commands(redis_client: redis.Redis) -> Iterator[BotCommands]:
     with SlackEmulator(token=TOKEN).start() as slack:
         bot = Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy,
                   clock=lambda: END)  # fmt: skip
-        deps = BotCommands(bot, RedisSilenceStore(redis_client))
-        deps.known_groups = lambda: {"prod": [GROUP]}  # type: ignore[method-assign]  # the windows are not filled here
-        deps.guard = CommandGuard(
+        guard = CommandGuard(
             client=redis_client,
             policy=policy,
             directory=ApproverDirectory(bot.slack, cache=MemoryUsergroupCache()),
@@ -86,6 +84,8 @@ def commands(redis_client: redis.Redis) -> Iterator[BotCommands]:
             limits=settings.slack.command_limits,
             digest_channels={CHANNEL},
         )
+        deps = BotCommands(bot, RedisSilenceStore(redis_client), guard=guard)
+        deps.known_groups = lambda: {"prod": [GROUP]}  # type: ignore[method-assign]  # the windows are not filled here
         yield deps
 
 
@@ -148,9 +148,13 @@ def test_a_report_digest_posts_the_report_and_the_month_chart(redis_client: redi
     store_nights(redis_client, settings, GROUP)
     with SlackEmulator(token=TOKEN).start() as slack:
         bot = Bot.on_redis(
-            settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), clock=lambda: END
+            settings,
+            redis_client,
+            slack_client(TOKEN, slack.api_url),
+            SlackPresenter(),
+            clock=lambda: END,
+            report_composer=lambda bot, config, now: compose_report(bot, config, now=now),
         )
-        bot.report_composer = lambda config, now: compose_report(bot, config, now=now)
         config: DigestConfig = settings.digest.channels[0]
 
         posted = bot.digest(config)
