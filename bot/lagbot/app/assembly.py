@@ -106,14 +106,15 @@ def connect_redis(settings: Settings) -> redis.Redis:
     return client
 
 
-def build_guard(bot: Bot, policy: Policy, directory: ApproverDirectory) -> CommandGuard:
-    """Ids, rate limits and the policy's word for every `/lag` command; digests where configured."""
+def build_guard(bot: Bot, client: redis.Redis, policy: Policy, directory: ApproverDirectory) -> CommandGuard:
+    """Ids, rate limits (counted in `client`'s Redis) and the policy's word for every `/lag` command; digests where
+    configured."""
     settings = bot.settings
     digest_channels = {d.channel for d in settings.digest.channels}
     if settings.slack.default_channel:
         digest_channels.add(settings.slack.default_channel)
     return CommandGuard(
-        client=bot.redis,
+        client=client,
         policy=policy,
         directory=directory,
         audit=bot.audit,
@@ -247,7 +248,7 @@ def assemble(settings: Settings, environ: Mapping[str, str]) -> Parts:
     )
     assert isinstance(bot.remediations, Remediator)  # built by remediator_of
     remediator = bot.remediations
-    guard = build_guard(bot, policy, directory)
+    guard = build_guard(bot, client, policy, directory)
     commands = BotCommands(bot, silences, remediator=remediator, guard=guard)
     app = start_app(settings, slack, secrets, commands, remediator, bot)
     refuse_replays(app, ReplayGuard(client))
