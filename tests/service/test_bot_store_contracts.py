@@ -30,7 +30,8 @@ from lagbot.service.lease import (
     RedisFencedLock,
     RedisLease,
 )
-from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Fence, MemoryOutbox, Operation, Outbox, RedisOutbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Fence, Operation, Outbox
+from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
 from lagbot.service.state_epoch import EpochMarker, MemoryStateEpoch, RedisStateEpoch, StateEpoch
 from lagbot.service.storms import MemoryStorms, RedisStorms, Show, Storms, StormSummary
 from tests.support.waiting import wait_for

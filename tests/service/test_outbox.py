@@ -11,7 +11,8 @@ import redis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service import proposal_messages
 from lagbot.service.bot import slack_client
-from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, RedisOutbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation
+from lagbot.service.outbox_stores import RedisOutbox
 from lagbot.service.proposal_messages import ProposalMessage
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,8 @@ import redis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service import wording as service_wording
 from lagbot.service.bot import slack_client
-from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, RedisOutbox
+from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation
+from lagbot.service.outbox_stores import RedisOutbox
 
 pytestmark = pytest.mark.integration
 TOKEN = "xoxb-lost-root"

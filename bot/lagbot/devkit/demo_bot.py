@@ -59,7 +59,7 @@ from lagbot.remediations.executors.base import ExecutorError
 from lagbot.remediations.executors.config import LocalConfig
 from lagbot.service.audit import AuditEntry, AuditLog
 from lagbot.service.incidents import Incident, RedisIncidentStore
-from lagbot.service.outbox import RedisOutbox
+from lagbot.service.outbox_stores import RedisOutbox
 
 T = TypeVar("T")
 

@@ -33,7 +33,8 @@ from lagbot.service.lease import (
     RedisFencedLock,
     RedisLease,
 )
-from lagbot.service.outbox import MemoryOutbox, Outbox, RedisOutbox
+from lagbot.service.outbox import Outbox
+from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
 from lagbot.service.rollups import make_tiered_history
 from lagbot.service.state_epoch import EpochMarker, MemoryStateEpoch, RedisStateEpoch, StateEpoch
 from lagbot.service.storms import MemoryStorms, RedisStorms, Storms
