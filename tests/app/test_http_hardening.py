@@ -183,6 +183,14 @@ def test_a_correct_command_still_runs(server: BotHTTPServer) -> None:
     assert post(server.port, body.encode(), signed(body))[0] == 200
 
 
+def closed_without_an_answer(sock: socket.socket) -> bool:
+    """The server closed the connection and sent nothing (an end of stream, or a reset: it had unread data)."""
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+
+
 def test_clients_that_never_send_a_body_hold_no_threads_and_health_is_answered(
     server: BotHTTPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -197,14 +205,15 @@ def test_clients_that_never_send_a_body_hold_no_threads_and_health_is_answered(
                 b"Content-Length: 100\r\n\r\n"
             )
             slow.append(sock)
-        wait_for("the server to hold the 300 slow connections", lambda: server._server.connections() == 300, 10)
+        wait_for("the server to hold the 300 slow connections", lambda: server.connections() == 300, 10)
         with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/healthz", timeout=5) as response:
             assert (response.status, json.loads(response.read())) == (200, {"ok": True})
         assert threading.active_count() <= threads_before + 4  # the pool, whatever the clients hold
-        # Past the read timeout every slow client is answered 408 and closed.
+        # Idle past the read timeout (waitress's channel_timeout), every slow client is closed without an answer
+        # (waitress sends no 408; docs/security.md).
         for sock in slow:
-            assert sock.recv(1024).startswith(b"HTTP/1.1 408 ")
-        wait_for("the reader to forget the slow connections", lambda: server._server.connections() == 0, 5)
+            assert closed_without_an_answer(sock)
+        wait_for("the server to forget the slow connections", lambda: server.connections() == 0, 5)
     finally:
         for sock in slow:
             sock.close()

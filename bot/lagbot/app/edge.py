@@ -1,0 +1,101 @@
+"""One HTTP listener on waitress: one loop reads every connection without blocking, and only complete requests
+reach a fixed pool of threads, so a client that sends its headers and never its body holds no thread.
+
+Each listener has its own socket map, loop thread and threads, so two listeners (Slack's and the probes') never
+wait on each other. What waitress does with a bad client: a connection idle for `channel_timeout` (nothing read,
+nothing answered) is closed without an answer; headers over `max_header` get 431, a body over `max_body` 413;
+past `connection_limit` open connections it stops accepting until some close (new ones wait in the kernel's
+backlog). Proxy headers (Forwarded, X-Forwarded-*) are stripped: no proxy is trusted, so `REMOTE_ADDR` is the peer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, cast
+
+from waitress import wasyncore
+from waitress.server import BaseWSGIServer, create_server
+
+from lagbot.app.client_limits import WSGIApp
+
+log = logging.getLogger(__name__)
+
+IDENT = "lagbot"
+
+
+class Listener:
+    """A waitress server on (host, port) answering with `app` on `threads` threads; bound when made, served from
+    `start` to `stop`."""
+
+    def __init__(
+        self,
+        app: WSGIApp,
+        *,
+        host: str,
+        port: int,
+        threads: int,
+        channel_timeout: float,
+        connection_limit: int,
+        max_header: int,
+        max_body: int,
+        name: str,
+    ) -> None:
+        self._map: dict[int, Any] = {}
+        server = create_server(
+            app,
+            map=self._map,
+            host=host,
+            port=port,
+            threads=threads,
+            channel_timeout=channel_timeout,
+            cleanup_interval=max(0.5, min(30.0, channel_timeout / 2)),
+            connection_limit=connection_limit,
+            max_request_header_size=max_header,
+            max_request_body_size=max_body,
+            asyncore_use_poll=True,  # select() stops at 1024 descriptors
+            backlog=1024,
+            ident=IDENT,
+            expose_tracebacks=False,
+            clear_untrusted_proxy_headers=True,
+            log_untrusted_proxy_headers=False,
+        )
+        assert isinstance(server, BaseWSGIServer)  # one address to listen on: never a MultiSocketServer
+        self._server = server
+        bound_host, bound_port = server.getsockname()
+        self._address = (str(bound_host), int(bound_port))
+        self._name = name
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def server_address(self) -> tuple[str, int]:
+        return self._address
+
+    def connections(self) -> int:
+        """Connections open on this listener (reading a request, waiting for its answer, or idle)."""
+        channels: dict[int, Any] = cast(dict[int, Any], self._server.active_channels)  # the stubs say one channel
+        return len(channels)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name=f"{self._name}-loop", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread.is_alive():
+            self._server.pull_trigger()  # wakes the loop's poll at once
+            self._thread.join(timeout=10)
+        else:
+            wasyncore.close_all(self._map)
+        self._server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+
+    def _loop(self) -> None:
+        timeout = self._server.adj.asyncore_loop_timeout
+        try:
+            while not self._stop.is_set() and self._map:
+                wasyncore.loop(timeout=timeout, map=self._map, use_poll=True, count=1)
+        except Exception:  # the loop is waitress's; if it ever fails, say so once and stop serving
+            log.exception("http listener stopped", extra={"listener": self._name})
+        finally:
+            wasyncore.close_all(self._map)
