@@ -1,5 +1,6 @@
 """The HTTP server under malformed and slow requests: the signature first, a 4xx and one log line for every bad
-request, never a 500 or a dropped connection, and a bounded number of threads whatever clients do."""
+request, never a 500 or a dropped connection, and a bounded number of threads whatever clients do; a client that
+never finishes its request is closed once idle past the read timeout (waitress: no 408)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,10 @@ from lagbot.app.client_limits import WSGIApp
 log = logging.getLogger(__name__)
 
 IDENT = "lagbot"
+BACKLOG = 4_096
+"""Connections the kernel queues before the loop accepts them (capped by net.core.somaxconn). The loop accepts one
+connection a turn: when a thousand slow clients reconnect at once, a queue of waitress's default 1,024 overflowed
+and a signed command's connection waited for its SYN to be sent again (1 s, then 3 s: bench/http_edge.py)."""
 
 
 class Listener:
@@ -54,7 +58,7 @@ class Listener:
             max_request_header_size=max_header,
             max_request_body_size=max_body,
             asyncore_use_poll=True,  # select() stops at 1024 descriptors
-            backlog=1024,
+            backlog=BACKLOG,
             ident=IDENT,
             expose_tracebacks=False,
             clear_untrusted_proxy_headers=True,
