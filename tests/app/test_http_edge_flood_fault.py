@@ -4,7 +4,8 @@ unsigned junk requests, while signed commands and health checks go on. The repor
 The edge is waitress (lagbot.app.edge): one loop reads every connection, only complete requests reach the threads,
 and the probes have a listener of their own (`http.health_port`). Asserted: while the flood holds its 1,000
 connections and the junk is sent, every health check on the probes' port and every signed command is answered
-within Slack's 3 s (each request's timeout), each junk request gets its 401, and the flood is still held at the end.
+within Slack's 3 s (each request's timeout), each junk request gets its 401, and the flood is still held at the end;
+then the flood reconnects all at once and a command right behind it is answered within 3 s as well.
 Real sockets on loopback (client addresses 127.0.0.2 to 127.0.0.41), the bolt app as `lagbot run` builds it,
 correctly signed commands.
 """
@@ -161,6 +162,14 @@ def test_fault_health_and_signed_commands_answer_while_a_thousand_connections_ha
         assert junk == [b"HTTP/1.1 401 Unauthorized\r\n"] * JUNK_COUNT
         assert server.connections() >= held  # the flood was held all along
         assert [still_open(sock) for sock in flood] == [True] * held
+        # The flood reconnects all at once (as when its connections time out together): a signed command and a probe
+        # right behind the thousand new connections are answered within Slack's 3 s too.
+        for sock in flood:
+            sock.close()
+        flood = [held_open(server.port, source) for source in ADDRESSES for _ in range(PER_ADDRESS)]
+        assert signed_command_status(server.port, "help again")[0] == 200
+        assert health_status(health_port) == 200
+        wait_for("the server to hold the new flood", lambda: server.connections() == held, 30)
     finally:
         for sock in flood:
             sock.close()
