@@ -13,12 +13,13 @@ the flood and the commands, as its flood test set it) and `waitress`. Against ea
 - the junk: unsigned POSTs to /slack/events (each its own connection, from 127.0.0.99), --junk-threads senders
   without a pause, counted;
 - meanwhile, from 127.0.0.1, in turn: a signed `/lag help` to /slack/events and a GET /healthz on the probes'
-  port, --samples of each, each with Slack's 3 s as its timeout. Their latency (median, p99, worst) and how many
-  were not answered 200 within 3 s.
+  port, each with Slack's 3 s as its timeout, for --seconds (25: past the 10 s read timeout twice, so the flood is
+  closed and reconnects; at most --max-samples of each). Their latency (median, p99, worst) and how many were not
+  answered 200 within 3 s.
 
 Memory: the server process's resident set (VmRSS) once started, and its peak (VmHWM) at the end; its threads.
 
-    .venv/bin/python bench/http_edge.py [--flood 1000] [--samples 200] [--junk-threads 2]
+    .venv/bin/python bench/http_edge.py [--flood 1000] [--seconds 25] [--junk-threads 2]
                                         [--edges old,old-wide,waitress]
 """
 
@@ -237,7 +238,7 @@ def kilobytes(value: str) -> float:
     return float(value.split()[0]) / 1024
 
 
-def run_edge(edge: str, flood_size: int, samples: int, junk_threads: int) -> Result:
+def run_edge(edge: str, flood_size: int, seconds: float, max_samples: int, junk_threads: int) -> Result:
     process = subprocess.Popen(
         [sys.executable, __file__, "--serve", edge, "--flood", str(flood_size)],
         stdin=subprocess.PIPE,
@@ -263,7 +264,9 @@ def run_edge(edge: str, flood_size: int, samples: int, junk_threads: int) -> Res
         for sender in senders:
             sender.start()
         started = time.monotonic()
-        for i in range(samples):
+        for i in range(max_samples):
+            if time.monotonic() - started >= seconds:
+                break
             result.commands.append(timed(partial(command, port, response_url, i)))
             result.probes.append(timed(partial(health, health_port)))
         result.seconds = time.monotonic() - started
@@ -298,7 +301,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", choices=EDGES, help=argparse.SUPPRESS)
     parser.add_argument("--flood", type=int, default=1_000)
-    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=25.0)
+    parser.add_argument("--max-samples", type=int, default=5_000)
     parser.add_argument("--junk-threads", type=int, default=2)
     parser.add_argument("--edges", default=",".join(EDGES))
     args = parser.parse_args()
@@ -311,10 +315,10 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.flood + 1_024)), hard))
     print(
         f"flood {args.flood} held connections (re-opened when closed), {args.junk_threads} junk senders, "
-        f"{args.samples} signed commands and {args.samples} probes; load average {os.getloadavg()[0]:.2f}"
+        f"signed commands and probes in turn for {args.seconds:g} s; load average {os.getloadavg()[0]:.2f}"
     )
     for edge in args.edges.split(","):
-        result = run_edge(edge, args.flood, args.samples, args.junk_threads)
+        result = run_edge(edge, args.flood, args.seconds, args.max_samples, args.junk_threads)
         junk = sum(result.junk.values())
         print(f"\n{edge}: {result.seconds:.1f} s under the load; load average {os.getloadavg()[0]:.2f}")
         print(describe("signed /lag", result.commands))

@@ -29,7 +29,7 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
-from lagbot.app.client_limits import ClientLimits, Environ, StartResponse
+from lagbot.app.client_limits import ClientLimits, Environ, StartResponse, WSGIApp
 from lagbot.app.edge import Listener
 from lagbot.slack.gate import check_shape, form_body, verify_signature
 
@@ -102,19 +102,23 @@ class BotHTTPServer:
         self.clock = clock
         self.limits = ClientLimits(self._serve, max_in_flight=max_per_client, rate=rate_per_client)
         """Per client address: requests in flight (`max_per_client`) and a rate (`rate_per_client` a second)."""
-        common: dict[str, Any] = {"host": host, "channel_timeout": read_timeout, "connection_limit": connection_limit}
-        self._server = Listener(
-            self.limits, port=port, threads=workers, max_header=MAX_HEADER, max_body=MAX_BODY, name="http", **common
-        )
-        self._health = (
-            None
-            if health_port is None
-            else Listener(
-                self._serve_probe, port=health_port, threads=2, max_header=8_192, max_body=0, name="probes", **common
+
+        def listener(serve: WSGIApp, port: int, threads: int, max_header: int, max_body: int, name: str) -> Listener:
+            return Listener(
+                serve, host=host, port=port, threads=threads, channel_timeout=read_timeout,
+                connection_limit=connection_limit, max_header=max_header, max_body=max_body, name=name,
+            )  # fmt: skip
+
+        self._server = listener(self.limits, port, workers, MAX_HEADER, MAX_BODY, "http")
+        # The probes' own listener (`/livez`, `/healthz`, `/metrics`): its own loop and threads, never queued behind
+        # Slack's requests or whatever holds the main port's connections.
+        try:
+            self._health = (
+                None if health_port is None else listener(self._serve_probe, health_port, 2, 8_192, 0, "probes")
             )
-        )
-        """The probes' own listener (`/livez`, `/healthz`, `/metrics`): its own loop and threads, never queued behind
-        Slack's requests or whatever holds the main port's connections."""
+        except OSError:  # the probes' port is taken: let go of the main one too
+            self._server.stop()
+            raise
 
     @property
     def port(self) -> int:
