@@ -3,9 +3,11 @@
 Each edge runs in a process of its own (`BotHTTPServer` as `lagbot run` builds it in HTTP mode: the bolt app, the
 probes on a listener of their own, 8 threads, a 10 s read timeout, 64 per client), one after the other in one run.
 The front before the swap is read from git at OLD_COMMIT (bot/lagbot/app/http_front.py and server.py, the last
-commit that had them), so both are measured on this machine in one run. Three edges: `old` (the home-made front
+commit that had them), so both are measured on this machine in one run. Four edges: `old` (the home-made front
 as `lagbot run` built it: at most 1,000 open connections, beyond closed at once), `old-wide` (the same with room for
-the flood and the commands, as its flood test set it) and `waitress`. Against each, from this process:
+the flood and the commands, as its flood test set it), `waitress-one-accept` (lagbot.app.edge accepting one
+connection a loop turn, as waitress does alone) and `waitress` (lagbot.app.edge as shipped). Against each, from
+this process:
 
 - the flood: --flood connections (from 40 loopback addresses, 127.0.0.2 to .41) each holding an unfinished request
   (headers announcing a body never sent); every connection the server closes (a 408, or closed idle) is opened
@@ -17,10 +19,13 @@ the flood and the commands, as its flood test set it) and `waitress`. Against ea
   closed and reconnects; at most --max-samples of each). Their latency (median, p99, worst) and how many were not
   answered 200 within 3 s.
 
+Then the whole flood reconnects at once and one signed command is sent right behind it: its latency (waited for up
+to 30 s, so a late answer is measured, not cut at 3 s).
+
 Memory: the server process's resident set (VmRSS) once started, and its peak (VmHWM) at the end; its threads.
 
     .venv/bin/python bench/http_edge.py [--flood 1000] [--seconds 25] [--junk-threads 2]
-                                        [--edges old,old-wide,waitress]
+                                        [--edges old,old-wide,waitress-one-accept,waitress]
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-EDGES = ["old", "old-wide", "waitress"]
+EDGES = ["old", "old-wide", "waitress-one-accept", "waitress"]
 OLD_COMMIT = "c67f9a0cea5c17b4827ec90ea8860600c719b27b"
 """The last commit with the home-made front (lagbot.app.http_front)."""
 SECRET = "bench-secret"
@@ -105,6 +110,10 @@ def serve(edge: str, flood: int) -> None:
         )  # fmt: skip
         if edge == "old-wide":  # what its flood test set: room for the flood and the commands
             server._server.max_connections = flood + 100
+        if edge == "waitress-one-accept":  # what waitress does alone: one accept a loop turn
+            import lagbot.app.edge
+
+            lagbot.app.edge.ACCEPTS_PER_TURN = 1
         with server:
             server.start()
             ports = {"port": server.port, "health_port": server.health_port, "response_url": slack.response_url()}
@@ -194,7 +203,7 @@ def health(port: int) -> int:
         connection.close()
 
 
-def command(port: int, response_url: str, i: int) -> int:
+def command(port: int, response_url: str, i: int, timeout: float = DEADLINE) -> int:
     from lagbot.devkit.signed import signature
 
     body = urlencode({"command": "/lag", "text": f"help {i}", "user_id": "U1", "channel_id": "C1", "team_id": "T1",
@@ -205,7 +214,7 @@ def command(port: int, response_url: str, i: int) -> int:
         "X-Slack-Request-Timestamp": str(ts),
         "X-Slack-Signature": signature(SECRET, ts, body),
     }
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=DEADLINE)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         connection.request("POST", "/slack/events", body=body.encode(), headers=headers)
         response = connection.getresponse()
@@ -227,6 +236,7 @@ class Result:
     rss_peak_mb: float = 0.0
     threads: int = 0
     seconds: float = 0.0
+    behind_burst: tuple[float, bool] = (0.0, False)
 
 
 def proc_status(pid: int) -> dict[str, str]:
@@ -277,6 +287,10 @@ def run_edge(edge: str, flood_size: int, seconds: float, max_samples: int, junk_
             sender.join(timeout=10)
         flood.stop()
         result.flood_reopened, result.flood_refused = flood.reopened, flood.refused
+        burst = Flood(port, flood_size)  # the whole flood reconnects at once; a command right behind it
+        burst.start()
+        result.behind_burst = timed(partial(command, port, response_url, max_samples, 30.0))
+        burst.stop()
     finally:
         process.stdin.close()
         process.wait(timeout=30)
@@ -324,6 +338,9 @@ def main() -> None:
         print(describe("signed /lag", result.commands))
         print(describe("GET /healthz", result.probes))
         print(f"  junk sent        {junk} ({junk / result.seconds:.0f}/s): {dict(sorted(result.junk.items()))}")
+        took, ok = result.behind_burst
+        print(f"  behind a burst   a signed /lag right behind {args.flood} reconnections: {took * 1000:.0f} ms, "
+              f"{'200' if ok else 'not answered 200'}")  # fmt: skip
         print(f"  flood            re-opened {result.flood_reopened}, refused on connect {result.flood_refused}")
         print(
             f"  server process   RSS {result.rss_start_mb:.1f} MB started, peak {result.rss_peak_mb:.1f} MB; "
