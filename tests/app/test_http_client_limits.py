@@ -115,3 +115,28 @@ def test_a_client_over_its_rate_gets_429_and_others_are_answered() -> None:
         assert [get(server.port, "/metrics", "127.0.0.7")[0] for _ in range(burst)] == [200] * burst
         assert get(server.port, "/metrics", "127.0.0.7") == (429, too_fast(0.001, burst).encode(), "1")
         assert get(server.port, "/metrics", "127.0.0.8") == (200, b"m\n", None)
+
+
+def test_one_client_never_holds_every_thread_whatever_its_limit() -> None:
+    release = threading.Event()
+
+    def health() -> tuple[bool, dict[str, Any]]:
+        return release.wait(30), {"ok": True}
+
+    with BotHTTPServer(
+        host="127.0.0.1", port=0, app=None, health=health, metrics=lambda: b"m\n", workers=3, max_per_client=64
+    ) as server:
+        server.start()
+        answers: list[tuple[int, bytes, str | None]] = []
+        held = [
+            threading.Thread(target=lambda: answers.append(get(server.port, "/healthz", "127.0.0.9"))) for _ in "ab"
+        ]
+        for thread in held:
+            thread.start()
+        wait_for("two of the three threads on one client", lambda: server.limits.in_flight("127.0.0.9") == 2, 10)
+        assert get(server.port, "/livez", "127.0.0.9") == (429, too_many_in_flight(2).encode(), "1")
+        assert get(server.port, "/livez", "127.0.0.10") == (200, b'{"live": true}', None)  # the thread left over
+        release.set()
+        for thread in held:
+            thread.join(timeout=10)
+        assert answers == [(200, b'{"ok": true}', None)] * 2

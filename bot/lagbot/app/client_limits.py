@@ -1,7 +1,8 @@
 """Per-client limits on the HTTP edge: a WSGI layer keyed by the client's address that answers 429 to a client over
 its share, before the request reaches the app.
 
-Two limits, each optional: requests one client may have in flight at once (queued or being answered), and a rate
+Two limits, each optional: requests one client may have in flight at once (being answered, each on one of the
+server's threads: a request waiting for a thread is not seen here yet), and a rate
 (a token bucket: `burst` requests at once, refilled at `rate` a second). The client is the WSGI `REMOTE_ADDR`: the
 peer's address, or the one a trusted proxy names when the server is told to trust it. Connections that never finish
 a request never reach this layer: the server closes them after its channel timeout, and connections per client are

@@ -100,8 +100,11 @@ class BotHTTPServer:
         self.health = health
         self.metrics = metrics
         self.clock = clock
-        self.limits = ClientLimits(self._serve, max_in_flight=max_per_client, rate=rate_per_client)
-        """Per client address: requests in flight (`max_per_client`) and a rate (`rate_per_client` a second)."""
+        self.limits = ClientLimits(
+            self._serve, max_in_flight=in_flight_limit(max_per_client, workers), rate=rate_per_client
+        )
+        """Per client address: requests being answered at once (`max_per_client`, and never every thread) and a rate
+        (`rate_per_client` a second)."""
 
         def listener(serve: WSGIApp, port: int, threads: int, max_header: int, max_body: int, name: str) -> Listener:
             return Listener(
@@ -207,6 +210,12 @@ class BotHTTPServer:
         extra = {k: str(v[0] if isinstance(v, list | tuple) else v) for k, v in response.headers.items()}
         content_type = extra.pop("content-type", "text/plain;charset=utf-8")
         return Answer(response.status, str(response.body).encode(), content_type, extra)
+
+
+def in_flight_limit(max_per_client: int | None, workers: int) -> int | None:
+    """Requests one client may have answered at once: `max_per_client`, and at most all threads but one, so one
+    client never holds every thread (None: no limit)."""
+    return None if max_per_client is None else max(1, min(max_per_client, workers - 1))
 
 
 def read_request(environ: Environ) -> Request:

@@ -309,8 +309,8 @@ class HttpConfig(_Strict):
     """A listener of its own for /livez, /healthz and /metrics (also served on `port`): probes never wait behind
     Slack's requests or connections held open on `port`."""
     max_connections_per_client: int = Field(default=64, ge=1)
-    """Requests one client address may have in flight at once (queued or being answered); beyond, 429. Connections
-    per client are capped at the ingress (docs/security.md)."""
+    """Requests one client address may have answered at once (and never on every thread of the server); beyond, 429.
+    Connections per client are capped at the ingress (docs/security.md)."""
     outbox_stalled_after: Duration = Field(default=300.0, gt=0)
     """/healthz reports unhealthy when queued Slack messages have not moved for this long."""
 
