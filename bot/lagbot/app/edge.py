@@ -91,6 +91,9 @@ class Listener:
         self._address = (str(bound_host), int(bound_port))
         self._name = name
         self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._running = False
+        self._closed = False
         self._thread: threading.Thread | None = None
 
     @property
@@ -102,17 +105,23 @@ class Listener:
         return self._server.open_connections()
 
     def start(self) -> None:
+        with self._lock:
+            self._running = True
         self._thread = threading.Thread(target=self._loop, name=f"{self._name}-loop", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread.is_alive():
-            self._server.pull_trigger()  # wakes the loop's poll at once
-            self._thread.join(timeout=10)
-        else:
-            wasyncore.close_all(self._map)
+        """Finish the requests being answered (5 s at most; the loop still flushes their answers), then stop the loop
+        and close every connection. Twice is once."""
         self._server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+        with self._lock:  # the loop closes the trigger under this lock: never pulled once closed (its fd reused)
+            self._stop.set()
+            if self._running:
+                self._server.pull_trigger()  # wakes the loop's poll at once
+            elif not self._closed:  # never started: nothing else closes them
+                self._close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
     def _loop(self) -> None:
         timeout = self._server.adj.asyncore_loop_timeout
@@ -122,4 +131,10 @@ class Listener:
         except Exception:  # the loop is waitress's; if it ever fails, say so once and stop serving
             log.exception("http listener stopped", extra={"listener": self._name})
         finally:
-            wasyncore.close_all(self._map)
+            with self._lock:
+                self._running = False
+                self._close()
+
+    def _close(self) -> None:
+        wasyncore.close_all(self._map)
+        self._closed = True
