@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from lagbot.app.server import LIVENESS_PATH, READINESS_PATH, BotHTTPServer
+from lagbot.app.server import LIVENESS_PATH, READINESS_PATH, SLACK_PATH, BotHTTPServer
 from lagbot.core.config import ENV_PREFIX, Settings, build_settings
 from lagbot.core.config_env import environment_values, merged
 from lagbot.remediations.drain.settings import is_connect, is_local
@@ -282,7 +282,7 @@ def test_the_drain_goes_to_the_spark_connect_server_of_the_manifests(production:
     assert service_port["targetPort"] in {p["name"] for p in container["ports"] if p["containerPort"] == port}
     assert server["spec"]["replicas"] == 1 and server["spec"]["strategy"] == {"type": "Recreate"}
     bot = bot_container(production)  # nothing of Spark in the bot pod: no driver ports, no sink volume
-    assert [p["name"] for p in bot["ports"]] == ["http"]
+    assert sorted(p["name"] for p in bot["ports"]) == ["http", "probes"]
     assert not [e for e in bot.get("env", []) if e["name"].startswith("SPARK")]
     assert [m["name"] for m in bot["volumeMounts"]] == ["config", "tmp"]
     assert settings.drain.spark_conf == {}
@@ -371,16 +371,33 @@ def test_liveness_is_the_process_and_readiness_is_redis_on_the_real_server(produ
     container = bot_container(production)
     liveness, readiness = container["livenessProbe"]["httpGet"], container["readinessProbe"]["httpGet"]
     assert (liveness["path"], readiness["path"]) == (LIVENESS_PATH, READINESS_PATH)
-    [http] = [p for p in container["ports"] if p["name"] == liveness["port"] == readiness["port"]]
-    assert http["containerPort"] == settings_of(production).http.port
+    # HTTP mode: the probes on a listener of their own, never behind Slack's traffic on the main port
+    [probes] = [p for p in container["ports"] if p["name"] == liveness["port"] == readiness["port"]]
+    http = settings_of(production).http
+    assert probes["containerPort"] == http.health_port != http.port
     redis_down = BotHTTPServer(
-        host="127.0.0.1", port=0, app=None, health=lambda: (False, {"redis": "down"}), metrics=lambda: b""
-    ).start()
+        host="127.0.0.1", port=0, app=None, health=lambda: (False, {"redis": "down"}), metrics=lambda: b"",
+        health_port=0,
+    ).start()  # fmt: skip
     try:
-        base = f"http://127.0.0.1:{redis_down.port}"
+        base = f"http://127.0.0.1:{redis_down.health_port}"
         assert (get(base + liveness["path"]), get(base + readiness["path"])) == (200, 503)
     finally:
         redis_down.stop()
+
+
+def test_the_ingress_caps_each_client_and_exposes_only_slacks_endpoint(production: list[dict[str, Any]]) -> None:
+    ingress = one(production, "Ingress", "lagbot")
+    limits = {
+        k: v for k, v in ingress["metadata"]["annotations"].items() if k.startswith("nginx.ingress.kubernetes.io/")
+    }
+    assert limits == {
+        "nginx.ingress.kubernetes.io/limit-connections": "20",
+        "nginx.ingress.kubernetes.io/limit-rps": "20",
+        "nginx.ingress.kubernetes.io/proxy-body-size": "1m",
+    }
+    [rule] = ingress["spec"]["rules"]
+    assert [(p["path"], p["pathType"]) for p in rule["http"]["paths"]] == [(SLACK_PATH, "Exact")]
 
 
 def test_a_disruption_budget_keeps_one_bot_through_node_drains(production: list[dict[str, Any]]) -> None:

@@ -2,12 +2,15 @@
 
 `/livez` answers 200 as long as the process serves HTTP: it never depends on Redis or Kafka, so a Kubernetes
 liveness probe on it does not restart every replica in a loop while Redis is down. `/healthz` is readiness: 503
-while the bot cannot reach what it needs (Redis).
+while the bot cannot reach what it needs (Redis). The probes can have a listener of their own (`health_port`):
+its own waitress server, loop and threads, so they never queue behind Slack's traffic.
 
-Slack's requests pass the gate first (lagbot.slack.gate: the signature, then the body's shape; 401 or 400
-otherwise, one log line each), then go to the bolt app unchanged. Connections are read by lagbot.app.http_front (a
-read timeout, a bounded worker pool), and bodies are capped so a bad client cannot exhaust memory or threads.
-Nothing a client sends gets a 500: a request the app fails on is answered 400 with a reference to the log.
+Connections are served by waitress (lagbot.app.edge: one loop reads every connection, only complete requests reach a
+bounded pool of threads; a connection idle past `read_timeout` is closed, headers and bodies are capped), and a
+client over its share of requests in flight or of its rate gets 429 (lagbot.app.client_limits). Slack's requests
+pass the gate first (lagbot.slack.gate: the signature with slack_sdk's SignatureVerifier, then the body's shape; 401
+or 400 otherwise, one log line each), then go to the bolt app. Nothing a client sends gets a 500: a request the app
+fails on is answered 400 with a reference to the log.
 """
 
 from __future__ import annotations
@@ -16,32 +19,62 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import urlparse
 
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
-from lagbot.app.http_front import BufferedHandler, HTTPFront
+from lagbot.app.client_limits import ClientLimits, Environ, StartResponse, WSGIApp
+from lagbot.app.edge import Listener
 from lagbot.slack.gate import check_shape, form_body, verify_signature
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 1_000_000
+MAX_HEADER = 64 * 1024
+CONNECTION_LIMIT = 4_096
+"""Open connections one listener holds (idle and slow ones included) before it stops accepting; per-client
+connection caps live at the ingress (docs/security.md)."""
 SLACK_PATH = "/slack/events"
 LIVENESS_PATH = "/livez"
 READINESS_PATH = "/healthz"
+METRICS_PATH = "/metrics"
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 Health = Callable[[], tuple[bool, dict[str, Any]]]
 """() -> (healthy, details as JSON)."""
 
 
+@dataclass(frozen=True)
+class Request:
+    """What the handlers read of a request: header names lower-case."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: bytes
+    content_type: str = "text/plain"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+NOT_FOUND = Answer(404, b"not found\n")
+
+
 class BotHTTPServer:
-    """Serves POST /slack/events (when an app is given), GET /livez, GET /healthz and GET /metrics."""
+    """Serves POST /slack/events (when an app is given), GET /livez, GET /healthz and GET /metrics; the probes' three
+    also on `health_port` when one is given."""
 
     def __init__(
         self,
@@ -57,41 +90,50 @@ class BotHTTPServer:
         clock: Callable[[], float] = time.time,
         health_port: int | None = None,
         max_per_client: int | None = None,
+        rate_per_client: float | None = None,
+        connection_limit: int = CONNECTION_LIMIT,
     ) -> None:
         if app is not None and not signing_secret:
             raise ValueError("serving a Slack app needs its signing secret")
-        self._server = HTTPFront(
-            (host, port), _Handler, owner=self, workers=workers, read_timeout=read_timeout, max_body=MAX_BODY,
-            max_per_client=max_per_client,
-        )  # fmt: skip
-        self._health = (
-            None
-            if health_port is None
-            else HTTPFront(
-                (host, health_port),
-                _HealthHandler,
-                owner=self,
-                workers=2,
-                read_timeout=read_timeout,
-                max_body=0,
-                max_per_client=max_per_client,
-            )
-        )
-        """The probes' own listener (`/livez`, `/healthz`, `/metrics`), its own reader and workers: never queued
-        behind Slack's requests or whatever holds the main port's connections."""
         self.app = app
         self.signing_secret = signing_secret or ""
         self.health = health
         self.metrics = metrics
         self.clock = clock
+        self.limits = ClientLimits(
+            self._serve, max_in_flight=in_flight_limit(max_per_client, workers), rate=rate_per_client
+        )
+        """Per client address: requests being answered at once (`max_per_client`, and never every thread) and a rate
+        (`rate_per_client` a second)."""
+
+        def listener(serve: WSGIApp, port: int, threads: int, max_header: int, max_body: int, name: str) -> Listener:
+            return Listener(
+                serve, host=host, port=port, threads=threads, channel_timeout=read_timeout,
+                connection_limit=connection_limit, max_header=max_header, max_body=max_body, name=name,
+            )  # fmt: skip
+
+        self._server = listener(self.limits, port, workers, MAX_HEADER, MAX_BODY, "http")
+        # The probes' own listener (`/livez`, `/healthz`, `/metrics`): its own loop and threads, never queued behind
+        # Slack's requests or whatever holds the main port's connections.
+        try:
+            self._health = (
+                None if health_port is None else listener(self._serve_probe, health_port, 2, 8_192, 0, "probes")
+            )
+        except OSError:  # the probes' port is taken: let go of the main one too
+            self._server.stop()
+            raise
 
     @property
     def port(self) -> int:
-        return int(self._server.server_address[1])
+        return self._server.server_address[1]
 
     @property
     def health_port(self) -> int | None:
-        return None if self._health is None else int(self._health.server_address[1])
+        return None if self._health is None else self._health.server_address[1]
+
+    def connections(self) -> int:
+        """Connections open on the main port (idle, slow or being answered)."""
+        return self._server.connections()
 
     def start(self) -> Self:
         self._server.start()
@@ -109,6 +151,101 @@ class BotHTTPServer:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
+
+    # -- WSGI ---------------------------------------------------------------------------------------------------
+
+    def _serve(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        return _respond(self.answer(read_request(environ)), start_response)
+
+    def _serve_probe(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        request = read_request(environ)
+        answer = self.probe(request) if request.method in ("GET", "HEAD") else NOT_FOUND
+        return _respond(answer, start_response)
+
+    def answer(self, request: Request) -> Answer:
+        """The answer to a request on the main port."""
+        if request.method in ("GET", "HEAD"):
+            return self.probe(request)
+        if request.method == "POST":
+            return self.slack(request)
+        return Answer(405, b"method not allowed\n", headers={"Allow": "GET, POST"})
+
+    def probe(self, request: Request) -> Answer:
+        if request.path == LIVENESS_PATH:
+            return Answer(200, b'{"live": true}', "application/json")
+        if request.path == READINESS_PATH:
+            healthy, details = self.health()
+            return Answer(200 if healthy else 503, json.dumps(details).encode(), "application/json")
+        if request.path == METRICS_PATH:
+            return Answer(200, self.metrics(), METRICS_CONTENT_TYPE)
+        return NOT_FOUND
+
+    def slack(self, request: Request) -> Answer:
+        """A POST: Slack's request through the gate to the bolt app."""
+        if request.path != SLACK_PATH or self.app is None:
+            return NOT_FOUND
+        declared = request.headers.get("content-length", "")
+        if not declared.isdigit():
+            return Answer(411 if not declared else 400, b"a Content-Length is required\n")
+        if int(declared) > MAX_BODY:
+            return Answer(413, b"request too large\n")
+        headers = request.headers
+        refusal = verify_signature(headers, request.body, self.signing_secret, now=self.clock()) or check_shape(
+            headers.get("content-type", ""), request.body
+        )
+        if refusal is not None:
+            log.warning("slack request refused", extra={"status": refusal.status, "reason": refusal.reason})
+            return Answer(refusal.status, f"{refusal.reason}\n".encode())
+        bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
+        try:
+            body = request.body.decode()
+            response = self.app.dispatch(SlackMeantRequest(body, query=request.query, headers=bolt_headers))
+        except Exception as exc:  # a shape the gate let through and bolt could not read: the client's error
+            reference = uuid.uuid4().hex[:12]
+            log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})
+            return Answer(400, f"request not understood (ref {reference})\n".encode())
+        if response.status >= 500 and response.status != 503:  # 503: the app's own "not now" (Redis unreachable)
+            log.warning("slack request failed in the app", extra={"status": response.status})
+            return Answer(400, b"request not understood\n")
+        extra = {k: str(v[0] if isinstance(v, list | tuple) else v) for k, v in response.headers.items()}
+        content_type = extra.pop("content-type", "text/plain;charset=utf-8")
+        return Answer(response.status, str(response.body).encode(), content_type, extra)
+
+
+def in_flight_limit(max_per_client: int | None, workers: int) -> int | None:
+    """Requests one client may have answered at once: `max_per_client`, and at most all threads but one, so one
+    client never holds every thread (None: no limit)."""
+    return None if max_per_client is None else max(1, min(max_per_client, workers - 1))
+
+
+def read_request(environ: Environ) -> Request:
+    """The request of a WSGI environ: its body read up to the Content-Length it declared (waitress read it whole
+    before the app is called, within `max_request_body_size`)."""
+    headers = {name[5:].replace("_", "-").lower(): str(v) for name, v in environ.items() if name.startswith("HTTP_")}
+    for key, name in (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length")):
+        if environ.get(key):
+            headers[name] = str(environ[key])
+    declared = headers.get("content-length", "")
+    length = int(declared) if declared.isdigit() else 0
+    body = environ["wsgi.input"].read(min(length, MAX_BODY)) if length else b""
+    return Request(
+        method=str(environ.get("REQUEST_METHOD", "")),
+        path=str(environ.get("PATH_INFO", "")),
+        query=str(environ.get("QUERY_STRING", "")),
+        headers=headers,
+        body=bytes(body),
+    )
+
+
+def _respond(answer: Answer, start_response: StartResponse) -> list[bytes]:
+    try:
+        reason = HTTPStatus(answer.status).phrase
+    except ValueError:  # a status of bolt's that Python does not name
+        reason = "Unknown"
+    headers = [("Content-Type", answer.content_type), ("Content-Length", str(len(answer.body)))]
+    headers += [(name, value) for name, value in answer.headers.items() if name.lower() != "content-length"]
+    start_response(f"{answer.status} {reason}", headers)
+    return [answer.body]
 
 
 class SlackMeantRequest(BoltRequest):
@@ -129,80 +266,3 @@ class SlackMeantRequest(BoltRequest):
     def to_copyable(self) -> BoltRequest:
         headers: dict[str, str | Sequence[str]] = dict(self.headers)
         return SlackMeantRequest(self.raw_body, query=self.query, headers=headers, context=self.context.to_copyable())
-
-
-class _Handler(BufferedHandler):
-    server: HTTPFront  # type: ignore[assignment]
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("http %s", format % args)
-
-    def do_GET(self) -> None:
-        path = urlparse(self.path).path
-        owner = self.server.owner
-        if path == LIVENESS_PATH:
-            self._send(200, b'{"live": true}', "application/json")
-        elif path == READINESS_PATH:
-            healthy, details = owner.health()
-            self._send(200 if healthy else 503, json.dumps(details).encode(), "application/json")
-        elif path == "/metrics":
-            self._send(200, owner.metrics(), METRICS_CONTENT_TYPE)
-        else:
-            self._send(404, b"not found\n", "text/plain")
-
-    def do_POST(self) -> None:
-        url = urlparse(self.path)
-        app = self.server.owner.app
-        if url.path != SLACK_PATH or app is None:
-            self._send(404, b"not found\n", "text/plain")
-            return
-        declared = self.headers.get("Content-Length") or ""
-        if not declared.isdigit():
-            self._send(411 if not declared else 400, b"a Content-Length is required\n", "text/plain")
-            return
-        length = int(declared)
-        if length > MAX_BODY:
-            self._send(413, b"request too large\n", "text/plain")
-            return
-        raw = self.rfile.read(length)
-        owner: BotHTTPServer = self.server.owner
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        refusal = verify_signature(headers, raw, owner.signing_secret, now=owner.clock()) or check_shape(
-            headers.get("content-type", ""), raw
-        )
-        if refusal is not None:
-            log.warning("slack request refused", extra={"status": refusal.status, "reason": refusal.reason})
-            self._send(refusal.status, f"{refusal.reason}\n".encode(), "text/plain")
-            return
-        bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
-        try:
-            response = app.dispatch(SlackMeantRequest(raw.decode(), query=url.query, headers=bolt_headers))
-        except Exception as exc:  # a shape the gate let through and bolt could not read: the client's error
-            reference = uuid.uuid4().hex[:12]
-            log.warning("slack request not understood", extra={"error": repr(exc)[:200], "error_id": reference})
-            self._send(400, f"request not understood (ref {reference})\n".encode(), "text/plain")
-            return
-        if response.status >= 500 and response.status != 503:  # 503: the app's own "not now" (Redis unreachable)
-            log.warning("slack request failed in the app", extra={"status": response.status})
-            self._send(400, b"request not understood\n", "text/plain")
-            return
-        extra = {k: v[0] if isinstance(v, list | tuple) else v for k, v in response.headers.items()}
-        content_type = extra.pop("content-type", "text/plain;charset=utf-8")
-        self._send(response.status, str(response.body).encode(), str(content_type), extra)
-
-    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, Any] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            if name.lower() != "content-length":
-                self.send_header(name, str(value))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-class _HealthHandler(_Handler):
-    """The probes' listener: GET only."""
-
-    def do_POST(self) -> None:
-        self._send(404, b"not found\n", "text/plain")

@@ -309,7 +309,8 @@ class HttpConfig(_Strict):
     """A listener of its own for /livez, /healthz and /metrics (also served on `port`): probes never wait behind
     Slack's requests or connections held open on `port`."""
     max_connections_per_client: int = Field(default=64, ge=1)
-    """Connections one client address may hold open while sending a request; beyond, it is closed at once."""
+    """Requests one client address may have answered at once (and never on every thread of the server); beyond, 429.
+    Connections per client are capped at the ingress (docs/security.md)."""
     outbox_stalled_after: Duration = Field(default=300.0, gt=0)
     """/healthz reports unhealthy when queued Slack messages have not moved for this long."""
 
