@@ -68,7 +68,7 @@ def service(redis_url: str) -> dict[str, Any]:
     client.flushdb()
     churning = replace(
         verdict([partition(0, committed=0, log_end=500)]),
-        causes=(Cause("rebalance_churn", "members keep changing", 0.7, None, rank=1),),
+        causes=(Cause("rebalance_churn", "members keep changing", 0.7, rank=1),),
         severity=Severity.WARN,
     )
     incident = Incident(
