@@ -112,7 +112,7 @@ def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, n
     ]
     assert stalled.lag_seconds_lower_bound and not fine.lag_seconds_lower_bound
     printed = terminal(report)
-    assert cli_wording.cli_cause_line(stuck) in printed
+    assert cli_wording.cli_cause_line(stuck, "restart") in printed
     assert [line.split()[:9] for line in printed if line.split()[:2] == [group, topic]] == [
         [group, topic, "0", "10", "30", "20", a, HOST, sc],
         [group, topic, "1", "30", "30", "0", b, HOST, fc],

@@ -6,7 +6,7 @@ Pure functions on a group's verdict, used by lagbot.engine.diagnose:
   judged against its siblings in a shorter window grows surer with every sibling commit it was judged on.
 - `whole_members`: members all of whose partitions are stuck, so the cause names the member, not a list.
 - `own_rebalance`: membership changes within the settle period of lagbot's own action that rebalances the group
-  (a remediation that `settles`: the restart, the scale) are the rebalance that action caused, expected: they are
+  (an action that `settles`: the restart, the scale) are the rebalance that action caused, expected: they are
   not `rebalance_churn` (nor a new-cause reply).
 - `settling`: a check within that settle period states no new cause; one whose window still reaches into it
   (its rates span the rebalance) states no new cause read from rates (lagbot.service.incidents).
@@ -159,7 +159,7 @@ def churns(changes: int, rebalancing: int) -> bool:
 def own_rebalance(verdict: GroupVerdict, settles: bool, since: object, until: object) -> GroupVerdict:
     """The verdict without `rebalance_churn` when the churn is the rebalance lagbot's own action caused.
 
-    `settles`: whether the action that ran rebalances the group (the remediation says so: `Remediation.settles`);
+    `settles`: whether the action that ran rebalances the group (its own flag: `Remediation.settles`);
     `since` and `until` are read from the incident's remediation state (anything else there means no action of
     ours). The changes and rebalancing snapshots at times from `since` (when the action ran) to `until` (the end of
     its settle period) are expected; only the others count. When they are too few to be churn, the cause is dropped

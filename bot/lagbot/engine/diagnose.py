@@ -1,7 +1,10 @@
 """Diagnosis: the likely causes of a group's lag, each with the numbers that support it.
 
 One small pure function per cause kind; each returns a Cause or None. `diagnose` runs them all and ranks
-what fired by confidence. Kinds are stable names that other tools parse:
+what fired by confidence. A cause names no action: what decides its remedy is on it as facts (lagbot.core.model
+`Fact`: a hot partition's slow owner, a poisoned record, a burst that goes on, room to scale, a churn that explains
+it), and the service joins it to the remediation that answers it (lagbot.service.remedies). Kinds are stable names
+that other tools parse:
 
     data_loss               committed < log start: messages were deleted before they were read
     retention_risk          lag >= 80% of the retained messages: deletion will overtake the consumer soon
@@ -18,9 +21,9 @@ what fired by confidence. Kinds are stable names that other tools parse:
                             that history, the window's newest interval >= 3x its trailing average
     rebalance_churn         state, member ids or generation keep changing between snapshots; with lag, the mechanism:
                             a crash loop (offsets still: the member keeps dying) or poll-interval kick-outs (offsets
-                            move between: configuration), and then stuck_consumer offers no restart
+                            move between: configuration), and then the other causes carry `churn_explains`
     idle_members            more members than partitions: some members have nothing to do (stated only for a group
-                            that is behind, and never with a remediation: scaling cannot help)
+                            that is behind; nothing answers it: scaling cannot help)
 """
 
 from __future__ import annotations

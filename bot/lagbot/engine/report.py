@@ -15,7 +15,7 @@ from lagbot.engine.check import CheckReport
 REPORT_VERSION = 1
 
 Remedy = Callable[[Cause], "str | None"]
-"""The remediation that answers a cause, or None: the service's join (lagbot.service.remedies `remedy`), since the
+"""The action that answers a cause, or None: the service's join (lagbot.service.remedies `remedy`), since the
 engine names no action."""
 
 
@@ -78,11 +78,11 @@ def partition_json(p: PartitionVerdict) -> dict[str, Any]:
     }
 
 
-def cause_json(c: Cause, remediation: str | None) -> dict[str, Any]:
+def cause_json(c: Cause, remedy: str | None) -> dict[str, Any]:
     return {
         "kind": c.kind,
         "explanation": c.explanation,
-        "remediation": remediation,
+        "remediation": remedy,
         "rank": c.rank,
         "confidence": round(c.confidence, 2),
         "evidence": c.evidence,

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lagbot.core.model import Cause, CauseKind
-from lagbot.remediations import wording
 
 PACKAGES = (  # one line per remediation, in the order `policy explain` lists them
     "restart",
@@ -59,9 +58,13 @@ def load(package: str) -> Answers:
         return Answers(package, frozenset())
     addresses = getattr(module, "ADDRESSES", None)
     when = getattr(module, "answers", _any)
-    if not isinstance(addresses, frozenset) or not all(isinstance(k, CauseKind) for k in addresses):
-        raise AnswersError(wording.answers_malformed(package))
-    if not callable(when):
+    if (
+        not isinstance(addresses, frozenset)
+        or not all(isinstance(k, CauseKind) for k in addresses)
+        or not callable(when)
+    ):
+        from lagbot.remediations import wording  # only to say what is wrong: `lagbot check` never loads the words
+
         raise AnswersError(wording.answers_malformed(package))
     return Answers(package, frozenset(CauseKind(k) for k in addresses), when)
 
