@@ -8,6 +8,7 @@ it stopped naming actions; the engine's own tests check that each branch sets th
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from lagbot.core.model import Cause, CauseKind, Fact
 from lagbot.remediations import packages, registry
 from lagbot.service.remedies import remedies, remedy
+from tests.support.tree import ROOT
 
 CHURN, POISON, SLOW = Fact.CHURN_EXPLAINS, Fact.POISON, Fact.SLOW_OWNER
 ONGOING, SCALABLE = Fact.ONGOING, Fact.SCALABLE
@@ -130,3 +132,29 @@ def test_a_malformed_answers_module_is_named(source: str, tmp_path: Path, monkey
 
 def test_a_package_without_an_answers_module_answers_nothing() -> None:
     assert packages.load("executors") == packages.Answers("executors", frozenset())
+
+
+def test_no_layer_but_the_remediations_names_a_remediation() -> None:
+    """The engine names no action, and the policies, the service and Slack take every name from the registry: no
+    string in their code is a remediation's name (docs/remediations.md says so)."""
+    names = set(registry.names())
+    found = []
+    for layer in ("bot/lagbot/engine", "policies/lagbot/policies", "bot/lagbot/service", "bot/lagbot/slack"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Constant) and node.value in names:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert found == []
+
+
+def test_each_answers_module_imports_only_the_model() -> None:
+    """`lagbot check` reads them (lagbot.service.remedies) without loading a remediation, pydantic or Spark."""
+    for package in packages.PACKAGES:
+        path = ROOT / "remediations" / "lagbot" / "remediations" / package / "answers.py"
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and node.module is not None
+        }
+        assert imported <= {"__future__", "lagbot.core.model"}, package
+        assert not [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Import)], package

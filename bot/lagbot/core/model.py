@@ -393,7 +393,8 @@ def partition_verdicts(*columns: Iterable[object]) -> list[PartitionVerdict]:
 
 class CauseKind(StrEnum):
     """The stable names of the causes lagbot.engine.diagnose finds (its docstring says what each means). A
-    remediation names the ones it answers (`Remediation.addresses`); other tools parse them."""
+    remediation package names the ones it answers (its `answers` module: lagbot.remediations.packages); other tools
+    parse them."""
 
     DATA_LOSS = "data_loss"
     RETENTION_RISK = "retention_risk"
