@@ -19,6 +19,7 @@ from lagbot.engine.check import CheckReport
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
 from lagbot.engine.report import report_json
+from lagbot.service.remedies import remedy
 
 T0 = 1_700_000_000.0
 W1 = Member("consumer-1-7f3a", "orders-worker-1", "/10.0.0.11", (("orders", 0),))
@@ -53,7 +54,7 @@ def report() -> CheckReport:
 
 
 def test_json_has_the_contract_fields_with_owners_and_unknowns() -> None:
-    document = json.loads(json.dumps(report_json(report())))
+    document = json.loads(json.dumps(report_json(report(), remedy=remedy)))
 
     assert document["version"] == 1
     assert document["clusters"] == [{"cluster": "prod", "ok": True, "error": None}]

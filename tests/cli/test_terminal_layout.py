@@ -21,7 +21,7 @@ from lagbot.cli.fit import COLUMNS, MIN_NAME, cut, fit
 from lagbot.cli.plain import by_trouble, cells, plain_output, plain_report, print_plain, shown, table_width
 from lagbot.cli.terminal import print_report
 from lagbot.cli.wording import cli_summary
-from lagbot.core.model import Cause, GroupState, Member, Severity, Status
+from lagbot.core.model import Cause, CauseKind, Fact, GroupState, Member, Severity, Status
 from lagbot.engine.check import CheckReport
 from tests.support.verdict_factory import partition, verdict
 
@@ -167,6 +167,8 @@ def test_names_are_printed_as_they_are_never_as_markup_or_emoji() -> None:
     assert "team[bold]x:smile:" in out.getvalue() and "😄" not in out.getvalue()
 
 
+FACTS = [frozenset(), frozenset(Fact), frozenset({Fact.SLOW_OWNER}), frozenset({Fact.ONGOING, Fact.SCALABLE})]
+"""Facts that make every shipped remediation answer some kind, and none: the lines with and without a remedy."""
 TRICKY = ["", "plain", "tab\there", "two\nlines", "a :smile: b", "[bold]m[/bold]", "日本語 " * 30, "x" * 300, "ü" * 99]
 
 
@@ -198,7 +200,7 @@ def random_report(rng: random.Random) -> CheckReport:
             v,
             error=rng.choice([None, None, None, *TRICKY]) or None,
             causes=tuple(
-                Cause("k:v:", rng.choice(TRICKY), 0.5, rng.choice([None, "scale", *TRICKY]), n)
+                Cause(rng.choice(["k:v:", *CauseKind]), rng.choice(TRICKY), 0.5, n, facts=rng.choice(FACTS))
                 for n in range(rng.randint(0, 3))
             ),
         )

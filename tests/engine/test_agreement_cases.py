@@ -30,6 +30,7 @@ from lagbot.engine import wording as engine_wording
 from lagbot.engine.agreement import own_rebalance
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
+from lagbot.remediations import registry
 from tests.support.windows import stored_window
 
 RULES = Evaluation()
@@ -273,6 +274,7 @@ def test_own_rebalance_is_expected(
     verdict = churned(changes)
     assert [c.kind for c in verdict.causes] == ["rebalance_churn"]
     assert verdict.causes[0].evidence["changed_at"] == list(changes)
-    judged_verdict = own_rebalance(verdict, action, since, until)
+    settles = action is not None and registry.settles(action)  # the remediation says whether it rebalances the group
+    judged_verdict = own_rebalance(verdict, settles, since, until)
     assert tuple(c.kind for c in judged_verdict.causes) == kinds
     assert [c.rank for c in judged_verdict.causes] == list(range(1, len(kinds) + 1))

@@ -24,6 +24,7 @@ from lagbot.core.model import GroupState, GroupVerdict, Status
 from lagbot.engine import wording as engine_wording
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 from lagbot.slack.render import table_rows
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import describe_members, describe_rows, describe_state, live_group
@@ -100,7 +101,7 @@ def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, n
     )
     owner = {"member_id": a, "client_id": sc, "host": HOST}
     assert stuck.evidence == {"partitions": [0], "owners": [owner], "stuck_members": [owner]}
-    assert stuck.remediation == "restart"
+    assert remedy(stuck) == "restart"
 
     [stalled, fine] = verdict.partitions
     stalled_s = messages.lag_seconds_cell(stalled.lag_seconds, True)
@@ -111,7 +112,7 @@ def test_a_stuck_member_is_named_by_member_id_client_id_and_host(kafka: Kafka, n
     ]
     assert stalled.lag_seconds_lower_bound and not fine.lag_seconds_lower_bound
     printed = terminal(report)
-    assert cli_wording.cli_cause_line(stuck) in printed
+    assert cli_wording.cli_cause_line(stuck, "restart") in printed
     assert [line.split()[:9] for line in printed if line.split()[:2] == [group, topic]] == [
         [group, topic, "0", "10", "30", "20", a, HOST, sc],
         [group, topic, "1", "30", "30", "0", b, HOST, fc],
@@ -155,8 +156,8 @@ def test_idle_members_on_the_consumer_protocol(kafka: Kafka, names: Names, behin
         " partition at most)"
     )
     assert found.evidence == {"members": 3, "partitions": 2, "idle": [idle]}
-    assert found.remediation is None
-    assert "scale" not in [c.remediation for c in verdict.causes]
+    assert remedy(found) is None
+    assert "scale" not in [remedy(c) for c in verdict.causes]
 
 
 def test_a_partition_added_after_the_assignment_is_unassigned(kafka: Kafka, names: Names) -> None:
@@ -255,7 +256,7 @@ def test_partition_ceiling_with_one_member_per_partition(kafka: Kafka, names: Na
         "consume_rate": round(verdict.consume_rate, 2),
         "partitions": 2,
     }
-    assert found.remediation == "drain"
+    assert remedy(found) == "drain"
     assert "throughput_deficit" not in [c.kind for c in verdict.causes]  # scaling cannot help here
 
 
@@ -297,4 +298,4 @@ def test_members_joining_and_leaving_is_rebalance_churn(kafka: Kafka, names: Nam
         "rebalancing_at": [],
     }
     assert found.explanation == engine_wording.cause_churn(2, 0, 3, seen[-1][0] - seen[0][0])
-    assert found.remediation is None
+    assert remedy(found) is None

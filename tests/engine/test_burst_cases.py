@@ -14,7 +14,8 @@ from lagbot.core.config import Evaluation
 from lagbot.core.model import GroupVerdict
 from lagbot.engine import wording as engine_wording
 from lagbot.engine.burst import producer_burst_by_index
-from lagbot.engine.diagnose import SCALE, diagnose
+from lagbot.engine.diagnose import diagnose
+from lagbot.service.remedies import remedy
 from tests.support.verdicts import member, partition, verdict
 
 
@@ -36,7 +37,7 @@ CASES = [
         ISSUE,
         1900.0,
         engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0),
-        SCALE,
+        "scale",
         0.85,
         id="B01-burst-ongoing",
     ),
@@ -55,7 +56,7 @@ CASES = [
         ISSUE,
         None,
         engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, None),
-        SCALE,
+        "scale",
         0.85,
         id="B03-one-sample-judged-by-the-recent-rate",
     ),
@@ -86,7 +87,7 @@ def test_burst_against_the_broker_history(
         assert "producer_burst" not in [c.kind for c in diagnose(v, None, Evaluation())]
         return
     assert cause is not None
-    assert (cause.explanation, cause.remediation, cause.confidence) == (explanation, remediation, confidence)
+    assert (cause.explanation, remedy(cause), cause.confidence) == (explanation, remediation, confidence)
     assert cause.evidence["baseline_rate"] == 50.0 and cause.evidence["recent_rate"] == 2000.0
     assert cause.evidence["method"] == "time_index"
     # Through the diagnosis, as in production (no window: the history alone decides).
@@ -110,14 +111,14 @@ def test_b08_at_the_partition_ceiling_an_ongoing_burst_offers_no_scale() -> None
     v = replace(verdict(owned, produce=1900.0, consume=10.0), baseline_produce=ISSUE)
     cause = producer_burst_by_index(v)
     assert cause is not None
-    assert (cause.explanation, cause.remediation, cause.confidence) == (
+    assert (cause.explanation, remedy(cause), cause.confidence) == (
         engine_wording.cause_burst_vs_baseline(2000.0, 60.0, 50.0, 840.0, True, 1900.0),
         None,
         0.85,
     )
-    offered = {c.remediation for c in diagnose(v, None, Evaluation()) if c.kind == "producer_burst"}
+    offered = {remedy(c) for c in diagnose(v, None, Evaluation()) if c.kind == "producer_burst"}
     assert offered == {None}
     # One partition fewer owned (two members on three partitions): parallelism is left, scaling is offered.
     spare = [*owned, partition(2, committed=0, log_end=20_000, owner=member(1, 0, 2))]
     cause = producer_burst_by_index(replace(verdict(spare, produce=1900.0, consume=10.0), baseline_produce=ISSUE))
-    assert cause is not None and cause.remediation == SCALE
+    assert cause is not None and remedy(cause) == "scale"

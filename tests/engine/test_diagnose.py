@@ -26,8 +26,9 @@ from lagbot.core.model import (
     Status,
 )
 from lagbot.engine import wording as engine_wording
-from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS, RESTART, SCALE, diagnose, replicas_needed
+from lagbot.engine.diagnose import diagnose, replicas_needed
 from lagbot.engine.evaluate import evaluate_group
+from lagbot.service.remedies import remedy
 
 CLUSTER = "prod"
 GROUP = "billing"
@@ -169,7 +170,7 @@ def test_data_loss_fires_when_committed_is_below_log_start() -> None:
         "1,160 messages on 2 partition(s) were deleted by retention before the group read them "
         "(worst: orders-1); the committed offset is below the log start"
     )
-    assert cause.remediation == RESET_OFFSETS
+    assert remedy(cause) == "reset_offsets"
     assert cause.confidence == 0.99
     assert cause.evidence == {"partitions": [0, 1], "messages_deleted_unread": 1160}
     assert cause.rank == 1
@@ -213,7 +214,7 @@ def test_retention_risk(final_committed: int, fires: bool, share_text: str, shar
         f"orders-0: lag is {share_text} of the retained messages (1 partition(s) at risk); "
         "retention will delete unread messages soon"
     )
-    assert cause.remediation == DRAIN
+    assert remedy(cause) == "drain"
     assert cause.confidence == 0.9
     assert cause.evidence == {"partition": 0, "topic": TOPIC, "lag_share_of_retained": share}
 
@@ -259,7 +260,7 @@ def test_stuck_consumer_names_the_owner() -> None:
         "owner: client-1@10.0.0.1 (member m-1)"
     )
     assert "m-1" in cause.explanation and "client-1" in cause.explanation and "10.0.0.1" in cause.explanation
-    assert cause.remediation == RESTART
+    assert remedy(cause) == "restart"
     assert cause.confidence == 0.9
     assert cause.rank == 1
     assert cause.evidence == {
@@ -302,7 +303,7 @@ def test_stuck_consumer_with_owner_unknown() -> None:
         "owner: unknown (the group reports no members)"
     )
     assert causes[0].evidence["owners"] == [None]
-    assert causes[0].remediation == RESTART
+    assert remedy(causes[0]) == "restart"
 
 
 def test_stuck_consumer_does_not_fire_while_offsets_move() -> None:
@@ -331,7 +332,7 @@ def test_no_active_members_with_growing_lag(state: GroupState) -> None:
         f"the group is {state.value} (no consumers) while 3,000 messages wait and lag is growing"
     )
     assert cause.confidence == 0.95
-    assert cause.remediation == SCALE
+    assert remedy(cause) == "scale"
     assert cause.evidence == {"state": state.value, "total_lag": 3000, "trend": "growing"}
 
 
@@ -342,7 +343,7 @@ def test_no_active_members_with_steady_lag_is_less_sure() -> None:
     cause = the(causes, "no_active_members")
     assert cause.explanation == "the group is Empty (no consumers) while 3,000 messages wait"
     assert cause.confidence == 0.8
-    assert cause.remediation == SCALE
+    assert remedy(cause) == "scale"
 
 
 def test_no_active_members_does_not_fire_without_lag_or_when_stable() -> None:
@@ -369,7 +370,7 @@ def test_unassigned_partitions_fires_for_a_partition_nobody_owns() -> None:
     assert verdict.partitions[1].status is Status.STOP
     cause = the(causes, "unassigned_partitions")
     assert cause.explanation == "the group is Stable with 1 member(s) but nobody owns orders-1"
-    assert cause.remediation == RESTART
+    assert remedy(cause) == "restart"
     assert cause.confidence == 0.85
     assert cause.evidence == {"partitions": [[TOPIC, 1]]}
 
@@ -414,13 +415,13 @@ def hot_window(hot_produce: int, hot_consume: float, other_produce: int, other_c
 @pytest.mark.parametrize(
     ("rates", "why", "remediation", "label"),
     [
-        ((100, 99, 10, 10), "key_skew", DRAIN, "(key skew)"),
-        ((30, 30, 10, 10), "key_skew", DRAIN, "(key skew)"),  # exactly 3x the others' median
-        ((29, 29, 10, 10), "unknown", DRAIN, None),
-        ((10, 0.5, 10, 10), "slow_owner", RESTART, "(slow owner)"),
-        ((10, 2, 10, 6), "slow_owner", RESTART, "(slow owner)"),  # exactly a third of the others' median
-        ((10, 2.5, 10, 6), "unknown", DRAIN, None),
-        ((10, 10, 10, 10), "unknown", DRAIN, None),
+        ((100, 99, 10, 10), "key_skew", "drain", "(key skew)"),
+        ((30, 30, 10, 10), "key_skew", "drain", "(key skew)"),  # exactly 3x the others' median
+        ((29, 29, 10, 10), "unknown", "drain", None),
+        ((10, 0.5, 10, 10), "slow_owner", "restart", "(slow owner)"),
+        ((10, 2, 10, 6), "slow_owner", "restart", "(slow owner)"),  # exactly a third of the others' median
+        ((10, 2.5, 10, 6), "unknown", "drain", None),
+        ((10, 10, 10, 10), "unknown", "drain", None),
     ],
 )
 def test_hot_partition(rates: tuple[int, float, int, float], why: str, remediation: str, label: str | None) -> None:
@@ -436,7 +437,7 @@ def test_hot_partition(rates: tuple[int, float, int, float], why: str, remediati
         assert "key skew" not in cause.explanation and "slow owner" not in cause.explanation
     else:
         assert label in cause.explanation
-    assert cause.remediation == remediation
+    assert remedy(cause) == remediation
     assert cause.confidence == pytest.approx(0.6 + 0.3 * 0.91)
     assert cause.evidence == {
         "topic": TOPIC,
@@ -527,7 +528,7 @@ def test_throughput_deficit_sizes_the_replicas() -> None:
         "consumers commit 30.0 msg/s while producers write 60.0 msg/s; "
         "2 member(s) now, 5 would keep up (at most 6, one per partition)"
     )
-    assert cause.remediation == SCALE
+    assert remedy(cause) == "scale"
     assert cause.confidence == 0.75
     assert cause.evidence == {
         "produce_rate": 60.0,
@@ -560,7 +561,7 @@ def test_throughput_deficit_without_members_cannot_size_replicas() -> None:
         "here: a scale proposal counts the workload's current replicas as its consumers"
     )
     assert cause.evidence["replicas_needed"] is None
-    assert cause.remediation == SCALE
+    assert remedy(cause) == "scale"
 
 
 def test_throughput_deficit_does_not_fire_when_consumers_keep_up() -> None:
@@ -594,7 +595,7 @@ def test_partition_ceiling_replaces_throughput_deficit(extra_members: int) -> No
         "consumers commit 10.0 msg/s while producers write 20.0 msg/s, with one member per partition already (2): "
         "more replicas would sit idle; drain the backlog or add partitions"
     )
-    assert cause.remediation == DRAIN
+    assert remedy(cause) == "drain"
     assert cause.confidence == 0.8
     assert cause.evidence == {"produce_rate": 20.0, "consume_rate": 10.0, "partitions": 2}
 
@@ -674,7 +675,7 @@ def test_producer_burst_fires(newest_log_end: int, explanation: str) -> None:
     _, causes = run(burst_window(newest_log_end))
     cause = the(causes, "producer_burst")
     assert cause.explanation == explanation
-    assert cause.remediation == SCALE
+    assert remedy(cause) == "scale"
     assert cause.confidence == 0.7
     recent = (newest_log_end - 11_200) / 60
     assert cause.evidence == {"recent_rate": round(recent, 2), "trailing_rate": 10.0}
@@ -685,7 +686,7 @@ def test_a_burst_on_a_group_with_a_consumer_per_partition_offers_no_scale() -> N
     _, causes = run(burst_window(17_200, spare=False))
     cause = the(causes, "producer_burst")
     assert cause.explanation == "producers write 100 msg/s now, 10.0x their trailing average of 10.0 msg/s"
-    assert (cause.remediation, cause.confidence) == (None, 0.7)
+    assert (remedy(cause), cause.confidence) == (None, 0.7)
 
 
 def test_producer_burst_does_not_fire_below_three_times_the_trailing_rate() -> None:
@@ -736,7 +737,7 @@ def test_rebalance_churn_fires(
         f"membership changed {changes} times and the group was rebalancing in {rebalancing} of {len(samples)} "
         f"snapshots over {span}; check max.poll.interval.ms and session.timeout.ms"
     )
-    assert cause.remediation is None
+    assert remedy(cause) is None
     assert cause.confidence == pytest.approx(min(0.9, 0.5 + 0.1 * changes))
     times = [T0 + 60.0 * i for i in range(len(samples))]
     changed_at = [times[i] for i in range(1, len(samples)) if samples[i] != samples[i - 1]]
@@ -788,10 +789,10 @@ def test_idle_members_fires_for_a_group_behind_and_never_offers_scale() -> None:
         "3 members for 2 partitions: 1 own nothing (client-3); more members cannot read faster (one member per"
         " partition at most)"
     )
-    assert cause.remediation is None
+    assert remedy(cause) is None
     assert cause.confidence == 0.5
     assert cause.evidence == {"members": 3, "partitions": 2, "idle": ["client-3"]}
-    assert SCALE not in [c.remediation for c in causes]
+    assert "scale" not in [remedy(c) for c in causes]
 
 
 def test_idle_members_does_not_fire_with_one_member_per_partition() -> None:
@@ -808,14 +809,14 @@ def test_idle_members_does_not_fire_with_one_member_per_partition() -> None:
 # ---------------------------------------------------------------------------------------------------
 
 REMEDIATIONS = {
-    "data_loss": RESET_OFFSETS,
-    "retention_risk": DRAIN,
-    "stuck_consumer": RESTART,
-    "no_active_members": SCALE,
-    "unassigned_partitions": RESTART,
-    "partition_ceiling": DRAIN,
-    "throughput_deficit": SCALE,
-    "producer_burst": SCALE,
+    "data_loss": "reset_offsets",
+    "retention_risk": "drain",
+    "stuck_consumer": "restart",
+    "no_active_members": "scale",
+    "unassigned_partitions": "restart",
+    "partition_ceiling": "drain",
+    "throughput_deficit": "scale",
+    "producer_burst": "scale",
     "rebalance_churn": None,
     "idle_members": None,
 }
@@ -847,9 +848,9 @@ def test_causes_are_ranked_one_to_n_by_confidence() -> None:
     for cause in causes:
         assert cause.explanation
         if cause.kind in REMEDIATIONS:
-            assert cause.remediation == REMEDIATIONS[cause.kind]
+            assert remedy(cause) == REMEDIATIONS[cause.kind]
     # Partition 0 commits nothing while the others' median is 0.83 msg/s: a slow owner.
-    assert the(causes, "hot_partition").remediation == RESTART
+    assert remedy(the(causes, "hot_partition")) == "restart"
 
 
 def test_no_causes_for_an_errored_verdict_or_without_partitions() -> None:
@@ -908,7 +909,7 @@ def test_a_crash_loop_is_churn_the_member_keeps_dying_not_restart() -> None:
     assert churn.evidence["mechanism"] == "crash_loop"
     assert churn.explanation.endswith(engine_wording.churn_crash_loop(600))
     assert churn.confidence == 0.95
-    assert [c.remediation for c in causes] == [None, None]
+    assert [remedy(c) for c in causes] == [None, None]
     assert the(causes, "stuck_consumer").explanation.endswith("a restart would not help")
 
 
@@ -928,7 +929,7 @@ def test_poll_interval_kick_outs_are_churn_with_a_configuration_fix() -> None:
     assert causes[0].kind == "rebalance_churn"
     assert causes[0].evidence["mechanism"] == "kicked_out"
     assert causes[0].explanation.endswith(engine_wording.churn_kicked_out(420))
-    assert RESTART not in [c.remediation for c in causes] and SCALE not in [c.remediation for c in causes]
+    assert "restart" not in [remedy(c) for c in causes] and "scale" not in [remedy(c) for c in causes]
 
 
 def test_churn_without_lag_names_no_mechanism() -> None:
@@ -955,7 +956,7 @@ def test_a_poison_message_is_a_partition_stuck_at_one_record_not_scale_or_restar
     verdict, causes = run(window)
     assert [p.status for p in verdict.partitions] == [Status.STALL, Status.OK]
     stuck = the(causes, "stuck_consumer")
-    assert stuck.rank == 1 and stuck.remediation is None
+    assert stuck.rank == 1 and remedy(stuck) is None
     assert stuck.evidence["poison"] is True and stuck.evidence["stuck_at"] == [700]
     assert stuck.explanation.endswith(engine_wording.poison_record([(0, 700)], 100.0))
-    assert RESTART not in [c.remediation for c in causes] and SCALE not in [c.remediation for c in causes]
+    assert "restart" not in [remedy(c) for c in causes] and "scale" not in [remedy(c) for c in causes]

@@ -25,6 +25,7 @@ from lagbot.engine.check import Checker
 from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.offset_reader import Described
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore
+from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names
 from tests.support.engine_rig import settings_for
 
@@ -209,7 +210,7 @@ def test_hot_partition_with_key_skew(kafka: Kafka, names: Names, writer: Any) ->
     assert hot.evidence["why"] == "key_skew"
     assert float(str(hot.evidence["lag_share"])) >= 0.99
     assert "partition 1 of " + topic in hot.explanation
-    assert hot.remediation == "drain"
+    assert remedy(hot) == "drain"
     p1 = verdict.partitions[1]
     assert p1.produce_rate is not None and p1.produce_rate > 50
     assert verdict.partitions[0].lag == 0 and verdict.partitions[2].lag == 10
@@ -253,7 +254,7 @@ def test_stuck_consumer_is_stalled(kafka: Kafka, names: Names, writer: Any) -> N
     assert verdict.status is Status.STALL
     stuck = next(c for c in verdict.causes if c.kind == "stuck_consumer")
     assert stuck.evidence["partitions"] == [0, 1]
-    assert stuck.remediation == "restart"
+    assert remedy(stuck) == "restart"
 
 
 def test_no_active_members_while_lag_grows(kafka: Kafka, names: Names, writer: Any) -> None:
@@ -274,7 +275,7 @@ def test_no_active_members_while_lag_grows(kafka: Kafka, names: Names, writer: A
     assert verdict.partitions[1].status is Status.OK and verdict.partitions[1].lag == 0
     kinds = [c.kind for c in verdict.causes]
     assert kinds[0] == "no_active_members"
-    assert verdict.causes[0].remediation == "scale"
+    assert remedy(verdict.causes[0]) == "scale"
 
 
 def test_idle_topic_with_caught_up_consumer_never_alerts(kafka: Kafka, names: Names) -> None:

@@ -22,6 +22,7 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine.check import Checker
 from lagbot.engine.report import report_json
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -66,7 +67,7 @@ def test_exact_lag_seconds_is_the_first_unconsumed_records_timestamp(
     kafka.commit(group, {(topic, 0): 150, (topic, 1): 20})
 
     report = checker(kafka, group, exact=2).run(1, 0.0)
-    [group_json] = report_json(report)["groups"]
+    [group_json] = report_json(report, remedy=remedy)["groups"]
     p0, p1 = group_json["partitions"]
     # Both partitions are among the 2 worst: each figure is the check's time minus its record's timestamp, exactly.
     assert (p0["lag"], p0["lag_seconds_method"], p0["lag_seconds_lower_bound"]) == (150, "exact", False)
@@ -82,7 +83,7 @@ def test_exact_interpolated_and_window_figures_on_one_workload(broker: ApacheKaf
     kafka.commit(group, {(topic, 0): 150, (topic, 1): 0})
 
     # Off (the default): partition 0's figure is the time index's interpolation, T - 600 s, 200 s too long.
-    off = report_json(checker(kafka, group, exact=0).run(1, 0.0))["groups"][0]["partitions"][0]
+    off = report_json(checker(kafka, group, exact=0).run(1, 0.0), remedy=remedy)["groups"][0]["partitions"][0]
     assert off["lag_seconds_method"] == "time_index"
     # (The index's points are asked at the snapshot's time, a moment before the check's `now`.)
     assert 600.0 <= off["lag_seconds"] <= 601.0
@@ -95,7 +96,7 @@ def test_exact_interpolated_and_window_figures_on_one_workload(broker: ApacheKaf
     before = time.time()
     write(broker, topic, 1, [(int(before * 1000), 10)])
     report = check.evaluate(check.sample())
-    p0, p1 = report_json(report)["groups"][0]["partitions"]
+    p0, p1 = report_json(report, remedy=remedy)["groups"][0]["partitions"]
     assert (p0["lag_seconds_method"], p0["lag_seconds"]) == ("exact", round(report.taken_at - written_ms / 1000, 3))
     assert (p1["lag"], p1["lag_seconds_method"], p1["lag_seconds_lower_bound"]) == (10, "window", False)
     # Message 0 of partition 1 was written after the first sample: the window places it at that sample's time

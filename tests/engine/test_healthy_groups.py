@@ -24,6 +24,7 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import GroupVerdict, Severity, Status
 from lagbot.engine.check import Checker
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names
 from tests.support.healthy import WORKLOADS, running, workloads
 
@@ -40,7 +41,7 @@ def trouble(verdict: GroupVerdict) -> list[str]:
         found.append(f"status {verdict.status.name}")
     if verdict.severity is not Severity.OK:
         found.append(f"severity {verdict.severity.name}: {verdict.severity_reason}")
-    found += [f"cause {c.kind} -> {c.remediation}: {c.explanation}" for c in verdict.causes]
+    found += [f"cause {c.kind} -> {remedy(c)}: {c.explanation}" for c in verdict.causes]
     return found
 
 

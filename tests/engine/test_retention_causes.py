@@ -14,8 +14,8 @@ from confluent_kafka import TopicPartition
 from lagbot.core.config import build_settings
 from lagbot.core.model import Cause, GroupVerdict
 from lagbot.engine.check import Checker
-from lagbot.engine.diagnose import DRAIN, RESET_OFFSETS
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -63,7 +63,7 @@ def test_log_start_past_the_committed_offset_is_data_loss_with_the_messages_lost
         f"(worst: {topic}-0); the committed offset is below the log start"
     )
     assert lost.evidence == {"partitions": [0, 1], "messages_deleted_unread": 45}
-    assert (lost.rank, lost.confidence, lost.remediation) == (1, 0.99, RESET_OFFSETS)
+    assert (lost.rank, lost.confidence, remedy(lost)) == (1, 0.99, "reset_offsets")
     assert [c.kind for c in verdict.causes if c.kind == "retention_risk"] == []
 
 
@@ -88,7 +88,7 @@ def test_most_retained_messages_unread_is_retention_risk(kafka: Kafka, names: Na
         "retention will delete unread messages soon"
     )
     assert risk.evidence == {"partition": 0, "topic": topic, "lag_share_of_retained": 0.889}
-    assert (risk.confidence, risk.remediation) == (0.9, DRAIN)
+    assert (risk.confidence, remedy(risk)) == (0.9, "drain")
     assert [c.kind for c in verdict.causes if c.kind == "data_loss"] == []
 
     # Retention then takes offsets 10..34 of partition 0: 20..34 were unread, so the risk became a loss of 15.

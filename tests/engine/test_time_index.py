@@ -24,6 +24,7 @@ from lagbot.engine.rates import lag_seconds
 from lagbot.engine.report import report_json
 from lagbot.engine.timeindex import BaselineCache, IndexPoint, baseline_rate, lag_seconds_by_index, offsets_at
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names
 
 pytestmark = pytest.mark.integration
@@ -116,7 +117,7 @@ def test_one_check_knows_lag_seconds_and_baselines_from_the_index(
     finally:
         consumer.close()
     assert [v.group for v in report.verdicts] == [group]
-    [group_json] = report_json(report)["groups"]
+    [group_json] = report_json(report, remedy=remedy)["groups"]
     p0, p1 = group_json["partitions"]
     assert (p0["lag"], p0["lag_seconds_method"], p0["lag_seconds_lower_bound"]) == (200, "time_index", False)
     # Message 400 was written at `now` - 600 s; the check ran a moment after `now` (at most the test's own time).

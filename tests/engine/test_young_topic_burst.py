@@ -35,10 +35,11 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine import wording
 from lagbot.engine.burst import group_born_at, producer_burst_since_birth
 from lagbot.engine.check import Checker
-from lagbot.engine.diagnose import SCALE, diagnose
+from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
 from lagbot.engine.timeindex import BaselineCache, offsets_at
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names
 
 TOPIC, GROUP, CLUSTER = "orders", "billing", "c"
@@ -96,7 +97,7 @@ def test_y01_the_issue_burst_on_a_young_topic_is_a_burst_not_a_deficit() -> None
 
     verdict = judged(w, BORN)
     primary = verdict.causes[0]
-    assert (primary.kind, primary.remediation, primary.confidence) == ("producer_burst", SCALE, 0.85)
+    assert (primary.kind, remedy(primary), primary.confidence) == ("producer_burst", "scale", 0.85)
     assert primary.explanation == wording.cause_burst_since_birth(2000.0, 15.0, 12900 / 36, 36.0, True, 2000.0)
     assert primary.evidence == {
         "recent_rate": 2000.0,
@@ -123,7 +124,7 @@ def test_y02_a_burst_that_ended_in_the_window_offers_nothing() -> None:
     w = window([[450, 5450, 5525, 5600]] * 2, BORN + 30.0)
     cause = producer_burst_since_birth(judged(w, BORN), w)
     assert cause is not None
-    assert (cause.remediation, cause.confidence, cause.evidence["ongoing"]) == (None, 0.6, False)
+    assert (remedy(cause), cause.confidence, cause.evidence["ongoing"]) == (None, 0.6, False)
     assert (cause.evidence["recent_rate"], cause.evidence["baseline_rate"]) == (686.67, 30.0)
 
 
@@ -159,7 +160,7 @@ def test_y08_a_burst_that_began_before_the_window_is_compared_with_the_time_befo
     horizons = ((60.0, 100300 / 60), (300.0, None), (900.0, None), (3600.0, None))
     verdict = judged(w, BORN, horizons)
     primary = verdict.causes[0]
-    assert (primary.kind, primary.remediation, primary.confidence) == ("producer_burst", SCALE, 0.85)
+    assert (primary.kind, remedy(primary), primary.confidence) == ("producer_burst", "scale", 0.85)
     assert primary.evidence == {
         "recent_rate": 1671.67,
         "recent_horizon_seconds": 60.0,
@@ -297,7 +298,7 @@ def test_a_check_during_the_young_topic_burst_names_the_burst(broker: ApacheKafk
     assert verdict.born_at == pytest.approx(born, abs=1e-6)
     assert [h for h, rate in verdict.baseline_produce if rate is not None] == []
     primary = verdict.causes[0]
-    assert (primary.kind, primary.remediation) == ("producer_burst", SCALE), [
+    assert (primary.kind, remedy(primary)) == ("producer_burst", "scale"), [
         (c.kind, c.evidence) for c in verdict.causes
     ]
     assert primary.evidence["method"] == "time_index_since_birth"

@@ -4,7 +4,8 @@ The test does exactly what the page says, in a copy of the tree: it writes the p
 to the registry, checks that nothing else differs (the tests included), runs the registry's own tests there unchanged,
 and runs the copy's lagbot (tests/support/plugin_probe.py) on a real redis-server and the Slack emulator: the new
 remediation is in the policy schema, in `/lag remediate`, in `lagbot policy explain`, proposed for the cause it
-`addresses`, approved, run and verified by the service.
+answers (its `answers` module, through the service's join, as `lagbot check` shows it too), approved, run and
+verified by the service.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.support.tree import ROOT, source_roots
 
 PAGE = ROOT / "docs" / "remediations.md"
 PACKAGE = Path("remediations/lagbot/remediations/pause")
-REGISTRY = Path("remediations/lagbot/remediations/registry.py")
+REGISTRY = Path("remediations/lagbot/remediations/packages.py")
 PLANS = "test_remediation_plans.py"
 
 
@@ -54,7 +55,7 @@ def differences(left: Path, right: Path, below: Path = Path()) -> list[str]:
 
 
 def test_the_page_gives_the_whole_package() -> None:
-    assert sorted(recipe_files()) == ["__init__.py", "remediation.py", "wording.py"]
+    assert sorted(recipe_files()) == ["__init__.py", "answers.py", "remediation.py", "wording.py"]
 
 
 def test_a_throwaway_remediation_is_one_package_and_one_line_and_reaches_every_part(
@@ -68,7 +69,7 @@ def test_a_throwaway_remediation_is_one_package_and_one_line_and_reaches_every_p
     add_pause(copy)
 
     changed = [d for f in folders for d in differences(f, copy / f.name, Path(f.name))]
-    assert changed == [str(PACKAGE), str(REGISTRY)], "files touched to add a remediation"
+    assert changed == sorted([str(PACKAGE), str(REGISTRY)]), "files touched to add a remediation"
     before = (ROOT / REGISTRY).read_text().splitlines()
     after = (copy / REGISTRY).read_text().splitlines()
     assert [line for line in after if line not in before] == ['    "pause",'] and len(after) == len(before) + 1
@@ -113,6 +114,14 @@ def test_a_throwaway_remediation_is_one_package_and_one_line_and_reaches_every_p
     assert report["explain"] == [
         "  pause: allowed (low risk), 1 approval, no auto-approve, cooldown 30 min, proposals expire after 15 min"
     ]
+    # The join (lagbot.service.remedies): the remedy of the cause its `answers` module names, and of no other; shown
+    # so by `lagbot check`, in its lines and its JSON.
+    assert report["join"] == {
+        "rebalance_churn": "pause",
+        "idle_members": None,
+        "check_line": "  1. [rebalance_churn] members keep changing -> pause",
+        "check_json": "pause",
+    }
     # The service: proposed for the cause it addresses, approved, run, verified by its own `verify`.
     assert report["service"] == {
         "suggested": ["pause"],

@@ -17,7 +17,7 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.agreement import Settling, held, settling
-from lagbot.engine.diagnose import RESTART
+from lagbot.remediations import registry
 from lagbot.service import edits
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.incidents import UPDATE_ROOT, Change, Effect
@@ -141,7 +141,7 @@ def coordinated(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> R
     return r
 
 
-STUCK = Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1)
+STUCK = Cause("stuck_consumer", "stuck", 0.9, rank=1)
 
 
 def restarted(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> tuple[Remediator, GroupVerdict, str]:
@@ -174,8 +174,8 @@ def test_a_new_cause_within_our_own_action_s_settle_period_is_not_posted_and_is_
     check's window (30 samples x 60 s) no longer reaches into the settle period, and is said then, once."""
     r, v, root = restarted(redis_client, slack, k8s)
     replies = len(slack.thread(CHANNEL, root))
-    ceiling = Cause("partition_ceiling", "one member per partition already", 0.8, "drain", rank=1)
-    unassigned = Cause("unassigned_partitions", "nobody owns orders/0", 0.9, None, rank=1)
+    ceiling = Cause("partition_ceiling", "one member per partition already", 0.8, rank=1)
+    unassigned = Cause("unassigned_partitions", "nobody owns orders/0", 0.9, rank=1)
     measured = replace(v, causes=(ceiling, replace(STUCK, rank=2)))
 
     def new_causes() -> list[str]:
@@ -207,14 +207,14 @@ def test_a_new_cause_within_our_own_action_s_settle_period_is_not_posted_and_is_
 
 
 def test_which_causes_wait_near_our_own_action() -> None:
-    def at(now: float, action: object = "scale") -> Settling:
-        return settling(action, 1_000.0, 1_180.0, window=1_800.0, now=now)
+    def at(now: float, action: str = "scale") -> Settling:
+        return settling(registry.settles(action), 1_000.0, 1_180.0, window=1_800.0, now=now)
 
     assert [at(t) for t in (999.0, 1_000.0, 1_180.0, 1_181.0, 2_980.0, 2_981.0)] == [
         Settling.NO, Settling.ALL, Settling.ALL, Settling.RATES, Settling.RATES, Settling.NO,
     ]  # fmt: skip
     assert at(1_100.0, "reset_offsets") is Settling.NO  # only a restart or a scale makes the group rebalance
-    assert settling("restart", None, None, window=60.0, now=1_100.0) is Settling.NO
+    assert settling(registry.settles("restart"), None, None, window=60.0, now=1_100.0) is Settling.NO
     assert held(Settling.ALL, "stuck_consumer") and held(Settling.RATES, "throughput_deficit")
     assert not held(Settling.RATES, "stuck_consumer") and not held(Settling.NO, "partition_ceiling")
 

@@ -36,7 +36,7 @@ CONFIG = IncidentConfig(open_at="warn", resolve_after=600, reopen_within=1800)
 def verdict(
     severity: Severity, lag: int | None = 60_000, cause: str | None = "hot_partition", status: Status = Status.WARN
 ) -> GroupVerdict:
-    causes = () if cause is None else (Cause(cause, "because", 0.9, "scale", rank=1),)
+    causes = () if cause is None else (Cause(cause, "because", 0.9, rank=1),)
     return GroupVerdict(
         cluster="prod",
         group="orders",

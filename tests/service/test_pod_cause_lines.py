@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lagbot.core.model import Cause, GroupVerdict, Member, Status
+from lagbot.core.model import Cause, Fact, GroupVerdict, Member, Status
 from lagbot.service.pod_causes import blamed, cause_owners, with_pod_evidence
 from tests.support.verdicts import TOPIC, partition, verdict
 
 A = Member("m-a", "consumer-a", "/10.1.2.3", ((TOPIC, 0),))
 B = Member("m-b", "consumer-b", "/10.1.2.4", ((TOPIC, 1), (TOPIC, 2)))
-STUCK = Cause("stuck_consumer", "partition 0 is stuck", 0.9, "restart", rank=1, evidence={"partitions": [0]})
-HOT = Cause("hot_partition", "partition 1 is hot", 0.7, "restart", rank=2, evidence={"topic": TOPIC, "partition": 1})
-DEFICIT = Cause("throughput_deficit", "consumers are slower", 0.75, "scale", rank=3)
+STUCK = Cause("stuck_consumer", "partition 0 is stuck", 0.9, rank=1, evidence={"partitions": [0]})
+HOT = Cause(
+    "hot_partition",
+    "partition 1 is hot",
+    0.7,
+    rank=2,
+    evidence={"topic": TOPIC, "partition": 1},
+    facts=frozenset({Fact.SLOW_OWNER}),
+)
+DEFICIT = Cause("throughput_deficit", "consumers are slower", 0.75, rank=3)
 
 
 def group(*causes: Cause) -> GroupVerdict:

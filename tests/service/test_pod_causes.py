@@ -20,7 +20,6 @@ from lagbot.core import keys
 from lagbot.core.config import Settings
 from lagbot.core.model import Cause, GroupVerdict, Member, Status
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.engine.diagnose import RESTART
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
@@ -90,7 +89,7 @@ def stuck_on(host: str) -> GroupVerdict:
         partition(0, committed=0, log_end=500, status=Status.STALL, owner=owner),
         partition(1, committed=100, log_end=100, owner=other),
     ]
-    stuck = Cause("stuck_consumer", "partition 0 is stuck", 0.9, RESTART, rank=1, evidence={"partitions": [0]})
+    stuck = Cause("stuck_consumer", "partition 0 is stuck", 0.9, rank=1, evidence={"partitions": [0]})
     return replace(verdict(parts, members=[owner, other]), causes=(stuck,))
 
 

@@ -14,7 +14,6 @@ import redis
 
 from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.engine.diagnose import RESTART
 from lagbot.remediations.base import Progress
 from lagbot.remediations.drain import wording as remediations_drain_wording
 from lagbot.remediations.executors.kubernetes import KEDA_PAUSED, KubernetesExecutor
@@ -94,7 +93,7 @@ def test_auto_approve_runs_a_low_risk_action_without_a_click_but_not_in_a_mainte
     redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)  # owner unknown: a rolling restart
-    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))
     monday = {"days": ["mon"], "start": "14:00", "end": "15:00", "timezone": "UTC"}
     quiet = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}}, maintenance=[monday])
     [waiting], _ = quiet.propose(v, now=NOW, incident=None)
@@ -136,7 +135,7 @@ def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
     bot.remediations = r
     bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
-    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))
 
     assert bot.apply([v], now=NOW) == 1
     bot.deliver()
@@ -167,7 +166,7 @@ def test_the_rebalance_our_own_restart_caused_is_expected_not_a_new_cause(
     bot.remediations = r
     bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
-    stuck = Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1)
+    stuck = Cause("stuck_consumer", "stuck", 0.9, rank=1)
     v = replace(verdict([stalled]), causes=(stuck,))
     assert bot.apply([v], now=NOW) == 1
     bot.deliver()
@@ -183,7 +182,7 @@ def test_the_rebalance_our_own_restart_caused_is_expected_not_a_new_cause(
 
     def churn(*changed_at: float) -> Cause:
         evidence: dict[str, object] = {"changed_at": list(changed_at), "rebalancing_at": []}
-        return Cause("rebalance_churn", "membership changed 2 times", 0.95, None, rank=1, evidence=evidence)
+        return Cause("rebalance_churn", "membership changed 2 times", 0.95, rank=1, evidence=evidence)
 
     # Two changes at +60 s and +120 s: the restart's own rebalance. No new-cause reply, churn not stated.
     bot.apply([replace(v, causes=(churn(NOW + 60, NOW + 120), replace(stuck, rank=2)))], now=NOW + 120)

@@ -15,7 +15,6 @@ from lagbot.core import keys
 from lagbot.core.config import StormConfig
 from lagbot.core.model import Cause, Status
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.engine.diagnose import RESTART
 from lagbot.service.storms import RedisStorms
 from lagbot.slack.replies import remediate_reply
 from tests.support.k8s_shop import Shop
@@ -39,7 +38,7 @@ def test_a_folded_incident_is_offered_no_remediation_in_a_thread_and_remediate_a
     bot.remediations = r
     assert bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
-    posted = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    posted = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))
     folded = replace(posted, group="orders-replay")
 
     assert bot.apply([posted, folded], now=NOW) == 2

@@ -20,7 +20,6 @@ from lagbot.app.server import BotHTTPServer
 from lagbot.core.model import Cause, Status
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.emulator import Message, SlackEmulator
-from lagbot.engine.diagnose import RESTART
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.service.remediate import Remediator
 from lagbot.slack.app import build_app
@@ -58,7 +57,7 @@ def proposed_restart(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop)
     bot.remediations = r
     bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
-    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, RESTART, rank=1),))
+    v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))
     assert bot.apply([v], now=NOW) == 1
     bot.deliver()
     [root] = slack.channel("C1")

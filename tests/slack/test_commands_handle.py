@@ -88,7 +88,7 @@ ORDERS = verdict(
         partition(1, 750, 5_000, status=Status.STALL, owner=Member("m-2", "worker-2", "/10.0.0.2")),
         partition(2, None, 30),
     ],
-    causes=[Cause("stuck_consumer", "partition 1 of orders: committed offset not moving", 0.9, "restart", rank=1)],
+    causes=[Cause("stuck_consumer", "partition 1 of orders: committed offset not moving", 0.9, rank=1)],
 )
 
 
@@ -541,7 +541,7 @@ def big_verdict(n: int, *, name: str = "orders-consumer") -> GroupVerdict:
         lag=n * 1_000,
         lag_seconds=60.0,
         partitions=[partition(i, 0, 1_000 + i, topic="t" * 249) for i in range(n)],
-        causes=[Cause(f"kind_{i}", "because " + "x" * 4_000, 0.5, "restart", rank=i + 1) for i in range(n)],
+        causes=[Cause("stuck_consumer", "because " + "x" * 4_000, 0.5, rank=i + 1) for i in range(n)],
     )
 
 

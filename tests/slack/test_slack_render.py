@@ -56,7 +56,7 @@ def verdict(partitions: list[PartitionVerdict], causes: int = 2, group: str = "o
         eta_seconds=None,
         trend=Trend.GROWING,
         causes=tuple(
-            Cause(f"kind_{i}", "because " + "x" * 5_000, 0.9 - i / 100, "restart" if i % 2 else None, rank=i + 1)
+            Cause("stuck_consumer" if i % 2 else f"kind_{i}", "because " + "x" * 5_000, 0.9 - i / 100, rank=i + 1)
             for i in range(causes)
         ),
     )

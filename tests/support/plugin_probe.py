@@ -3,9 +3,9 @@ one registry line): what the copy's lagbot makes of it, printed as one JSON docu
 tests/remediations/test_plugin_contract.py to assert on.
 
 `python -m tests.support.plugin_probe REDIS_URL`, with the copy's three roots first on PYTHONPATH. It goes through the
-policy schema, `/lag remediate`'s arguments, `lagbot policy explain`, a proposal from a verdict whose cause the
-remediation `addresses`, an approval that runs it and a verification step, on a real redis-server and the Slack
-emulator.
+policy schema, `/lag remediate`'s arguments, `lagbot policy explain`, the service's join of causes to remediations
+(and `lagbot check`'s line and JSON of it), a proposal from a verdict whose cause the remediation answers, an approval
+that runs it and a verification step, on a real redis-server and the Slack emulator.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
+from lagbot.cli.wording import cli_cause_line
 from lagbot.core.config import Settings
 from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
+from lagbot.engine.report import cause_json
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.explain import explain
 from lagbot.policies.model import Policy
@@ -31,6 +33,7 @@ from lagbot.service.checkpoints import CheckPoint
 from lagbot.service.incidents import Incident
 from lagbot.service.remediate import Remediator, StateSlot
 from lagbot.service.remediation_state import RemediationState
+from lagbot.service.remedies import remedy
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replies import remediate_args
 from tests.support.verdicts import CLUSTER, GROUP, partition, verdict
@@ -63,12 +66,25 @@ def remediate() -> dict[str, Any]:
     return {"args": remediate_args("pause", ["40"]), "usage": usage}
 
 
+def join() -> dict[str, Any]:
+    """The remedies the service's join gives: the cause `pause` answers, one it does not, and `lagbot check`'s line and
+    JSON of the first."""
+    churn = Cause("rebalance_churn", "members keep changing", 0.7, rank=1)
+    idle = Cause("idle_members", "more members than partitions", 0.5, rank=2)
+    return {
+        "rebalance_churn": remedy(churn),
+        "idle_members": remedy(idle),
+        "check_line": cli_cause_line(churn, remedy(churn)),
+        "check_json": cause_json(churn, remedy(churn))["remediation"],
+    }
+
+
 def service(redis_url: str) -> dict[str, Any]:
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
     churning = replace(
         verdict([partition(0, committed=0, log_end=500)]),
-        causes=(Cause("rebalance_churn", "members keep changing", 0.7, None, rank=1),),
+        causes=(Cause("rebalance_churn", "members keep changing", 0.7, rank=1),),
         severity=Severity.WARN,
     )
     incident = Incident(
@@ -107,12 +123,13 @@ def service(redis_url: str) -> dict[str, Any]:
 def main(redis_url: str) -> None:
     pause = registry.get("pause")
     report = {
-        "registry_file": sys.modules["lagbot.remediations.registry"].__file__,
+        "registry_file": sys.modules["lagbot.remediations.packages"].__file__,
         "pause_file": sys.modules[type(pause).__module__].__file__,
         "names": list(registry.names_in_order()),
         "schema": schema(),
         "remediate": remediate(),
         "explain": [line for line in explain(policy({}), CLUSTER, GROUP, now=NOW) if "pause" in line],
+        "join": join(),
         "service": service(redis_url),
     }
     print(json.dumps(report))

@@ -13,7 +13,6 @@ from lagbot.core.config import Settings
 from lagbot.core.model import Cause, Severity
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.engine.diagnose import SCALE
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.config import KubernetesConfig
@@ -94,7 +93,7 @@ def deficit() -> object:
     """Two members on 6 partitions, consuming 1,000 msg/s of 1,600 produced: scaling to 4 keeps up."""
     parts = [partition(p, committed=0, log_end=10_000) for p in range(6)]
     v = verdict(parts, produce=1_600.0, consume=1_000.0, members=[member(1, 0, 1, 2), member(2, 3, 4, 5)])
-    cause = Cause("throughput_deficit", "consumers are slower", 0.75, SCALE, rank=1)
+    cause = Cause("throughput_deficit", "consumers are slower", 0.75, rank=1)
     return replace(v, causes=(cause,), severity=Severity.WARN)
 
 

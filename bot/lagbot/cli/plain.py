@@ -21,6 +21,7 @@ from lagbot.cli import wording
 from lagbot.cli.fit import COLUMNS, NUMERIC, RIGHT, Layout, cell_width, fit, lines
 from lagbot.core import messages
 from lagbot.core.model import GroupVerdict, PartitionVerdict
+from lagbot.service.remedies import remedy
 
 if TYPE_CHECKING:
     from lagbot.engine.check import CheckReport
@@ -113,7 +114,7 @@ def report_lines(report: CheckReport, width: int | None, pattern: str | None = N
             out.append(Line(shown(verdict.error), "group_error", verdict))
             continue
         out.extend(table_lines(verdict, width))
-        out.extend(Line(shown(wording.cli_cause_line(cause)), "cause", verdict) for cause in verdict.causes)
+        out.extend(Line(shown(wording.cli_cause_line(c, remedy(c))), "cause", verdict) for c in verdict.causes)
     if report.verdicts:
         out.append(Line("", "blank"))
         out.append(Line(shown(wording.cli_summary(report.verdicts, report.cluster_errors)), "summary"))

@@ -91,8 +91,9 @@ def check_json(report: CheckReport) -> dict[str, Any]:
     could be read (`readable`: false when a cluster or a group could not be, its lag unknown), the clusters that could
     not be read (`unreachable`) and the exit code."""
     from lagbot.engine.report import report_json
+    from lagbot.service.remedies import remedy
 
-    document = report_json(report)
+    document = report_json(report, remedy=remedy)
     top: dict[str, Any] = {key: document.pop(key) for key in ("version", "taken_at", "severity") if key in document}
     return {
         **top,

@@ -70,8 +70,8 @@ def cli_columns_hidden(columns: Sequence[str], width: int) -> str:
     return f"  ({', '.join(columns)} left out to fit {width} columns; --json has every column)"
 
 
-def cli_cause_line(cause: Cause) -> str:
-    action = f" -> {cause.remediation}" if cause.remediation else ""
+def cli_cause_line(cause: Cause, remedy: str | None) -> str:
+    action = f" -> {remedy}" if remedy else ""
     return f"  {cause.rank}. [{cause.kind}] {cause.explanation}{action}"
 
 

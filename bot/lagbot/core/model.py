@@ -393,7 +393,8 @@ def partition_verdicts(*columns: Iterable[object]) -> list[PartitionVerdict]:
 
 class CauseKind(StrEnum):
     """The stable names of the causes lagbot.engine.diagnose finds (its docstring says what each means). A
-    remediation names the ones it answers (`Remediation.addresses`); other tools parse them."""
+    remediation package names the ones it answers (its `answers` module: lagbot.remediations.packages); other tools
+    parse them."""
 
     DATA_LOSS = "data_loss"
     RETENTION_RISK = "retention_risk"
@@ -408,20 +409,41 @@ class CauseKind(StrEnum):
     IDLE_MEMBERS = "idle_members"
 
 
+class Fact(StrEnum):
+    """What the diagnosis knows of a cause that decides its remedy. The engine names no action: each remediation
+    package says which causes it answers from their kind and these facts (lagbot.remediations.packages), and the
+    service joins the two (lagbot.service.remedies)."""
+
+    SLOW_OWNER = "slow_owner"
+    """hot_partition: its owner reads it far slower than the others read theirs (not its keys written faster)."""
+    POISON = "poison"
+    """Stuck at one record its owner cannot get past (it reads its other partitions): a restart meets the same
+    record, and so would more members."""
+    ONGOING = "ongoing"
+    """producer_burst: the burst goes on now (more is coming)."""
+    SCALABLE = "scalable"
+    """Another member would own a partition of its own: not every partition has a member of its own yet
+    (lagbot.engine.agreement.at_partition_ceiling)."""
+    CHURN_EXPLAINS = "churn_explains"
+    """A rebalance churn with a mechanism (a crash loop, poll-interval kick-outs) explains it: members die or are kicked
+    out, so a restarted member or another one would go the same way."""
+
+
 @dataclass(frozen=True, slots=True)
 class Cause:
     """A likely cause of a group's lag, with the numbers that support it.
 
-    `kind` is stable (other tools parse it); `rank` orders causes, 1 is the most likely;
-    `confidence` is 0..1; `remediation` names the action that would address it, if any.
+    `kind` is stable (other tools parse it); `rank` orders causes, 1 is the most likely; `confidence` is 0..1;
+    `facts` are what decides its remedy (`Fact`): the cause names no action (lagbot.service.remedies joins it to the
+    remediation that answers it).
     """
 
     kind: str
     explanation: str
     confidence: float
-    remediation: str | None
     rank: int = 0
     evidence: dict[str, object] = field(default_factory=dict)
+    facts: frozenset[Fact] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

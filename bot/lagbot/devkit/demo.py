@@ -31,6 +31,7 @@ from lagbot.devkit.embedded import exact_producer, produce
 from lagbot.engine.check import Checker
 from lagbot.engine.report import report_json
 from lagbot.engine.window import MemoryWindowStore
+from lagbot.service.remedies import remedy
 
 LAGGING_GROUP = "user-events-consumer"
 HEALTHY_GROUP = "orders-consumer"
@@ -138,7 +139,7 @@ def run_demo(*, every: float, samples: int, as_json: bool) -> int:
             for thread in threads:
                 thread.join(timeout=10)
     if as_json:
-        print(json.dumps(report_json(report), indent=2))
+        print(json.dumps(report_json(report, remedy=remedy), indent=2))
     else:
         print_report(report, Console())
     console.print(wording.demo_exit(exit_code(report)))

@@ -5,8 +5,9 @@ Pure functions on a group's verdict, used by lagbot.engine.diagnose:
 - `stuck_confidence`: a partition judged stuck on its window alone (STALL over `min_span`) is 0.9 sure; one
   judged against its siblings in a shorter window grows surer with every sibling commit it was judged on.
 - `whole_members`: members all of whose partitions are stuck, so the cause names the member, not a list.
-- `own_rebalance`: membership changes within the settle period of lagbot's own restart or scale are the
-  rebalance that action caused, expected: they are not `rebalance_churn` (nor a new-cause reply).
+- `own_rebalance`: membership changes within the settle period of lagbot's own action that rebalances the group
+  (an action that `settles`: the restart, the scale) are the rebalance that action caused, expected: they are
+  not `rebalance_churn` (nor a new-cause reply).
 - `settling`: a check within that settle period states no new cause; one whose window still reaches into it
   (its rates span the rebalance) states no new cause read from rates (lagbot.service.incidents).
 - `deficit_explained`: the consumption the group misses is explained by stuck partitions or by one slow owner
@@ -155,19 +156,17 @@ def churns(changes: int, rebalancing: int) -> bool:
     return changes >= 2 or rebalancing >= 2
 
 
-SETTLING_ACTIONS = ("restart", "scale")
+def own_rebalance(verdict: GroupVerdict, settles: bool, since: object, until: object) -> GroupVerdict:
+    """The verdict without `rebalance_churn` when the churn is the rebalance lagbot's own action caused.
 
-
-def own_rebalance(verdict: GroupVerdict, action: object, since: object, until: object) -> GroupVerdict:
-    """The verdict without `rebalance_churn` when the churn is the rebalance lagbot's own restart or scale caused.
-
-    `action`, `since` and `until` are read from the incident's remediation state (anything else there means no
-    action of ours). The changes and rebalancing snapshots at times from `since` (when the action ran) to `until`
-    (the end of its settle period) are expected; only the others count. When they are too few to be churn, the
-    cause is dropped and the others re-ranked.
+    `settles`: whether the action that ran rebalances the group (its own flag: `Remediation.settles`);
+    `since` and `until` are read from the incident's remediation state (anything else there means no action of
+    ours). The changes and rebalancing snapshots at times from `since` (when the action ran) to `until` (the end of
+    its settle period) are expected; only the others count. When they are too few to be churn, the cause is dropped
+    and the others re-ranked.
     """
     churn = next((c for c in verdict.causes if c.kind == "rebalance_churn"), None)
-    if churn is None or action not in SETTLING_ACTIONS:
+    if churn is None or not settles:
         return verdict
     if not isinstance(since, int | float) or not isinstance(until, int | float):
         return verdict
@@ -180,7 +179,8 @@ def own_rebalance(verdict: GroupVerdict, action: object, since: object, until: o
 
 
 class Settling(StrEnum):
-    """How far a check is from lagbot's own restart or scale (`settling`): which new causes it may state."""
+    """How far a check is from lagbot's own action that rebalances the group (`settling`): which new causes it may
+    state."""
 
     NO = "no"
     """Past the settle period, and its window past it too: every cause may be stated."""
@@ -194,11 +194,12 @@ RATE_CAUSES = frozenset({"throughput_deficit", "partition_ceiling", "producer_bu
 """Causes judged from the window's produce and consume rates (lagbot.engine.diagnose)."""
 
 
-def settling(action: object, since: object, until: object, *, window: float, now: float) -> Settling:
-    """Where `now` is against the settle period of lagbot's own restart or scale (`since` to `until`, read from the
-    incident's remediation state as for `own_rebalance`; anything else there means no action of ours): within it,
-    or within `window` seconds after it (the check's rates are measured over that window, across the rebalance)."""
-    if action not in SETTLING_ACTIONS:
+def settling(settles: bool, since: object, until: object, *, window: float, now: float) -> Settling:
+    """Where `now` is against the settle period of lagbot's own action that rebalances the group (`settles`, and
+    `since` to `until`, read from the incident's remediation state as for `own_rebalance`; anything else there means
+    no action of ours): within it, or within `window` seconds after it (the check's rates are measured over that
+    window, across the rebalance)."""
+    if not settles:
         return Settling.NO
     if not isinstance(since, int | float) or not isinstance(until, int | float) or now < since:
         return Settling.NO

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from lagbot.core.model import Cause, GroupVerdict, GroupWindow, PartitionSample, TopicPartition
+from lagbot.core.model import Cause, Fact, GroupVerdict, GroupWindow, PartitionSample, TopicPartition
 from lagbot.engine import agreement, wording
 
 BURST_FACTOR = 3.0
@@ -76,8 +76,6 @@ def producer_burst_by_index(verdict: GroupVerdict) -> Cause | None:
             burst.recent, burst.recent_horizon, burst.before, burst.before_horizon, burst.ongoing, verdict.produce_rate
         ),
         confidence=0.85 if burst.ongoing else 0.6,
-        # More replicas help only while more is coming and there is parallelism left to add.
-        remediation="scale" if burst.ongoing and not agreement.at_partition_ceiling(verdict) else None,
         evidence={
             "recent_rate": round(burst.recent, 2),
             "recent_horizon_seconds": burst.recent_horizon,
@@ -86,7 +84,17 @@ def producer_burst_by_index(verdict: GroupVerdict) -> Cause | None:
             "ongoing": burst.ongoing,
             "method": "time_index",
         },
+        facts=burst_facts(burst, verdict),
     )
+
+
+def burst_facts(burst: Burst, verdict: GroupVerdict) -> frozenset[Fact]:
+    """What decides a burst's remedy: whether more is still coming (`Fact.ONGOING`) and whether there is parallelism
+    left to add (`Fact.SCALABLE`: not one consumer per partition already)."""
+    facts = {Fact.ONGOING} if burst.ongoing else set()
+    if not agreement.at_partition_ceiling(verdict):
+        facts.add(Fact.SCALABLE)
+    return frozenset(facts)
 
 
 def enough_horizons(baselines: Sequence[tuple[float, float | None]]) -> bool:
@@ -141,7 +149,6 @@ def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None
             burst.recent, burst.recent_horizon, burst.before, burst.before_horizon, burst.ongoing, now_rate
         ),
         confidence=0.85 if burst.ongoing else 0.6,
-        remediation="scale" if burst.ongoing and not agreement.at_partition_ceiling(verdict) else None,
         evidence={
             "recent_rate": round(burst.recent, 2),
             "recent_horizon_seconds": round(burst.recent_horizon, 3),
@@ -150,6 +157,7 @@ def producer_burst_since_birth(verdict: GroupVerdict, window: GroupWindow | None
             "ongoing": burst.ongoing,
             "method": "time_index_since_birth",
         },
+        facts=burst_facts(burst, verdict),
     )
 
 

@@ -1,7 +1,10 @@
 """Diagnosis: the likely causes of a group's lag, each with the numbers that support it.
 
 One small pure function per cause kind; each returns a Cause or None. `diagnose` runs them all and ranks
-what fired by confidence. Kinds are stable names that other tools parse:
+what fired by confidence. A cause names no action: what decides its remedy is on it as facts (lagbot.core.model
+`Fact`: a hot partition's slow owner, a poisoned record, a burst that goes on, room to scale, a churn that explains
+it), and the service joins it to the remediation that answers it (lagbot.service.remedies). Kinds are stable names
+that other tools parse:
 
     data_loss               committed < log start: messages were deleted before they were read
     retention_risk          lag >= 80% of the retained messages: deletion will overtake the consumer soon
@@ -18,9 +21,9 @@ what fired by confidence. Kinds are stable names that other tools parse:
                             that history, the window's newest interval >= 3x its trailing average
     rebalance_churn         state, member ids or generation keep changing between snapshots; with lag, the mechanism:
                             a crash loop (offsets still: the member keeps dying) or poll-interval kick-outs (offsets
-                            move between: configuration), and then stuck_consumer offers no restart
+                            move between: configuration), and then the other causes carry `churn_explains`
     idle_members            more members than partitions: some members have nothing to do (stated only for a group
-                            that is behind, and never with a remediation: scaling cannot help)
+                            that is behind; nothing answers it: scaling cannot help)
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING
 from lagbot.core import messages
 from lagbot.core.model import (
     Cause,
+    Fact,
     GroupSample,
     GroupState,
     GroupVerdict,
@@ -49,13 +53,6 @@ from lagbot.engine.burst import producer_burst_by_index, producer_burst_since_bi
 
 if TYPE_CHECKING:  # the settings' models (pydantic): types only, so that judging loads none (lagbot.cli.early)
     from lagbot.core.config import Evaluation
-
-RESTART = "restart"
-SCALE = "scale"
-DRAIN = "drain"
-RESET_OFFSETS = "reset_offsets"
-SUGGESTABLE = (RESTART, SCALE, DRAIN, RESET_OFFSETS)
-"""The remediations a cause can name (each must be registered: lagbot.remediations.registry; a test checks)."""
 
 HOT_SHARE = 0.6
 """A partition holding at least this share of the group's lag is hot."""
@@ -100,9 +97,10 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
 
 def churn_explains_stuck(found: list[Cause]) -> list[Cause]:
     """When the churn has a mechanism (a crash loop, poll-interval kick-outs), the stuck partitions and the deficit are
-    its effects: `stuck_consumer` keeps its facts but offers no restart (a crash-looping member restarts already; a
-    kicked-out one needs configuration), no cause offers to scale (more members die or are kicked out the same way),
-    and the churn, which names the mechanism, ranks first."""
+    its effects: every other cause carries `Fact.CHURN_EXPLAINS` (so `stuck_consumer` is answered by no restart: a
+    crash-looping member restarts already, a kicked-out one needs configuration; and no cause by more members: they
+    die or are kicked out the same way), `stuck_consumer` says so, and the churn, which names the mechanism, ranks
+    first."""
     churn = next((c for c in found if c.kind == "rebalance_churn" and c.evidence.get("mechanism")), None)
     if churn is None:
         return found
@@ -112,21 +110,21 @@ def churn_explains_stuck(found: list[Cause]) -> list[Cause]:
             kept.append(c)
             continue
         if c.kind == "stuck_consumer":
-            c = replace(c, explanation=wording.stuck_by_churn(c.explanation), remediation=None)
-        elif c.remediation == SCALE:
-            c = replace(c, remediation=None)
-        kept.append(replace(c, confidence=min(c.confidence, churn.confidence - 0.01)))
+            c = replace(c, explanation=wording.stuck_by_churn(c.explanation))
+        confidence = min(c.confidence, churn.confidence - 0.01)
+        kept.append(replace(c, confidence=confidence, facts=c.facts | {Fact.CHURN_EXPLAINS}))
     return kept
 
 
 def poison_explains_hot(found: list[Cause]) -> list[Cause]:
-    """A hot partition that is the poisoned one (`poison_record`) is no slow owner to restart: the record is."""
+    """A hot partition that is the poisoned one (`poison_record`) is no slow owner to restart, nor keys to drain: the
+    record is (`Fact.POISON`)."""
     poison = next((c for c in found if c.kind == "stuck_consumer" and c.evidence.get("poison")), None)
     if poison is None:
         return found
     stuck = poison.evidence.get("partitions")
     return [
-        replace(c, remediation=None)
+        replace(c, facts=c.facts | {Fact.POISON})
         if c.kind == "hot_partition" and isinstance(stuck, list) and c.evidence.get("partition") in stuck
         else c
         for c in found
@@ -149,7 +147,7 @@ def worth_explaining(verdict: GroupVerdict, rules: Evaluation) -> bool:
 
 
 def _ranked(cause: Cause, rank: int) -> Cause:
-    return Cause(cause.kind, cause.explanation, cause.confidence, cause.remediation, rank, cause.evidence)
+    return replace(cause, rank=rank)
 
 
 def _lagging(verdict: GroupVerdict) -> list[PartitionVerdict]:
@@ -180,7 +178,6 @@ def data_loss(verdict: GroupVerdict) -> Cause | None:
         kind="data_loss",
         explanation=wording.cause_data_loss(len(lost), missed, worst.topic, worst.partition),
         confidence=0.99,
-        remediation=RESET_OFFSETS,
         evidence={"partitions": [p.partition for p in lost], "messages_deleted_unread": missed},
     )
 
@@ -205,7 +202,6 @@ def retention_risk(verdict: GroupVerdict) -> Cause | None:
         kind="retention_risk",
         explanation=wording.cause_retention_risk(worst.topic, worst.partition, share, len(at_risk)),
         confidence=0.9,
-        remediation=DRAIN,
         evidence={
             "partition": worst.partition,
             "topic": worst.topic,
@@ -246,7 +242,6 @@ def stuck_consumer(verdict: GroupVerdict) -> Cause | None:
             why_not_scale=why_not_scale or "",
         ),
         confidence=agreement.stuck_confidence(stalled),
-        remediation=RESTART,
         evidence=evidence,
     )
 
@@ -258,7 +253,7 @@ hot partition (at most 0.9) that the same partition is."""
 
 def poison_record(verdict: GroupVerdict, stalled: list[PartitionVerdict], evidence: dict[str, object]) -> Cause:
     """`stuck_consumer` of partitions whose owners read their other partitions (`agreement.poisoned`): each is stuck at
-    one record; no restart and no scale moves past it (no remediation: fix the handler, or skip the record)."""
+    one record; no restart and no scale moves past it (`Fact.POISON`: fix the handler, or skip the record)."""
     owners = {p.owner.member_id for p in stalled if p.owner is not None}
     read = sum(
         q.consume_rate or 0.0
@@ -277,8 +272,8 @@ def poison_record(verdict: GroupVerdict, stalled: list[PartitionVerdict], eviden
         kind="stuck_consumer",
         explanation=f"{text}; {wording.poison_record(offsets, read)}",
         confidence=POISON_CONFIDENCE,
-        remediation=None,
         evidence={**evidence, "poison": True, "stuck_at": [o for _, o in offsets]},
+        facts=frozenset({Fact.POISON}),
     )
 
 
@@ -291,7 +286,6 @@ def no_active_members(verdict: GroupVerdict) -> Cause | None:
         kind="no_active_members",
         explanation=wording.cause_no_members(verdict.state.value, verdict.total_lag, growing),
         confidence=0.95 if growing else 0.8,
-        remediation=SCALE,
         evidence={"state": verdict.state.value, "total_lag": verdict.total_lag, "trend": verdict.trend.value},
     )
 
@@ -310,7 +304,6 @@ def unassigned_partitions(verdict: GroupVerdict) -> Cause | None:
         kind="unassigned_partitions",
         explanation=wording.cause_unassigned([f"{p.topic}-{p.partition}" for p in orphans], len(verdict.members)),
         confidence=0.85,
-        remediation=RESTART,
         evidence={"partitions": [[p.topic, p.partition] for p in orphans]},
     )
 
@@ -337,7 +330,6 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
         kind="hot_partition",
         explanation=f"{explanation}; {why_not_scale}" if why_not_scale else explanation,
         confidence=0.6 + 0.3 * share,
-        remediation=RESTART if why == "slow_owner" else DRAIN,
         evidence={
             "topic": hot.topic,
             "partition": hot.partition,
@@ -346,6 +338,7 @@ def hot_partition(verdict: GroupVerdict) -> Cause | None:
             "produce_rate": hot.produce_rate,
             "consume_rate": hot.consume_rate,
         },
+        facts=frozenset({Fact.SLOW_OWNER}) if why == "slow_owner" else frozenset(),
     )
 
 
@@ -399,7 +392,6 @@ def throughput_deficit(verdict: GroupVerdict) -> Cause | None:
         kind="throughput_deficit",
         explanation=wording.cause_deficit(produce, consume, members, target, partitions),
         confidence=0.75,
-        remediation=SCALE,
         evidence={
             "produce_rate": round(produce, 2),
             "consume_rate": round(consume, 2),
@@ -425,7 +417,6 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
         kind="partition_ceiling",
         explanation=wording.cause_ceiling(produce, consume, partitions),
         confidence=0.8,
-        remediation=DRAIN,
         evidence={
             "produce_rate": round(produce, 2),
             "consume_rate": round(consume, 2),
@@ -435,8 +426,8 @@ def partition_ceiling(verdict: GroupVerdict) -> Cause | None:
 
 
 def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Cause | None:
-    """The newest interval's produce rate is >= 3x the trailing average over the rest of the window. Scaling is
-    offered only when `scalable` (not one consumer per partition already)."""
+    """The newest interval's produce rate is >= 3x the trailing average over the rest of the window: a burst that goes
+    on (`Fact.ONGOING`), `Fact.SCALABLE` when `scalable` (not one consumer per partition already)."""
     if window is None or len(window.samples) < 3:
         return None
     times = [g.at for g in window.samples]
@@ -463,8 +454,8 @@ def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Caus
         kind="producer_burst",
         explanation=wording.cause_burst(recent, trailing),
         confidence=0.7,
-        remediation=SCALE if scalable else None,
         evidence={"recent_rate": round(recent, 2), "trailing_rate": round(trailing, 2)},
+        facts=frozenset({Fact.ONGOING, Fact.SCALABLE} if scalable else {Fact.ONGOING}),
     )
 
 
@@ -505,7 +496,6 @@ def rebalance_churn(
         kind="rebalance_churn",
         explanation=explanation,
         confidence=confidence,
-        remediation=None,
         evidence=evidence,
     )
 
@@ -540,7 +530,6 @@ def idle_members(verdict: GroupVerdict) -> Cause | None:
     return Cause(
         kind="idle_members",
         explanation=wording.cause_idle(members, partitions, idle),
-        confidence=0.5,
-        remediation=None,  # more members would idle too; fewer would not read faster
+        confidence=0.5,  # no remedy: more members would idle too; fewer would not read faster
         evidence={"members": members, "partitions": partitions, "idle": idle},
     )

@@ -6,6 +6,7 @@ JSON null, never a made-up number.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
@@ -13,9 +14,13 @@ from lagbot.engine.check import CheckReport
 
 REPORT_VERSION = 1
 
+Remedy = Callable[[Cause], "str | None"]
+"""The action that answers a cause, or None: the service's join (lagbot.service.remedies `remedy`), since the
+engine names no action."""
 
-def report_json(report: CheckReport) -> dict[str, Any]:
-    """The whole report as one JSON-ready object."""
+
+def report_json(report: CheckReport, *, remedy: Remedy) -> dict[str, Any]:
+    """The whole report as one JSON-ready object, each cause with its `remedy`."""
     return {
         "version": REPORT_VERSION,
         "taken_at": report.taken_at,
@@ -24,11 +29,11 @@ def report_json(report: CheckReport) -> dict[str, Any]:
             {"cluster": name, "ok": name not in report.cluster_errors, "error": report.cluster_errors.get(name)}
             for name in report.clusters
         ],
-        "groups": [group_json(v) for v in report.verdicts],
+        "groups": [group_json(v, remedy=remedy) for v in report.verdicts],
     }
 
 
-def group_json(verdict: GroupVerdict) -> dict[str, Any]:
+def group_json(verdict: GroupVerdict, *, remedy: Remedy) -> dict[str, Any]:
     return {
         "cluster": verdict.cluster,
         "group": verdict.group,
@@ -49,7 +54,7 @@ def group_json(verdict: GroupVerdict) -> dict[str, Any]:
         "members": [m.owner_json() for m in verdict.members],
         "error": verdict.error,
         "partitions": [partition_json(p) for p in verdict.partitions],
-        "causes": [cause_json(c) for c in verdict.causes],
+        "causes": [cause_json(c, remedy(c)) for c in verdict.causes],
     }
 
 
@@ -73,11 +78,11 @@ def partition_json(p: PartitionVerdict) -> dict[str, Any]:
     }
 
 
-def cause_json(c: Cause) -> dict[str, Any]:
+def cause_json(c: Cause, remedy: str | None) -> dict[str, Any]:
     return {
         "kind": c.kind,
         "explanation": c.explanation,
-        "remediation": c.remediation,
+        "remediation": remedy,
         "rank": c.rank,
         "confidence": round(c.confidence, 2),
         "evidence": c.evidence,

@@ -37,6 +37,7 @@ from lagbot.core.stored import StoredFormatError
 from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport, collector_paused
 from lagbot.policies.model import Policy
+from lagbot.remediations import registry
 from lagbot.service import edits, wording
 from lagbot.service.approvals import Proposal
 from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
@@ -492,7 +493,8 @@ class Bot:
         state = self.remediations.state(incident.id)
         if state is None:
             return verdict
-        return agreement.own_rebalance(verdict, state.action, state.executed_at, state.settle_until)
+        settles = registry.settles(state.action)
+        return agreement.own_rebalance(verdict, settles, state.executed_at, state.settle_until)
 
     def _explained(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
         """The open incident's verdict with the owners' pods on its causes (lagbot.service.pod_causes); a failure
@@ -514,7 +516,8 @@ class Bot:
         if state is None:
             return agreement.Settling.NO
         window = self.settings.window.samples * self.settings.cluster(incident.cluster).check_interval
-        return agreement.settling(state.action, state.executed_at, state.settle_until, window=window, now=now)
+        settles = registry.settles(state.action)
+        return agreement.settling(settles, state.executed_at, state.settle_until, window=window, now=now)
 
     def _remediation_step(
         self, incident: Incident, verdict: GroupVerdict, *, now: float

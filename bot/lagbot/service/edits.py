@@ -31,6 +31,7 @@ from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.model import GroupVerdict
 from lagbot.core.stored import StoredFormatError
+from lagbot.service import remedies
 from lagbot.service.incidents import HISTORY_KEEP, Incident
 from lagbot.service.remediation_state import RemediationState
 
@@ -62,7 +63,7 @@ def story(incident: Incident, verdict: GroupVerdict) -> str:
         verdict.state.value,
         verdict.trend.value,
         verdict.eta_seconds is None,
-        [(c.kind, c.remediation) for c in verdict.causes],
+        [(c.kind, remedies.remedy(c)) for c in verdict.causes],
         incident.below_since is not None,
         incident.reopened,
         None if remediation is None else [remediation.action, remediation.state.value, _progress(remediation)],

@@ -38,7 +38,7 @@ from lagbot.remediations.base import (
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.pod_evidence import PodReadings
 from lagbot.remediations.verify import VerifyRules, assess
-from lagbot.service import wording
+from lagbot.service import remedies, wording
 from lagbot.service.approvals import ClickAnswer, Proposal, Proposals, State, Verdict
 from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
@@ -139,13 +139,8 @@ class Remediator:
         return self.policy.match(cluster, group)
 
     def suggested(self, verdict: GroupVerdict) -> list[str]:
-        """The remediations that answer the causes (`Remediation.addresses`), most likely cause first, no repeats."""
-        actions: list[str] = []
-        for cause in verdict.causes:
-            action = registry.answering(cause, verdict)
-            if action is not None and action not in actions:
-                actions.append(action)
-        return actions
+        """The remediations that answer the causes (lagbot.service.remedies), most likely cause first, no repeats."""
+        return remedies.remedies(verdict.causes)
 
     def propose(
         self,

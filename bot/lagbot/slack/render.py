@@ -32,6 +32,7 @@ from lagbot.core.model import Cause, GroupVerdict, PartitionVerdict
 from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Change, Incident
 from lagbot.service.remediation_state import RunState
+from lagbot.service.remedies import remedy
 from lagbot.service.storms import StormSummary
 from lagbot.slack import wording
 
@@ -114,7 +115,8 @@ def table_fallback(verdict: GroupVerdict, limit: int = 3_900) -> str:
 def cause_blocks(causes: tuple[Cause, ...]) -> list[Block]:
     shown = causes[:MAX_CAUSES_SHOWN]
     blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(wording.slack_cause(c), MAX_SECTION_TEXT))) for c in shown
+        SectionBlock(text=MarkdownTextObject(text=clip(wording.slack_cause(c, remedy(c)), MAX_SECTION_TEXT)))
+        for c in shown
     ]
     if len(causes) > len(shown):
         blocks.append(
@@ -195,7 +197,7 @@ def change_reply(change: Change, detail: str, incident: Incident, verdict: Group
     if change in (Change.SEVERITY_UP, Change.SEVERITY_DOWN):
         line = wording.incident_severity_reply(detail, verdict)
     elif change is Change.NEW_CAUSE and verdict.causes:
-        line = wording.incident_new_cause_reply(detail, verdict.causes[0])
+        line = wording.incident_new_cause_reply(detail, verdict.causes[0], remedy(verdict.causes[0]))
     elif change is Change.RESOLVED:
         line = wording.incident_resolved_reply(incident.duration(now), incident.peak_lag, verdict.total_lag)
     else:

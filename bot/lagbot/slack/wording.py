@@ -61,8 +61,8 @@ def slack_table_summary_row(partitions: int, lag: int, columns: int) -> list[str
     return [f"… {partitions} more", "", "", str(lag), "", "", ""][:columns]
 
 
-def slack_cause(c: Cause) -> str:
-    action = f" → _{c.remediation}_" if c.remediation else ""
+def slack_cause(c: Cause, remedy: str | None) -> str:
+    action = f" → _{remedy}_" if remedy else ""
     return f"*{c.rank}. {c.kind}* ({percent(c.confidence)}): {slack_escape(c.explanation)}{action}"
 
 
@@ -122,9 +122,9 @@ def _rank(label: str) -> int:
     return ["ok", "warn", "critical", "page"].index(label)
 
 
-def incident_new_cause_reply(before: str, c: Cause) -> str:
+def incident_new_cause_reply(before: str, c: Cause, remedy: str | None) -> str:
     was = f" (was {before})" if before else ""
-    return f":mag: New likely cause{was}: {slack_cause(c)}"
+    return f":mag: New likely cause{was}: {slack_cause(c, remedy)}"
 
 
 def incident_remediation_line(action: str, state: str, detail: str) -> str:

@@ -8,8 +8,9 @@ Data flows one way: a verdict (from the lag engine) and validated parameters -> 
 change, before and after, the pre-flight checks) -> approvers see the plan -> `execute(plan, context)`
 runs it once -> `verify(plan, later verdicts)` judges whether lag drains.
 
-A new remediation is one module (a subclass of `Remediation`) and one line in lagbot.remediations.registry; what a
-policy rule may set for it is its `Policy` model, from which lagbot.policies.model derives the policy's schema.
+A new remediation is one package (its `remediation` module holds a subclass of `Remediation`; its `answers` module the
+causes it answers) and one line in lagbot.remediations.packages; what a policy rule may set for it is its `Policy`
+model, from which lagbot.policies.model derives the policy's schema.
 
 A `Plan` is plain data and round-trips through versioned JSON (lagbot.core.codec), because it is stored in Redis
 between the proposal and the click that approves it.
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lagbot.core import codec
-from lagbot.core.model import Cause, CauseKind, GroupVerdict
+from lagbot.core.model import GroupVerdict
 from lagbot.remediations import wording
 
 if TYPE_CHECKING:
@@ -226,12 +227,10 @@ class Remediation(ABC):
     """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
     needs_workload: ClassVar[bool] = False
     """Whether it acts on the workload the policy rule names (an executor), so cannot run without one."""
-    addresses: ClassVar[frozenset[CauseKind]] = frozenset()
-    """The causes it answers (none: it is only proposed when a user asks with `/lag remediate`)."""
-
-    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
-        """Whether it answers this cause of this verdict (by default: the cause is of a kind it `addresses`)."""
-        return cause.kind in self.addresses
+    settles: ClassVar[bool] = False
+    """Whether its run rebalances the group (members restarted, added or removed): the membership changes and the
+    rates of its settle period are its own, expected (lagbot.engine.agreement `own_rebalance`, `settling`). The
+    causes it answers are its package's `answers` module's (lagbot.remediations.packages)."""
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         """The parameters a user gave after the action in `/lag remediate`. Raises ArgsError."""

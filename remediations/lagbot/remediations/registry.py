@@ -2,9 +2,10 @@
 
 `register` checks a remediation is well formed (a name fit for a policy key and a button id, a Risk, a pydantic Params
 model that forbids unknown fields) and refuses a second one of the same name. Adding a remediation is one package,
-lagbot.remediations.<name>, whose `remediation` module holds `REMEDIATION` (the instance), and one line in `PACKAGES`
-below (docs/remediations.md; tests/remediations/test_plugin_contract.py adds a throwaway one that way). Any registered
-one can be proposed with `/lag remediate`. `params`
+lagbot.remediations.<name>, whose `remediation` module holds `REMEDIATION` (the instance) and whose `answers` module
+says which causes it answers, and one line in lagbot.remediations.packages `PACKAGES` (docs/remediations.md;
+tests/remediations/test_plugin_contract.py adds a throwaway one that way). Any registered one can be proposed with
+`/lag remediate`. `params`
 validates raw parameters (from a policy, a button, a stored plan) against the remediation's Params model, and raises
 `ParamsError` naming the remediation and each bad field.
 """
@@ -18,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lagbot.core.model import Cause, GroupVerdict
 from lagbot.remediations import wording
 from lagbot.remediations.base import ParamsError as ParamsError  # raised by params(); tests and callers catch it here
 from lagbot.remediations.base import Remediation, Risk, validate_params
+from lagbot.remediations.packages import PACKAGES
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """A remediation's name: a policy key, part of a button's action id and a word in `/lag remediate`."""
@@ -82,9 +83,11 @@ def remediations() -> tuple[Remediation, ...]:
     return tuple(_registry.values())
 
 
-def answering(cause: Cause, verdict: GroupVerdict) -> str | None:
-    """The remediation that answers `cause` of `verdict` (the first registered whose `answers` says so), or None."""
-    return next((r.name for r in _registry.values() if r.answers(cause, verdict)), None)
+def settles(name: str) -> bool:
+    """Whether the registered remediation called `name` rebalances the group when it runs (`Remediation.settles`);
+    False when none is registered under `name` (a stored state of an action no longer shipped)."""
+    remediation = _registry.get(name)
+    return remediation is not None and remediation.settles
 
 
 def risk_of(name: str) -> Risk | None:
@@ -112,13 +115,6 @@ def load(package: str) -> Remediation:
         raise RegistryError(wording.registry_malformed(package, wording.registry_not_its_package(package)))
     return remediation
 
-
-PACKAGES = (  # one line per remediation, in the order `policy explain` lists them
-    "restart",
-    "scale",
-    "drain",
-    "reset_offsets",
-)
 
 for _package in PACKAGES:
     register(load(_package))

@@ -148,6 +148,13 @@ def registry_not_its_package(package: str) -> str:
     return f"lagbot.remediations.{package}.remediation has no REMEDIATION named {package!r}"
 
 
+def answers_malformed(package: str) -> str:
+    return (
+        f"lagbot.remediations.{package}.answers: ADDRESSES must be a frozenset of CauseKind and `answers`, if given, "
+        "a function of the cause"
+    )
+
+
 def registry_unknown(name: str, known: Sequence[str]) -> str:
     return f"no remediation named {name!r}; registered: {', '.join(known) or 'none'}"
 

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from lagbot.core import messages
-from lagbot.core.model import Cause, CauseKind, GroupVerdict, PartitionVerdict, Status
+from lagbot.core.model import GroupVerdict, PartitionVerdict, Status
 from lagbot.remediations.base import (
     ArgsError,
     ExecutionContext,
@@ -258,19 +258,10 @@ class DrainRemediation(Remediation):
     """Drain a group's backlog into a sink with Spark, then advance its offsets past it."""
 
     name: ClassVar[str] = "drain"
-    addresses: ClassVar[frozenset[CauseKind]] = frozenset(
-        {CauseKind.RETENTION_RISK, CauseKind.PARTITION_CEILING, CauseKind.HOT_PARTITION}
-    )
     risk: ClassVar[Risk] = Risk.MEDIUM
     Params: ClassVar[type[BaseModel]] = DrainParams
     Policy: ClassVar[type[PolicyParams]] = DrainPolicy
     args_usage: ClassVar[str] = "[sink: a Parquet path or URL, or kafka:TOPIC]"
-
-    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
-        """A hot partition only when its keys are skewed (a slow owner is restart's)."""
-        if cause.kind == CauseKind.HOT_PARTITION:
-            return cause.evidence.get("why") != "slow_owner"
-        return super().answers(cause, verdict)
 
     def parse_args(self, args: Sequence[str]) -> dict[str, Any]:
         if len(args) > 1:

@@ -23,7 +23,7 @@ from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator, model_validator
 
-from lagbot.core.model import CauseKind, GroupState, GroupVerdict, TopicPartition
+from lagbot.core.model import GroupState, GroupVerdict, TopicPartition
 from lagbot.remediations import kafka
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
@@ -178,7 +178,6 @@ def totals(table: Sequence[ResetRow]) -> dict[str, int]:
 
 class ResetOffsets(Remediation):
     name = "reset_offsets"
-    addresses = frozenset({CauseKind.DATA_LOSS})
     risk = Risk.HIGH
     Params = ResetParams
     Policy = ResetPolicy

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from lagbot.core.model import Cause, CauseKind, GroupState, GroupVerdict, Member, PartitionVerdict, Status
+from lagbot.core.model import GroupState, GroupVerdict, Member, PartitionVerdict, Status
 from lagbot.remediations import kafka
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
@@ -89,17 +89,11 @@ def stuck_owners(verdict: GroupVerdict) -> tuple[list[Member], bool]:
 
 class Restart(Remediation):
     name = "restart"
-    addresses = frozenset({CauseKind.STUCK_CONSUMER, CauseKind.UNASSIGNED_PARTITIONS, CauseKind.HOT_PARTITION})
     risk = Risk.LOW
     Params = RestartParams
     Policy = RestartPolicy
     needs_workload = True
-
-    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
-        """A hot partition only when its owner is slow (a hot partition of skewed keys is the drain's)."""
-        if cause.kind == CauseKind.HOT_PARTITION:
-            return cause.evidence.get("why") == "slow_owner"
-        return super().answers(cause, verdict)
+    settles = True
 
     def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
         assert isinstance(policy, RestartPolicy)

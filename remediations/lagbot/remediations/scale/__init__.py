@@ -1,1 +1,2 @@
-"""The `scale` remediation, one package: the remediation (`remediation`) and its words (`wording`)."""
+"""The `scale` remediation, one package: the remediation (`remediation`), the causes it answers (`answers`) and its
+words (`wording`)."""

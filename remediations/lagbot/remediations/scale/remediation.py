@@ -22,8 +22,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from lagbot.core import messages
 from lagbot.core.config import Duration
-from lagbot.core.model import Cause, CauseKind, GroupVerdict
-from lagbot.engine import agreement
+from lagbot.core.model import GroupVerdict
 from lagbot.engine.diagnose import replicas_needed
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
@@ -109,20 +108,12 @@ def target_replicas(verdict: GroupVerdict, params: ScaleParams) -> int:
 
 class Scale(Remediation):
     name = "scale"
-    addresses = frozenset(
-        {CauseKind.NO_ACTIVE_MEMBERS, CauseKind.THROUGHPUT_DEFICIT, CauseKind.PRODUCER_BURST, CauseKind.IDLE_MEMBERS}
-    )
     risk = Risk.MEDIUM
     Params = ScaleParams
     Policy = ScalePolicy
     args_usage = "[replicas]"
     needs_workload = True
-
-    def answers(self, cause: Cause, verdict: GroupVerdict) -> bool:
-        """A producer burst only while it goes on and a member can still be added that would own a partition."""
-        if cause.kind == CauseKind.PRODUCER_BURST:
-            return cause.evidence.get("ongoing", True) is True and not agreement.at_partition_ceiling(verdict)
-        return super().answers(cause, verdict)
+    settles = True
 
     def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
         assert isinstance(policy, ScalePolicy)
