@@ -150,6 +150,30 @@ SIBLING_CASES = [
         ),
         id="S07-commits-counted-over-all-siblings",
     ),
+    # S08 Burrow #290 in a short window (the corpus' "stopped behind old zero lag" with --samples 4 --every 3):
+    #     partition 0 was caught up at the first sample only (committed 200 = log end 200), and its offset never moved
+    #     since while 60 messages arrive every 3 s; member 2's partition commits at every step. The zero lag is older
+    #     than the recent samples (the last `min_samples`), so it hides nothing: STALL on 3 sibling commits. Before,
+    #     the sibling rule's guard spanned the whole window: OK, "caught up within the window".
+    pytest.param(
+        SiblingCase(
+            window({0: part([200] * 4, [200, 260, 320, 380]), 1: MOVING}, (member(1, 0), member(2, 1))),
+            (Status.STALL, Status.OK),
+            (3, 0),
+            engine_wording.reason_stall_siblings(180, 9.0, 0, 3),
+        ),
+        id="S08-stopped-behind-an-old-zero-lag",
+    ),
+    # S09 The same, but the log end was still 260 at the second sample, where the consumer (at 260) was caught up: a
+    #     recent zero lag, the topic merely quiet until then. Not stuck: OK.
+    pytest.param(
+        SiblingCase(
+            window({0: part([260] * 4, [260, 260, 320, 380]), 1: MOVING}, (member(1, 0), member(2, 1))),
+            (Status.OK, Status.OK),
+            (0, 0),
+        ),
+        id="S09-recent-zero-lag-is-a-quiet-topic",
+    ),
 ]
 
 
