@@ -4,6 +4,7 @@
     S01-..  a partition judged against the other members' partitions (status, reason, sibling commits)
     D01-..  which deficit causes fire when stuck partitions or one slow owner explain the shortfall
     R01-..  membership changes within the settle period of lagbot's own restart or scale are not churn
+    M01-..  a window with a membership change: capacity causes do not trust its rates; one kick-out is named
 
 Windows are 4 samples 3 s apart (a 9 s span, shorter than the 10 s the window rule STALL needs), unless a case
 says otherwise. Every case says why its answer is right.
@@ -303,7 +304,7 @@ def test_own_rebalance_is_expected(
 
 
 # ---------------------------------------------------------------------------------------------------
-# K01-..: a window with a membership change does not trust its rates for the capacity causes; one kick-out is named
+# M01-..: a window with a membership change does not trust its rates for the capacity causes; one kick-out is named
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -346,7 +347,7 @@ class KickCase:
 
 
 KICK_CASES = [
-    # K01 The corpus' poll-interval kick-outs with `--samples 4 --every 3`: the one member (m-1) is kicked out between
+    # M01 The corpus' poll-interval kick-outs with `--samples 4 --every 3`: the one member (m-1) is kicked out between
     #     the second and third snapshots and rejoins as m-2; it committed 40 between. One change, no churn (two are
     #     needed). Before: partition_ceiling -> drain first (one member for one partition, reading 4.4 of 20 msg/s),
     #     wrong advice for a configuration problem measured across the rebalance. Now: the departure, the rejoin and
@@ -360,9 +361,9 @@ KICK_CASES = [
             "kicked_out",
             ("partition_ceiling",),
         ),
-        id="K01-one-kick-out-named-ceiling-not-trusted",
+        id="M01-one-kick-out-named-ceiling-not-trusted",
     ),
-    # K02 A true deficit (D03's: 4 partitions read at 10 of 20 msg/s by 2 members) while a third member joins at the
+    # M02 A true deficit (D03's: 4 partitions read at 10 of 20 msg/s by 2 members) while a third member joins at the
     #     third snapshot: the rates span the rebalance the join caused. throughput_deficit keeps its facts, offers no
     #     scale and says why; nobody left, so no kick-out is claimed and no churn (one change).
     pytest.param(
@@ -377,9 +378,9 @@ KICK_CASES = [
             None,
             ("throughput_deficit",),
         ),
-        id="K02-join-deficit-not-trusted",
+        id="M02-join-deficit-not-trusted",
     ),
-    # K03 K01's offsets, but the member leaves and nobody comes back (Empty at the last snapshot): a member that left,
+    # M03 M01's offsets, but the member leaves and nobody comes back (Empty at the last snapshot): a member that left,
     #     not one kicked out and back; no kick-out is claimed, the group has no members and says so first. The
     #     deficit it also shows (4.4 of 20 msg/s) was measured across the departure: stated, not trusted, no scale.
     pytest.param(
@@ -390,9 +391,9 @@ KICK_CASES = [
             None,
             ("throughput_deficit",),
         ),
-        id="K03-left-without-rejoining-is-no-kick-out",
+        id="M03-left-without-rejoining-is-no-kick-out",
     ),
-    # K04 D03's true deficit with the same members at every snapshot: rates trusted, scale offered (the rule changes
+    # M04 D03's true deficit with the same members at every snapshot: rates trusted, scale offered (the rule changes
     #     nothing without a membership change).
     pytest.param(
         KickCase(
@@ -402,7 +403,7 @@ KICK_CASES = [
             None,
             (),
         ),
-        id="K04-no-change-rates-trusted",
+        id="M04-no-change-rates-trusted",
     ),
 ]
 
