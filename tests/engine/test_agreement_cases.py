@@ -4,6 +4,7 @@
     S01-..  a partition judged against the other members' partitions (status, reason, sibling commits)
     D01-..  which deficit causes fire when stuck partitions or one slow owner explain the shortfall
     R01-..  membership changes within the settle period of lagbot's own restart or scale are not churn
+    M01-..  a window with a membership change: capacity causes do not trust its rates; one kick-out is named
 
 Windows are 4 samples 3 s apart (a 9 s span, shorter than the 10 s the window rule STALL needs), unless a case
 says otherwise. Every case says why its answer is right.
@@ -151,6 +152,30 @@ SIBLING_CASES = [
         ),
         id="S07-commits-counted-over-all-siblings",
     ),
+    # S08 Burrow #290 in a short window (the corpus' "stopped behind old zero lag" with --samples 4 --every 3):
+    #     partition 0 was caught up at the first sample only (committed 200 = log end 200), and its offset never moved
+    #     since while 60 messages arrive every 3 s; member 2's partition commits at every step. The zero lag is older
+    #     than the recent samples (the last `min_samples`), so it hides nothing: STALL on 3 sibling commits. Before,
+    #     the sibling rule's guard spanned the whole window: OK, "caught up within the window".
+    pytest.param(
+        SiblingCase(
+            window({0: part([200] * 4, [200, 260, 320, 380]), 1: MOVING}, (member(1, 0), member(2, 1))),
+            (Status.STALL, Status.OK),
+            (3, 0),
+            engine_wording.reason_stall_siblings(180, 9.0, 0, 3),
+        ),
+        id="S08-stopped-behind-an-old-zero-lag",
+    ),
+    # S09 The same, but the log end was still 260 at the second sample, where the consumer (at 260) was caught up: a
+    #     recent zero lag, the topic merely quiet until then. Not stuck: OK.
+    pytest.param(
+        SiblingCase(
+            window({0: part([260] * 4, [260, 260, 320, 380]), 1: MOVING}, (member(1, 0), member(2, 1))),
+            (Status.OK, Status.OK),
+            (0, 0),
+        ),
+        id="S09-recent-zero-lag-is-a-quiet-topic",
+    ),
 ]
 
 
@@ -278,3 +303,125 @@ def test_own_rebalance_is_expected(
     judged_verdict = own_rebalance(verdict, settles, since, until)
     assert tuple(c.kind for c in judged_verdict.causes) == kinds
     assert [c.rank for c in judged_verdict.causes] == list(range(1, len(kinds) + 1))
+
+
+# ---------------------------------------------------------------------------------------------------
+# M01-..: a window with a membership change does not trust its rates for the capacity causes; one kick-out is named
+# ---------------------------------------------------------------------------------------------------
+
+
+def changing(
+    parts: dict[int, tuple[PartitionSample, ...]],
+    members: tuple[Member, ...],
+    ids: tuple[tuple[str, ...], ...],
+    state: GroupState = GroupState.STABLE,
+) -> GroupWindow:
+    """`window` whose member ids at each sample time are `ids` (the newest snapshot's members are `members`)."""
+    times = sorted({s.at for samples in parts.values() for s in samples})
+    latest = GroupSnapshot("billing", state, members, {(TOPIC, p): s[-1].committed for p, s in parts.items()})
+    return GroupWindow(
+        cluster="prod",
+        group="billing",
+        samples=tuple(
+            GroupSample(t, state if i == len(times) - 1 else GroupState.STABLE, who, 1)
+            for i, (t, who) in enumerate(zip(times, ids, strict=True))
+        ),
+        partitions={(TOPIC, p): s for p, s in parts.items()},
+        latest=latest,
+    )
+
+
+KICKED = part([1000, 1000, 1040, 1040], [3000, 3060, 3120, 3180])
+"""The corpus' kicked-out member over 9 s: 20 msg/s written, one batch of 40 committed between the kick-outs; lag
+2,000 -> 2,140, growing, older than the window."""
+
+
+@dataclass(frozen=True)
+class KickCase:
+    window: GroupWindow
+    kinds: tuple[str, ...]
+    """Every cause kind that fires, in rank order."""
+    remediations: tuple[str | None, ...]
+    mechanism: str | None
+    """The evidence's mechanism of rebalance_churn, when it fires."""
+    untrusted: tuple[str, ...]
+    """The capacity causes that say their rates span a membership change."""
+
+
+KICK_CASES = [
+    # M01 The corpus' poll-interval kick-outs with `--samples 4 --every 3`: the one member (m-1) is kicked out between
+    #     the second and third snapshots and rejoins as m-2; it committed 40 between. One change, no churn (two are
+    #     needed). Before: partition_ceiling -> drain first (one member for one partition, reading 4.4 of 20 msg/s),
+    #     wrong advice for a configuration problem measured across the rebalance. Now: the departure, the rejoin and
+    #     the moving offset name the kick-out (configuration, no restart, no scale) first; the ceiling keeps its facts,
+    #     says its rates span the change and offers no drain.
+    pytest.param(
+        KickCase(
+            changing({0: KICKED}, (member(2, 0),), (("m-1",), ("m-1",), ("m-2",), ("m-2",))),
+            ("rebalance_churn", "partition_ceiling"),
+            (None, None),
+            "kicked_out",
+            ("partition_ceiling",),
+        ),
+        id="M01-one-kick-out-named-ceiling-not-trusted",
+    ),
+    # M02 A true deficit (D03's: 4 partitions read at 10 of 20 msg/s by 2 members) while a third member joins at the
+    #     third snapshot: the rates span the rebalance the join caused. throughput_deficit keeps its facts, offers no
+    #     scale and says why; nobody left, so no kick-out is claimed and no churn (one change).
+    pytest.param(
+        KickCase(
+            changing(
+                {p: slow(20, 10) for p in range(4)},
+                (member(1, 0), member(2, 1, 2), member(3, 3)),
+                (("m-1", "m-2"), ("m-1", "m-2"), ("m-1", "m-2", "m-3"), ("m-1", "m-2", "m-3")),
+            ),
+            ("throughput_deficit",),
+            (None,),
+            None,
+            ("throughput_deficit",),
+        ),
+        id="M02-join-deficit-not-trusted",
+    ),
+    # M03 M01's offsets, but the member leaves and nobody comes back (Empty at the last snapshot): a member that left,
+    #     not one kicked out and back; no kick-out is claimed, the group has no members and says so first. The
+    #     deficit it also shows (4.4 of 20 msg/s) was measured across the departure: stated, not trusted, no scale.
+    pytest.param(
+        KickCase(
+            changing({0: KICKED}, (), (("m-1",), ("m-1",), ("m-1",), ()), GroupState.EMPTY),
+            ("no_active_members", "throughput_deficit"),
+            ("scale", None),
+            None,
+            ("throughput_deficit",),
+        ),
+        id="M03-left-without-rejoining-is-no-kick-out",
+    ),
+    # M04 D03's true deficit with the same members at every snapshot: rates trusted, scale offered (the rule changes
+    #     nothing without a membership change).
+    pytest.param(
+        KickCase(
+            window({p: slow(20, 10) for p in range(4)}, (member(1, 0, 1), member(2, 2, 3))),
+            ("throughput_deficit",),
+            ("scale",),
+            None,
+            (),
+        ),
+        id="M04-no-change-rates-trusted",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", KICK_CASES)
+def test_a_membership_change_untrusts_capacity_rates(case: KickCase) -> None:
+    verdict = judged(case.window)
+    causes = diagnose(verdict, case.window, RULES)
+    assert tuple(c.kind for c in causes) == case.kinds
+    assert tuple(c.remediation for c in causes) == case.remediations
+    churn = [c for c in causes if c.kind == "rebalance_churn"]
+    assert (churn[0].evidence.get("mechanism") if churn else None) == case.mechanism
+    if case.mechanism == "kicked_out":
+        assert churn[0].explanation == engine_wording.churn_kicked_out_once(verdict.total_lag or 0)
+        assert churn[0].evidence["departures"] == 1
+    said = engine_wording.rates_across_membership_change(1)
+    assert tuple(c.kind for c in causes if c.explanation.endswith(said)) == case.untrusted
+    for c in causes:
+        assert c.evidence.get("rates_trusted", True) is (c.kind not in case.untrusted)

@@ -401,7 +401,7 @@ def test_the_array_rules_give_the_scalar_rules_answers_row_by_row() -> None:
         reached["lower bound"] = reached.get("lower bound", 0) + sum(seconds[1])
         assert produce_rates(rows) == [produce_rate(f) for f in facts.values()]
         assert consume_rates(rows) == [consume_rate(f) for f in facts.values()]
-        assert still_and_growing_rows(rows).tolist() == [still_and_growing(f) for f in facts.values()]
+        assert still_and_growing_rows(rows, rules).tolist() == [still_and_growing(f, rules) for f in facts.values()]
         assert commit_times_rows(rows) == [commit_times(f) for f in facts.values()]
         reached["plain"] = reached.get("plain", 0) + len(plain)
         reached["other"] = reached.get("other", 0) + len(window.partitions) - len(plain)

@@ -6,6 +6,8 @@ clients on Apache Kafka, each showing lagbot's verdict.
 2. Poll-interval kick-outs: a member whose batch takes longer than max.poll.interval.ms is kicked out of the group
    and rejoins, again and again, committing a batch each time: lagbot names the mechanism (`rebalance_churn`,
    "kicked_out": configuration) and never offers `stuck_consumer -> restart` for it.
+3. One kick-out in a short window (4 snapshots 3 s apart, as `--samples 4 --every 3`): the member changes once, no
+   churn; the kick-out is still named and no cause offers a remedy sized from rates measured across it.
 """
 
 from __future__ import annotations
@@ -148,6 +150,58 @@ def test_poll_interval_kick_outs_are_named_and_never_offered_a_restart(kafka: Ka
     assert [(c.kind, remedy(c)) for c in verdict.causes if remedy(c) in ("restart", "scale")] == []
     # The offsets moved between the kick-outs, which is what tells it from a crash loop: the committed offset read
     # back is one of the member's commits, after its first.
+    assert verdict.partitions[0].committed in commits[1:], commits
+
+
+def test_one_kick_out_in_a_short_window_is_named_and_its_rates_not_trusted(kafka: Kafka, names: Names) -> None:
+    # The same member, sampled every 3 s into a window of 4 snapshots: once a window holds exactly one departure of
+    # the member and the newest snapshot finds a new member id in its place (Stable), the kick-out is named first
+    # (departures: 1), and no cause offers anything: partition_ceiling (one member for one partition, reading far
+    # less than is written) states its rates span the change. Before, partition_ceiling -> drain came first.
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 2000)
+    stop = threading.Event()
+    commits: list[int] = []
+    member = threading.Thread(target=kicked_out_member, args=(kafka, group, topic, stop, commits), daemon=True)
+    writes = threading.Thread(target=_writes, args=(kafka, topic, stop), daemon=True)
+    check = checker(kafka, group, samples=4)
+    seen: list[tuple[GroupState, tuple[str, ...]]] = []
+    member.start()
+    writes.start()
+    try:
+
+        def kicked_once_and_back() -> GroupVerdict | None:
+            snapshots = check.sample()
+            group_now = snapshots["apache"].groups.get(group)
+            if group_now is None:  # not joined yet
+                return None
+            seen.append((group_now.state, tuple(sorted(m.member_id for m in group_now.members))))
+            window = seen[-4:]
+            ids = [i for _, i in window]
+            left = sum(1 for a, b in itertools.pairwise(ids) if set(a) - set(b))
+            if len(window) < 4 or left != 1 or group_now.state is not GroupState.STABLE or ids[-1] == ids[0]:
+                return None
+            if any(not i for i in ids):  # a snapshot in the gap (Empty) makes two changes: churn, case 2
+                return None
+            [verdict] = check.evaluate(snapshots).verdicts
+            return verdict
+
+        verdict = wait_for("one kick-out and the member back", kicked_once_and_back, timeout=90.0, every=3.0)
+    finally:
+        stop.set()
+        member.join(20)
+        writes.join(20)
+    primary = verdict.causes[0]
+    assert primary.kind == "rebalance_churn", [c.kind for c in verdict.causes]
+    assert (primary.evidence["mechanism"], primary.evidence["departures"]) == ("kicked_out", 1)
+    assert primary.explanation == engine_wording.churn_kicked_out_once(verdict.total_lag or 0)
+    assert [(c.kind, c.remediation) for c in verdict.causes if c.remediation is not None] == []
+    untrusted = engine_wording.rates_across_membership_change(1)
+    assert [c.kind for c in verdict.causes if c.kind in ("partition_ceiling", "throughput_deficit")] == [
+        c.kind for c in verdict.causes if c.explanation.endswith(untrusted)
+    ]
+    # Read back from the broker: the offset moved between the kick-outs (one of the member's commits after its first).
     assert verdict.partitions[0].committed in commits[1:], commits
 
 

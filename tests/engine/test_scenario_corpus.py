@@ -11,7 +11,12 @@ import pytest
 from lagbot.devkit.apache_kafka import ApacheKafka
 from tests.support.corpus import SAMPLINGS, SCENARIOS, Expected, Graded, run_all, table
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    # The module's fixture builds all 25 scenarios (5 rounds of 5): 268 s with the broker's start on two cores at a
+    # load average of 15, over the suite's 300 s.
+    pytest.mark.timeout(600),
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +44,6 @@ def test_undecidable_rows_say_why(corpus: list[Graded]) -> None:
     # between lives); the table says why in numbered notes.
     assert [(r.scenario, r.sampling) for r in corpus if not r.graded] == [
         ("stuck consumer, long window", "--samples 4 --every 3"),
-        ("poll-interval kick-outs", "--samples 4 --every 3"),
     ]
     short = SAMPLINGS[1].name
     partial = [r for r in corpus if r.sampling == short and isinstance(r.expected, Expected)]
@@ -54,16 +58,27 @@ def test_undecidable_rows_say_why(corpus: list[Graded]) -> None:
 
 
 def test_kick_outs_are_named_with_their_mechanism(corpus: list[Graded]) -> None:
-    # The default sampling sees the member kicked out and back twice: the churn names its mechanism (poll-interval
-    # kick-outs, a configuration fix) and no cause offers a restart or more replicas.
-    [row] = [r for r in corpus if (r.scenario, r.sampling) == ("poll-interval kick-outs", SAMPLINGS[0].name)]
-    [churn, *others] = row.group["causes"]
-    assert (churn["kind"], churn["evidence"]["mechanism"], churn["remediation"]) == (
-        "rebalance_churn",
-        "kicked_out",
-        None,
-    )
-    assert [c["kind"] for c in others if c["remediation"] in ("restart", "scale")] == []
+    # Both samplings: the default sees the member kicked out and back twice (churn), `--every 3` once or twice; either
+    # way the primary cause names the mechanism (poll-interval kick-outs, a configuration fix) and no cause offers a
+    # restart, more replicas or a drain (the rates are measured across the rebalances the kick-outs cause).
+    for row in (r for r in corpus if r.scenario == "poll-interval kick-outs"):
+        [churn, *others] = row.group["causes"]
+        assert (churn["kind"], churn["evidence"]["mechanism"], churn["remediation"]) == (
+            "rebalance_churn",
+            "kicked_out",
+            None,
+        ), row.sampling
+        assert [c["kind"] for c in others if c["remediation"] is not None] == [], row.sampling
+
+
+def test_the_stopped_consumer_was_caught_up_at_the_first_snapshot(corpus: list[Graded]) -> None:
+    # Burrow #290: the STALL partition's oldest unread message was written inside the window (its lag in seconds is
+    # the window's interpolation, no lower bound), so the window's first snapshot saw its log end at the committed
+    # offset: lag 0 then, and the old zero lag hid nothing. Its sibling keeps up.
+    for row in (r for r in corpus if r.scenario == "stopped behind old zero lag"):
+        [stopped] = [p for p in row.group["partitions"] if p["status"] == "STALL"]
+        assert (stopped["lag_seconds_method"], stopped["lag_seconds_lower_bound"]) == ("window", False), stopped
+        assert [p["status"] for p in row.group["partitions"] if p is not stopped] == ["OK"], row.group
 
 
 def test_rewind_recovered_was_seen_going_back(corpus: list[Graded]) -> None:

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 import redis
 
-from lagbot.core.config import build_settings
+from lagbot.core.config import ConfigError, build_settings
 from lagbot.core.model import Cause, GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.agreement import Settling, held, settling
@@ -47,12 +47,12 @@ def plain_slack() -> Iterator[SlackEmulator]:
         yield running
 
 
-def plain_bot(redis_client: redis.Redis, slack: SlackEmulator) -> Bot:
+def plain_bot(redis_client: redis.Redis, slack: SlackEmulator, **incidents: object) -> Bot:
     settings = build_settings(
         {
             "clusters": [{"name": "prod", "bootstrap_servers": "127.0.0.1:9"}],
             "slack": {"default_channel": CHANNEL},
-            "incidents": {"resolve_after": 0},
+            "incidents": {"resolve_after": 0, **incidents},
         },
         source="test",
     )
@@ -116,6 +116,38 @@ def test_an_edit_that_changes_only_counters_waits_for_the_refresh_and_an_identic
     assert len(edits_of(plain_slack, root.ts)) == 3
     assert edits_of(plain_slack, root.ts)[-1].startswith("RESOLVED `billing` on `prod`")
     assert bot.outbox.dead_letters() == []
+
+
+def test_the_configured_refresh_is_the_one_used(redis_client: redis.Redis, plain_slack: SlackEmulator) -> None:
+    # incidents.refresh_every: 2m instead of the default 5 min: a counter-only edit goes out 120 s after the root was
+    # last shown, not before, and the next one 120 s after that.
+    bot = plain_bot(redis_client, plain_slack, refresh_every="2m")
+    assert bot.settings.incidents.refresh_every == 120.0
+    check(bot, [stopped(500)], now=NOW)
+    [root] = plain_slack.channel(CHANNEL)
+    for at, lag in [(60, 520), (119, 560)]:
+        check(bot, [stopped(lag)], now=NOW + at)
+    assert edits_of(plain_slack, root.ts) == []
+    check(bot, [stopped(600)], now=NOW + 120)
+    assert edits_of(plain_slack, root.ts) == ["WARN `billing` on `prod`: stopped, lag 600"]
+    check(bot, [stopped(650)], now=NOW + 239)
+    assert len(edits_of(plain_slack, root.ts)) == 1
+    check(bot, [stopped(700)], now=NOW + 240)
+    assert edits_of(plain_slack, root.ts)[-1] == "WARN `billing` on `prod`: stopped, lag 700"
+    assert len(edits_of(plain_slack, root.ts)) == 2
+
+
+@pytest.mark.parametrize("value", [0, 5, "9s", "2d", "soon", -60])
+def test_a_bad_refresh_is_refused_naming_the_field(value: object) -> None:
+    data = {"clusters": [{"name": "prod", "bootstrap_servers": "k:9092"}], "incidents": {"refresh_every": value}}
+    with pytest.raises(ConfigError) as refused:
+        build_settings(data, source="lagbot.yaml")
+    assert "lagbot.yaml: incidents.refresh_every:" in str(refused.value)
+
+
+def test_the_refresh_defaults_to_five_minutes() -> None:
+    settings = build_settings({"clusters": [{"name": "prod", "bootstrap_servers": "k:9092"}]}, source="test")
+    assert settings.incidents.refresh_every == edits.REFRESH == 300.0
 
 
 def test_the_edit_rule_is_a_story_change_or_the_refresh_never_an_identical_root() -> None:

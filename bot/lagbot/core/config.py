@@ -298,6 +298,9 @@ class IncidentConfig(_Strict):
     """A group back in trouble this soon after resolving reopens the same thread instead of a new one."""
     storm: StormConfig = Field(default_factory=StormConfig)
     """When a channel's new incidents are folded into one summary thread."""
+    refresh_every: Duration = Field(default=300.0, ge=10, le=86_400)
+    """A root whose only change is its counters (open for, lag figures) is edited at most this often; a change of
+    story is edited at once, an identical root never (docs/bot.md)."""
 
 
 class HttpConfig(_Strict):

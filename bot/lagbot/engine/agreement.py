@@ -174,6 +174,8 @@ def own_rebalance(verdict: GroupVerdict, settles: bool, since: object, until: ob
     rebalancing = [t for t in _times(churn, "rebalancing_at") if not since <= t <= until]
     if churns(len(outside), len(rebalancing)):
         return verdict
+    if churn.evidence.get("departures") == 1 and outside == _times(churn, "changed_at"):
+        return verdict  # one kick-out seen (no churn claimed), none of its changes our action's: it stands
     kept = [c for c in verdict.causes if c is not churn]
     return replace(verdict, causes=tuple(replace(c, rank=i + 1) for i, c in enumerate(kept)))
 

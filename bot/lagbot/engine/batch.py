@@ -141,7 +141,7 @@ def judge_stack(
     committed, log_end = rows.committed[:, -1].tolist(), rows.log_end[:, -1].tolist()
     log_start = columns.last_log_start[rows.at].tolist()
     first_lags, produce, consume = rows.lags[:, 0].tolist(), produce_rates(rows), consume_rates(rows)
-    growing = still_and_growing_rows(rows).tolist()
+    growing = still_and_growing_rows(rows, rules).tolist()
     start, end = float(rows.times[0]), float(rows.times[-1])
     moves = _Moves(rows)
     commits = np.count_nonzero(rows.committed[:, 1:] != rows.committed[:, :-1], axis=1).tolist()

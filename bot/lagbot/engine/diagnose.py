@@ -91,6 +91,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
     found = [cause for check in checks if (cause := check()) is not None]
     found = churn_explains_stuck(found)
     found = poison_explains_hot(found)
+    found = rates_across_membership_change(found, window)
     found.sort(key=lambda c: -c.confidence)
     return tuple(_ranked(c, i + 1) for i, c in enumerate(found))
 
@@ -114,6 +115,35 @@ def churn_explains_stuck(found: list[Cause]) -> list[Cause]:
         confidence = min(c.confidence, churn.confidence - 0.01)
         kept.append(replace(c, confidence=confidence, facts=c.facts | {Fact.CHURN_EXPLAINS}))
     return kept
+
+
+CAPACITY_CAUSES = frozenset({"partition_ceiling", "throughput_deficit"})
+"""Causes that size capacity from the window's produce and consume rates."""
+UNTRUSTED_RATES_CONFIDENCE = 0.45
+"""A capacity cause whose rates span a membership change ranks below every cause that does not rest on them."""
+
+
+def rates_across_membership_change(found: list[Cause], window: GroupWindow | None) -> list[Cause]:
+    """A window in which the membership changed (a member left, joined or was replaced; the state or generation
+    changed) measured its rates across a rebalance, in which no member reads: the capacity causes keep their facts,
+    say their rates are not trusted, offer no remedy and rank below the causes that do not rest on those rates."""
+    if window is None or not any(c.kind in CAPACITY_CAUSES for c in found):
+        return found
+    changes = len(agreement.membership_changes(window.samples))
+    if not changes:
+        return found
+    return [
+        replace(
+            c,
+            explanation=f"{c.explanation}; {wording.rates_across_membership_change(changes)}",
+            remediation=None,
+            confidence=min(c.confidence, UNTRUSTED_RATES_CONFIDENCE),
+            evidence={**c.evidence, "rates_trusted": False, "membership_changes": changes},
+        )
+        if c.kind in CAPACITY_CAUSES
+        else c
+        for c in found
+    ]
 
 
 def poison_explains_hot(found: list[Cause]) -> list[Cause]:
@@ -475,7 +505,7 @@ def rebalance_churn(
     rebalancing_at = [s.at for s in samples if s.state.is_rebalancing]
     changes, rebalancing = len(changed_at), len(rebalancing_at)
     if not agreement.churns(changes, rebalancing):
-        return None
+        return kicked_out_once(window, verdict, quiet_seconds) if verdict is not None else None
     explanation = wording.cause_churn(changes, rebalancing, len(samples), samples[-1].at - samples[0].at)
     evidence: dict[str, object] = {
         "changes": changes,
@@ -498,6 +528,47 @@ def rebalance_churn(
         confidence=confidence,
         evidence=evidence,
     )
+
+
+KICKED_ONCE_CONFIDENCE = 0.85
+"""One departure and a rejoin is less sure than churn (a deploy replaces a member so too), but outranks the stuck
+partitions and capacity causes it explains."""
+
+
+def kicked_out_once(window: GroupWindow, verdict: GroupVerdict, quiet_seconds: float) -> Cause | None:
+    """One member left and a new one joined in the window (`rejoined`) while the group is behind and its offsets moved
+    (`churn_mechanism` says 'kicked_out'): what a window shorter than two poll-interval kick-outs sees of them. The
+    mechanism is named as for churn, with less confidence; not churn, so no churn of two changes is claimed."""
+    samples = window.samples
+    if departures(samples) != 1 or not rejoined(samples) or churn_mechanism(verdict, quiet_seconds) != "kicked_out":
+        return None
+    changed_at = agreement.membership_changes(samples)
+    return Cause(
+        kind="rebalance_churn",
+        explanation=wording.churn_kicked_out_once(verdict.total_lag or 0),
+        confidence=KICKED_ONCE_CONFIDENCE,
+        remediation=None,
+        evidence={
+            "changes": len(changed_at),
+            "rebalancing_samples": sum(1 for s in samples if s.state.is_rebalancing),
+            "samples": len(samples),
+            "changed_at": changed_at,
+            "rebalancing_at": [s.at for s in samples if s.state.is_rebalancing],
+            "mechanism": "kicked_out",
+            "departures": 1,
+        },
+    )
+
+
+def rejoined(samples: Sequence[GroupSample]) -> bool:
+    """After the snapshot at which a member was gone, a member id never seen before it joined, and the newest snapshot
+    has as many members as before the departure: the group got its member back (not a scale-down, not Empty)."""
+    for i, (a, b) in enumerate(itertools.pairwise(samples)):
+        if set(a.member_ids) - set(b.member_ids):
+            seen = {m for s in samples[: i + 1] for m in s.member_ids}
+            later = {m for s in samples[i + 1 :] for m in s.member_ids}
+            return bool(later - seen) and len(samples[-1].member_ids) >= len(a.member_ids)
+    return False
 
 
 def departures(samples: Sequence[GroupSample]) -> int:

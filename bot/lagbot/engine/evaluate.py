@@ -226,7 +226,7 @@ def evaluate_partitions(
         found = rows if rows is not None else judge_stack([(window, window.columns)], rules, now, index)[0]
         return _evaluate_columns(window, window.columns, found, owners, rules, now, index)
     facts = {tp: window_facts(samples) for tp, samples in sorted(window.partitions.items()) if samples}
-    siblings = stuck_vs_siblings(facts, owners)
+    siblings = stuck_vs_siblings(facts, owners, rules)
     verdicts = (partition_verdict(tp, found, owners, rules, now, siblings.get(tp)) for tp, found in facts.items())
     return tuple(verdicts if index is None else map(index.improve, verdicts))
 
@@ -247,7 +247,7 @@ def _evaluate_columns(
     if len(plain) < len(tps):
         as_rows = set(plain)
         others = {tp: window_facts(window.partitions[tp]) for tp in tps if tp not in as_rows}
-    siblings = stuck_vs_siblings_rows(plain, rows, others, owners)
+    siblings = stuck_vs_siblings_rows(plain, rows, others, owners, rules)
     verdicts = plain_verdicts(plain, rows, siblings)
     if not others:
         return tuple(verdicts)

@@ -133,17 +133,6 @@ def plain_facts(
     )  # fmt: skip
 
 
-def caught_up_in_window(facts: Facts) -> bool:
-    """Burrow's guard over the whole window: the consumer reached a broker offset seen inside the window.
-
-    Its newest committed offset is at or past the oldest log-end of the window (but for a marker's offset), or its
-    lag was caught up at some sample. The rule that reads siblings asks it of its short windows; STOP and STALL ask
-    `caught_up_recently`, which bounds it by a recent horizon.
-    """
-    last = facts.last.committed
-    return (last is not None and last + CAUGHT_UP_LAG >= facts.first.log_end) or facts.zero_lag_seen
-
-
 def recent_start(count: int, rules: Evaluation) -> int:
     """Index of the oldest of the recent samples of a window of `count`: its last `min_samples`, the grace STOP and
     STALL need. How far back Burrow's guard may look, as Burrow's looks only at its ring of recent broker offsets."""

@@ -95,11 +95,6 @@ def span_of_times(times: Sequence[float]) -> float:
     return times[-1] - times[0] if len(times) >= 2 else 0.0
 
 
-def caught_up_rows(rows: PlainRows) -> NDArray[np.bool_]:
-    """`caught_up_in_window` of every row."""
-    return (rows.committed[:, -1] + CAUGHT_UP_LAG >= rows.log_end[:, 0]) | rows.zero_lag_seen
-
-
 def caught_up_recently_rows(rows: PlainRows, rules: Evaluation) -> NDArray[np.bool_]:
     """`caught_up_recently` of every row (a plain row's log end never falls: its oldest recent one is the least)."""
     start = recent_start(rows.samples, rules)

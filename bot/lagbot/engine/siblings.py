@@ -18,14 +18,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from lagbot.core.model import Member, Status, TopicPartition
 from lagbot.engine import wording
-from lagbot.engine.facts import Facts, caught_up_in_window
+from lagbot.engine.facts import Facts, caught_up_recently
 from lagbot.engine.ownership import Owners, Ownership
-from lagbot.engine.rows import PlainRows, caught_up_rows
+from lagbot.engine.rows import PlainRows, caught_up_recently_rows
 from lagbot.engine.rules import Finding
 
 if TYPE_CHECKING:  # only the array route loads numpy (`lagbot check` never does)
     import numpy as np
     from numpy.typing import NDArray
+
+    from lagbot.core.config import Evaluation
 
 SIBLING_MIN_COMMITS = 2
 """A sibling partition must have committed in at least this many steps of the still partition's span: then the
@@ -40,11 +42,14 @@ class SiblingStall:
     sibling_commits: int
 
 
-def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> dict[TopicPartition, SiblingStall]:
+def stuck_vs_siblings(
+    facts: Mapping[TopicPartition, Facts], owners: Owners, rules: Evaluation
+) -> dict[TopicPartition, SiblingStall]:
     """Owned partitions whose committed offset did not move while other partitions of the group committed.
 
     A candidate has at least two committed samples, all the same offset, lag above 0 and growing from its first
-    committed sample to its last, and never caught up within the window (Burrow's guard). It is stuck when
+    committed sample to its last, and not caught up recently (Burrow's guard, bounded by the recent samples as for
+    STOP and STALL: a zero lag older than them hides no stop, Burrow #290). It is stuck when
     another partition (of another member, or of its own owner) committed in at least SIBLING_MIN_COMMITS steps over
     the candidate's span: the group is consuming and this partition is not, even in a window shorter than
     `min_span`. A group in which nobody commits gives no candidate here; the window rules (STALL, STOP) judge it.
@@ -54,7 +59,7 @@ def stuck_vs_siblings(facts: Mapping[TopicPartition, Facts], owners: Owners) -> 
     still = {
         tp: still_partition(f)
         for tp, f in facts.items()
-        if still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED
+        if still_and_growing(f, rules) and owners.of(tp)[0] is Ownership.OWNED
     }
     if not still:
         return {}
@@ -130,9 +135,9 @@ def _commits_per_member(
     return per_member
 
 
-def still_and_growing(facts: Facts) -> bool:
+def still_and_growing(facts: Facts, rules: Evaluation) -> bool:
     committed = facts.committed
-    if len(committed) < 2 or not facts.unmoved or caught_up_in_window(facts):
+    if len(committed) < 2 or not facts.unmoved or caught_up_recently(facts, rules):
         return False
     first, last = committed[0].lag or 0, committed[-1].lag or 0
     return last > 0 and last > first and facts.committed_span > 0
@@ -149,6 +154,7 @@ def stuck_vs_siblings_rows(
     rows: PlainFound,
     others: Mapping[TopicPartition, Facts],
     owners: Owners,
+    rules: Evaluation,
 ) -> dict[TopicPartition, SiblingStall]:
     """`stuck_vs_siblings` of a group whose plain partitions `plain` are `rows` (what the array rules found of them:
     lagbot.engine.batch `GroupRows`) and whose other partitions have their Facts in `others`."""
@@ -164,7 +170,7 @@ def stuck_vs_siblings_rows(
             if is_still and ownership is Ownership.OWNED:
                 still[tp] = StillPartition(start, end, first, last)
     for tp, f in others.items():
-        if still_and_growing(f) and owners.of(tp)[0] is Ownership.OWNED:
+        if still_and_growing(f, rules) and owners.of(tp)[0] is Ownership.OWNED:
             still[tp] = still_partition(f)
     if not still:
         return {}
@@ -196,14 +202,15 @@ class PlainFound(Protocol):
     def commits(self) -> list[int]: ...
 
 
-def still_and_growing_rows(rows: PlainRows) -> NDArray[np.bool_]:
+def still_and_growing_rows(rows: PlainRows, rules: Evaluation) -> NDArray[np.bool_]:
     """`still_and_growing` of every row: a candidate of `stuck_vs_siblings` (when it is owned)."""
     import numpy as np
 
     first_lag, last_lag = rows.lags[:, 0], rows.lags[:, -1]
     if rows.samples < 2 or not rows.span > 0:
         return np.zeros(len(rows.at), dtype=np.bool_)
-    growing: NDArray[np.bool_] = rows.unmoved & ~caught_up_rows(rows) & (last_lag > 0) & (last_lag > first_lag)
+    recently = caught_up_recently_rows(rows, rules)
+    growing: NDArray[np.bool_] = rows.unmoved & ~recently & (last_lag > 0) & (last_lag > first_lag)
     return growing
 
 

@@ -261,6 +261,23 @@ def churn_kicked_out(lag: int) -> str:
     )
 
 
+def churn_kicked_out_once(lag: int) -> str:
+    return (
+        f"a member left and a new one joined while the offsets moved and {lag:,} messages wait: a member whose"
+        " processing of one poll's records outlasts max.poll.interval.ms is kicked out and rejoins so; if it repeats,"
+        " fix the configuration (fewer records per poll, max.poll.records, or a longer max.poll.interval.ms), not a"
+        " restart"
+    )
+
+
+def rates_across_membership_change(changes: int) -> str:
+    return (
+        f"the membership changed {'once' if changes == 1 else f'{changes} times'} in the window, so these rates span a"
+        " rebalance (no member reads while it lasts): they are not trusted to size capacity, and no remedy is offered"
+        " until a window without a change confirms them"
+    )
+
+
 def stuck_by_churn(explanation: str) -> str:
     return f"{explanation}; the group's members keep changing (rebalance_churn): a restart would not help"
 

@@ -592,7 +592,8 @@ class Bot:
         changed or its counters are older than the refresh, never when identical); what it shows is kept if so."""
         text, blocks, table = shown
         showing = edits.Shown(edits.story(incident, verdict), edits.digest(text, blocks, table), now)
-        if effect.kind == UPDATE_ROOT and not edits.due(self.shown.get(incident.id), showing):
+        every = self.settings.incidents.refresh_every
+        if effect.kind == UPDATE_ROOT and not edits.due(self.shown.get(incident.id), showing, every=every):
             return False
         self.shown.put(incident.id, showing)
         return True

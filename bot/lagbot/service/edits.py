@@ -8,7 +8,8 @@ table reply follows the root: one more edit each), so an edit is sent only when
    never sent again; and
 2. its story changed (`story`: open or resolved, severity, status, state, trend, whether an ETA is known, the
    causes and their order, recovering or not, reopened, the remediation's action, state and progress), or
-3. the last root shown is at least `REFRESH` seconds old, so figures are never staler than that.
+3. the last root shown is at least `incidents.refresh_every` seconds old (REFRESH, 5 min, by default), so figures
+   are never staler than that.
 
 `story` and `due` are pure. What each root last showed is kept by a `ShownStore` (contract below): `RedisShownStore`
 in Redis (one versioned document), `MemoryShownStore` in this process.
@@ -36,7 +37,8 @@ from lagbot.service.incidents import HISTORY_KEEP, Incident
 from lagbot.service.remediation_state import RemediationState
 
 REFRESH = 300.0
-"""A root whose only change is its counters is edited at most this often (seconds)."""
+"""A root whose only change is its counters is edited at most this often (seconds), by default: the setting is
+`incidents.refresh_every` (lagbot.core.config)."""
 SHOWN_VERSION = 1
 
 
