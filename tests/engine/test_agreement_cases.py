@@ -32,6 +32,7 @@ from lagbot.engine.agreement import own_rebalance
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
 from lagbot.remediations import registry
+from lagbot.service.remedies import remedy
 from tests.support.windows import stored_window
 
 RULES = Evaluation()
@@ -415,7 +416,7 @@ def test_a_membership_change_untrusts_capacity_rates(case: KickCase) -> None:
     verdict = judged(case.window)
     causes = diagnose(verdict, case.window, RULES)
     assert tuple(c.kind for c in causes) == case.kinds
-    assert tuple(c.remediation for c in causes) == case.remediations
+    assert tuple(remedy(c) for c in causes) == case.remediations
     churn = [c for c in causes if c.kind == "rebalance_churn"]
     assert (churn[0].evidence.get("mechanism") if churn else None) == case.mechanism
     if case.mechanism == "kicked_out":

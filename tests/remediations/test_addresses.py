@@ -20,7 +20,7 @@ from lagbot.service.remedies import remedies, remedy
 from tests.support.tree import ROOT
 
 CHURN, POISON, SLOW = Fact.CHURN_EXPLAINS, Fact.POISON, Fact.SLOW_OWNER
-ONGOING, SCALABLE = Fact.ONGOING, Fact.SCALABLE
+ONGOING, SCALABLE, UNTRUSTED = Fact.ONGOING, Fact.SCALABLE, Fact.RATES_UNTRUSTED
 
 
 def cause(kind: CauseKind, *facts: Fact, rank: int = 1) -> Cause:
@@ -47,6 +47,9 @@ BRANCHES = [
     (cause(CauseKind.HOT_PARTITION, POISON), None),
     (cause(CauseKind.THROUGHPUT_DEFICIT), "scale"),
     (cause(CauseKind.THROUGHPUT_DEFICIT, CHURN), None),
+    # rates measured across a membership change (diagnose.rates_across_membership_change): nothing is sized from them
+    (cause(CauseKind.THROUGHPUT_DEFICIT, UNTRUSTED), None),
+    (cause(CauseKind.PARTITION_CEILING, UNTRUSTED), None),
     (cause(CauseKind.PARTITION_CEILING), "drain"),
     (cause(CauseKind.PARTITION_CEILING, CHURN), "drain"),
     # scale only while the burst goes on and a member can be added that owns a partition (diagnose, burst)

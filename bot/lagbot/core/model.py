@@ -427,6 +427,9 @@ class Fact(StrEnum):
     CHURN_EXPLAINS = "churn_explains"
     """A rebalance churn with a mechanism (a crash loop, poll-interval kick-outs) explains it: members die or are kicked
     out, so a restarted member or another one would go the same way."""
+    RATES_UNTRUSTED = "rates_untrusted"
+    """A capacity cause (partition_ceiling, throughput_deficit) whose rates span a membership change, a rebalance in
+    which no member reads: neither more members nor a drain is sized from them."""
 
 
 @dataclass(frozen=True, slots=True)

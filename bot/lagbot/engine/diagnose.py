@@ -136,7 +136,7 @@ def rates_across_membership_change(found: list[Cause], window: GroupWindow | Non
         replace(
             c,
             explanation=f"{c.explanation}; {wording.rates_across_membership_change(changes)}",
-            remediation=None,
+            facts=c.facts | {Fact.RATES_UNTRUSTED},
             confidence=min(c.confidence, UNTRUSTED_RATES_CONFIDENCE),
             evidence={**c.evidence, "rates_trusted": False, "membership_changes": changes},
         )
@@ -547,7 +547,6 @@ def kicked_out_once(window: GroupWindow, verdict: GroupVerdict, quiet_seconds: f
         kind="rebalance_churn",
         explanation=wording.churn_kicked_out_once(verdict.total_lag or 0),
         confidence=KICKED_ONCE_CONFIDENCE,
-        remediation=None,
         evidence={
             "changes": len(changed_at),
             "rebalancing_samples": sum(1 for s in samples if s.state.is_rebalancing),
