@@ -8,11 +8,14 @@ from dataclasses import replace
 import pytest
 import redis
 
+from lagbot.core import keys as redis_keys
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service import proposal_messages
 from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
 from lagbot.service.proposal_messages import ProposalMessage
+from lagbot.service.slack_message import Block, SlackMessage
+from tests.support.slack_messages import section_message
 
 pytestmark = pytest.mark.integration
 
@@ -20,8 +23,7 @@ TOKEN = "xoxb-outbox-test"
 
 
 def op(kind: str, text: str, incident: str = "i1", channel: str = "C1") -> Operation:
-    block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-    return Operation(kind, incident, "prod", "orders", channel, text, [block])
+    return Operation(kind, incident, "prod", "orders", channel, section_message(text))
 
 
 def test_root_then_replies_then_edit_in_order(redis_client: redis.Redis, slack: SlackEmulator) -> None:
@@ -109,7 +111,7 @@ def test_a_permanent_error_goes_to_dead_letters_and_does_not_block(
     redis_client: redis.Redis, slack: SlackEmulator
 ) -> None:
     outbox = Outbox(redis_client)
-    bad = Operation(POST_ROOT, "i1", "prod", "orders", "C1", "bad", [{"type": "no-such-block"}])
+    bad = Operation(POST_ROOT, "i1", "prod", "orders", "C1", SlackMessage("bad", (Block({"type": "no-such-block"}),)))
     outbox.enqueue(bad, now=1.0)
     outbox.enqueue(op(REPLY, "reply to a root that never was"), now=1.0)
     outbox.enqueue(op(POST_ROOT, "fine", incident="i2"), now=1.0)
@@ -138,8 +140,8 @@ def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_foun
     outbox = Outbox(redis_client)
     table = replace(op(REPLY, "table v1"), is_table=True)
     offer = replace(op(REPLY, "offer"), proposals=("p1", "p2"))
-    v2 = replace(op(UPDATE_ROOT, "root v2"), table=("table v2", op(REPLY, "table v2").blocks))
-    v3 = replace(op(UPDATE_ROOT, "root v3"), table=("table v3", op(REPLY, "table v3").blocks))
+    v2 = replace(op(UPDATE_ROOT, "root v2"), table=section_message("table v2"))
+    v3 = replace(op(UPDATE_ROOT, "root v3"), table=section_message("table v3"))
     for operation in [op(POST_ROOT, "root v1"), table, offer, v2, v3]:
         outbox.enqueue(operation, now=1.0)
 
@@ -149,11 +151,11 @@ def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_foun
     [root] = slack.channel("C1")
     first, offered = slack.thread("C1", root.ts)
     assert [(m.text, m.edits) for m in (root, first, offered)] == [("root v3", 1), ("table v3", 1), ("offer", 0)]
-    assert first.blocks == op(REPLY, "table v3").blocks
+    assert first.blocks == section_message("table v3").json_blocks()
     updates = [(c.args["ts"], c.args["text"]) for c in slack.calls_to("chat.update")]
     assert updates == [(root.ts, "root v3"), (first.ts, "table v3")]
     for proposal in ("p1", "p2"):
-        kept = ProposalMessage("C1", offered.ts, "offer", offer.blocks, ("p1", "p2"))
+        kept = ProposalMessage("C1", offered.ts, "offer", offer.message.blocks, ("p1", "p2"))
         assert proposal_messages.find(redis_client, proposal) == kept
     assert proposal_messages.find(redis_client, "p3") is None
 
@@ -164,9 +166,45 @@ def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_foun
 
 def test_an_operation_holds_its_optional_fields_only_when_set_and_reads_one_without_them() -> None:
     plain = op(REPLY, "reply")
-    fields = {"v", "op", "incident_id", "cluster", "group", "channel", "text", "blocks"}
+    fields = {"v", "op", "incident_id", "cluster", "group", "channel", "message"}
     assert set(json.loads(plain.encode())) == fields
+    assert json.loads(plain.encode())["message"] == {"text": "reply", "blocks": plain.message.json_blocks()}
     assert Operation.decode(plain.encode()) == plain
-    full = replace(plain, proposals=("p1",), is_table=True, table=("t", plain.blocks))
-    assert json.loads(full.encode())["table"] == ["t", plain.blocks]
+    full = replace(plain, proposals=("p1",), is_table=True, table=section_message("t"))
+    assert json.loads(full.encode())["table"] == {"text": "t", "blocks": section_message("t").json_blocks()}
     assert Operation.decode(full.encode()) == full
+
+
+def test_operations_queued_by_the_release_before_are_sent_after_an_upgrade(
+    redis_client: redis.Redis, slack: SlackEmulator
+) -> None:
+    """Version 1 held the text and blocks beside the operation and the table as a [text, blocks] pair: what an older
+    replica left queued is sent as it meant it, the table reply followed by the root edit that carries it."""
+    blocks = {name: section_message(name).json_blocks() for name in ("root v1", "table v1", "root v2", "table v2")}
+
+    def v1(op: str, text: str, **more: object) -> str:
+        fields = {"incident_id": "i1", "cluster": "prod", "group": "orders", "channel": "C1"}
+        return json.dumps({"v": 1, "op": op, **fields, "text": text, "blocks": blocks[text], **more})
+
+    queued = [
+        v1(POST_ROOT, "root v1"),
+        v1(REPLY, "table v1", is_table=True),
+        v1(UPDATE_ROOT, "root v2", table=["table v2", blocks["table v2"]]),
+    ]
+    redis_client.rpush(redis_keys.outbox_queue("i1"), *queued)
+    redis_client.zadd(redis_keys.OUTBOX_PENDING, {"i1": 1.0})
+
+    report = Outbox(redis_client).deliver(slack_client(TOKEN, slack.api_url))
+
+    assert (report.sent, report.dead, report.pending) == (3, 0, 0)
+    [root] = slack.channel("C1")
+    [table] = slack.thread("C1", root.ts)
+    sent = [
+        (c.method, c.args.get("thread_ts"), c.args.get("ts"), c.args["text"], c.args["blocks"]) for c in slack.calls
+    ]
+    assert sent == [
+        ("chat.postMessage", None, None, "root v1", blocks["root v1"]),
+        ("chat.postMessage", root.ts, None, "table v1", blocks["table v1"]),
+        ("chat.update", None, root.ts, "root v2", blocks["root v2"]),
+        ("chat.update", None, table.ts, "table v2", blocks["table v2"]),
+    ]

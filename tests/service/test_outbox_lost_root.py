@@ -10,15 +10,14 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service import wording as service_wording
 from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
+from tests.support.slack_messages import section_message
 
 pytestmark = pytest.mark.integration
 TOKEN = "xoxb-lost-root"
 
 
 def op(kind: str, text: str) -> Operation:
-    return Operation(
-        kind, "i1", "prod", "orders", "C1", text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    )
+    return Operation(kind, "i1", "prod", "orders", "C1", section_message(text))
 
 
 def test_a_reply_to_a_deleted_root_goes_to_a_replacement_root(redis_client: redis.Redis, slack: SlackEmulator) -> None:
@@ -40,7 +39,7 @@ def test_a_reply_to_a_deleted_root_goes_to_a_replacement_root(redis_client: redi
     note = service_wording.root_replaced("prod", "orders")
     assert new_root.text == f"{note}\nroot v2"  # the newest root text, under the note
     assert new_root.blocks[0] == {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}
-    assert new_root.blocks[1:] == op(UPDATE_ROOT, "root v2").blocks
+    assert new_root.blocks[1:] == op(UPDATE_ROOT, "root v2").message.json_blocks()
     assert [m.text for m in slack.thread("C1", new_root.ts)] == ["second reply", "third reply"]  # in order
     assert outbox.root("i1") == ("C1", new_root.ts)
     assert [c.response["error"] for c in slack.calls if not c.response["ok"]] == ["thread_not_found"]  # type: ignore[index]

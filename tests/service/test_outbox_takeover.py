@@ -16,6 +16,7 @@ from lagbot.service.lease import FencedLock
 from lagbot.service.outbox import POST_ROOT, REPLY, Fence, Operation
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import wait_for
+from tests.support.slack_messages import section_message
 
 pytestmark = pytest.mark.integration
 
@@ -33,9 +34,7 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, name: str, **http: 
 
 
 def op(kind: str, text: str) -> Operation:
-    return Operation(
-        kind, "i1", "prod", "orders", "C1", text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    )
+    return Operation(kind, "i1", "prod", "orders", "C1", section_message(text))
 
 
 def test_the_fenced_lock_is_exclusive_expires_when_its_holder_dies_and_counts_up(redis_client: redis.Redis) -> None:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
+from pydantic import JsonValue
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -34,10 +35,11 @@ from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
 from lagbot.service import proposal_messages, wording
+from lagbot.service.slack_message import Block, SlackMessage
 
 log = logging.getLogger(__name__)
 
-OUTBOX_VERSION = 1
+OUTBOX_VERSION = 2
 ROOT_BODY_VERSION = 1
 DEAD_LETTER_VERSION = 1
 POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
@@ -114,15 +116,14 @@ class Operation:
     cluster: str
     group: str
     channel: str
-    text: str
-    blocks: list[dict[str, Any]]
+    message: SlackMessage
     proposals: tuple[str, ...] = ()
     """The proposals whose buttons a reply carries: once it is sent, where it landed is kept for each
     (lagbot.service.proposal_messages), so an expired proposal's buttons can be retired."""
     is_table: bool = False
     """A reply that is the incident's per-partition table (its first reply): where it landed is kept."""
-    table: tuple[str, list[dict[str, Any]]] | None = None
-    """A root edit's table as of the same check (text, blocks): the table reply is edited to it."""
+    table: SlackMessage | None = None
+    """A root edit's table as of the same check: the table reply is edited to it."""
 
     def encode(self) -> str:
         return OPERATION_CODEC.encode(self)
@@ -133,9 +134,22 @@ class Operation:
         return OPERATION_CODEC.decode(raw)
 
 
-OPERATION_CODEC = codec.register(codec.Codec("queued operation", Operation, OUTBOX_VERSION, omit_defaults=True))
-"""`proposals`, `is_table` and `table` are each absent when unset: an operation without them is what a replica of
-the release before reads."""
+def _operation_v1(document: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 held the message's text and blocks beside the operation's fields, and the table as a
+    [text, blocks] pair."""
+    upgraded = {k: v for k, v in document.items() if k not in ("text", "blocks", "table")}
+    upgraded["message"] = {"text": document["text"], "blocks": document["blocks"]}
+    if document.get("table") is not None:
+        table_text, table_blocks = document["table"]
+        upgraded["table"] = {"text": table_text, "blocks": table_blocks}
+    return upgraded
+
+
+OPERATION_CODEC = codec.register(
+    codec.Codec("queued operation", Operation, OUTBOX_VERSION, {1: _operation_v1}, omit_defaults=True)
+)
+"""`proposals`, `is_table` and `table` are each absent when unset. Version 1 (queued by the release before the
+typed message) is upgraded as it is read, so what an older replica queued is still sent."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +157,11 @@ class RootBody:
     """The newest text and blocks sent as an incident's root: what a replacement root shows if it is lost."""
 
     text: str = ""
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: tuple[Block, ...] = ()
+
+    @property
+    def message(self) -> SlackMessage:
+        return SlackMessage(self.text, self.blocks)
 
 
 ROOT_BODY_CODEC = codec.register(
@@ -156,7 +174,7 @@ ROOT_BODY_CODEC = codec.register(
 class DeadLetter:
     """An operation Slack refused for good, with Slack's error and when."""
 
-    operation: dict[str, Any]
+    operation: dict[str, JsonValue]
     """The operation's stored document (lagbot.service.outbox.Operation), as it was queued."""
     error: str
     at: float
@@ -337,13 +355,14 @@ class Outbox:
 
     def _keep_root_body(self, operation: Operation) -> None:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
-        body = ROOT_BODY_CODEC.encode(RootBody(operation.text, operation.blocks))
+        body = ROOT_BODY_CODEC.encode(RootBody(operation.message.text, operation.message.blocks))
         self._redis.set(self._root_body_key(operation.incident_id), body, ex=ROOT_KEEP)
 
     def _keep_proposal_message(self, operation: Operation, where: str) -> None:
         """Where a reply with buttons landed ("<channel id> <ts>"), kept for each of its proposals."""
         channel, _, ts = where.partition(" ")
-        message = proposal_messages.ProposalMessage(channel, ts, operation.text, operation.blocks, operation.proposals)
+        shown = operation.message
+        message = proposal_messages.ProposalMessage(channel, ts, shown.text, shown.blocks, operation.proposals)
         proposal_messages.keep(self._redis, message, ttl=ROOT_KEEP)
 
     def _edit_table(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> None:
@@ -353,9 +372,9 @@ class Outbox:
         if operation.table is None or where is None:
             return
         channel, _, ts = text(where).partition(" ")
-        table_text, blocks = operation.table
+        table = operation.table
         try:
-            client.chat_update(channel=channel, ts=ts, text=table_text, blocks=blocks)
+            client.chat_update(channel=channel, ts=ts, text=table.text, blocks=table.json_blocks())
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
             if on_error is not None:
@@ -375,7 +394,7 @@ class Outbox:
         if operation.op != UPDATE_ROOT:
             stored = self._redis.get(self._root_body_key(operation.incident_id))
             body = ROOT_BODY_CODEC.decode(stored) if stored is not None else RootBody()
-            latest = replace(latest, text=body.text, blocks=body.blocks)
+            latest = replace(latest, message=body.message)
         root = _with_note(latest)
         outcome, ts = self._send(root, client, on_error)
         if outcome == "sent":
@@ -394,18 +413,20 @@ class Outbox:
         if root is None:
             return "dead", "no_root_message"
         channel, root_ts = root
+        message = operation.message
         try:
             if operation.op == POST_ROOT:
-                response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
+                response = client.chat_postMessage(channel=channel, text=message.text, blocks=message.json_blocks())
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
                 if self._redis.exists(redis_keys.outbox_root_replaced(operation.incident_id)):
                     operation = _with_note(operation)  # a replacement root keeps saying so
-                client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
+                message = operation.message
+                client.chat_update(channel=channel, ts=root_ts, text=message.text, blocks=message.json_blocks())
                 self._edit_table(operation, client, on_error)
             else:
                 response = client.chat_postMessage(
-                    channel=channel, thread_ts=root_ts, text=operation.text, blocks=operation.blocks
+                    channel=channel, thread_ts=root_ts, text=message.text, blocks=message.json_blocks()
                 )
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
         except SlackApiError as exc:
@@ -427,8 +448,9 @@ class Outbox:
 def _with_note(operation: Operation) -> Operation:
     """The operation's root with the note that it replaces a lost root, above it."""
     note = wording.root_replaced(operation.cluster, operation.group)
-    blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, *operation.blocks][:50]
-    return replace(operation, text=f"{note}\n{operation.text}".strip(), blocks=blocks)
+    shown = operation.message
+    blocks = (Block({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}), *shown.blocks)[:50]
+    return replace(operation, message=SlackMessage(f"{note}\n{shown.text}".strip(), blocks))
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:

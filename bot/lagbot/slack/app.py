@@ -22,10 +22,12 @@ from slack_sdk import WebClient
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.service.approvals import ClickAnswer, Proposal
-from lagbot.slack import render, wording
+from lagbot.service.slack_message import SlackMessage
+from lagbot.slack import render
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import DENY_CALLBACK
 from lagbot.slack.settle import settle_proposal_message
+from lagbot.slack.wording import proposals as wording
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +50,7 @@ class Clicks(Protocol):
 
     def settled(self, proposal_id: str, *, now: float) -> str | None: ...
 
-    def shown(
-        self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
-    ) -> None: ...
+    def shown(self, proposal_ids: Sequence[str], response_url: str, message: SlackMessage) -> None: ...
 
 
 def build_app(
@@ -232,7 +232,7 @@ def _keep_shown(clicks: Clicks, reply: Reply, response_url: str) -> None:
     """Say where a command's answer showed proposals' buttons (so that they are retired when they expire); a
     failure is logged: the buttons then stay until clicked, and a click is answered "expired"."""
     try:
-        clicks.shown(reply.proposals, response_url, reply.text, reply.blocks)
+        clicks.shown(reply.proposals, response_url, reply.message)
     except Exception:
         log.exception("could not keep where a command showed proposals", extra={"proposals": list(reply.proposals)})
 

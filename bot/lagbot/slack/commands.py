@@ -21,8 +21,11 @@ from lagbot.core import messages
 from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.service.silences import Silence as ActiveSilence
 from lagbot.service.silences import SilenceStore
-from lagbot.slack import render, wording
+from lagbot.service.slack_message import Block as JsonBlock
+from lagbot.service.slack_message import SlackMessage
+from lagbot.slack import render
 from lagbot.slack.command_parse import CommandError
+from lagbot.slack.wording import commands as wording
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,11 @@ class Reply:
     public: bool = False
     proposals: tuple[str, ...] = ()
     """The proposals whose buttons `blocks` carries (the expiry sweep retires this answer: lagbot.slack.app)."""
+
+    @property
+    def message(self) -> SlackMessage:
+        """The answer as the service keeps a message (lagbot.service.slack_message)."""
+        return SlackMessage(self.text, tuple(JsonBlock(b) for b in self.blocks))
 
     def to_response(self) -> dict[str, Any]:
         """The payload for the command's response_url (or bolt's `respond(**payload)`)."""
@@ -100,14 +108,14 @@ def error_reply(error: CommandError) -> Reply:
 
 def group_reply(verdict: GroupVerdict, silence: ActiveSilence | None, *, now: float, public: bool) -> Reply:
     """A group now: the root message's headline and context, its silence if any, the table and causes."""
-    root_text, root_blocks = render.root_message(verdict)
-    _, thread_blocks = render.thread_reply(verdict)
+    root = render.root_message(verdict)
+    thread_blocks = render.thread_reply(verdict).blocks
     extra: list[dict[str, Any]] = []
     if silence is not None:
         line = wording.lag_silenced_context(silence.by, silence.until, silence.reason, now)
         extra.append(ContextBlock(elements=[MarkdownTextObject(text=render.clip(line, MAX_FALLBACK))]).to_dict())
-    text = wording.lag_group_fallback(root_text, render.table_fallback(verdict))
-    return Reply(text=text, blocks=[*root_blocks, *extra, *thread_blocks], public=public)
+    text = wording.lag_group_fallback(root.text, render.table_fallback(verdict))
+    return Reply(text=text, blocks=[*root.blocks, *extra, *thread_blocks], public=public)
 
 
 def worst_first(verdicts: Iterable[GroupSummary]) -> list[GroupSummary]:

@@ -32,6 +32,8 @@ from lagbot.service.history_read import (
 from lagbot.service.pattern_notes import patterns_of
 from lagbot.service.patterns import PatternRules, describe
 from lagbot.service.report import GroupReport
+from lagbot.service.slack_message import Block as JsonBlock
+from lagbot.service.slack_message import SlackMessage
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import MAX_SECTION_TEXT, clip
 
@@ -103,8 +105,7 @@ def compose_report(bot: Bot, config: DigestConfig, *, now: float) -> ComposedDig
     blocks: list[Block | dict[str, Any]] = [_section(title), *([_section("\n".join(lines))] if lines else [])]
     text = clip("\n".join([title, *lines]), 3_900)
     return ComposedDigest(
-        text=text,
-        blocks=[b if isinstance(b, dict) else b.to_dict() for b in blocks],
+        message=SlackMessage(text, tuple(JsonBlock(b if isinstance(b, dict) else b.to_dict()) for b in blocks)),
         chart_png=chart if reports else None,
         chart_alt=said.report_chart_title(),
     )
