@@ -123,13 +123,12 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float], cl
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()
         proposal = clicks.proposal(_value(body))
-        view = None if proposal is None else render.deny_modal(proposal)
         trigger = body.get("trigger_id")
-        if view is None or not trigger:
+        if proposal is None or not trigger:
             if body.get("response_url"):
                 respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
-        view = {**view, "private_metadata": deny_metadata(_value(body), body)}
+        view = render.deny_modal(proposal, deny_metadata(_value(body), body))
         client.views_open(trigger_id=str(trigger), view=view)
 
     def check_reason(ack: Ack, body: dict[str, Any]) -> None:

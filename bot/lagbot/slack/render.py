@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import cast
 
 from pydantic import JsonValue
 from slack_sdk.models.blocks import (
@@ -27,6 +27,7 @@ from slack_sdk.models.blocks import (
     TableBlock,
 )
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+from slack_sdk.models.views import View
 
 from lagbot.core import messages
 from lagbot.core.config import IncidentConfig
@@ -296,22 +297,23 @@ def settled(shown: SlackMessage, proposal_id: str, line: str) -> SlackMessage:
     return SlackMessage(shown.text, settled_blocks(shown.blocks, proposal_id, line))
 
 
-def deny_modal(proposal: Proposal) -> dict[str, Any]:
-    """The modal asking for a reason to deny; its private_metadata is the proposal id."""
+def deny_modal(proposal: Proposal, metadata: str | None = None) -> View:
+    """The modal asking for a reason to deny; its private_metadata is `metadata` (lagbot.slack.app's, which says
+    where the clicked message is), else the proposal id."""
     reason = InputBlock(
         block_id="reason",
         label=PlainTextObject(text=clip(proposal_wording.deny_modal_label(proposal.plan.summary), 2_000)),
         element=PlainTextInputElement(action_id="text", multiline=True, max_length=500),
     )
-    return {
-        "type": "modal",
-        "callback_id": DENY_CALLBACK,
-        "private_metadata": proposal.id,
-        "title": {"type": "plain_text", "text": proposal_wording.deny_modal_title()},
-        "submit": {"type": "plain_text", "text": "Deny"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [reason.to_dict()],
-    }
+    return View(
+        type="modal",
+        callback_id=DENY_CALLBACK,
+        private_metadata=proposal.id if metadata is None else metadata,
+        title=PlainTextObject(text=proposal_wording.deny_modal_title()),
+        submit=PlainTextObject(text="Deny"),
+        close=PlainTextObject(text="Cancel"),
+        blocks=[reason],
+    )
 
 
 def with_blocks(shown: SlackMessage, extra: Sequence[JsonBlock]) -> SlackMessage:
