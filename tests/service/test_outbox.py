@@ -15,7 +15,7 @@ from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation, Outbox
 from lagbot.service.proposal_messages import ProposalMessage
 from lagbot.service.slack_message import Block, SlackMessage
-from tests.support.slack_messages import section_message
+from tests.support.slack_messages import deliver, section_message
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +31,7 @@ def test_root_then_replies_then_edit_in_order(redis_client: redis.Redis, slack: 
     for operation in [op(POST_ROOT, "root v1"), op(REPLY, "table"), op(UPDATE_ROOT, "root v2")]:
         outbox.enqueue(operation, now=1.0)
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.failed_transient, report.dead, report.pending) == (3, 0, 0, 0)
     [root] = slack.channel("C1")
@@ -45,14 +45,14 @@ def test_root_then_replies_then_edit_in_order(redis_client: redis.Redis, slack: 
 def test_consecutive_edits_are_coalesced(redis_client: redis.Redis, slack: SlackEmulator) -> None:
     outbox = Outbox(redis_client)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
-    outbox.deliver(slack_client(TOKEN, slack.api_url))
+    deliver(outbox, slack_client(TOKEN, slack.api_url))
     for i in range(5):
         outbox.enqueue(op(UPDATE_ROOT, f"edit {i}"), now=2.0)
     outbox.enqueue(op(REPLY, "reply"), now=2.0)
     outbox.enqueue(op(UPDATE_ROOT, "edit 5"), now=2.0)
 
     assert outbox.pending() == 3
-    outbox.deliver(slack_client(TOKEN, slack.api_url))
+    deliver(outbox, slack_client(TOKEN, slack.api_url))
     assert [(c.method, c.args["text"]) for c in slack.calls[1:]] == [
         ("chat.update", "edit 4"),
         ("chat.postMessage", "reply"),
@@ -64,7 +64,7 @@ def test_one_rate_limit_is_waited_out_by_the_retry_handler(redis_client: redis.R
     outbox = Outbox(redis_client)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     slack.fail("chat.postMessage", status=429, retry_after=1, times=1)
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url, retries=1))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url, retries=1))
     assert (report.sent, report.pending) == (1, 0)
     assert [c.status for c in slack.calls_to("chat.postMessage")] == [429, 200]
     assert [m.text for m in slack.channel("C1")] == ["root"]
@@ -81,14 +81,14 @@ def test_rate_limited_beyond_retries_is_resumed_next_cycle_in_order(
     slack.fail("chat.postMessage", status=429, retry_after=1, times=2)  # more than the handler's one retry
     errors: list[tuple[str, str]] = []
 
-    first = outbox.deliver(client, on_error=lambda m, e: errors.append((m, e)))
+    first = deliver(outbox, client, on_error=lambda m, e: errors.append((m, e)))
 
     # Rate limited: the round stops (the other incident's queue is not tried either), nothing is lost.
     assert (first.sent, first.failed_transient, first.pending) == (0, 1, 3)
     assert errors == [("chat.postMessage", "ratelimited")]
     assert slack.channel("C1") == []
 
-    second = outbox.deliver(client)
+    second = deliver(outbox, client)
     assert (second.sent, second.pending) == (3, 0)
     root, other = slack.channel("C1")
     assert (root.text, other.text) == ("root", "other root")
@@ -101,9 +101,9 @@ def test_server_errors_beyond_retries_keep_the_operation(redis_client: redis.Red
     client = slack_client(TOKEN, slack.api_url, retries=1)
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     slack.fail("chat.postMessage", status=500, times=2)
-    assert outbox.deliver(client).pending == 1
+    assert deliver(outbox, client).pending == 1
     assert slack.channel("C1") == []
-    assert outbox.deliver(client).sent == 1
+    assert deliver(outbox, client).sent == 1
     assert [m.text for m in slack.channel("C1")] == ["root"]
 
 
@@ -117,7 +117,7 @@ def test_a_permanent_error_goes_to_dead_letters_and_does_not_block(
     outbox.enqueue(op(POST_ROOT, "fine", incident="i2"), now=1.0)
     errors: list[tuple[str, str]] = []
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url), on_error=lambda m, e: errors.append((m, e)))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url), on_error=lambda m, e: errors.append((m, e)))
 
     assert (report.sent, report.dead, report.pending) == (1, 2, 0)
     assert errors == [("chat.postMessage", "invalid_blocks")]
@@ -130,7 +130,7 @@ def test_slack_unreachable_keeps_everything(redis_client: redis.Redis) -> None:
     outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
     outbox.enqueue(op(POST_ROOT, "root", incident="i2"), now=1.0)
     client = slack_client(TOKEN, "http://127.0.0.1:9/api/", retries=0)
-    report = outbox.deliver(client)
+    report = deliver(outbox, client)
     assert (report.sent, report.failed_transient, report.pending) == (0, 1, 2)
 
 
@@ -145,7 +145,7 @@ def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_foun
     for operation in [op(POST_ROOT, "root v1"), table, offer, v2, v3]:
         outbox.enqueue(operation, now=1.0)
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.dead, report.pending) == (4, 0, 0)  # v3 replaced v2, still queued last
     [root] = slack.channel("C1")
@@ -160,7 +160,7 @@ def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_foun
     assert proposal_messages.find(redis_client, "p3") is None
 
     outbox.enqueue(op(UPDATE_ROOT, "root v4"), now=2.0)  # an edit without a table leaves the table alone
-    outbox.deliver(slack_client(TOKEN, slack.api_url))
+    deliver(outbox, slack_client(TOKEN, slack.api_url))
     assert [(c.args["ts"], c.args["text"]) for c in slack.calls_to("chat.update")][2:] == [(root.ts, "root v4")]
 
 
@@ -194,7 +194,7 @@ def test_operations_queued_by_the_release_before_are_sent_after_an_upgrade(
     redis_client.rpush(redis_keys.outbox_queue("i1"), *queued)
     redis_client.zadd(redis_keys.OUTBOX_PENDING, {"i1": 1.0})
 
-    report = Outbox(redis_client).deliver(slack_client(TOKEN, slack.api_url))
+    report = deliver(Outbox(redis_client), slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.dead, report.pending) == (3, 0, 0)
     [root] = slack.channel("C1")

@@ -16,7 +16,7 @@ from lagbot.service.lease import FencedLock
 from lagbot.service.outbox import POST_ROOT, REPLY, Fence, Operation
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import wait_for
-from tests.support.slack_messages import section_message
+from tests.support.slack_messages import deliver, section_message
 
 pytestmark = pytest.mark.integration
 
@@ -87,9 +87,9 @@ def test_a_deliverer_that_lost_the_lock_sends_and_changes_nothing(
     current = FencedLock(redis_client, OUTBOX_LOCK, holder="b", ttl=TTL).acquire()  # ... and "b" took over
     assert current == "b 2"
 
-    report = bot.outbox.deliver(bot.slack, fence=Fence(OUTBOX_LOCK, stale))
+    report = deliver(bot.outbox, bot.slack, fence=Fence(OUTBOX_LOCK, stale))
     assert (report.sent, report.pending) == (0, 1) and slack.calls == []
-    assert bot.outbox.deliver(bot.slack, fence=Fence(OUTBOX_LOCK, current)).sent == 1
+    assert deliver(bot.outbox, bot.slack, fence=Fence(OUTBOX_LOCK, current)).sent == 1
     assert [m.text for m in slack.channel("C1")] == ["root"]
 
 

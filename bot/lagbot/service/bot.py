@@ -579,6 +579,7 @@ class Bot:
                 with self.outbox_lock.renewing(value):
                     report = self.outbox.deliver(
                         self.slack,
+                        replaced_root=self.presenter.replaced_root,
                         on_error=self._slack_error,
                         deadline=time.monotonic() + self.settings.leader.lease_ttl,
                         fence=Fence(self.outbox_lock.key, value),

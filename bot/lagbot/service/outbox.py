@@ -34,7 +34,7 @@ from slack_sdk.errors import SlackApiError
 from lagbot.core import codec
 from lagbot.core import keys as redis_keys
 from lagbot.core.stored import text
-from lagbot.service import proposal_messages, wording
+from lagbot.service import proposal_messages
 from lagbot.service.slack_message import Block, SlackMessage
 
 log = logging.getLogger(__name__)
@@ -197,6 +197,15 @@ class Fence:
     value: str
 
 
+@dataclass(frozen=True)
+class _Round:
+    """What one delivery sends with: the Web API client, who hears of its errors, how a lost root is replaced."""
+
+    client: WebClient
+    on_error: ErrorSeen | None
+    replaced_root: RootReplaced
+
+
 @dataclass
 class DeliveryReport:
     sent: int = 0
@@ -207,6 +216,9 @@ class DeliveryReport:
 
 ErrorSeen = Callable[[str, str], None]
 """Called with (Slack method, error code) for every failed call."""
+RootReplaced = Callable[[SlackMessage, str, str], SlackMessage]
+"""The root that replaces a lost one, made of the newest root message and the incident's cluster and group
+(lagbot.service.presenter.Presenter.replaced_root)."""
 
 
 class Outbox:
@@ -285,32 +297,27 @@ class Outbox:
         self,
         client: WebClient,
         *,
+        replaced_root: RootReplaced,
         on_error: ErrorSeen | None = None,
         deadline: float | None = None,
         fence: Fence | None = None,
     ) -> DeliveryReport:
         """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic).
 
-        With a `fence`, nothing is sent or changed once the lock it names is no longer held with its value.
+        A lost root is replaced by the message `replaced_root` makes of it. With a `fence`, nothing is sent or
+        changed once the lock it names is no longer held with its value.
         """
         report = DeliveryReport()
         for incident_id in [text(i) for i in self._redis.zrange(self._pending, 0, -1)]:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            stopped_by = self._drain(incident_id, client, report, on_error, fence)
+            stopped_by = self._drain(incident_id, _Round(client, on_error, replaced_root), report, fence)
             if stopped_by in STOP_ALL_ERRORS:
                 break  # every further call this round would fail the same way
         report.pending = self.pending()
         return report
 
-    def _drain(
-        self,
-        incident_id: str,
-        client: WebClient,
-        report: DeliveryReport,
-        on_error: ErrorSeen | None,
-        fence: Fence | None = None,
-    ) -> str | None:
+    def _drain(self, incident_id: str, sending: _Round, report: DeliveryReport, fence: Fence | None) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
         key = self._queue(incident_id)
         replaced = False  # one replacement root per round: a root lost again waits for the next round
@@ -318,13 +325,13 @@ class Outbox:
             if fence is not None and text(self._redis.get(fence.key) or b"") != fence.value:
                 return FENCED
             operation = Operation.decode(raw)
-            outcome, ts = self._send(operation, client, on_error)
+            outcome, ts = self._send(operation, sending)
             if outcome == "transient":
                 report.failed_transient += 1
                 return ts
             if outcome == "dead" and ts in LOST_ROOT_ERRORS and operation.op != POST_ROOT and not replaced:
                 replaced = True
-                outcome, ts = self._replace_root(operation, client, on_error)
+                outcome, ts = self._replace_root(operation, sending)
                 if outcome == "transient":
                     report.failed_transient += 1
                     return ts
@@ -385,7 +392,7 @@ class Outbox:
                 on_error("chat.update", "connection_error")
             log.warning("slack unreachable", extra={"method": "chat.update", "error": str(exc)})
 
-    def _replace_root(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+    def _replace_root(self, operation: Operation, sending: _Round) -> tuple[str, str]:
         """Post a root that replaces a lost one and record it as the incident's root.
 
         Returns ('sent', "<channel> <ts>") or ('transient' | 'dead', error code).
@@ -395,8 +402,8 @@ class Outbox:
             stored = self._redis.get(self._root_body_key(operation.incident_id))
             body = ROOT_BODY_CODEC.decode(stored) if stored is not None else RootBody()
             latest = replace(latest, message=body.message)
-        root = _with_note(latest)
-        outcome, ts = self._send(root, client, on_error)
+        root = _with_note(latest, sending)
+        outcome, ts = self._send(root, sending)
         if outcome == "sent":
             log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
             self._redis.set(self._root_key(operation.incident_id), ts, ex=ROOT_KEEP)
@@ -405,7 +412,7 @@ class Outbox:
             self._keep_root_body(latest)
         return outcome, ts
 
-    def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+    def _send(self, operation: Operation, sending: _Round) -> tuple[str, str]:
         """('sent', "<channel id> <ts>" of a root or a reply posted, the root's ts for an edit) or ('transient' |
         'dead', error code)."""
         method = {POST_ROOT: "chat.postMessage", UPDATE_ROOT: "chat.update", REPLY: "chat.postMessage"}[operation.op]
@@ -413,14 +420,14 @@ class Outbox:
         if root is None:
             return "dead", "no_root_message"
         channel, root_ts = root
-        message = operation.message
+        message, client, on_error = operation.message, sending.client, sending.on_error
         try:
             if operation.op == POST_ROOT:
                 response = client.chat_postMessage(channel=channel, text=message.text, blocks=message.json_blocks())
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
                 if self._redis.exists(redis_keys.outbox_root_replaced(operation.incident_id)):
-                    operation = _with_note(operation)  # a replacement root keeps saying so
+                    operation = _with_note(operation, sending)  # a replacement root keeps saying so
                 message = operation.message
                 client.chat_update(channel=channel, ts=root_ts, text=message.text, blocks=message.json_blocks())
                 self._edit_table(operation, client, on_error)
@@ -445,12 +452,9 @@ class Outbox:
         return "sent", root_ts
 
 
-def _with_note(operation: Operation) -> Operation:
-    """The operation's root with the note that it replaces a lost root, above it."""
-    note = wording.root_replaced(operation.cluster, operation.group)
-    shown = operation.message
-    blocks = (Block({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}), *shown.blocks)[:50]
-    return replace(operation, message=SlackMessage(f"{note}\n{shown.text}".strip(), blocks))
+def _with_note(operation: Operation, sending: _Round) -> Operation:
+    """The operation's root as the root that replaces a lost one says it."""
+    return replace(operation, message=sending.replaced_root(operation.message, operation.cluster, operation.group))
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:

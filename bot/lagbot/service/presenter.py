@@ -47,6 +47,11 @@ class Presenter(Protocol):
         """A message with more blocks appended, within Slack's limits."""
         ...
 
+    def replaced_root(self, message: SlackMessage, cluster: str, group: str) -> SlackMessage:
+        """The root that replaces a lost one (deleted, or lost by Slack): `message`, the newest root, under the note
+        that it replaces the lost one. `group` empty: a thread of no one group (a storm's summary)."""
+        ...
+
     def state_lost(self) -> SlackMessage:
         """The notice that Redis lost lagbot's stored state."""
         ...

@@ -43,6 +43,9 @@ class SlackPresenter:
     def with_blocks(self, message: SlackMessage, extra: Sequence[Block]) -> SlackMessage:
         return render.with_blocks(message, extra)
 
+    def replaced_root(self, message: SlackMessage, cluster: str, group: str) -> SlackMessage:
+        return render.replaced_root(message, cluster, group)
+
     def state_lost(self) -> SlackMessage:
         text = wording.state_lost()
         return render.message(text, [SectionBlock(text=MarkdownTextObject(text=text))])

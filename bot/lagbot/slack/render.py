@@ -321,6 +321,13 @@ def with_blocks(shown: SlackMessage, extra: Sequence[JsonBlock]) -> SlackMessage
     return SlackMessage(shown.text, (*shown.blocks, *extra)[:MAX_BLOCKS]) if extra else shown
 
 
+def replaced_root(shown: SlackMessage, cluster: str, group: str) -> SlackMessage:
+    """The root that replaces a lost one: the note that says so, above the newest root's text and blocks."""
+    note = incident_wording.root_replaced(cluster, group)
+    blocks = (*as_json([ContextBlock(elements=[MarkdownTextObject(text=note)])]), *shown.blocks)
+    return SlackMessage(f"{note}\n{shown.text}".strip(), blocks[:MAX_BLOCKS])
+
+
 def storm_summary(summary: StormSummary) -> SlackMessage:
     """A storm's one summary message: how many incidents, the worst groups first, how to narrow the watch."""
     storm, ended = summary.storm, not summary.storm.is_on

@@ -137,3 +137,13 @@ def state_lost() -> str:
         ":warning: lagbot lost its stored state (Redis came back empty). Incidents still open are reopened "
         "in new threads; earlier threads will not be updated, and remediation history before now is gone."
     )
+
+
+def root_replaced(cluster: str, group: str) -> str:
+    """`group` empty: a thread of no one group (an incident storm's summary, lagbot.service.storms)."""
+    if not group:
+        return ":recycle: This replaces the earlier storm summary, which was deleted or lost."
+    return (
+        f":recycle: This replaces the earlier message about `{slack_escape(group)}` ({slack_escape(cluster)}), "
+        "which was deleted or lost; the thread continues here."
+    )
