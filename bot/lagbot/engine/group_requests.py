@@ -12,7 +12,8 @@ for the bot's lifetime).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future
 from typing import Any, TypedDict, final
 
@@ -89,6 +90,24 @@ def _error_text(exc: BaseException) -> str:
     if hasattr(error, "str") and hasattr(error, "name"):
         return f"{error.str()} ({error.name()})"
     return str(exc) or type(exc).__name__
+
+
+def read_request(
+    groups: Mapping[str, Sequence[tuple[str, int]] | None], timeout: float, describe: AbstractSet[str]
+) -> ReadRequest:
+    """OffsetFetch of `groups` (each: its partitions, or None: every partition it committed), DescribeGroups of
+    those in `describe`."""
+    return {
+        "timeout": timeout,
+        "describe": [g for g in groups if g in describe],
+        "groups": {g: None if tps is None else list(tps) for g, tps in groups.items()},
+    }
+
+
+def alter_request(group: str, offsets: Mapping[tuple[str, int], int], timeout: float) -> AlterRequest:
+    """AlterConsumerGroupOffsets of `group` to `offsets`, in partition order."""
+    rows = [(t, p, o) for (t, p), o in sorted(offsets.items())]
+    return {"timeout": timeout, "alter": {"group": group, "offsets": rows}}
 
 
 def send(admin: Any, request: Request) -> Callable[[], Answer]:

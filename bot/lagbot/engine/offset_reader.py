@@ -51,12 +51,12 @@ from lagbot.core import messages
 from lagbot.core.model import GroupState, Member
 from lagbot.engine.group_requests import (
     AlterAnswer,
-    AlterRequest,
     Answer,
     GroupDocument,
     ReadAnswer,
-    ReadRequest,
     Request,
+    alter_request,
+    read_request,
     send,
 )
 
@@ -168,13 +168,9 @@ class OffsetReader:
 
     def alter(self, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> list[Altered] | AlterFailed:
         """Commit `offsets` for the group (AlterConsumerGroupOffsets) from the child: per partition, stored or not."""
-        request: AlterRequest = {
-            "timeout": timeout,
-            "alter": {"group": group, "offsets": [(t, p, o) for (t, p), o in sorted(offsets.items())]},
-        }
         with self._lock:
             try:
-                answer = cast("AlterAnswer", self._send(request, timeout))
+                answer = cast("AlterAnswer", self._send(alter_request(group, offsets, timeout), timeout))
             except ReaderFailed as exc:
                 return AlterFailed(str(exc), unknown=True)
         if "error" in answer:
@@ -223,7 +219,7 @@ class OffsetReader:
                     failed = messages.offset_reader_failed(messages.timed_out(timeout))
                     break
                 try:
-                    self._write(_chunk_request(chunks[asked], left, describe))
+                    self._write(read_request(chunks[asked], left, describe))
                 except ReaderFailed as exc:
                     failed = messages.offset_reader_failed(str(exc))
                     break
@@ -387,16 +383,6 @@ class InProcessReader(OffsetReader):
 
 class ReaderFailed(Exception):
     """The child died or did not answer; the message says which (the request's outcome is not known)."""
-
-
-def _chunk_request(
-    chunk: Mapping[str, Sequence[TopicPartition] | None], timeout: float, describe: AbstractSet[str]
-) -> ReadRequest:
-    return {
-        "timeout": timeout,
-        "describe": [g for g in chunk if g in describe],
-        "groups": {g: None if tps is None else list(tps) for g, tps in chunk.items()},
-    }
 
 
 def _all_failed(answer: Mapping[str, GroupDocument | str]) -> bool:
