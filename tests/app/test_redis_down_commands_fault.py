@@ -14,7 +14,7 @@ from lagbot.service.bot import slack_client
 from lagbot.slack.app import build_app
 from lagbot.slack.commands import Reply
 from lagbot.slack.replay import ReplayGuard, refuse_replays
-from lagbot.slack.wording import replay_check_failed
+from lagbot.slack.wording.commands import replay_check_failed
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import pytest
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import Message, SlackEmulator
-from lagbot.slack import wording as slack_wording
+from lagbot.slack.wording import incidents as slack_wording
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import CHANNEL, SIGNING_SECRET, BotProcess, wait_for
 from tests.support.cut_proxy import CutProxy

@@ -11,7 +11,7 @@ from lagbot.remediations.restart.remediation import Restart, RestartParams
 from lagbot.remediations.scale.remediation import Scale, ScaleParams
 from lagbot.service import wording as service_wording
 from lagbot.service.approvals import Verdict
-from lagbot.slack import wording as slack_wording
+from lagbot.slack.wording import incidents as slack_wording
 from tests.support.verdicts import member, partition, verdict
 
 NOW = 1_800_000_000.0

@@ -32,8 +32,10 @@ from lagbot.service.lease import (
 )
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Fence, Operation, Outbox
 from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
+from lagbot.service.slack_message import Block, SlackMessage
 from lagbot.service.state_epoch import EpochMarker, MemoryStateEpoch, RedisStateEpoch, StateEpoch
 from lagbot.service.storms import MemoryStorms, RedisStorms, Show, Storms, StormSummary
+from tests.support.slack_messages import deliver, section_message
 from tests.support.waiting import wait_for
 
 TOKEN = "xoxb-store-contracts"
@@ -214,8 +216,7 @@ def test_storms_fold_past_the_threshold_show_one_summary_and_finish_once_resolve
 
 
 def op(kind: str, text: str, incident_id: str = "i1", channel: str = "C1") -> Operation:
-    block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-    return Operation(kind, incident_id, "prod", "orders", channel, text, [block])
+    return Operation(kind, incident_id, "prod", "orders", channel, section_message(text))
 
 
 def test_the_outbox_delivers_each_queue_in_order_coalescing_edits(space: Space, slack: SlackEmulator) -> None:
@@ -226,7 +227,7 @@ def test_the_outbox_delivers_each_queue_in_order_coalescing_edits(space: Space, 
     assert outbox.pending() == 4 and outbox.root("i1") is None
     assert outbox.stalled_for(now=T0 + 10) == 10.0
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.failed_transient, report.dead, report.pending) == (4, 0, 0, 0)
     root, other = slack.channel("C1")
@@ -245,9 +246,10 @@ def test_the_outbox_delivers_each_queue_in_order_coalescing_edits(space: Space, 
 def test_the_outbox_keeps_what_slack_refused_for_good_as_dead_letters(space: Space, slack: SlackEmulator) -> None:
     outbox = space.outbox()
     outbox.enqueue(op(REPLY, "orphan reply", incident_id="i9"), now=T0)  # no root: can never be sent
-    outbox.enqueue(Operation(POST_ROOT, "i1", "prod", "orders", "C1", "bad", [{"type": "no-such-block"}]), now=T0)
+    bad = SlackMessage("bad", (Block({"type": "no-such-block"}),))
+    outbox.enqueue(Operation(POST_ROOT, "i1", "prod", "orders", "C1", bad), now=T0)
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.dead, report.pending) == (0, 2, 0)
     assert [(d.error, d.operation["text"]) for d in outbox.dead_letters()] == [
@@ -265,9 +267,9 @@ def test_a_fenced_delivery_sends_nothing_once_its_lock_is_lost(space: Space, sla
     taken = space.lock("other", 5).acquire()
     assert taken is not None
 
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url), fence=Fence(lock.key, value))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url), fence=Fence(lock.key, value))
 
     assert (report.sent, report.pending) == (0, 1) and slack.calls == []
-    report = outbox.deliver(slack_client(TOKEN, slack.api_url), fence=Fence(lock.key, taken))
+    report = deliver(outbox, slack_client(TOKEN, slack.api_url), fence=Fence(lock.key, taken))
     assert (report.sent, report.pending) == (1, 0)
     assert [m.text for m in slack.channel("C1")] == ["root"]

@@ -16,6 +16,7 @@ from lagbot.service.lease import RedisFencedLock
 from lagbot.service.outbox import POST_ROOT, REPLY, Fence, Operation
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import wait_for
+from tests.support.slack_messages import deliver, section_message
 
 pytestmark = pytest.mark.integration
 
@@ -33,9 +34,7 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, name: str, **http: 
 
 
 def op(kind: str, text: str) -> Operation:
-    return Operation(
-        kind, "i1", "prod", "orders", "C1", text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    )
+    return Operation(kind, "i1", "prod", "orders", "C1", section_message(text))
 
 
 def test_the_fenced_lock_is_exclusive_expires_when_its_holder_dies_and_counts_up(redis_client: redis.Redis) -> None:
@@ -88,9 +87,9 @@ def test_a_deliverer_that_lost_the_lock_sends_and_changes_nothing(
     current = RedisFencedLock(redis_client, OUTBOX_LOCK, holder="b", ttl=TTL).acquire()  # ... and "b" took over
     assert current == "b 2"
 
-    report = bot.outbox.deliver(bot.slack, fence=Fence(OUTBOX_LOCK, stale))
+    report = deliver(bot.outbox, bot.slack, fence=Fence(OUTBOX_LOCK, stale))
     assert (report.sent, report.pending) == (0, 1) and slack.calls == []
-    assert bot.outbox.deliver(bot.slack, fence=Fence(OUTBOX_LOCK, current)).sent == 1
+    assert deliver(bot.outbox, bot.slack, fence=Fence(OUTBOX_LOCK, current)).sent == 1
     assert [m.text for m in slack.channel("C1")] == ["root"]
 
 

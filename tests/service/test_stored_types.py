@@ -25,11 +25,15 @@ from lagbot.service.proposal_messages import PROPOSAL_MESSAGE_CODEC, ProposalMes
 from lagbot.service.remediation_state import STATE_CODEC, RemediationState, RunState
 from lagbot.service.restores import RESTORE_CODEC, PendingRestore
 from lagbot.service.silences import SILENCE_CODEC, Silence
+from lagbot.service.slack_message import Block, SlackMessage
 from lagbot.service.storms import MEMBER_CODEC, OPENS_CODEC, STORM_CODEC, ChannelOpens, Member, Storm
 from lagbot.service.summary import SUMMARY_CODEC, SummaryDocument, SummaryRow
 
 BLOCKS = [{"type": "section", "text": {"type": "mrkdwn", "text": "*orders* behind"}}]
-OPERATION = Operation("update_root", "i1", "prod", "orders", "C1", "behind", BLOCKS, table=("t", BLOCKS))
+HELD = tuple(Block(b) for b in BLOCKS)
+OPERATION = Operation(
+    "update_root", "i1", "prod", "orders", "C1", SlackMessage("behind", HELD), table=SlackMessage("t", HELD)
+)
 INCIDENT = Incident(
     id="i1", cluster="prod", group="orders", channel="C1", opened_at=5.0, severity=Severity.CRITICAL,
     peak_severity=Severity.PAGE, peak_lag=9_000, primary_cause="hot_partition", status=Status.STALL, updated_at=9.0,
@@ -41,10 +45,10 @@ RECEIPT = RangeReceipt("t", 0, 0, 10, "written", 10, 50, 0, 9)
 CASES: list[tuple[codec.Codec[Any], Any, str]] = [
     (OPERATION_CODEC, OPERATION, json.dumps({"v": 1, "op": "update_root", "incident_id": "i1", "cluster": "prod",
      "group": "orders", "channel": "C1", "text": "behind", "blocks": BLOCKS, "table": ["t", BLOCKS]})),
-    (ROOT_BODY_CODEC, RootBody("behind", BLOCKS), json.dumps({"text": "behind", "blocks": BLOCKS})),
+    (ROOT_BODY_CODEC, RootBody("behind", HELD), json.dumps({"text": "behind", "blocks": BLOCKS})),
     (DEAD_LETTER_CODEC, DeadLetter({"v": 1, "op": "reply"}, "invalid_blocks", 7.5),
      '{"operation": {"v": 1, "op": "reply"}, "error": "invalid_blocks", "at": 7.5}'),
-    (PROPOSAL_MESSAGE_CODEC, ProposalMessage("C1", "1.2", "Scale?", BLOCKS, ("p1", "p2")),
+    (PROPOSAL_MESSAGE_CODEC, ProposalMessage("C1", "1.2", "Scale?", HELD, ("p1", "p2")),
      json.dumps({"v": 1, "channel": "C1", "ts": "1.2", "text": "Scale?", "blocks": BLOCKS, "proposals": ["p1", "p2"]})),
     (INCIDENT_CODEC, INCIDENT, json.dumps({"v": 1, "id": "i1", "cluster": "prod", "group": "orders", "channel": "C1",
      "opened_at": 5.0, "severity": "critical", "peak_severity": "page", "peak_lag": 9_000,

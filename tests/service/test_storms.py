@@ -34,7 +34,8 @@ from lagbot.service.storms import (
     shared_prefix,
     worst_first,
 )
-from lagbot.slack import render, wording
+from lagbot.slack import render
+from lagbot.slack.wording import storms as wording
 
 T0 = 1_700_000_000.0
 CONFIG = StormConfig(threshold=3, window=60, update_every=10, worst=2)
@@ -168,7 +169,8 @@ def test_the_summary_names_the_worst_groups_escaped_and_how_to_narrow_the_watch(
     plain = [Member("prod", f"load-{i}", "warn", i, True) for i in range(5)]
     members = worst_first([*plain, Member("prod", hostile, "critical", 1, True)])
     storm = Storm("storm-1", "C1", T0, folded=6, posted=True)
-    text, blocks = render.storm_summary(StormSummary(storm, members, 3, 60.0, 2, T0))
+    summary = render.storm_summary(StormSummary(storm, members, 3, 60.0, 2, T0))
+    text, blocks = summary.text, summary.json_blocks()
     assert text == "Incident storm on: 6 new incidents folded into one summary, 6 still open"
     shown = "\n".join(b["text"]["text"] if "text" in b else b["elements"][0]["text"] for b in blocks)
     assert "<!channel>" not in shown and "`x" not in shown
@@ -178,8 +180,10 @@ def test_the_summary_names_the_worst_groups_escaped_and_how_to_narrow_the_watch(
     assert "… and 4 more" in shown
     assert "e.g. `exclude: ['load\\-.*']`" in shown and "`groups.include`" in shown
     over = render.storm_summary(StormSummary(replace(storm, ended_at=T0 + 60), members, 3, 60.0, 2, T0 + 60))
-    assert over[0] == "Incident storm over: 6 new incidents folded into one summary, 6 still open"
-    assert over[1][0]["text"]["text"].startswith(":cyclone: *Incident storm over*: no more than 3 new incidents")
+    assert over.text == "Incident storm over: 6 new incidents folded into one summary, 6 still open"
+    assert over.json_blocks()[0]["text"]["text"].startswith(
+        ":cyclone: *Incident storm over*: no more than 3 new incidents"
+    )
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ def clicked(
         clicks=r,
         click_limit=lambda user, now: limiter.hit("click", user, most=LIMIT, every=3600.0, now=now),
     )
-    message = Message("C0ALERTS", "1.000001", proposal.plan.summary, render.proposal_blocks([proposal], now=NOW))
+    message = Message("C0ALERTS", "1.000001", proposal.plan.summary, list(render.proposal_blocks([proposal], now=NOW)))
     answers: list[str] = []
     with BotHTTPServer(
         host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret=SECRET

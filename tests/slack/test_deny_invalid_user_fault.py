@@ -31,7 +31,7 @@ def test_fault_a_deny_from_an_invalid_user_id_sends_no_dm(
     assert skipped == [], skipped
     [proposal] = found
     app = build_app(client=r.bot.slack, signing_secret=SECRET, run_command=lambda *_: None, clicks=r)  # type: ignore[arg-type,return-value]
-    view = {**render.deny_modal(proposal), "id": "V1"}
+    view = {**render.deny_modal(proposal).to_dict(), "id": "V1"}
     with BotHTTPServer(
         host="127.0.0.1", port=0, app=app, health=lambda: (True, {}), metrics=lambda: b"", signing_secret=SECRET
     ).start() as server:

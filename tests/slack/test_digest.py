@@ -51,7 +51,7 @@ def digest(
     remediations: list[RemediationSummary] | None = None,
     **options: Any,
 ) -> tuple[str, list[dict[str, Any]]]:
-    return build_digest(
+    built = build_digest(
         verdicts=verdicts or [],
         series=series or {},
         incidents=incidents or [],
@@ -60,6 +60,7 @@ def digest(
         tz=options.pop("tz", UTC),
         **options,
     )
+    return built.text, built.json_blocks()
 
 
 def point(at: float, lag: int | None, seconds: float | None, status: Status = Status.OK) -> LagPoint:

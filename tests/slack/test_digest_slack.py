@@ -17,6 +17,7 @@ from lagbot.engine.check import CheckReport
 from lagbot.service.digest import IncidentSummary, RemediationSummary, post_digest
 from lagbot.service.history import MemoryHistoryStore, RedisHistoryStore
 from lagbot.slack.digest import compose_digest
+from tests.support.slack_messages import section_message
 from tests.support.verdict_factory import verdict
 
 pytestmark = pytest.mark.integration
@@ -67,7 +68,11 @@ def test_one_message_then_the_chart_in_its_thread(slack: SlackEmulator, redis_cl
         "files.completeUploadExternal",
     ]
     [post] = slack.calls_to("chat.postMessage")
-    assert (post.args["channel"], post.args["text"], post.args["blocks"]) == (CONFIG.channel, *composed.message)
+    assert (post.args["channel"], post.args["text"], post.args["blocks"]) == (
+        CONFIG.channel,
+        composed.message.text,
+        composed.message.json_blocks(),
+    )
     [root] = slack.channel(CONFIG.channel)
     assert (posted.channel, posted.ts, posted.upload_error) == (CONFIG.channel, root.ts, None)
     worst_line = root.blocks[2]["text"]["text"].splitlines()[1]
@@ -97,7 +102,7 @@ def test_no_chart_when_no_group_is_behind(slack: SlackEmulator, redis_client: re
 def test_a_failed_upload_leaves_the_digest_posted_once_and_is_reported(slack: SlackEmulator) -> None:
     slack.fail("files.completeUploadExternal", status=500)
     errors: list[tuple[str, str]] = []
-    message = ("digest", [{"type": "section", "text": {"type": "mrkdwn", "text": "digest"}}])
+    message = section_message("digest")
 
     posted = post_digest(
         web(slack), "C0ALERTS", message, b"\x89PNG\r\n\x1a\n0000", on_error=lambda *e: errors.append(e)
@@ -113,7 +118,7 @@ def test_a_failed_upload_leaves_the_digest_posted_once_and_is_reported(slack: Sl
 def test_a_failed_post_raises_uploads_nothing_and_is_reported(slack: SlackEmulator) -> None:
     slack.fail("chat.postMessage", status=429, retry_after=1)
     errors: list[tuple[str, str]] = []
-    message = ("digest", [{"type": "section", "text": {"type": "mrkdwn", "text": "digest"}}])
+    message = section_message("digest")
 
     with pytest.raises(SlackApiError):
         post_digest(web(slack), "C0ALERTS", message, b"\x89PNG", on_error=lambda *e: errors.append(e))

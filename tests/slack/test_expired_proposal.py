@@ -92,7 +92,7 @@ def test_an_expired_proposal_s_buttons_are_retired_once_and_a_late_click_runs_no
     proposal = leader.proposals.get(proposal_id)
     assert proposal is not None and proposal.expires_at == NOW + 600
     kept = proposal_messages.find(redis_client, proposal_id)
-    assert kept == proposal_messages.ProposalMessage(CHANNEL, reply.ts, reply.text, reply.blocks, (proposal_id,))
+    assert kept == proposal_messages.ProposalMessage(CHANNEL, reply.ts, reply.text, tuple(reply.blocks), (proposal_id,))
     assert slack.calls_to("chat.update") == []
 
     # At its expiry it may still be approved: housekeeping leaves it alone.
@@ -120,7 +120,7 @@ def test_an_expired_proposal_s_buttons_are_retired_once_and_a_late_click_runs_no
     leader.bot.housekeeping()  # and again later: nothing more
 
     line = ":hourglass: *Scale orders 2 -&gt; 4*: expired at 2026-09-21 14:23 UTC, nothing was run."
-    retired_blocks = render.settled_blocks(offered.blocks, proposal_id, line)
+    retired_blocks = list(render.settled_blocks(offered.blocks, proposal_id, line))
     assert not any(b["type"] == "actions" for b in retired_blocks)
     assert retired_blocks[-1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}
     updates = slack.calls_to("chat.update")
@@ -172,7 +172,7 @@ def test_a_lag_remediate_answer_is_retired_through_its_response_url(
         [proposal_id] = {e["value"] for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]}
         kept = wait_for("where it was shown kept", lambda: proposal_messages.find(redis_client, proposal_id), 30)
     assert kept == proposal_messages.ProposalMessage(
-        "", "", answer["text"], answer["blocks"], (proposal_id,), slack.response_url(key)
+        "", "", answer["text"], tuple(answer["blocks"]), (proposal_id,), slack.response_url(key)
     )
 
     clock[0] = NOW + 601
@@ -181,7 +181,7 @@ def test_a_lag_remediate_answer_is_retired_through_its_response_url(
     line = ":hourglass: *Scale orders 2 -&gt; 4*: expired at 2026-09-21 14:23 UTC, nothing was run."
     [first, replaced] = slack.responses[key]
     assert (replaced["replace_original"], replaced["text"]) == (True, first["text"])
-    assert replaced["blocks"] == render.settled_blocks(first["blocks"], proposal_id, line)
+    assert replaced["blocks"] == list(render.settled_blocks(first["blocks"], proposal_id, line))
     assert not any(b["type"] == "actions" for b in replaced["blocks"])
     assert slack.calls_to("chat.update") == []
     assert events(r) == [("proposed", APPROVER), ("expired", "lagbot")]
@@ -210,5 +210,8 @@ def test_a_reply_posted_after_its_proposal_expired_is_retired_once_it_is_there(
     assert r.expire_due(now=clock[0] + 120) == []
     line = ":hourglass: *Scale orders 2 -&gt; 4*: expired at 2026-09-21 14:23 UTC, nothing was run."
     [update] = slack.calls_to("chat.update")
-    assert (update.args["ts"], blocks_of(update.args)) == (reply.ts, render.settled_blocks(offered, proposal_id, line))
+    assert (update.args["ts"], blocks_of(update.args)) == (
+        reply.ts,
+        list(render.settled_blocks(offered, proposal_id, line)),
+    )
     assert redis_client.zcard(keys.PROPOSALS_UNRETIRED) == 0

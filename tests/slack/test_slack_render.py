@@ -9,6 +9,7 @@ from slack_sdk import WebClient
 
 from lagbot.core.model import Cause, GroupState, GroupVerdict, Member, PartitionVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.slack_message import SlackMessage
 from lagbot.slack.render import root_message, table_fallback, table_rows, thread_reply
 
 pytestmark = pytest.mark.integration
@@ -62,17 +63,17 @@ def verdict(partitions: list[PartitionVerdict], causes: int = 2, group: str = "o
     )
 
 
-def post(slack: SlackEmulator, rendered: tuple[str, list[dict[str, object]]], **kwargs: object) -> str:
-    text, blocks = rendered
+def post(slack: SlackEmulator, rendered: SlackMessage, **kwargs: object) -> str:
     response = WebClient(token=slack.token, base_url=slack.api_url).chat_postMessage(
-        channel="C1", text=text, blocks=blocks, **kwargs
+        channel="C1", text=rendered.text, blocks=rendered.json_blocks(), **kwargs
     )
     return str(response["ts"])
 
 
 def test_root_message_content() -> None:
     worker = Member("m-2", "worker-2", "/10.0.0.2")
-    text, blocks = root_message(verdict([partition(0, 10), partition(1, 4_200_000, owner=worker)]))
+    root = root_message(verdict([partition(0, 10), partition(1, 4_200_000, owner=worker)]))
+    text, blocks = root.text, root.json_blocks()
     assert text == "CRITICAL `orders-consumer` on `prod`: stalled, lag 4.2 M"
     assert blocks[0]["text"]["text"] == (
         ":red_circle: *CRITICAL* `orders-consumer` on prod: *stalled*, lag *4.2 M* (42 s behind) "

@@ -45,11 +45,20 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, cast
 
 from lagbot.core import messages
 from lagbot.core.model import GroupState, Member
-from lagbot.engine.group_requests import send
+from lagbot.engine.group_requests import (
+    AlterAnswer,
+    Answer,
+    GroupDocument,
+    ReadAnswer,
+    Request,
+    alter_request,
+    read_request,
+    send,
+)
 
 TopicPartition = tuple[str, int]
 ANSWER_GRACE = 5.0
@@ -159,13 +168,9 @@ class OffsetReader:
 
     def alter(self, group: str, offsets: Mapping[TopicPartition, int], timeout: float) -> list[Altered] | AlterFailed:
         """Commit `offsets` for the group (AlterConsumerGroupOffsets) from the child: per partition, stored or not."""
-        request = {
-            "timeout": timeout,
-            "alter": {"group": group, "offsets": [[t, p, o] for (t, p), o in sorted(offsets.items())]},
-        }
         with self._lock:
             try:
-                answer = self._send(request, timeout)
+                answer = cast("AlterAnswer", self._send(alter_request(group, offsets, timeout), timeout))
             except ReaderFailed as exc:
                 return AlterFailed(str(exc), unknown=True)
         if "error" in answer:
@@ -178,7 +183,7 @@ class OffsetReader:
 
     def _request(
         self, requests: Mapping[str, Sequence[TopicPartition] | None], timeout: float, *, describe: AbstractSet[str]
-    ) -> dict[str, Any]:
+    ) -> dict[str, GroupDocument | str]:
         """Every group's answer (with its description for those in `describe`), asked CHUNK_GROUPS at a time within
         one deadline (`timeout` for them all), the next chunk asked before this one's answer is read (`AHEAD`).
 
@@ -187,7 +192,7 @@ class OffsetReader:
         """
         groups = list(requests)
         chunks = [{g: requests[g] for g in groups[i : i + CHUNK_GROUPS]} for i in range(0, len(groups), CHUNK_GROUPS)]
-        answer: dict[str, Any] = {}
+        answer: dict[str, GroupDocument | str] = {}
         with self._lock:
             try:
                 for got in self._chunk_answers(chunks, timeout, describe):
@@ -199,7 +204,7 @@ class OffsetReader:
 
     def _chunk_answers(
         self, chunks: list[dict[str, Sequence[TopicPartition] | None]], timeout: float, describe: AbstractSet[str]
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[dict[str, GroupDocument | str]]:
         """Each chunk's answer, in order. Up to AHEAD chunks are asked before the oldest one's answer is read, so
         the child reads the next chunk while this process decodes the last. Chunks not asked (the deadline passed,
         or a chunk failed as a whole) and chunks asked of a child that was then given up get the failure's text."""
@@ -214,23 +219,25 @@ class OffsetReader:
                     failed = messages.offset_reader_failed(messages.timed_out(timeout))
                     break
                 try:
-                    self._write(_chunk_request(chunks[asked], left, describe))
+                    self._write(read_request(chunks[asked], left, describe))
                 except ReaderFailed as exc:
                     failed = messages.offset_reader_failed(str(exc))
                     break
                 asked += 1
             if index >= asked or lost is not None:
-                yield dict.fromkeys(chunk, lost or failed)
+                why = lost or failed
+                assert why is not None  # a chunk goes unasked only once asking failed
+                yield dict.fromkeys(chunk, why)
                 continue
             got = self._chunk_answer(chunk, deadline + ANSWER_GRACE)
             if _all_failed(got):
                 lost = failed = next(_failure_text(a) for a in got.values())
             yield got
 
-    def _chunk_answer(self, chunk: Mapping[str, object], deadline: float) -> dict[str, Any]:
+    def _chunk_answer(self, chunk: Mapping[str, object], deadline: float) -> dict[str, GroupDocument | str]:
         """The child's answer to an asked chunk; a chunk whose every group failed gives up the child."""
         try:
-            answer = self._read_answer(deadline)
+            answer = cast("ReadAnswer", self._read_answer(deadline))
         except ReaderFailed as exc:
             return {g: messages.offset_reader_failed(str(exc)) for g in chunk}
         if _all_failed(answer):
@@ -241,7 +248,7 @@ class OffsetReader:
         missing = messages.offset_reader_failed("no answer for the group")
         return {g: answer[g] if isinstance(answer.get(g), dict) else missing for g in chunk}
 
-    def _send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _send(self, request: Request, timeout: float) -> Answer:
         """The answer to one request, from the child."""
         self._write(request)
         return self._read_answer(time.monotonic() + timeout + ANSWER_GRACE)
@@ -257,7 +264,7 @@ class OffsetReader:
         with self._lock:
             self._stop_child()
 
-    def _write(self, request: dict[str, Any]) -> None:
+    def _write(self, request: Request) -> None:
         """Ask the child (started if there is none); its answer is read by `_read_answer`, in the order asked."""
         child = self._ensure_child()
         assert child.stdin is not None
@@ -267,7 +274,7 @@ class OffsetReader:
         except (OSError, ValueError):
             self._give_up(child, 0.0)
 
-    def _read_answer(self, deadline: float) -> dict[str, Any]:
+    def _read_answer(self, deadline: float) -> Answer:
         """The child's next answer, by `deadline` (else the child is given up)."""
         child = self._child
         if child is None or child.stdout is None:
@@ -278,7 +285,8 @@ class OffsetReader:
             line = None
         if line is None:
             self._give_up(child, max(0.0, deadline - time.monotonic()))
-        return dict(json.loads(line))
+        answer: Answer = json.loads(line)  # the child's JSON: lagbot.engine.group_requests' documents
+        return answer
 
     def _give_up(self, child: subprocess.Popen[bytes], within: float) -> NoReturn:
         problem = self._failure(child, within)
@@ -353,14 +361,14 @@ class InProcessReader(OffsetReader):
     def __init__(self, admin: Any) -> None:
         super().__init__({})
         self._admin = admin
-        self._answers: deque[Callable[[], dict[str, Any]]] = deque()
+        self._answers: deque[Callable[[], Answer]] = deque()
 
-    def _write(self, request: dict[str, Any]) -> None:
+    def _write(self, request: Request) -> None:
         """Send the request's groups' requests now; their answer is gathered when it is read (so the chunks asked
         ahead are in flight together, as they are when the child reads them)."""
         self._answers.append(send(self._admin, request))
 
-    def _read_answer(self, deadline: float) -> dict[str, Any]:
+    def _read_answer(self, deadline: float) -> Answer:
         return self._answers.popleft()()
 
     @property
@@ -377,33 +385,23 @@ class ReaderFailed(Exception):
     """The child died or did not answer; the message says which (the request's outcome is not known)."""
 
 
-def _chunk_request(
-    chunk: Mapping[str, Sequence[TopicPartition] | None], timeout: float, describe: AbstractSet[str]
-) -> dict[str, Any]:
-    return {
-        "timeout": timeout,
-        "describe": [g for g in chunk if g in describe],
-        "groups": {g: None if tps is None else [[t, p] for t, p in tps] for g, tps in chunk.items()},
-    }
-
-
-def _all_failed(answer: dict[str, Any]) -> bool:
+def _all_failed(answer: Mapping[str, GroupDocument | str]) -> bool:
     """True when every group failed (its offsets, and its description if asked for): the child's answer, or the
     text each group got when the child gave none."""
     return bool(answer) and all(isinstance(a, str) or ("error" in a and "described" not in a) for a in answer.values())
 
 
-def _failure_text(answer: str | dict[str, Any]) -> str:
+def _failure_text(answer: str | GroupDocument) -> str:
     return answer if isinstance(answer, str) else str(answer["error"])
 
 
-def _group_answer(raw: dict[str, Any]) -> GroupAnswer:
+def _group_answer(raw: GroupDocument) -> GroupAnswer:
     if "error" in raw:
         return str(raw["error"])
     return [Committed(str(t), int(p), None if o < 0 else int(o), e) for t, p, o, e in raw["offsets"]]
 
 
-def _committed_offsets(raw: dict[str, Any]) -> CommittedOffsets | str:
+def _committed_offsets(raw: GroupDocument) -> CommittedOffsets | str:
     """`_group_answer` as the collector keeps it, made straight from the answer's rows: no `Committed` per
     partition (100,000 of them a cycle at 100,000 group-partitions, ~0.15 s)."""
     if "error" in raw:
@@ -411,7 +409,7 @@ def _committed_offsets(raw: dict[str, Any]) -> CommittedOffsets | str:
     return {(t, p): None if o < 0 else o for t, p, o, e in raw["offsets"] if e is None}
 
 
-def _described(raw: dict[str, Any]) -> Described | str:
+def _described(raw: GroupDocument) -> Described | str:
     described = raw.get("described")
     if not isinstance(described, dict):
         return str(raw.get("described_error") or messages.offset_reader_failed("no description of the group"))
@@ -443,13 +441,11 @@ def main() -> int:
     return 0
 
 
-def serve(
-    lines: _Lines, start: Callable[[dict[str, Any]], Callable[[], dict[str, Any]]], reply: Callable[[Any], None]
-) -> None:
+def serve(lines: _Lines, start: Callable[[Request], Callable[[], Answer]], reply: Callable[[Answer], None]) -> None:
     """Answer every request line, in order, until the pipe closes. Every request already asked is sent (`start`)
     before the oldest one is answered, at most AHEAD in flight: the parent asks the next chunk before it reads this
     one's answer, and the broker then works on both. The requests asked before the pipe closed are still answered."""
-    pending: deque[Callable[[], dict[str, Any]]] = deque()
+    pending: deque[Callable[[], Answer]] = deque()
     while True:
         line = lines.next(wait=not pending) if len(pending) < AHEAD else None
         if line is None:
@@ -462,7 +458,7 @@ def serve(
             pending.append(start(json.loads(line)))
 
 
-def _reply(answer: Any) -> None:
+def _reply(answer: Answer) -> None:
     sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
     sys.stdout.buffer.flush()
 

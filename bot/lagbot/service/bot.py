@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
@@ -61,6 +61,7 @@ from lagbot.service.outbox import DeliveryReport, Fence, Operation
 from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
+from lagbot.service.slack_message import Block, SlackMessage
 from lagbot.service.stores import BotStores, redis_stores
 from lagbot.service.storms import Show, StormSummary
 
@@ -386,9 +387,9 @@ class Bot:
             }
         )
         log.warning("stored state lost: Redis came back empty", extra={"channels": channels})
-        text, blocks = self.presenter.state_lost()
+        message = self.presenter.state_lost()
         for channel in channels:
-            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, text, blocks)
+            notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, message)
             self.outbox.enqueue(notice, now=now)
 
     def latest_report(self) -> CheckReport:
@@ -440,7 +441,7 @@ class Bot:
             for effect in effects:
                 if carries_buttons(effect) and buttons:  # the first reply that may carry them does
                     self.enqueue(effect, incident, verdict, now=now, extra=buttons, proposals=offered)
-                    buttons, offered = [], ()
+                    buttons, offered = (), ()
                 else:
                     self.enqueue(effect, incident, verdict, now=now)
             opened += any(e.kind == POST_ROOT for e in transition.effects)
@@ -469,10 +470,10 @@ class Bot:
             return 0
 
         def queue(show: Show, summary: StormSummary) -> None:
-            text, blocks = self.presenter.storm_summary(summary)
+            message = self.presenter.storm_summary(summary)
             op = POST_MESSAGE if show is Show.POST else UPDATE_MESSAGE
             storm = summary.storm
-            self.outbox.enqueue(Operation(op, storm.id, "", "", storm.channel, text, blocks), now=now)
+            self.outbox.enqueue(Operation(op, storm.id, "", "", storm.channel, message), now=now)
 
         try:
             return self.storms.due(queue, now=now)
@@ -521,24 +522,24 @@ class Bot:
 
     def _remediation_step(
         self, incident: Incident, verdict: GroupVerdict, *, now: float
-    ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    ) -> tuple[tuple[Block, ...], tuple[str, ...]]:
         """Verify, offer or close the incident's remediations: the blocks of the proposals newly offered, and their
         ids. A failure here is logged and counted, and never keeps the incident's own messages from being queued."""
         if self.remediations is None:
-            return [], ()
+            return (), ()
         try:
             if not incident.is_open:
                 self.remediations.resolved(incident, now=now)
-                return [], ()
+                return (), ()
             self.remediations.verify_step(incident, verdict, now=now)
             offered = self.remediations.offers(incident, verdict, now=now)
             if not offered:
-                return [], ()
+                return (), ()
             return self.presenter.proposal_blocks(offered, now=now), tuple(p.id for p in offered)
         except Exception:
             log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
             self.metrics.slack_error("remediations", "internal_error")
-            return [], ()
+            return (), ()
 
     def enqueue(
         self,
@@ -547,7 +548,7 @@ class Bot:
         verdict: GroupVerdict,
         *,
         now: float,
-        extra: list[dict[str, Any]] | None = None,
+        extra: Sequence[Block] = (),
         proposals: tuple[str, ...] = (),
     ) -> None:
         """Queue the effect's message; `proposals`: those whose buttons `extra` holds (a reply's)."""
@@ -559,11 +560,11 @@ class Bot:
             rendered = self.presenter.change_reply(effect.change, effect.detail, incident, verdict, now)
         else:
             rendered = self.presenter.incident_root(incident, verdict, self.settings.incidents, now)
-        text, blocks = self.presenter.with_blocks(rendered, extra or [])
+        message = self.presenter.with_blocks(rendered, extra)
         table = None
         if effect.kind == UPDATE_ROOT and verdict.partitions:  # the table reply follows the root
             table = self.presenter.change_reply(Change.OPENED, "", incident, verdict, now)
-        if effect.kind != REPLY and not self._root_news(effect, incident, verdict, (text, blocks, table), now=now):
+        if effect.kind != REPLY and not self._root_news(effect, incident, verdict, (message, table), now=now):
             return
         operation = Operation(
             op=effect.kind,
@@ -571,8 +572,7 @@ class Bot:
             cluster=incident.cluster,
             group=incident.group,
             channel=incident.channel,
-            text=text,
-            blocks=blocks,
+            message=message,
             proposals=proposals if effect.kind == REPLY else (),
             is_table=effect.kind == REPLY and effect.change is Change.OPENED,
             table=table,
@@ -584,14 +584,14 @@ class Bot:
         effect: Effect,
         incident: Incident,
         verdict: GroupVerdict,
-        shown: tuple[str, list[dict[str, Any]], tuple[str, list[dict[str, Any]]] | None],
+        shown: tuple[SlackMessage, SlackMessage | None],
         *,
         now: float,
     ) -> bool:
         """Whether this root post or edit goes out (lagbot.service.edits: a post always does, an edit when its story
         changed or its counters are older than the refresh, never when identical); what it shows is kept if so."""
-        text, blocks, table = shown
-        showing = edits.Shown(edits.story(incident, verdict), edits.digest(text, blocks, table), now)
+        message, table = shown
+        showing = edits.Shown(edits.story(incident, verdict), edits.digest(message, table), now)
         every = self.settings.incidents.refresh_every
         if effect.kind == UPDATE_ROOT and not edits.due(self.shown.get(incident.id), showing, every=every):
             return False
@@ -615,6 +615,7 @@ class Bot:
                 with self.outbox_lock.renewing(value):
                     report = self.outbox.deliver(
                         self.slack,
+                        replaced_root=self.presenter.replaced_root,
                         on_error=self._slack_error,
                         deadline=time.monotonic() + self.settings.leader.lease_ttl,
                         fence=Fence(self.outbox_lock.key, value),
@@ -638,22 +639,22 @@ class Bot:
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
 
-    def edit_message(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+    def edit_message(self, channel: str, ts: str, message: SlackMessage) -> bool:
         """Edit one message now, not through the outbox (a proposal's message, retired once). Slack's refusal is
         counted and logged: False."""
         try:
-            self.slack.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+            self.slack.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.json_blocks())
         except SlackApiError as exc:
             self._slack_error("chat.update", str(exc.response.get("error", "unknown_error")))
             return False
         return True
 
-    def replace_response(self, response_url: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+    def replace_response(self, response_url: str, message: SlackMessage) -> bool:
         """Replace the message a command answered through `response_url` (Slack honours one for 30 minutes). A
         refusal or a network failure is counted and logged: False."""
         try:
             answer = WebhookClient(response_url, timeout=self.slack.timeout).send(
-                text=text, blocks=blocks, replace_original=True
+                text=message.text, blocks=message.json_blocks(), replace_original=True
             )
         except OSError as exc:
             self._slack_error("response_url", type(exc).__name__)

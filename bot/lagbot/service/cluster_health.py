@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from lagbot.engine.check import CheckReport
 
@@ -59,19 +59,38 @@ def note_check_recovered(cluster: str) -> None:
     log.warning("check succeeded again", extra={"cluster": cluster})
 
 
+class FailingChecks(TypedDict):
+    """A cluster's failing checks as /health shows them."""
+
+    since: float
+    failures: int
+    error: str
+
+
+class ClusterHealth(TypedDict, total=False):
+    """A cluster as /health shows it: its latest check (when one was made) and its failing checks (when they fail)."""
+
+    reachable: bool
+    checked_at: float
+    error: str
+    unreachable_since: float
+    failing: FailingChecks
+
+
 def clusters_health(
     latest: Mapping[str, CheckReport],
     away_since: Mapping[str, float],
     failing: Mapping[str, CheckFailure] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, ClusterHealth]:
     """Each checked cluster: reachable or not at the latest check, the error and since when it is away; and each
     cluster whose checks fail: since when, how many and the latest error."""
-    health: dict[str, Any] = {}
+    health: dict[str, ClusterHealth] = {}
     for name, report in sorted(latest.items()):
         error = report.cluster_errors.get(name)
-        entry: dict[str, Any] = {"reachable": error is None, "checked_at": report.taken_at}
+        entry: ClusterHealth = {"reachable": error is None, "checked_at": report.taken_at}
         if error is not None:
-            entry |= {"error": error, "unreachable_since": away_since.get(name, report.taken_at)}
+            entry["error"] = error
+            entry["unreachable_since"] = away_since.get(name, report.taken_at)
         health[name] = entry
     for name, failure in sorted((failing or {}).items()):
         health.setdefault(name, {})["failing"] = {

@@ -10,20 +10,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackClientError
 
 from lagbot.core import messages
 from lagbot.service import wording
+from lagbot.service.slack_message import SlackMessage
 
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
 log = logging.getLogger(__name__)
-
-Message = tuple[str, list[dict[str, Any]]]
-"""(fallback text, blocks as JSON): what chat.postMessage and chat.update take."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +53,9 @@ class RemediationSummary:
 class ComposedDigest:
     """A digest ready to post: the message and its chart (None when no group is behind: nothing to draw)."""
 
-    text: str
-    blocks: list[dict[str, Any]]
+    message: SlackMessage
     chart_png: bytes | None
     chart_alt: str
-
-    @property
-    def message(self) -> Message:
-        return self.text, self.blocks
 
 
 @dataclass(frozen=True)
@@ -78,7 +71,7 @@ class PostedDigest:
 def post_digest(
     client: WebClient,
     channel: str,
-    digest: Message,
+    digest: SlackMessage,
     chart_png: bytes | None,
     *,
     filename: str = "lag-24h.png",
@@ -92,9 +85,8 @@ def post_digest(
     already in the channel, so retrying the whole would post it twice; it is logged and returned in
     `upload_error`. `on_error(method, error)` is told of every failed call (e.g. Metrics.slack_error).
     """
-    text, blocks = digest
     try:
-        posted = client.chat_postMessage(channel=channel, text=text, blocks=blocks)
+        posted = client.chat_postMessage(channel=channel, text=digest.text, blocks=digest.json_blocks())
     except SlackClientError as exc:
         _report(on_error, "chat.postMessage", exc)
         raise

@@ -24,7 +24,6 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 
@@ -35,6 +34,7 @@ from lagbot.core.stored import StoredFormatError
 from lagbot.service import remedies
 from lagbot.service.incidents import HISTORY_KEEP, Incident
 from lagbot.service.remediation_state import RemediationState
+from lagbot.service.slack_message import SlackMessage
 
 REFRESH = 300.0
 """A root whose only change is its counters is edited at most this often (seconds), by default: the setting is
@@ -77,9 +77,11 @@ def _progress(remediation: RemediationState) -> str | None:
     return None if remediation.progress is None else str(remediation.progress.value)
 
 
-def digest(text: str, blocks: list[dict[str, Any]], table: tuple[str, list[dict[str, Any]]] | None) -> str:
-    """A digest of everything a root edit shows: its text and blocks, and the table reply it carries."""
-    shown = json.dumps([text, blocks, table], sort_keys=True, separators=(",", ":"), default=str)
+def digest(message: SlackMessage, table: SlackMessage | None) -> str:
+    """A digest of everything a root edit shows: its text and blocks, and the table reply it carries (the same digest
+    as when they were pairs of text and blocks, so that what a root last showed compares across an upgrade)."""
+    pair = None if table is None else [table.text, table.blocks]
+    shown = json.dumps([message.text, message.blocks, pair], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(shown.encode()).hexdigest()
 
 

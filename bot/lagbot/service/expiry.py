@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from lagbot.core import keys
 from lagbot.core.stored import text
@@ -18,6 +17,7 @@ from lagbot.service import proposal_messages, wording
 from lagbot.service.approvals import Proposal, Proposals, State, expiry_sweep
 from lagbot.service.audit import BOT_USER
 from lagbot.service.bot import Bot
+from lagbot.service.slack_message import SlackMessage
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +71,13 @@ class ProposalExpiry:
         self._retire_late_messages(now)
         return retired
 
-    def shown(
-        self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
-    ) -> None:
-        """The proposals' buttons were shown as a command's answer (`fallback` text, `blocks`), through its response
-        URL: kept, so that the expiry sweep retires that answer as it retires a thread reply."""
-        message = proposal_messages.ProposalMessage("", "", fallback, blocks, tuple(proposal_ids), response_url)
-        proposal_messages.keep(self.bot.redis, message, ttl=self._keep)
+    def shown(self, proposal_ids: Sequence[str], response_url: str, message: SlackMessage) -> None:
+        """The proposals' buttons were shown as a command's answer (`message`), through its response URL: kept, so
+        that the expiry sweep retires that answer as it retires a thread reply."""
+        kept = proposal_messages.ProposalMessage(
+            "", "", message.text, message.blocks, tuple(proposal_ids), response_url
+        )
+        proposal_messages.keep(self.bot.redis, kept, ttl=self._keep)
 
     def _retire_late_messages(self, now: float) -> None:
         """Retire the messages of expired proposals that were posted after their expiry (the reply waited in the
@@ -99,15 +99,15 @@ class ProposalExpiry:
             message = proposal_messages.find(self.bot.redis, proposal_id)
             if message is None:
                 return False
-            blocks = message.blocks
-            for shown in message.proposals:
-                line = self.settled(shown, now=now)
+            shown = message.message
+            for proposal in message.proposals:
+                line = self.settled(proposal, now=now)
                 if line is not None:
-                    blocks = self.bot.presenter.settled_blocks(blocks, shown, line)
+                    shown = self.bot.presenter.settled(shown, proposal, line)
             if message.response_url:
-                self.bot.replace_response(message.response_url, message.text, blocks)
+                self.bot.replace_response(message.response_url, shown)
             else:
-                self.bot.edit_message(message.channel, message.ts, message.text, blocks)
+                self.bot.edit_message(message.channel, message.ts, shown)
         except Exception:
             log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
         return True

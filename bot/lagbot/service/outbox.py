@@ -27,19 +27,21 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from pydantic import JsonValue
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.service import proposal_messages, wording
+from lagbot.service import proposal_messages
+from lagbot.service.slack_message import Block, SlackMessage
 
 log = logging.getLogger(__name__)
 
-OUTBOX_VERSION = 1
+OUTBOX_VERSION = 2
 ROOT_BODY_VERSION = 1
 DEAD_LETTER_VERSION = 1
 POST_ROOT, UPDATE_ROOT, REPLY = "post_root", "update_root", "reply"
@@ -63,15 +65,14 @@ class Operation:
     cluster: str
     group: str
     channel: str
-    text: str
-    blocks: list[dict[str, Any]]
+    message: SlackMessage
     proposals: tuple[str, ...] = ()
     """The proposals whose buttons a reply carries: once it is sent, where it landed is kept for each
     (lagbot.service.proposal_messages), so an expired proposal's buttons can be retired."""
     is_table: bool = False
     """A reply that is the incident's per-partition table (its first reply): where it landed is kept."""
-    table: tuple[str, list[dict[str, Any]]] | None = None
-    """A root edit's table as of the same check (text, blocks): the table reply is edited to it."""
+    table: SlackMessage | None = None
+    """A root edit's table as of the same check: the table reply is edited to it."""
 
     def encode(self) -> str:
         return OPERATION_CODEC.encode(self)
@@ -82,9 +83,22 @@ class Operation:
         return OPERATION_CODEC.decode(raw)
 
 
-OPERATION_CODEC = codec.register(codec.Codec("queued operation", Operation, OUTBOX_VERSION, omit_defaults=True))
-"""`proposals`, `is_table` and `table` are each absent when unset: an operation without them is what a replica of
-the release before reads."""
+def _operation_v1(document: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 held the message's text and blocks beside the operation's fields, and the table as a
+    [text, blocks] pair."""
+    upgraded = {k: v for k, v in document.items() if k not in ("text", "blocks", "table")}
+    upgraded["message"] = {"text": document["text"], "blocks": document["blocks"]}
+    if document.get("table") is not None:
+        table_text, table_blocks = document["table"]
+        upgraded["table"] = {"text": table_text, "blocks": table_blocks}
+    return upgraded
+
+
+OPERATION_CODEC = codec.register(
+    codec.Codec("queued operation", Operation, OUTBOX_VERSION, {1: _operation_v1}, omit_defaults=True)
+)
+"""`proposals`, `is_table` and `table` are each absent when unset. Version 1 (queued by the release before the
+typed message) is upgraded as it is read, so what an older replica queued is still sent."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,11 @@ class RootBody:
     """The newest text and blocks sent as an incident's root: what a replacement root shows if it is lost."""
 
     text: str = ""
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: tuple[Block, ...] = ()
+
+    @property
+    def message(self) -> SlackMessage:
+        return SlackMessage(self.text, self.blocks)
 
 
 ROOT_BODY_CODEC = codec.register(
@@ -105,7 +123,7 @@ ROOT_BODY_CODEC = codec.register(
 class DeadLetter:
     """An operation Slack refused for good, with Slack's error and when."""
 
-    operation: dict[str, Any]
+    operation: dict[str, JsonValue]
     """The operation's stored document (lagbot.service.outbox.Operation), as it was queued."""
     error: str
     at: float
@@ -128,6 +146,15 @@ class Fence:
     value: str
 
 
+@dataclass(frozen=True)
+class _Round:
+    """What one delivery sends with: the Web API client, who hears of its errors, how a lost root is replaced."""
+
+    client: WebClient
+    on_error: ErrorSeen | None
+    replaced_root: RootReplaced
+
+
 @dataclass
 class DeliveryReport:
     sent: int = 0
@@ -138,6 +165,9 @@ class DeliveryReport:
 
 ErrorSeen = Callable[[str, str], None]
 """Called with (Slack method, error code) for every failed call."""
+RootReplaced = Callable[[SlackMessage, str, str], SlackMessage]
+"""The root that replaces a lost one, made of the newest root message and the incident's cluster and group
+(lagbot.service.presenter.Presenter.replaced_root)."""
 
 
 class Outbox(ABC):
@@ -238,45 +268,40 @@ class Outbox(ABC):
         self,
         client: WebClient,
         *,
+        replaced_root: RootReplaced,
         on_error: ErrorSeen | None = None,
         deadline: float | None = None,
         fence: Fence | None = None,
     ) -> DeliveryReport:
         """Send what is queued, each incident's queue in order, until done or `deadline` (monotonic).
 
-        With a `fence`, nothing is sent or changed once the lock it names is no longer held with its value.
+        A lost root is replaced by the message `replaced_root` makes of it. With a `fence`, nothing is sent or
+        changed once the lock it names is no longer held with its value.
         """
         report = DeliveryReport()
         for incident_id in self._pending_ids():
             if deadline is not None and time.monotonic() > deadline:
                 break
-            stopped_by = self._drain(incident_id, client, report, on_error, fence)
+            stopped_by = self._drain(incident_id, _Round(client, on_error, replaced_root), report, fence)
             if stopped_by in STOP_ALL_ERRORS:
                 break  # every further call this round would fail the same way
         report.pending = self.pending()
         return report
 
-    def _drain(
-        self,
-        incident_id: str,
-        client: WebClient,
-        report: DeliveryReport,
-        on_error: ErrorSeen | None,
-        fence: Fence | None = None,
-    ) -> str | None:
+    def _drain(self, incident_id: str, sending: _Round, report: DeliveryReport, fence: Fence | None) -> str | None:
         """Send one queue in order. Returns the transient error that stopped it, None when it was emptied."""
         replaced = False  # one replacement root per round: a root lost again waits for the next round
         while (raw := self._head(incident_id)) is not None:
             if fence is not None and self._fenced_out(fence):
                 return FENCED
             operation = Operation.decode(raw)
-            outcome, ts = self._send(operation, client, on_error)
+            outcome, ts = self._send(operation, sending)
             if outcome == "transient":
                 report.failed_transient += 1
                 return ts
             if outcome == "dead" and ts in LOST_ROOT_ERRORS and operation.op != POST_ROOT and not replaced:
                 replaced = True
-                outcome, ts = self._replace_root(operation, client, on_error)
+                outcome, ts = self._replace_root(operation, sending)
                 if outcome == "transient":
                     report.failed_transient += 1
                     return ts
@@ -292,8 +317,9 @@ class Outbox(ABC):
                 self._keep_root_body(operation)
             if outcome == "sent" and operation.op == REPLY and operation.proposals:
                 channel, _, where = ts.partition(" ")
+                shown = operation.message
                 self._keep_proposal_message(proposal_messages.ProposalMessage(
-                    channel, where, operation.text, operation.blocks, operation.proposals))  # fmt: skip
+                    channel, where, shown.text, shown.blocks, operation.proposals))  # fmt: skip
             if outcome == "sent" and operation.op == REPLY and operation.is_table:
                 self._put(redis_keys.outbox_table(incident_id), ts)
             if outcome == "sent":
@@ -305,7 +331,7 @@ class Outbox(ABC):
 
     def _keep_root_body(self, operation: Operation) -> None:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""
-        body = ROOT_BODY_CODEC.encode(RootBody(operation.text, operation.blocks))
+        body = ROOT_BODY_CODEC.encode(RootBody(operation.message.text, operation.message.blocks))
         self._put(redis_keys.outbox_root_body(operation.incident_id), body)
 
     def _edit_table(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> None:
@@ -315,9 +341,9 @@ class Outbox(ABC):
         if operation.table is None or where is None:
             return
         channel, _, ts = where.partition(" ")
-        table_text, blocks = operation.table
+        table = operation.table
         try:
-            client.chat_update(channel=channel, ts=ts, text=table_text, blocks=blocks)
+            client.chat_update(channel=channel, ts=ts, text=table.text, blocks=table.json_blocks())
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
             if on_error is not None:
@@ -328,7 +354,7 @@ class Outbox(ABC):
                 on_error("chat.update", "connection_error")
             log.warning("slack unreachable", extra={"method": "chat.update", "error": str(exc)})
 
-    def _replace_root(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+    def _replace_root(self, operation: Operation, sending: _Round) -> tuple[str, str]:
         """Post a root that replaces a lost one and record it as the incident's root.
 
         Returns ('sent', "<channel> <ts>") or ('transient' | 'dead', error code).
@@ -337,16 +363,16 @@ class Outbox(ABC):
         if operation.op != UPDATE_ROOT:
             stored = self._get(redis_keys.outbox_root_body(operation.incident_id))
             body = ROOT_BODY_CODEC.decode(stored) if stored is not None else RootBody()
-            latest = replace(latest, text=body.text, blocks=body.blocks)
-        root = _with_note(latest)
-        outcome, ts = self._send(root, client, on_error)
+            latest = replace(latest, message=body.message)
+        root = _with_note(latest, sending)
+        outcome, ts = self._send(root, sending)
         if outcome == "sent":
             log.warning("incident root lost: posted a replacement", extra={"incident": operation.incident_id})
             self._replace_root_record(operation.incident_id, ts)
             self._keep_root_body(latest)
         return outcome, ts
 
-    def _send(self, operation: Operation, client: WebClient, on_error: ErrorSeen | None) -> tuple[str, str]:
+    def _send(self, operation: Operation, sending: _Round) -> tuple[str, str]:
         """('sent', "<channel id> <ts>" of a root or a reply posted, the root's ts for an edit) or ('transient' |
         'dead', error code)."""
         method = {POST_ROOT: "chat.postMessage", UPDATE_ROOT: "chat.update", REPLY: "chat.postMessage"}[operation.op]
@@ -354,18 +380,20 @@ class Outbox(ABC):
         if root is None:
             return "dead", "no_root_message"
         channel, root_ts = root
+        message, client, on_error = operation.message, sending.client, sending.on_error
         try:
             if operation.op == POST_ROOT:
-                response = client.chat_postMessage(channel=channel, text=operation.text, blocks=operation.blocks)
+                response = client.chat_postMessage(channel=channel, text=message.text, blocks=message.json_blocks())
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
             if operation.op == UPDATE_ROOT:
                 if self._get(redis_keys.outbox_root_replaced(operation.incident_id)) is not None:
-                    operation = _with_note(operation)  # a replacement root keeps saying so
-                client.chat_update(channel=channel, ts=root_ts, text=operation.text, blocks=operation.blocks)
+                    operation = _with_note(operation, sending)  # a replacement root keeps saying so
+                message = operation.message
+                client.chat_update(channel=channel, ts=root_ts, text=message.text, blocks=message.json_blocks())
                 self._edit_table(operation, client, on_error)
             else:
                 response = client.chat_postMessage(
-                    channel=channel, thread_ts=root_ts, text=operation.text, blocks=operation.blocks
+                    channel=channel, thread_ts=root_ts, text=message.text, blocks=message.json_blocks()
                 )
                 return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
         except SlackApiError as exc:
@@ -384,11 +412,9 @@ class Outbox(ABC):
         return "sent", root_ts
 
 
-def _with_note(operation: Operation) -> Operation:
-    """The operation's root with the note that it replaces a lost root, above it."""
-    note = wording.root_replaced(operation.cluster, operation.group)
-    blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": note}]}, *operation.blocks][:50]
-    return replace(operation, text=f"{note}\n{operation.text}".strip(), blocks=blocks)
+def _with_note(operation: Operation, sending: _Round) -> Operation:
+    """The operation's root as the root that replaces a lost one says it."""
+    return replace(operation, message=sending.replaced_root(operation.message, operation.cluster, operation.group))
 
 
 def _dead_letter(raw: str | bytes, error: str) -> str:

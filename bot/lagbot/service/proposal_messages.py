@@ -12,12 +12,12 @@ one of them that is settled).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 
 from lagbot.core import codec
 from lagbot.core import keys as redis_keys
+from lagbot.service.slack_message import Block, SlackMessage
 
 PROPOSAL_MESSAGE_VERSION = 1
 
@@ -27,11 +27,15 @@ class ProposalMessage:
     channel: str
     ts: str
     text: str
-    blocks: list[dict[str, Any]]
+    blocks: tuple[Block, ...]
     proposals: tuple[str, ...]
     """Every proposal whose buttons the message carries, in the order it shows them."""
     response_url: str = ""
     """The response URL of the command whose answer carries the buttons (then `channel` and `ts` are empty)."""
+
+    @property
+    def message(self) -> SlackMessage:
+        return SlackMessage(self.text, self.blocks)
 
     def encode(self) -> str:
         return PROPOSAL_MESSAGE_CODEC.encode(self)

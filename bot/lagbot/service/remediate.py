@@ -49,6 +49,7 @@ from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Inciden
 from lagbot.service.pod_causes import PodCauses
 from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.restores import RestoreQueue, Restores
+from lagbot.service.slack_message import SlackMessage
 
 log = logging.getLogger(__name__)
 
@@ -500,11 +501,9 @@ class Remediator:
         """Retire each proposal past its expiry, once across replicas; the ids this caller retired."""
         return self.expiry.expire_due(now=now)
 
-    def shown(
-        self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
-    ) -> None:
+    def shown(self, proposal_ids: Sequence[str], response_url: str, message: SlackMessage) -> None:
         """The proposals' buttons were shown as a command's answer: kept, for the expiry sweep to retire."""
-        self.expiry.shown(proposal_ids, response_url, fallback, blocks)
+        self.expiry.shown(proposal_ids, response_url, message)
 
     # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
 

@@ -128,16 +128,6 @@ def remediation_resolved() -> str:
     return "the incident resolved"
 
 
-def root_replaced(cluster: str, group: str) -> str:
-    """`group` empty: a thread of no one group (an incident storm's summary, lagbot.service.storms)."""
-    if not group:
-        return ":recycle: This replaces the earlier storm summary, which was deleted or lost."
-    return (
-        f":recycle: This replaces the earlier message about `{slack_escape(group)}` ({slack_escape(cluster)}), "
-        "which was deleted or lost; the thread continues here."
-    )
-
-
 def remediation_heartbeat_lost(action: str, silent_for: float) -> str:
     return (
         f"interrupted: {action} stopped reporting (no heartbeat for {silent_for:.0f} s, its replica stopped); "

@@ -22,10 +22,12 @@ from slack_sdk import WebClient
 from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.service.approvals import ClickAnswer, Proposal
-from lagbot.slack import render, wording
+from lagbot.service.slack_message import SlackMessage
+from lagbot.slack import render
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import DENY_CALLBACK
 from lagbot.slack.settle import settle_proposal_message
+from lagbot.slack.wording import proposals as wording
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +50,7 @@ class Clicks(Protocol):
 
     def settled(self, proposal_id: str, *, now: float) -> str | None: ...
 
-    def shown(
-        self, proposal_ids: Sequence[str], response_url: str, fallback: str, blocks: list[dict[str, Any]]
-    ) -> None: ...
+    def shown(self, proposal_ids: Sequence[str], response_url: str, message: SlackMessage) -> None: ...
 
 
 def build_app(
@@ -123,13 +123,12 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float], cl
     def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()
         proposal = clicks.proposal(_value(body))
-        view = None if proposal is None else render.deny_modal(proposal)
         trigger = body.get("trigger_id")
-        if view is None or not trigger:
+        if proposal is None or not trigger:
             if body.get("response_url"):
                 respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
-        view = {**view, "private_metadata": deny_metadata(_value(body), body)}
+        view = render.deny_modal(proposal, deny_metadata(_value(body), body))
         client.views_open(trigger_id=str(trigger), view=view)
 
     def check_reason(ack: Ack, body: dict[str, Any]) -> None:
@@ -232,7 +231,7 @@ def _keep_shown(clicks: Clicks, reply: Reply, response_url: str) -> None:
     """Say where a command's answer showed proposals' buttons (so that they are retired when they expire); a
     failure is logged: the buttons then stay until clicked, and a click is answered "expired"."""
     try:
-        clicks.shown(reply.proposals, response_url, reply.text, reply.blocks)
+        clicks.shown(reply.proposals, response_url, reply.message)
     except Exception:
         log.exception("could not keep where a command showed proposals", extra={"proposals": list(reply.proposals)})
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from lagbot.core.config import parse_duration
-from lagbot.slack import wording
+from lagbot.slack.wording import commands as wording
 
 DEFAULT_TOP = 10
 MAX_TOP = 50

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Literal, Protocol, TypedDict
 
 from slack_sdk.models.blocks import Block, ContextBlock, SectionBlock, TableBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
@@ -21,8 +21,11 @@ from lagbot.core import messages
 from lagbot.core.model import GroupSummary, GroupVerdict
 from lagbot.service.silences import Silence as ActiveSilence
 from lagbot.service.silences import SilenceStore
-from lagbot.slack import render, wording
+from lagbot.service.slack_message import Block as JsonBlock
+from lagbot.service.slack_message import SlackMessage
+from lagbot.slack import render
 from lagbot.slack.command_parse import CommandError
+from lagbot.slack.wording import commands as wording
 
 log = logging.getLogger(__name__)
 
@@ -34,17 +37,30 @@ MAX_FALLBACK = 3_900
 # ---------------------------------------------------------------------------------------------------
 
 
+class CommandResponse(TypedDict):
+    """What a command's response_url (or bolt's `respond`) takes."""
+
+    response_type: Literal["in_channel", "ephemeral"]
+    text: str
+    blocks: list[JsonBlock]
+
+
 @dataclass(frozen=True)
 class Reply:
     """What the command answers: fallback `text`, Block Kit `blocks` (JSON), and whether all see it."""
 
     text: str
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[JsonBlock] = field(default_factory=list)
     public: bool = False
     proposals: tuple[str, ...] = ()
     """The proposals whose buttons `blocks` carries (the expiry sweep retires this answer: lagbot.slack.app)."""
 
-    def to_response(self) -> dict[str, Any]:
+    @property
+    def message(self) -> SlackMessage:
+        """The answer as the service keeps a message (lagbot.service.slack_message)."""
+        return SlackMessage(self.text, tuple(self.blocks))
+
+    def to_response(self) -> CommandResponse:
         """The payload for the command's response_url (or bolt's `respond(**payload)`)."""
         return {
             "response_type": "in_channel" if self.public else "ephemeral",
@@ -91,7 +107,7 @@ class CommandDeps(Protocol):
 def text_reply(text: str, *, public: bool = False) -> Reply:
     """A reply of one mrkdwn section (and the same text as its fallback)."""
     block = SectionBlock(text=MarkdownTextObject(text=render.clip(text, render.MAX_SECTION_TEXT)))
-    return Reply(text=render.clip(text, MAX_FALLBACK), blocks=[block.to_dict()], public=public)
+    return Reply(text=render.clip(text, MAX_FALLBACK), blocks=list(render.as_json([block])), public=public)
 
 
 def error_reply(error: CommandError) -> Reply:
@@ -100,14 +116,14 @@ def error_reply(error: CommandError) -> Reply:
 
 def group_reply(verdict: GroupVerdict, silence: ActiveSilence | None, *, now: float, public: bool) -> Reply:
     """A group now: the root message's headline and context, its silence if any, the table and causes."""
-    root_text, root_blocks = render.root_message(verdict)
-    _, thread_blocks = render.thread_reply(verdict)
-    extra: list[dict[str, Any]] = []
+    root = render.root_message(verdict)
+    thread_blocks = render.thread_reply(verdict).blocks
+    extra: list[Block] = []
     if silence is not None:
         line = wording.lag_silenced_context(silence.by, silence.until, silence.reason, now)
-        extra.append(ContextBlock(elements=[MarkdownTextObject(text=render.clip(line, MAX_FALLBACK))]).to_dict())
-    text = wording.lag_group_fallback(root_text, render.table_fallback(verdict))
-    return Reply(text=text, blocks=[*root_blocks, *extra, *thread_blocks], public=public)
+        extra.append(ContextBlock(elements=[MarkdownTextObject(text=render.clip(line, MAX_FALLBACK))]))
+    text = wording.lag_group_fallback(root.text, render.table_fallback(verdict))
+    return Reply(text=text, blocks=[*root.blocks, *render.as_json(extra), *thread_blocks], public=public)
 
 
 def worst_first(verdicts: Iterable[GroupSummary]) -> list[GroupSummary]:
@@ -143,7 +159,7 @@ def top_reply(verdicts: Sequence[GroupSummary], silenced: Mapping[tuple[str, str
     title = SectionBlock(text=MarkdownTextObject(text=wording.lag_top_title(len(shown), len(verdicts))))
     fallback = "\n".join(wording.lag_top_line(i, v) for i, v in enumerate(shown, start=1))
     blocks: list[Block] = [title, TableBlock(rows=cells)]
-    return Reply(text=render.clip(fallback, MAX_FALLBACK), blocks=[b.to_dict() for b in blocks], public=public)
+    return Reply(text=render.clip(fallback, MAX_FALLBACK), blocks=list(render.as_json(blocks)), public=public)
 
 
 def _top_row(v: GroupSummary, silence_left: float | None) -> list[str]:

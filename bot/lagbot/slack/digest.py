@@ -27,8 +27,9 @@ from lagbot.core.digest_config import DAY, DigestConfig
 from lagbot.core.model import GroupVerdict, Status, Trend
 from lagbot.service.digest import ComposedDigest, IncidentSummary, RemediationSummary
 from lagbot.service.history import HistoryStore, LagPoint
-from lagbot.slack import wording
-from lagbot.slack.render import MAX_BLOCKS, MAX_SECTION_TEXT, Rendered, clip
+from lagbot.service.slack_message import SlackMessage
+from lagbot.slack.render import MAX_BLOCKS, MAX_SECTION_TEXT, clip, message
+from lagbot.slack.wording import digests as wording
 
 WORST_SHOWN = 5
 """Groups listed as the worst, and lines drawn in the chart."""
@@ -156,8 +157,8 @@ def build_digest(
     tz: tzinfo,
     period: float = DAY,
     chart: bool | None = None,
-) -> Rendered:
-    """The digest message of a channel: (fallback text, blocks).
+) -> SlackMessage:
+    """The digest message of a channel: fallback text and blocks.
 
     Args:
         verdicts: the latest verdict of every group routed to the channel.
@@ -183,7 +184,7 @@ def build_digest(
     ]
     assert len(blocks) <= MAX_BLOCKS
     fallback = wording.digest_fallback(period, len(verdicts), counts, len(shown_incidents), len(shown_runs))
-    return fallback, [b.to_dict() for b in blocks]
+    return message(fallback, blocks)
 
 
 def worst_text(comparisons: Sequence[Comparison]) -> str:
@@ -319,10 +320,10 @@ def compose_digest(
     """The digest of `config.channel`: reads the history of the worst groups only, then builds both parts."""
     shown = worst(verdicts)
     series = load_series(history, shown, now=now)
-    text, blocks = build_digest(
+    built = build_digest(
         verdicts=verdicts, series=series, incidents=incidents, remediations=remediations,
         now=now, tz=config.zone, period=config.period,
     )  # fmt: skip
     drawn = chart_series(shown, series, now=now)
     png = lag_chart(drawn, now=now, tz=config.zone) if shown else None
-    return ComposedDigest(text, blocks, png, wording.digest_chart_alt(list(drawn)))
+    return ComposedDigest(built, png, wording.digest_chart_alt(list(drawn)))

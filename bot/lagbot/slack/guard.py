@@ -23,10 +23,10 @@ from lagbot.core.ids import CHANNEL_ID, valid_user
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Policy
 from lagbot.service.audit import AuditEntry, AuditTrail
-from lagbot.slack import wording
 from lagbot.slack.command_parse import Command, CommandError, Digest, NamesGroup, resolve_group
 from lagbot.slack.commands import CommandDeps, Reply, respond_safely, text_reply
 from lagbot.slack.subcommands import Permission, parse, run_command, subcommand_of
+from lagbot.slack.wording import commands as wording
 
 
 class RateLimiter:

@@ -14,8 +14,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from lagbot.core import messages
-from lagbot.slack import wording
 from lagbot.slack.digest import legend_label
+from lagbot.slack.wording import digests as wording
 
 MOST_LINES = 5
 

@@ -9,9 +9,8 @@ the thresholds reply shows the YAML to review.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from slack_sdk.models.blocks import Block, ContextBlock, SectionBlock
+from slack_sdk.models.blocks import ContextBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 
 from lagbot.core.digest_config import DAY, DigestConfig
@@ -32,6 +31,8 @@ from lagbot.service.history_read import (
 from lagbot.service.pattern_notes import patterns_of
 from lagbot.service.patterns import PatternRules, describe
 from lagbot.service.report import GroupReport
+from lagbot.service.slack_message import Block as JsonBlock
+from lagbot.service.slack_message import SlackMessage
 from lagbot.slack.commands import Reply
 from lagbot.slack.render import MAX_SECTION_TEXT, clip
 
@@ -40,8 +41,8 @@ MOST_GROUPS = 15
 FENCE = "```"
 
 
-def _section(text: str) -> dict[str, Any]:
-    return SectionBlock(text=MarkdownTextObject(text=clip(text, MAX_SECTION_TEXT))).to_dict()
+def _section(text: str) -> JsonBlock:
+    return JsonBlock(SectionBlock(text=MarkdownTextObject(text=clip(text, MAX_SECTION_TEXT))).to_dict())
 
 
 def _code(lines: Sequence[str]) -> str:
@@ -100,11 +101,10 @@ def compose_report(bot: Bot, config: DigestConfig, *, now: float) -> ComposedDig
     pasts = read_groups(bot.history, bot.incidents, None, worst, since=now - month, until=now)
     series = {f"{p.group} ({p.cluster})": peaks_by_day(p, config.zone) for p in pasts}
     chart = span_chart(series, since=now - month, until=now, tz=config.zone, title=said.report_chart_title())
-    blocks: list[Block | dict[str, Any]] = [_section(title), *([_section("\n".join(lines))] if lines else [])]
+    blocks = (_section(title), *([_section("\n".join(lines))] if lines else []))
     text = clip("\n".join([title, *lines]), 3_900)
     return ComposedDigest(
-        text=text,
-        blocks=[b if isinstance(b, dict) else b.to_dict() for b in blocks],
+        message=SlackMessage(text, blocks),
         chart_png=chart if reports else None,
         chart_alt=said.report_chart_title(),
     )
@@ -147,5 +147,5 @@ def thresholds_reply(bot: Bot, cluster: str, group: str, days: int, *, now: floa
     return Reply(reply.text, [*reply.blocks, _note()], public=False)
 
 
-def _note() -> dict[str, Any]:
-    return ContextBlock(elements=[MarkdownTextObject(text=said.suggestion_never_applied())]).to_dict()
+def _note() -> JsonBlock:
+    return JsonBlock(ContextBlock(elements=[MarkdownTextObject(text=said.suggestion_never_applied())]).to_dict())

@@ -4,44 +4,53 @@ and lagbot.slack.digest."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+
+from slack_sdk.models.blocks import SectionBlock
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 
 from lagbot.core.config import IncidentConfig
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupVerdict
 from lagbot.service.approvals import Proposal
-from lagbot.service.digest import ComposedDigest, IncidentSummary, Message, RemediationSummary
+from lagbot.service.digest import ComposedDigest, IncidentSummary, RemediationSummary
 from lagbot.service.history import HistoryStore
 from lagbot.service.incidents import Change, Incident
+from lagbot.service.slack_message import Block, SlackMessage
 from lagbot.service.storms import StormSummary
-from lagbot.slack import digest, render, wording
+from lagbot.slack import digest, render
+from lagbot.slack.wording import incidents as wording
 
 
 class SlackPresenter:
     """Stateless: every method is a pure function of its arguments."""
 
-    def incident_root(self, incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Message:
+    def incident_root(
+        self, incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float
+    ) -> SlackMessage:
         return render.incident_root(incident, verdict, config, now)
 
     def change_reply(
         self, change: Change, detail: str, incident: Incident, verdict: GroupVerdict, now: float
-    ) -> Message:
+    ) -> SlackMessage:
         return render.change_reply(change, detail, incident, verdict, now)
 
-    def proposal_blocks(self, proposals: list[Proposal], *, now: float) -> list[dict[str, Any]]:
+    def proposal_blocks(self, proposals: list[Proposal], *, now: float) -> tuple[Block, ...]:
         return render.proposal_blocks(proposals, now=now)
 
-    def settled_blocks(self, blocks: list[dict[str, Any]], proposal_id: str, line: str) -> list[dict[str, Any]]:
-        return render.settled_blocks(blocks, proposal_id, line)
+    def settled(self, message: SlackMessage, proposal_id: str, line: str) -> SlackMessage:
+        return render.settled(message, proposal_id, line)
 
-    def with_blocks(self, message: Message, extra: list[dict[str, Any]]) -> Message:
+    def with_blocks(self, message: SlackMessage, extra: Sequence[Block]) -> SlackMessage:
         return render.with_blocks(message, extra)
 
-    def state_lost(self) -> Message:
-        text = wording.state_lost()
-        return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    def replaced_root(self, message: SlackMessage, cluster: str, group: str) -> SlackMessage:
+        return render.replaced_root(message, cluster, group)
 
-    def storm_summary(self, summary: StormSummary) -> Message:
+    def state_lost(self) -> SlackMessage:
+        text = wording.state_lost()
+        return render.message(text, [SectionBlock(text=MarkdownTextObject(text=text))])
+
+    def storm_summary(self, summary: StormSummary) -> SlackMessage:
         return render.storm_summary(summary)
 
     def digest(

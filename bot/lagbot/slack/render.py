@@ -1,17 +1,19 @@
 """Block Kit for a group's verdict: the incident's root message and its thread reply.
 
-Pure functions from the engine's `GroupVerdict` to (fallback text, blocks), built with slack_sdk's
-models. Every message stays within Slack's limits for any number of partitions and causes: at most
+Pure functions from the engine's `GroupVerdict` to a `SlackMessage` (fallback text, blocks), built with
+slack_sdk's models. Every message stays within Slack's limits for any number of partitions and causes: at most
 50 blocks, 3,000 characters of section text, 150 of header text, one table of at most 100 rows and
-20 cells. Wording lives in lagbot.slack.wording.
+20 cells. Wording lives in lagbot.slack.wording (incidents, proposals, storms).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import cast
 
+from pydantic import JsonValue
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
@@ -25,6 +27,7 @@ from slack_sdk.models.blocks import (
     TableBlock,
 )
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+from slack_sdk.models.views import View
 
 from lagbot.core import messages
 from lagbot.core.config import IncidentConfig
@@ -33,8 +36,12 @@ from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Change, Incident
 from lagbot.service.remediation_state import RunState
 from lagbot.service.remedies import remedy
+from lagbot.service.slack_message import Block as JsonBlock
+from lagbot.service.slack_message import SlackMessage
 from lagbot.service.storms import StormSummary
-from lagbot.slack import wording
+from lagbot.slack.wording import incidents as incident_wording
+from lagbot.slack.wording import proposals as proposal_wording
+from lagbot.slack.wording import storms as storm_wording
 
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3_000
@@ -42,8 +49,15 @@ MAX_TABLE_ROWS = 100
 MAX_CAUSES_SHOWN = 10
 TABLE_COLUMNS = ("partition", "committed", "log-end", "lag", "lag s", "owner", "status")
 
-Rendered = tuple[str, list[dict[str, Any]]]
-"""(fallback text, blocks as JSON): what chat.postMessage and chat.update take."""
+
+def as_json(blocks: Iterable[Block]) -> tuple[JsonBlock, ...]:
+    """slack_sdk's blocks as the JSON the service holds and Slack takes."""
+    return tuple(JsonBlock(b.to_dict()) for b in blocks)
+
+
+def message(text: str, blocks: Iterable[Block]) -> SlackMessage:
+    """A message of fallback `text` and slack_sdk's `blocks`."""
+    return SlackMessage(text, as_json(blocks))
 
 
 def clip(text: str, limit: int) -> str:
@@ -59,16 +73,16 @@ def lagging_first(verdict: GroupVerdict) -> list[PartitionVerdict]:
     )
 
 
-def root_message(verdict: GroupVerdict) -> Rendered:
+def root_message(verdict: GroupVerdict) -> SlackMessage:
     """The incident's root message: one headline and one line of context."""
     worst = lagging_first(verdict)[0] if verdict.partitions else None
-    headline = clip(wording.slack_headline(verdict), MAX_SECTION_TEXT)
-    context = clip(wording.slack_root_context(verdict, worst), MAX_SECTION_TEXT)
+    headline = clip(incident_wording.slack_headline(verdict), MAX_SECTION_TEXT)
+    context = clip(incident_wording.slack_root_context(verdict, worst), MAX_SECTION_TEXT)
     blocks: list[Block] = [
         SectionBlock(text=MarkdownTextObject(text=headline)),
         ContextBlock(elements=[MarkdownTextObject(text=context)]),
     ]
-    return wording.slack_root_fallback(verdict), [b.to_dict() for b in blocks]
+    return message(incident_wording.slack_root_fallback(verdict), blocks)
 
 
 def table_rows(verdict: GroupVerdict) -> list[list[str]]:
@@ -79,7 +93,9 @@ def table_rows(verdict: GroupVerdict) -> list[list[str]]:
         return [_row(p) for p in ordered]
     shown, rest = ordered[: limit - 1], ordered[limit - 1 :]
     rest_lag = sum(p.lag or 0 for p in rest)
-    return [_row(p) for p in shown] + [wording.slack_table_summary_row(len(rest), rest_lag, len(TABLE_COLUMNS))]
+    return [_row(p) for p in shown] + [
+        incident_wording.slack_table_summary_row(len(rest), rest_lag, len(TABLE_COLUMNS))
+    ]
 
 
 def _row(p: PartitionVerdict) -> list[str]:
@@ -99,7 +115,7 @@ def partition_table(verdict: GroupVerdict) -> TableBlock:
     rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
     cells = [[{"type": "raw_text", "text": messages.visible(cell)} for cell in row] for row in rows]
     right = {"align": "right"}
-    settings: list[dict[str, Any] | None] = [None, right, right, right, right, None, None]
+    settings: list[dict[str, str] | None] = [None, right, right, right, right, None, None]
     return TableBlock(rows=cells, column_settings=settings)
 
 
@@ -115,28 +131,30 @@ def table_fallback(verdict: GroupVerdict, limit: int = 3_900) -> str:
 def cause_blocks(causes: tuple[Cause, ...]) -> list[Block]:
     shown = causes[:MAX_CAUSES_SHOWN]
     blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(wording.slack_cause(c, remedy(c)), MAX_SECTION_TEXT)))
+        SectionBlock(text=MarkdownTextObject(text=clip(incident_wording.slack_cause(c, remedy(c)), MAX_SECTION_TEXT)))
         for c in shown
     ]
     if len(causes) > len(shown):
         blocks.append(
-            ContextBlock(elements=[MarkdownTextObject(text=wording.slack_more_causes(len(causes) - len(shown)))])
+            ContextBlock(
+                elements=[MarkdownTextObject(text=incident_wording.slack_more_causes(len(causes) - len(shown)))]
+            )
         )
     return blocks
 
 
-def thread_reply(verdict: GroupVerdict) -> Rendered:
+def thread_reply(verdict: GroupVerdict) -> SlackMessage:
     """The first reply of an incident's thread: the per-partition table, then the likely causes."""
     blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(wording.slack_table_title(verdict), MAX_SECTION_TEXT))),
+        SectionBlock(text=MarkdownTextObject(text=clip(incident_wording.slack_table_title(verdict), MAX_SECTION_TEXT))),
         partition_table(verdict),
     ]
     if verdict.causes:
         blocks += [DividerBlock(), *cause_blocks(verdict.causes)]
     else:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=wording.slack_no_causes())]))
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=incident_wording.slack_no_causes())]))
     assert len(blocks) <= MAX_BLOCKS
-    return wording.slack_thread_fallback(verdict, table_fallback(verdict)), [b.to_dict() for b in blocks]
+    return message(incident_wording.slack_thread_fallback(verdict, table_fallback(verdict)), blocks)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -158,52 +176,52 @@ def remediation_line(incident: Incident) -> str:
     if remediation is None:
         return ""
     detail = "" if remediation.state == RunState.RESOLVED else remediation.detail
-    return wording.incident_remediation_line(remediation.action, remediation.state, detail)
+    return incident_wording.incident_remediation_line(remediation.action, remediation.state, detail)
 
 
-def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> Rendered:
+def incident_root(incident: Incident, verdict: GroupVerdict, config: IncidentConfig, now: float) -> SlackMessage:
     """The root message of an incident: the verdict's headline while open, green once resolved (with the lag of the
     check that resolved it: the root is not edited after that)."""
     extra = remediation_line(incident)
     if not incident.is_open:
         lasted = incident.duration(now)
-        headline = wording.incident_resolved_headline(
+        headline = incident_wording.incident_resolved_headline(
             incident.group, incident.cluster, lasted, incident.peak_lag, incident.peak_severity.label, verdict.total_lag
         )
         blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(headline, MAX_SECTION_TEXT)))]
         if extra:
             blocks.append(_context(extra))
         fallback = messages.incident_resolved_fallback(incident.group, incident.cluster, lasted, incident.peak_lag)
-        return fallback, [b.to_dict() for b in blocks]
-    fallback, root = root_message(verdict)
-    status = wording.incident_open_context(incident.duration(now), incident.peak_lag, incident.reopened)
+        return message(fallback, blocks)
+    root = root_message(verdict)
+    status = incident_wording.incident_open_context(incident.duration(now), incident.peak_lag, incident.reopened)
     recovering = (
-        wording.incident_recovering(now - incident.below_since, config.resolve_after)
+        incident_wording.incident_recovering(now - incident.below_since, config.resolve_after)
         if incident.below_since is not None
         else ""
     )
-    return fallback, [*root, _context(status, recovering, extra).to_dict()]
+    return SlackMessage(root.text, (*root.blocks, *as_json([_context(status, recovering, extra)])))
 
 
-def change_reply(change: Change, detail: str, incident: Incident, verdict: GroupVerdict, now: float) -> Rendered:
+def change_reply(change: Change, detail: str, incident: Incident, verdict: GroupVerdict, now: float) -> SlackMessage:
     """The thread reply for a meaningful change of an incident."""
     if change is Change.OPENED:
         return thread_reply(verdict)
     if change is Change.REOPENED:
-        _, blocks = thread_reply(verdict)
-        line = clip(wording.incident_reopened_reply(verdict), MAX_SECTION_TEXT)
+        blocks = thread_reply(verdict).blocks
+        line = clip(incident_wording.incident_reopened_reply(verdict), MAX_SECTION_TEXT)
         head = SectionBlock(text=MarkdownTextObject(text=line))
-        return line, [head.to_dict(), *blocks[: MAX_BLOCKS - 1]]
+        return SlackMessage(line, (*as_json([head]), *blocks[: MAX_BLOCKS - 1]))
     if change in (Change.SEVERITY_UP, Change.SEVERITY_DOWN):
-        line = wording.incident_severity_reply(detail, verdict)
+        line = incident_wording.incident_severity_reply(detail, verdict)
     elif change is Change.NEW_CAUSE and verdict.causes:
-        line = wording.incident_new_cause_reply(detail, verdict.causes[0], remedy(verdict.causes[0]))
+        line = incident_wording.incident_new_cause_reply(detail, verdict.causes[0], remedy(verdict.causes[0]))
     elif change is Change.RESOLVED:
-        line = wording.incident_resolved_reply(incident.duration(now), incident.peak_lag, verdict.total_lag)
+        line = incident_wording.incident_resolved_reply(incident.duration(now), incident.peak_lag, verdict.total_lag)
     else:
         line = detail
     block = SectionBlock(text=MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT)))
-    return clip(line, 3_000), [block.to_dict()]
+    return message(clip(line, 3_000), [block])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -215,28 +233,29 @@ MAX_ACTIONS = 25
 DENY_CALLBACK = "deny_reason"
 
 
-def proposal_blocks(proposals: list[Proposal], *, now: float) -> list[dict[str, Any]]:
+def proposal_blocks(proposals: list[Proposal], *, now: float) -> tuple[JsonBlock, ...]:
     """A title, one line per plan, and one actions block: approve (with a confirm when risky) and deny."""
     if not proposals:
-        return []
+        return ()
     shown = proposals[: MAX_ACTIONS // 2]
     expires_in = min(p.expires_at for p in shown) - now
-    lines = [wording.proposal_line(p.plan.summary, p.plan.steps, p.approvals_required, p.plan.risk) for p in shown]
-    text = clip("\n".join([wording.proposals_title(expires_in), *lines]), MAX_SECTION_TEXT)
+    lines = [
+        proposal_wording.proposal_line(p.plan.summary, p.plan.steps, p.approvals_required, p.plan.risk) for p in shown
+    ]
+    text = clip("\n".join([proposal_wording.proposals_title(expires_in), *lines]), MAX_SECTION_TEXT)
     elements = []
     for p in shown:
         elements.append(_approve_button(p))
-        elements.append(ButtonElement(text=wording.deny_button(), action_id=f"deny:{p.id}", value=p.id))
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text)), ActionsBlock(elements=elements)]
-    return [b.to_dict() for b in blocks]
+        elements.append(ButtonElement(text=proposal_wording.deny_button(), action_id=f"deny:{p.id}", value=p.id))
+    return as_json([SectionBlock(text=MarkdownTextObject(text=text)), ActionsBlock(elements=elements)])
 
 
 def _approve_button(p: Proposal) -> ButtonElement:
     risky = p.plan.risk != "low" or p.plan.confirm is not None
     confirm = (
         ConfirmObject(
-            title=wording.proposal_confirm_title(),
-            text=clip(wording.proposal_confirm_text(p.plan.summary, p.plan.confirm), 300),
+            title=proposal_wording.proposal_confirm_title(),
+            text=clip(proposal_wording.proposal_confirm_text(p.plan.summary, p.plan.confirm), 300),
             confirm="Approve",
             deny="Cancel",
             style="danger" if p.plan.risk == "high" else None,
@@ -253,70 +272,87 @@ def _approve_button(p: Proposal) -> ButtonElement:
     )
 
 
-def settled_blocks(blocks: list[dict[str, Any]], proposal_id: str, line: str) -> list[dict[str, Any]]:
+def settled_blocks(blocks: Sequence[Mapping[str, object]], proposal_id: str, line: str) -> tuple[JsonBlock, ...]:
     """A message's blocks with the buttons of one proposal removed (an actions block left empty goes too)
-    and a line saying who approved it and how it ended."""
-    kept: list[dict[str, Any]] = []
+    and a line saying who approved it and how it ended. `blocks`: as lagbot sent them, or as a click carries them."""
+    kept: list[JsonBlock] = []
     for block in blocks:
         if block.get("type") == "actions":
-            elements = [e for e in block.get("elements", []) if str(e.get("action_id", "")).split(":", 1)[-1]
-                        != proposal_id]  # fmt: skip
+            listed = block.get("elements")
+            elements = [e for e in listed if not _button_of(e, proposal_id)] if isinstance(listed, list) else []
             if not elements:
                 continue
             block = {**block, "elements": elements}
-        kept.append(block)
-    context = ContextBlock(elements=[MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT))]).to_dict()
-    return [*kept, context][-MAX_BLOCKS:]
+        kept.append(JsonBlock(cast("dict[str, JsonValue]", dict(block))))  # Slack's JSON, as it came
+    context = ContextBlock(elements=[MarkdownTextObject(text=clip(line, MAX_SECTION_TEXT))])
+    return (*kept, *as_json([context]))[-MAX_BLOCKS:]
 
 
-def deny_modal(proposal: Proposal) -> dict[str, Any]:
-    """The modal asking for a reason to deny; its private_metadata is the proposal id."""
+def _button_of(element: object, proposal_id: str) -> bool:
+    """Whether a block element is one of the proposal's buttons (its action id is `<verb>:<proposal id>`)."""
+    return isinstance(element, dict) and str(element.get("action_id", "")).split(":", 1)[-1] == proposal_id
+
+
+def settled(shown: SlackMessage, proposal_id: str, line: str) -> SlackMessage:
+    """The message without the proposal's buttons and with the line that says how it ended (`settled_blocks`)."""
+    return SlackMessage(shown.text, settled_blocks(shown.blocks, proposal_id, line))
+
+
+def deny_modal(proposal: Proposal, metadata: str | None = None) -> View:
+    """The modal asking for a reason to deny; its private_metadata is `metadata` (lagbot.slack.app's, which says
+    where the clicked message is), else the proposal id."""
     reason = InputBlock(
         block_id="reason",
-        label=PlainTextObject(text=clip(wording.deny_modal_label(proposal.plan.summary), 2_000)),
+        label=PlainTextObject(text=clip(proposal_wording.deny_modal_label(proposal.plan.summary), 2_000)),
         element=PlainTextInputElement(action_id="text", multiline=True, max_length=500),
     )
-    return {
-        "type": "modal",
-        "callback_id": DENY_CALLBACK,
-        "private_metadata": proposal.id,
-        "title": {"type": "plain_text", "text": wording.deny_modal_title()},
-        "submit": {"type": "plain_text", "text": "Deny"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [reason.to_dict()],
-    }
+    return View(
+        type="modal",
+        callback_id=DENY_CALLBACK,
+        private_metadata=proposal.id if metadata is None else metadata,
+        title=PlainTextObject(text=proposal_wording.deny_modal_title()),
+        submit=PlainTextObject(text="Deny"),
+        close=PlainTextObject(text="Cancel"),
+        blocks=[reason],
+    )
 
 
-def with_blocks(rendered: Rendered, extra: list[dict[str, Any]]) -> Rendered:
+def with_blocks(shown: SlackMessage, extra: Sequence[JsonBlock]) -> SlackMessage:
     """A message with more blocks appended, never beyond Slack's 50."""
-    text, blocks = rendered
-    return text, (blocks + extra)[:MAX_BLOCKS] if extra else blocks
+    return SlackMessage(shown.text, (*shown.blocks, *extra)[:MAX_BLOCKS]) if extra else shown
 
 
-def storm_summary(summary: StormSummary) -> Rendered:
+def replaced_root(shown: SlackMessage, cluster: str, group: str) -> SlackMessage:
+    """The root that replaces a lost one: the note that says so, above the newest root's text and blocks."""
+    note = incident_wording.root_replaced(cluster, group)
+    blocks = (*as_json([ContextBlock(elements=[MarkdownTextObject(text=note)])]), *shown.blocks)
+    return SlackMessage(f"{note}\n{shown.text}".strip(), blocks[:MAX_BLOCKS])
+
+
+def storm_summary(summary: StormSummary) -> SlackMessage:
     """A storm's one summary message: how many incidents, the worst groups first, how to narrow the watch."""
     storm, ended = summary.storm, not summary.storm.is_on
-    headline = wording.storm_headline(storm.folded, summary.still_open, summary.threshold, summary.window, ended)
+    headline = storm_wording.storm_headline(storm.folded, summary.still_open, summary.threshold, summary.window, ended)
     lines = _worst_lines(summary)
-    since = wording.storm_since(datetime.fromtimestamp(storm.started_at, UTC).strftime("%a %H:%M"))
+    since = storm_wording.storm_since(datetime.fromtimestamp(storm.started_at, UTC).strftime("%a %H:%M"))
     more = len(summary.members) - len(lines)
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(headline, MAX_SECTION_TEXT)))]
     if lines:
-        title = wording.storm_worst_title(len(lines), len(summary.members))
+        title = storm_wording.storm_worst_title(len(lines), len(summary.members))
         blocks.append(SectionBlock(text=MarkdownTextObject(text="\n".join([title, *lines]))))
-    blocks.append(_context(wording.storm_more(more) if more else "", since))
-    advice = wording.storm_advice(summary.clusters, re.escape(summary.shared_prefix))
+    blocks.append(_context(storm_wording.storm_more(more) if more else "", since))
+    advice = storm_wording.storm_advice(summary.clusters, re.escape(summary.shared_prefix))
     blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(advice, MAX_SECTION_TEXT))))
-    fallback = wording.storm_fallback(storm.folded, summary.still_open, ended)
-    return fallback, [b.to_dict() for b in blocks]
+    fallback = storm_wording.storm_fallback(storm.folded, summary.still_open, ended)
+    return message(fallback, blocks)
 
 
 def _worst_lines(summary: StormSummary) -> list[str]:
     """One line per group, worst first, as many as `summary.worst` and one section's text allow."""
     lines: list[str] = []
-    used = len(wording.storm_worst_title(summary.worst, len(summary.members))) + 1
+    used = len(storm_wording.storm_worst_title(summary.worst, len(summary.members))) + 1
     for m in summary.members[: summary.worst]:
-        line = wording.storm_member(m.cluster, m.group, m.severity, m.peak_lag, m.open)
+        line = storm_wording.storm_member(m.cluster, m.group, m.severity, m.peak_lag, m.open)
         if used + len(line) + 1 > MAX_SECTION_TEXT:
             break
         lines.append(line)

@@ -22,7 +22,7 @@ from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
 from lagbot.core import keys as redis_keys
-from lagbot.slack import wording
+from lagbot.slack.wording import commands as wording
 
 log = logging.getLogger(__name__)
 

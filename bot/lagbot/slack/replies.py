@@ -12,8 +12,9 @@ from lagbot.remediations import registry
 from lagbot.remediations.base import ArgsError
 from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
-from lagbot.slack import render, wording
+from lagbot.slack import render
 from lagbot.slack.commands import Reply, text_reply
+from lagbot.slack.wording import commands as wording
 
 
 def remediate_reply(
@@ -33,7 +34,9 @@ def remediate_reply(
     if not proposals:
         return text_reply("\n".join(skipped) or messages.remediation_not_offered(action, "no plan"))
     blocks = render.proposal_blocks(proposals, now=now)
-    return Reply(text=proposals[0].plan.summary, blocks=blocks, public=True, proposals=tuple(p.id for p in proposals))
+    return Reply(
+        text=proposals[0].plan.summary, blocks=list(blocks), public=True, proposals=tuple(p.id for p in proposals)
+    )
 
 
 def remediate_args(action: str, args: Sequence[str]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def settle_proposal_message(
     proposal_id = str(actions[0].get("value", "")) if isinstance(actions[0], dict) else ""
     if message is None or not proposal_id or not shows_buttons(message, proposal_id):
         return  # a message that no longer shows them was retired already (an expiry, an earlier click)
-    blocks = settled_blocks(list(message.get("blocks") or []), proposal_id, line)
+    blocks = list(settled_blocks(list(message.get("blocks") or []), proposal_id, line))
     text = str(message.get("text") or "")
     try:
         channel, ts = container.get("channel_id"), message.get("ts")

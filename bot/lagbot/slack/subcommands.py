@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from lagbot.slack import wording
 from lagbot.slack.command_parse import (
     DEFAULT_TOP,
     MAX_SILENCE,
@@ -51,6 +50,7 @@ from lagbot.slack.command_parse import (
     unslack,
 )
 from lagbot.slack.commands import CommandDeps, Reply, group_reply, respond_safely, text_reply, top_reply
+from lagbot.slack.wording import commands as wording
 
 C = TypeVar("C")
 
