@@ -252,7 +252,8 @@ def test_the_outbox_keeps_what_slack_refused_for_good_as_dead_letters(space: Spa
     report = deliver(outbox, slack_client(TOKEN, slack.api_url))
 
     assert (report.sent, report.dead, report.pending) == (0, 2, 0)
-    assert [(d.error, d.operation["text"]) for d in outbox.dead_letters()] == [
+    # the operation's stored document as queued (format 2: its message's text under "message")
+    assert [(d.error, d.operation["message"]["text"]) for d in outbox.dead_letters()] == [
         ("no_root_message", "orphan reply"),
         ("invalid_blocks", "bad"),
     ]  # newest first: queues enqueued at the same time go in order of their incident ids
