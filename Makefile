@@ -61,12 +61,16 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports  # the layer contracts in pyproject.toml [tool.importlinter]
 
-# The whole suite. The web demo's browser test needs Chromium, which only root can install (make browser): without
-# it, and not root, the rest of the suite runs and the browser test is named as left out (exit status of the rest).
+# The whole suite, on WORKERS pytest-xdist workers (each starts its own broker, redis-server and control plane),
+# a test file to one worker so a module's fixtures are built once; `make test WORKERS=0` runs it in one process.
+# The web demo's browser test needs Chromium, which only root can install (make browser): without it, and not
+# root, the rest of the suite runs and the browser test is named as left out (exit status of the rest).
+WORKERS ?= 2
+PARALLEL := -n $(WORKERS) --dist loadfile
 test: lint kafka-fetch k8s-fetch
-	@if $(MAKE) -s browser; then $(BIN)/pytest -q; \
+	@if $(MAKE) -s browser; then $(BIN)/pytest -q $(PARALLEL); \
 	else echo "make test: Chromium is missing, so tests/devkit/test_demo_web.py is left out; as root: make browser" >&2; \
-	$(BIN)/pytest -q --ignore=tests/devkit/test_demo_web.py; fi
+	$(BIN)/pytest -q $(PARALLEL) --ignore=tests/devkit/test_demo_web.py; fi
 
 # One test module or node id: make test-one T=tests/test_layers.py (T='tests/x.py::test_y' for one test).
 test-one: $(STAMP)

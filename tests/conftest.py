@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
 import socket
 import time
 import uuid
@@ -29,6 +30,20 @@ pytest_plugins = [
     "tests.support.k8s_fixtures",  # the Kubernetes control plane (session) and a namespace per test
     "tests.support.slack_fixture",  # `slack`: the Slack Web API emulator, answering to the module's TOKEN
 ]
+
+
+TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Children of the suite see no terminal size: pytest imports readline at start (its capture workaround), and
+    readline writes COLUMNS=80 and LINES=24 into the process's C environment. Every child started without `env=`
+    inherits them, and so do pytest-xdist's workers, in their `os.environ` too; `lagbot check` to a pipe would then
+    fit its tables to 80 columns and cut long names. A test that wants a width sets COLUMNS itself
+    (tests/cli/test_check_terminal.py). Runs in the controller before it starts the workers, and in each worker."""
+    for name in TERMINAL_SIZE:
+        os.environ.pop(name, None)
+        os.unsetenv(name)
 
 
 @pytest.fixture(scope="session")

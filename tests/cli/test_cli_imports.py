@@ -62,7 +62,9 @@ print(json.dumps({"exit": code, "loaded": loaded, "processes": len(started)}), f
 
 
 def run_check(*args: str, unwanted: tuple[str, ...] = NOT_FOR_A_CHECK) -> tuple[str, dict[str, object]]:
-    forced = ("FORCE_COLOR", "TTY_COMPATIBLE")  # they would make rich print colours to the pipe
+    # FORCE_COLOR and TTY_COMPATIBLE would make rich print colours to the pipe; COLUMNS and LINES would fit the
+    # table to a terminal's width (a pipe has none) and cut the group's name.
+    forced = ("FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "LINES")
     completed = subprocess.run(
         [sys.executable, "-c", PROGRAM, *args],
         env={name: value for name, value in os.environ.items() if name not in forced},
