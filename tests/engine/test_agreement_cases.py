@@ -189,6 +189,17 @@ def test_stuck_against_siblings(case: SiblingCase) -> None:
         assert verdict.partitions[0].reason == case.reason0
 
 
+def test_a_stuck_partition_holding_the_lag_is_the_stuck_consumer_before_its_lag_share() -> None:
+    # S08's window diagnosed (the corpus' "stopped behind old zero lag" with --samples 4 --every 3): partition 0 holds
+    # the lag because its owner commits nothing. STALL by the sibling rule gives stuck_consumer less confidence than
+    # the window rule does, and its lag share (hot_partition, read at 0 msg/s) ranked first; the stuck consumer is
+    # the mechanism and ranks first, both answered by the restart.
+    [s08] = [p.values[0] for p in SIBLING_CASES if p.id == "S08-stopped-behind-an-old-zero-lag"]
+    causes = diagnose(judged(s08.window), s08.window, RULES)
+    assert [(c.kind, remedy(c)) for c in causes] == [("stuck_consumer", "restart"), ("hot_partition", "restart")]
+    assert causes[1].confidence < causes[0].confidence
+
+
 @dataclass(frozen=True)
 class AgreeCase:
     window: GroupWindow

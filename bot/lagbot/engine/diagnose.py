@@ -91,6 +91,7 @@ def diagnose(verdict: GroupVerdict, window: GroupWindow | None, rules: Evaluatio
     found = [cause for check in checks if (cause := check()) is not None]
     found = churn_explains_stuck(found)
     found = poison_explains_hot(found)
+    found = stuck_explains_hot(found)
     found = rates_across_membership_change(found, window)
     found.sort(key=lambda c: -c.confidence)
     return tuple(_ranked(c, i + 1) for i, c in enumerate(found))
@@ -156,6 +157,22 @@ def poison_explains_hot(found: list[Cause]) -> list[Cause]:
     return [
         replace(c, facts=c.facts | {Fact.POISON})
         if c.kind == "hot_partition" and isinstance(stuck, list) and c.evidence.get("partition") in stuck
+        else c
+        for c in found
+    ]
+
+
+def stuck_explains_hot(found: list[Cause]) -> list[Cause]:
+    """A hot partition that is one of the stuck partitions holds the lag because its owner commits nothing: the stuck
+    consumer is the mechanism, the hot partition its lag share, so it ranks just below the stuck consumer (a sibling
+    rule's STALL is less sure than the window's, and would otherwise rank the lag share first)."""
+    stuck = next((c for c in found if c.kind == "stuck_consumer"), None)
+    if stuck is None:
+        return found
+    partitions = stuck.evidence.get("partitions")
+    return [
+        replace(c, confidence=min(c.confidence, stuck.confidence - 0.01))
+        if c.kind == "hot_partition" and isinstance(partitions, list) and c.evidence.get("partition") in partitions
         else c
         for c in found
     ]
