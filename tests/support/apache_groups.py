@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from lagbot.devkit.apache_kafka import group_command
 from tests.support.bot_process import wait_for
@@ -155,11 +155,24 @@ class LiveGroup:
 
         return wait_for(f"{owning} member(s) to own the {partitions} partition(s)", spread, timeout)
 
-    def commit(self, client_id: str, offsets: dict[tuple[str, int], int]) -> None:
-        with self._lock:
-            self.members[client_id].commit(
-                offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False
-            )
+    def commit(self, client_id: str, offsets: dict[tuple[str, int], int], timeout: float = 15.0) -> None:
+        """Commit as the member, synchronously. On the consumer protocol (KIP-848) a commit sent while the member's
+        epoch is being bumped (a reconciliation in flight) is refused with STALE_MEMBER_EPOCH: the member learns its
+        new epoch at its next heartbeat (the poll loop), and the commit is sent again, as a consumer's own would be."""
+
+        def committed() -> bool:
+            with self._lock:
+                try:
+                    self.members[client_id].commit(
+                        offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False
+                    )
+                except KafkaException as exc:
+                    if exc.args[0].code() != KafkaError.STALE_MEMBER_EPOCH:
+                        raise
+                    return False
+                return True
+
+        wait_for(f"{client_id}'s commit with its current member epoch", committed, timeout)
 
     def _poll_loop(self) -> None:
         while not self._stop.is_set():
