@@ -15,6 +15,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -111,18 +113,8 @@ def test_poll_interval_kick_outs_are_named_and_never_offered_a_restart(kafka: Ka
     # again. lagbot samples every 1.5 s until its window holds two departures of the member and the newest snapshot
     # finds it back in the group (Stable): the churn is named with its mechanism, first, and no cause offers a
     # restart or more replicas (more members would be kicked out the same way).
-    topic, group = names("topic"), names("group")
-    kafka.create_topic(topic, 1)
-    kafka.produce(topic, 0, 2000)
-    stop = threading.Event()
-    commits: list[int] = []
-    member = threading.Thread(target=kicked_out_member, args=(kafka, group, topic, stop, commits), daemon=True)
-    writes = threading.Thread(target=_writes, args=(kafka, topic, stop), daemon=True)
-    check = checker(kafka, group, samples=40)
     states: list[tuple[GroupState, tuple[str, ...]]] = []
-    member.start()
-    writes.start()
-    try:
+    with kick_outs(kafka, names, samples=40) as (group, check, commits):
 
         def kicked_twice_and_back() -> GroupVerdict | None:
             snapshots = check.sample()
@@ -137,10 +129,6 @@ def test_poll_interval_kick_outs_are_named_and_never_offered_a_restart(kafka: Ka
             return verdict
 
         verdict = wait_for("two kick-outs and the member back", kicked_twice_and_back, timeout=90.0, every=1.5)
-    finally:
-        stop.set()
-        member.join(20)
-        writes.join(20)
     kinds = [c.kind for c in verdict.causes]
     primary = verdict.causes[0]
     assert primary.kind == "rebalance_churn", kinds
@@ -158,18 +146,8 @@ def test_one_kick_out_in_a_short_window_is_named_and_its_rates_not_trusted(kafka
     # the member and the newest snapshot finds a new member id in its place (Stable), the kick-out is named first
     # (departures: 1), and no cause offers anything: partition_ceiling (one member for one partition, reading far
     # less than is written) states its rates span the change. Before, partition_ceiling -> drain came first.
-    topic, group = names("topic"), names("group")
-    kafka.create_topic(topic, 1)
-    kafka.produce(topic, 0, 2000)
-    stop = threading.Event()
-    commits: list[int] = []
-    member = threading.Thread(target=kicked_out_member, args=(kafka, group, topic, stop, commits), daemon=True)
-    writes = threading.Thread(target=_writes, args=(kafka, topic, stop), daemon=True)
-    check = checker(kafka, group, samples=4)
     seen: list[tuple[GroupState, tuple[str, ...]]] = []
-    member.start()
-    writes.start()
-    try:
+    with kick_outs(kafka, names, samples=4) as (group, check, commits):
 
         def kicked_once_and_back() -> GroupVerdict | None:
             snapshots = check.sample()
@@ -188,10 +166,6 @@ def test_one_kick_out_in_a_short_window_is_named_and_its_rates_not_trusted(kafka
             return verdict
 
         verdict = wait_for("one kick-out and the member back", kicked_once_and_back, timeout=90.0, every=3.0)
-    finally:
-        stop.set()
-        member.join(20)
-        writes.join(20)
     primary = verdict.causes[0]
     assert primary.kind == "rebalance_churn", [c.kind for c in verdict.causes]
     assert (primary.evidence["mechanism"], primary.evidence["departures"]) == ("kicked_out", 1)
@@ -203,6 +177,28 @@ def test_one_kick_out_in_a_short_window_is_named_and_its_rates_not_trusted(kafka
     ]
     # Read back from the broker: the offset moved between the kick-outs (one of the member's commits after its first).
     assert verdict.partitions[0].committed in commits[1:], commits
+
+
+@contextmanager
+def kick_outs(kafka: Kafka, names: Names, samples: int) -> Iterator[tuple[str, Checker, list[int]]]:
+    """A group whose one member is kicked out again and again (`kicked_out_member`), with 2,000 messages waiting and
+    20 msg/s more: (its group, a checker keeping `samples` snapshots, the member's commits as it makes them). Both
+    threads stop on leaving."""
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 2000)
+    stop = threading.Event()
+    commits: list[int] = []
+    member = threading.Thread(target=kicked_out_member, args=(kafka, group, topic, stop, commits), daemon=True)
+    writes = threading.Thread(target=_writes, args=(kafka, topic, stop), daemon=True)
+    member.start()
+    writes.start()
+    try:
+        yield group, checker(kafka, group, samples=samples), commits
+    finally:
+        stop.set()
+        member.join(20)
+        writes.join(20)
 
 
 def _writes(kafka: Kafka, topic: str, stop: threading.Event) -> None:
