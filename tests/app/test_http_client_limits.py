@@ -6,16 +6,25 @@ from __future__ import annotations
 
 import http.client
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
 from lagbot.app.client_limits import Bucket, ClientLimits, take, too_fast, too_many_in_flight
 from lagbot.app.server import BotHTTPServer
+from lagbot.devkit.emulator import SlackEmulator
+from lagbot.devkit.signed import signature
+from lagbot.service.bot import slack_client
+from lagbot.slack.app import build_app
+from lagbot.slack.commands import Reply
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
+
+SECRET = "limits-secret"
 
 
 def get(port: int, path: str, source: str) -> tuple[int, bytes, str | None]:
@@ -24,6 +33,23 @@ def get(port: int, path: str, source: str) -> tuple[int, bytes, str | None]:
         connection.request("GET", path)
         response = connection.getresponse()
         return response.status, response.read(), response.getheader("Retry-After")
+    finally:
+        connection.close()
+
+
+def post_command(port: int, text: str, source: str, *, secret: str | None, response_url: str = "") -> tuple[int, bytes]:
+    """A slash command POSTed from `source`, signed with `secret` (unsigned when None)."""
+    fields = {"command": "/lag", "text": text, "user_id": "U1", "channel_id": "C1", "team_id": "T1"}
+    body = urlencode(fields | ({"response_url": response_url} if response_url else {}))
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    if secret is not None:
+        now = int(time.time())
+        headers |= {"X-Slack-Request-Timestamp": str(now), "X-Slack-Signature": signature(secret, now, body)}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    try:
+        connection.request("POST", "/slack/events", body=body.encode(), headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
     finally:
         connection.close()
 
@@ -140,3 +166,53 @@ def test_one_client_never_holds_every_thread_whatever_its_limit() -> None:
         for thread in held:
             thread.join(timeout=10)
         assert answers == [(200, b'{"ok": true}', None)] * 2
+
+
+def test_slack_signed_requests_are_never_refused_per_client_and_others_from_that_address_are() -> None:
+    """Behind an ingress every Slack request comes from one address: a burst of clicks must not meet a 429 (Slack
+    shows the clicker an error). A signed request passes the client's limits uncounted; an unsigned one from the same
+    address at its limit still gets 429."""
+    release = threading.Event()
+
+    def health() -> tuple[bool, dict[str, Any]]:
+        return release.wait(30), {"ok": True}
+
+    with SlackEmulator(token="xoxb-limits").start() as slack:
+        app = build_app(
+            client=slack_client("xoxb-limits", slack.api_url),
+            signing_secret=SECRET,
+            run_command=lambda text, user, channel: Reply(text=f"echo {text}"),
+        )
+        with BotHTTPServer(
+            host="127.0.0.1", port=0, app=app, health=health, metrics=lambda: b"m\n", signing_secret=SECRET,
+            workers=3, max_per_client=2, rate_per_client=0.001,
+        ) as server:  # fmt: skip
+            server.start()
+            answers: list[tuple[int, bytes, str | None]] = []
+            held = [
+                threading.Thread(target=lambda: answers.append(get(server.port, "/healthz", "127.0.0.11")))
+                for _ in "ab"
+            ]
+            for thread in held:
+                thread.start()
+            wait_for("the client at its limit", lambda: server.limits.in_flight("127.0.0.11") == 2, 10)
+            count = server.limits.burst + 5  # past the rate's burst too
+            urls = [slack.response_url(f"R{i}") for i in range(count)]
+            signed = [
+                post_command(server.port, f"g{i}", "127.0.0.11", secret=SECRET, response_url=urls[i])
+                for i in range(count)
+            ]
+            assert signed == [(200, b"")] * count
+            texts = [[reply["text"] for reply in slack.responses[f"R{i}"]] for i in range(count)]
+            assert texts == [[f"echo g{i}"] for i in range(count)]
+            assert post_command(server.port, "g", "127.0.0.11", secret=None) == (429, too_many_in_flight(2).encode())
+            assert post_command(server.port, "g", "127.0.0.11", secret="not-the-secret") == (
+                429,
+                too_many_in_flight(2).encode(),
+            )
+            release.set()
+            for thread in held:
+                thread.join(timeout=10)
+            assert answers == [(200, b'{"ok": true}', None)] * 2
+            assert server.limits.in_flight("127.0.0.11") == 0
+            assert post_command(server.port, "g", "127.0.0.11", secret=None) == (401, b"missing signature headers\n")

@@ -8,6 +8,9 @@ peer's address, or the one a trusted proxy names when the server is told to trus
 a request never reach this layer: the server closes them after its channel timeout, and connections per client are
 capped where clients connect in production, at the ingress (docs/security.md).
 
+Requests `exempt` names (the server's: Slack's own, correctly signed) are never limited and never counted: behind an
+ingress every Slack request comes from one address, and a 429 to Slack is an error shown to the person who clicked.
+
 The buckets kept are bounded (`max_clients`): past it the client seen least recently is forgotten (it starts again
 with a full bucket), so a flood of distinct addresses costs a bounded amount of memory.
 """
@@ -62,7 +65,8 @@ def _drained(answer: Iterable[bytes]) -> list[bytes]:
 
 
 class ClientLimits:
-    """WSGI middleware: `app` behind a per-client in-flight limit and a per-client rate, each None for none."""
+    """WSGI middleware: `app` behind a per-client in-flight limit and a per-client rate, each None for none; a request
+    `exempt` says yes to passes through uncounted."""
 
     def __init__(
         self,
@@ -73,6 +77,7 @@ class ClientLimits:
         burst: int = 20,
         max_clients: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
+        exempt: Callable[[Environ], bool] | None = None,
     ) -> None:
         if max_in_flight is not None and max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, not {max_in_flight}")
@@ -86,11 +91,14 @@ class ClientLimits:
         self.burst = burst
         self.max_clients = max_clients
         self.clock = clock
+        self.exempt = exempt
         self._lock = threading.Lock()
         self._in_flight: dict[str, int] = {}
         self._buckets: dict[str, Bucket] = {}
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        if self.exempt is not None and self.exempt(environ):
+            return _drained(self.app(environ, start_response))
         client = str(environ.get("REMOTE_ADDR") or "")
         refusal = self._admit(client)
         if refusal is not None:

@@ -7,9 +7,11 @@ its own waitress server, loop and threads, so they never queue behind Slack's tr
 
 Connections are served by waitress (lagbot.app.edge: one loop reads every connection, only complete requests reach a
 bounded pool of threads; a connection idle past `read_timeout` is closed, headers and bodies are capped), and a
-client over its share of requests in flight or of its rate gets 429 (lagbot.app.client_limits). Slack's requests
-pass the gate first (lagbot.slack.gate: the signature with slack_sdk's SignatureVerifier, then the body's shape; 401
-or 400 otherwise, one log line each), then go to the bolt app. Nothing a client sends gets a 500: a request the app
+client over its share of requests in flight or of its rate gets 429 (lagbot.app.client_limits), except Slack's own
+requests: a correctly signed one is never refused per client (behind an ingress every Slack request comes from the
+ingress's address, and a 429 to Slack is an error shown to the person who clicked). Slack's requests pass the gate
+first (lagbot.slack.gate: the signature with slack_sdk's SignatureVerifier, then the body's shape; 401 or 400
+otherwise, one log line each), then go to the bolt app. Nothing a client sends gets a 500: a request the app
 fails on is answered 400 with a reference to the log.
 """
 
@@ -45,6 +47,8 @@ LIVENESS_PATH = "/livez"
 READINESS_PATH = "/healthz"
 METRICS_PATH = "/metrics"
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+REQUEST_KEY = "lagbot.request"
+"""The WSGI environ key under which the main port keeps the request it read (its body can be read only once)."""
 
 Health = Callable[[], tuple[bool, dict[str, Any]]]
 """() -> (healthy, details as JSON)."""
@@ -101,10 +105,13 @@ class BotHTTPServer:
         self.metrics = metrics
         self.clock = clock
         self.limits = ClientLimits(
-            self._serve, max_in_flight=in_flight_limit(max_per_client, workers), rate=rate_per_client
+            self._serve,
+            max_in_flight=in_flight_limit(max_per_client, workers),
+            rate=rate_per_client,
+            exempt=self._signed_by_slack,
         )
         """Per client address: requests being answered at once (`max_per_client`, and never every thread) and a rate
-        (`rate_per_client` a second)."""
+        (`rate_per_client` a second); Slack's signed requests are not counted."""
 
         def listener(serve: WSGIApp, port: int, threads: int, max_header: int, max_body: int, name: str) -> Listener:
             return Listener(
@@ -112,7 +119,7 @@ class BotHTTPServer:
                 connection_limit=connection_limit, max_header=max_header, max_body=max_body, name=name,
             )  # fmt: skip
 
-        self._server = listener(self.limits, port, workers, MAX_HEADER, MAX_BODY, "http")
+        self._server = listener(self._serve_main, port, workers, MAX_HEADER, MAX_BODY, "http")
         # The probes' own listener (`/livez`, `/healthz`, `/metrics`): its own loop and threads, never queued behind
         # Slack's requests or whatever holds the main port's connections.
         try:
@@ -154,8 +161,21 @@ class BotHTTPServer:
 
     # -- WSGI ---------------------------------------------------------------------------------------------------
 
+    def _serve_main(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        """The main port: the request read once, then the per-client limits, then the answer."""
+        environ[REQUEST_KEY] = read_request(environ)
+        return self.limits(environ, start_response)
+
     def _serve(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        return _respond(self.answer(read_request(environ)), start_response)
+        return _respond(self.answer(environ[REQUEST_KEY]), start_response)
+
+    def _signed_by_slack(self, environ: Environ) -> bool:
+        """Whether the request is Slack's own: a POST to the events path whose signature holds (nothing else is
+        checked here; the gate checks it all again before the app)."""
+        request: Request = environ[REQUEST_KEY]
+        if self.app is None or request.method != "POST" or request.path != SLACK_PATH:
+            return False
+        return verify_signature(request.headers, request.body, self.signing_secret, now=self.clock()) is None
 
     def _serve_probe(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         request = read_request(environ)

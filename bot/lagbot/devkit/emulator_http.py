@@ -66,7 +66,10 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the caller gave up waiting: the call is recorded all the same
+            self.close_connection = True
 
 
 def _args(query: str, body: bytes, content_type: str) -> dict[str, Any]:
