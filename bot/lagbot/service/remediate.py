@@ -17,10 +17,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lagbot.core import keys, messages
+from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupVerdict
-from lagbot.core.stored import text
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Rule, remediation_params
 from lagbot.remediations import registry
@@ -44,17 +43,16 @@ from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
 from lagbot.service.expiry import ProposalExpiry
-from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
+from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from lagbot.service.pod_causes import PodCauses
 from lagbot.service.remediation_state import RemediationState, RunState
-from lagbot.service.restores import RestoreQueue, Restores
+from lagbot.service.remediation_stores import STATE_KEEP
+from lagbot.service.restores import RestoreQueue
 from lagbot.service.slack_message import SlackMessage
 
 log = logging.getLogger(__name__)
 
-STATE_KEEP = 8 * 86_400
-"""An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
 
 
@@ -69,61 +67,31 @@ class Refusal:
     reason: str
 
 
-_REPLACE_IF_UNCHANGED = """
-local current = redis.call('GET', KEYS[1])
-if (current or '') ~= ARGV[1] then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-return 1
-"""
-
-
-class StateSlot:
-    """One incident's remediation state in Redis: versioned JSON (RemediationState's), written whole.
-
-    A run writes it at its start and end (`write`); the check loop advances a verification from what it
-    read (`read` then `replace`), and its write is dropped if the state changed in between (a new run
-    started, the run ended): the next check reads the new state instead of clobbering it.
-    """
-
-    def __init__(self, client: Any, key: str) -> None:
-        self.client, self.key = client, key
-
-    def read(self) -> tuple[RemediationState | None, str]:
-        """The state (None when none) and a token that `replace` checks ("" when none)."""
-        raw = self.client.get(self.key)
-        if raw is None:
-            return None, ""
-        return RemediationState.from_json(f"stored remediation state {self.key}", raw), text(raw)
-
-    def write(self, state: RemediationState) -> None:
-        self.client.set(self.key, state.to_json(), ex=STATE_KEEP)
-
-    def replace(self, state: RemediationState, token: str) -> bool:
-        """Write `state` only if the stored one is still what `read` returned with `token`."""
-        script = self.client.register_script(_REPLACE_IF_UNCHANGED)
-        return bool(script(keys=[self.key], args=[token, state.to_json(), int(STATE_KEEP)]))
-
-
 class Remediator:
+    """The remediation side of one bot replica, on the bot's remediation stores (lagbot.service.remediation_stores:
+    Redis, or their memory twins); `proposals` and `restores`, when given, replace the bot's own."""
+
     def __init__(
         self,
         bot: Bot,
         *,
-        proposals: Proposals,
         directory: ApproverDirectory,
         executor_for: ExecutorFor,
+        proposals: Proposals | None = None,
         restores: RestoreQueue | None = None,
     ) -> None:
         if bot.policy is None:
             raise ValueError("remediations need a policy")
         self.bot = bot
         self.policy = bot.policy
-        self.proposals = proposals
+        stores = bot.remediation_stores
+        self.proposals = proposals if proposals is not None else stores.proposals
         self.directory = directory
         self.executor_for = executor_for
-        self.restores = restores if restores is not None else Restores(bot.redis)
+        self.restores = restores if restores is not None else stores.restores
+        self.offer_book = stores.offers
+        self.runs = stores.runs
+        self.heartbeats = stores.heartbeats
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
         self._refused: dict[tuple[str, str], Refusal] = {}
@@ -132,7 +100,7 @@ class Remediator:
         self.pod_readings = PodReadings()
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
-        self.expiry = ProposalExpiry(bot, proposals, audit=self._audit, keep=STATE_KEEP)
+        self.expiry = ProposalExpiry(bot, self.proposals, stores.messages, audit=self._audit, keep=STATE_KEEP)
 
     # -- proposing ---------------------------------------------------------------------------------------
 
@@ -230,15 +198,13 @@ class Remediator:
         )
         self._audit("proposed", proposal, requested_by, now, plan=plan.summary, steps=list(plan.steps))
         if incident is not None:
-            key = self._offered_key(incident.id)
-            self.bot.redis.hset(key, proposal.action, proposal.id)
-            self.bot.redis.expire(key, STATE_KEEP)
+            self.offer_book.offer(incident.id, proposal.action, proposal.id)
         return proposal
 
     def say_refusals(self, *, now: float) -> int:
         """Say in each incident's thread the actions the live system refused at the last check (a restart of an owner
         OOM-killed again and again, with that evidence), to the rule's approvers: each action once per incident,
-        across replicas (HSETNX of keys.refused claims it before the reply is queued in the outbox; a crash between
+        across replicas (the offer book's atomic claim comes before the reply is queued in the outbox; a crash between
         the two loses that one reply rather than saying it twice). Returns how many were queued (and delivered)."""
         with self._refused_lock:
             refusals, self._refused = list(self._refused.values()), {}
@@ -247,10 +213,8 @@ class Remediator:
             incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
             if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
                 continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
-            key = keys.refused(incident.id)
-            if not self.bot.redis.hsetnx(key, refusal.action, refusal.reason):
+            if not self.offer_book.claim_refusal(incident.id, refusal.action, refusal.reason):
                 continue  # said already (by this replica or another)
-            self.bot.redis.expire(key, STATE_KEEP)
             mentions = self.rule(incident.cluster, incident.group).approvers.mentions()
             line = wording.remediation_refused_by_evidence(refusal.action, refusal.reason, mentions)
             said = {"not_offered": refusal.reason}
@@ -283,15 +247,12 @@ class Remediator:
             pod_readings=self.pod_readings,
         )
 
-    def _offered_key(self, incident_id: str) -> str:
-        return keys.offered(incident_id)
-
     def _offered_actions(self, incident: Incident | None) -> set[str]:
         """Actions already offered in this incident's thread (each is offered there once; `/lag remediate`
-        proposes again on request). One HKEYS: this runs every check of every open incident."""
+        proposes again on request). One read: this runs every check of every open incident."""
         if incident is None:
             return set()
-        return {text(action) for action in self.bot.redis.hkeys(self._offered_key(incident.id))}
+        return self.offer_book.offered(incident.id)
 
     def _approver(self, proposal_id: str, user: str, now: float, *, what: str) -> tuple[Proposal, Rule] | ClickAnswer:
         """The proposal and its rule when `user` may approve or deny it, else the answer that refuses (audited
@@ -375,7 +336,7 @@ class Remediator:
         outcome = Outcome(False, wording.remediation_interrupted(proposal.action))
         interval = self.bot.settings.leader.run_heartbeat
         try:
-            with RunHeartbeat(self.bot.redis, proposal.id, interval=interval, clock=self.bot.clock):
+            with RunHeartbeat(self.heartbeats, proposal.id, interval=interval, clock=self.bot.clock):
                 self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
                 # The action starts now; its "running" messages are queued and follow on their own (Slack may
                 # be slow).
@@ -417,7 +378,7 @@ class Remediator:
         """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""
         if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
             return
-        forget(self.bot.redis, proposal.id)
+        self.heartbeats.forget(proposal.id)
         self._undo_later(proposal, outcome, finished)
         try:
             self._audit(
@@ -466,7 +427,7 @@ class Remediator:
         held to undo (`ExecutionContext.hold_restore`) is due at once, for `restore_due`."""
         interval = self.bot.settings.leader.run_heartbeat
         running = self.proposals.overdue(now=math.inf)  # every running proposal
-        silent = silent_runs(self.bot.redis, running, now=now, interval=interval)
+        silent = silent_runs(self.heartbeats, running, now=now, interval=interval)
         reaped = []
         for proposal_id in dict.fromkeys(self.proposals.overdue(now=now) + silent):
             proposal = self.proposals.get(proposal_id)
@@ -546,16 +507,13 @@ class Remediator:
 
     # -- the remediation state an incident shows -------------------------------------------------------
 
-    def _slot(self, incident_id: str) -> StateSlot:
-        return StateSlot(self.bot.redis, keys.remediation(incident_id))
-
     def state(self, incident_id: str) -> RemediationState | None:
         """The incident's latest remediation (None when none): action, state, detail, proposal id, verification.
 
         Kept apart from the incident record, so a run's writes never clobber the check loop's incident;
-        the check loop's writes never clobber a run's (see StateSlot).
+        the check loop's writes never clobber a run's (lagbot.service.remediation_stores.RunStates).
         """
-        return self._slot(incident_id).read()[0]
+        return self.runs.read(incident_id)[0]
 
     # -- verification ------------------------------------------------------------------------------------
 
@@ -564,8 +522,7 @@ class Remediator:
 
         Nothing is said or written if the state changed since it was read (the next check goes on from it).
         """
-        slot = self._slot(incident.id)
-        state, seen = slot.read()
+        state, seen = self.runs.read(incident.id)
         if state is None or state.state != RunState.VERIFYING:
             return
         rule = self.rule(incident.cluster, incident.group)
@@ -581,7 +538,7 @@ class Remediator:
             progress=verification.progress,
             state=RunState(verification.progress.value) if ended else state.state,
         )
-        if not slot.replace(state, seen):
+        if not self.runs.replace(incident.id, state, seen):
             return  # a run started or ended meanwhile: its state stands
         if changed and verification.progress is not Progress.PENDING:
             line = verification.detail
@@ -605,12 +562,10 @@ class Remediator:
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
-        slot = self._slot(incident.id)
-        state, seen = slot.read()
+        state, seen = self.runs.read(incident.id)
         if state is not None and state.state in (RunState.VERIFYING, RunState.WORSE, RunState.NO_CHANGE):
-            slot.replace(
-                dataclasses.replace(state, state=RunState.RESOLVED, detail=wording.remediation_resolved()), seen
-            )
+            resolved = dataclasses.replace(state, state=RunState.RESOLVED, detail=wording.remediation_resolved())
+            self.runs.replace(incident.id, resolved, seen)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -671,7 +626,7 @@ class Remediator:
             remediation = dataclasses.replace(
                 remediation, checks=(point_of(verdict, now),), executed_at=now, settle_until=now + settle * interval
             )
-        self._slot(incident.id).write(remediation)
+        self.runs.write(incident.id, remediation)
         self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
         if deliver:
             self.bot.deliver()
