@@ -25,6 +25,7 @@ from lagbot.policies.model import Rule, remediation_params
 from lagbot.remediations import registry
 from lagbot.remediations.base import (
     DEFAULT_LONGEST_RUN,
+    CutShort,
     EvidenceRefusal,
     ExecutionContext,
     Outcome,
@@ -347,9 +348,9 @@ class Remediator:
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
-            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc), {"crashed": True})
+            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc), cut_short=CutShort.CRASHED)
         except BaseException:  # the process is going down mid-run: what the run held to undo is undone
-            outcome = Outcome(False, outcome.detail, {"interrupted": True})
+            outcome = Outcome(False, outcome.detail, cut_short=CutShort.INTERRUPTED)
             raise
         finally:
             self._finish(proposal, outcome, self.bot.clock())
@@ -389,7 +390,7 @@ class Remediator:
                 requested_by=proposal.requested_by,
                 approved_by=list(proposal.approvals),
                 detail=outcome.detail,
-                data=outcome.data,
+                data=outcome.recorded,
                 before=proposal.plan.before,
                 after=proposal.plan.after,
             )
@@ -399,7 +400,7 @@ class Remediator:
                 RunState.VERIFYING
                 if outcome.ok
                 else RunState.INTERRUPTED
-                if outcome.data.get("interrupted")
+                if outcome.cut_short is CutShort.INTERRUPTED
                 else RunState.FAILED
             )
             self._set_state(proposal, state, outcome.detail, finished, baseline=True)
@@ -411,8 +412,7 @@ class Remediator:
         clean-up, at once (`restore_due` runs it, once across replicas), else what the remediation hands back (e.g.
         a paused autoscaler, after its hold); a run that ended on its own undid the rest itself, so what it held is
         dropped."""
-        cut_short = outcome.data.get("interrupted") or outcome.data.get("crashed")
-        if cut_short and self.restores.release(proposal.id, finished):
+        if outcome.cut_short is not None and self.restores.release(proposal.id, finished):
             log.warning("restoring what an interrupted run changed", extra={"proposal": proposal.id})
             return
         later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
@@ -437,7 +437,7 @@ class Remediator:
                 detail = wording.remediation_heartbeat_lost(proposal.action, STALE_BEATS * interval)
             else:
                 detail = wording.remediation_interrupted(proposal.action)
-            self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
+            self._finish(proposal, Outcome(False, detail, cut_short=CutShort.INTERRUPTED), now)
             reaped.append(proposal_id)
         self._release_stranded(now, grace=STALE_BEATS * interval)
         return reaped
