@@ -1,11 +1,15 @@
 """Remediations from the incident thread: propose, approve, run exactly once, verify, audit.
 
     incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure)
-    click          -> `click` (approver? atomic approval in Redis) -> `run` on the one caller told RUN
-    later checks   -> `verify_step` (improving / no change / worse / resolved, once per change)
+    click          -> `click` (approver? atomic approval in the proposal store) -> `run` on the one caller told RUN
+    later checks   -> `verify_step` (improving / no change / worse / resolved, once per change:
+                      lagbot.service.verification)
+    housekeeping   -> `reap` (runs that died or hung), `restore_due` (what runs left to undo:
+                      lagbot.service.restoring), `expire_due` (lagbot.service.expiry)
 
 Every step writes an audit entry and speaks in the incident's thread through the bot's outbox. Any
-failure inside a remediation becomes a failed outcome in the thread: it never stops the checks.
+failure inside a remediation becomes a failed outcome in the thread: it never stops the checks. What it keeps
+is the bot's remediation stores (lagbot.service.remediation_stores: Redis, or their memory twins).
 """
 
 from __future__ import annotations
@@ -30,19 +34,15 @@ from lagbot.remediations.base import (
     ExecutionContext,
     Outcome,
     PlanError,
-    Progress,
     ProposalContext,
-    Remediation,
-    Verification,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.pod_evidence import PodReadings
-from lagbot.remediations.verify import VerifyRules, assess
 from lagbot.service import remedies, wording
 from lagbot.service.approvals import ClickAnswer, Proposal, Proposals, State, Verdict
 from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
-from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
+from lagbot.service.checkpoints import point_of, unknown_verdict
 from lagbot.service.expiry import ProposalExpiry
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
@@ -50,7 +50,9 @@ from lagbot.service.pod_causes import PodCauses
 from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.remediation_stores import STATE_KEEP
 from lagbot.service.restores import RestoreQueue
+from lagbot.service.restoring import Restorer
 from lagbot.service.slack_message import SlackMessage
+from lagbot.service.verification import Verifier
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,15 @@ class Remediator:
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
         self.expiry = ProposalExpiry(bot, self.proposals, stores.messages, audit=self._audit, keep=STATE_KEEP)
+        self.verifier = Verifier(bot, self.proposals, self.runs, self.rule)
+        self.restorer = Restorer(
+            self.proposals,
+            self.restores,
+            rule=self.rule,
+            executor_for=lambda workload: self.executor_for(workload),  # this remediator's, as it is then
+            audit=self._audit,
+            reply=lambda proposal, line, now: self._reply(proposal, line, now),
+        )
 
     # -- proposing ---------------------------------------------------------------------------------------
 
@@ -380,7 +391,7 @@ class Remediator:
         if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
             return
         self.heartbeats.forget(proposal.id)
-        self._undo_later(proposal, outcome, finished)
+        self.restorer.undo_later(proposal, outcome, finished)
         try:
             self._audit(
                 "succeeded" if outcome.ok else "failed",
@@ -407,20 +418,6 @@ class Remediator:
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
 
-    def _undo_later(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
-        """What the run leaves to undo: the held change of a run that was interrupted, or crashed out of its own
-        clean-up, at once (`restore_due` runs it, once across replicas), else what the remediation hands back (e.g.
-        a paused autoscaler, after its hold); a run that ended on its own undid the rest itself, so what it held is
-        dropped."""
-        if outcome.cut_short is not None and self.restores.release(proposal.id, finished):
-            log.warning("restoring what an interrupted run changed", extra={"proposal": proposal.id})
-            return
-        later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
-        if later is not None:
-            self.restores.schedule(proposal.id, *later)
-        else:
-            self.restores.forget(proposal.id)
-
     def reap(self, *, now: float) -> list[str]:
         """Runs whose heartbeat stopped (their process died) or past their longest duration (hung).
         Each is finished as failed and interrupted, once: said in its thread and the audit; what it changed and
@@ -439,22 +436,14 @@ class Remediator:
                 detail = wording.remediation_interrupted(proposal.action)
             self._finish(proposal, Outcome(False, detail, cut_short=CutShort.INTERRUPTED), now)
             reaped.append(proposal_id)
-        self._release_stranded(now, grace=STALE_BEATS * interval)
+        self.restorer.release_stranded(now, grace=STALE_BEATS * interval)
         return reaped
 
-    def _release_stranded(self, now: float, *, grace: float) -> None:
-        """A hold whose run finished more than `grace` ago is stranded: the replica that finished the run died
-        before it released or dropped the hold (`_undo_later`). Its change is undone at once, as for a reaped run:
-        putting the workload back as it was before the run is the plan's promise, and harmless when the run had
-        already put it back itself."""
-        for proposal_id in self.restores.held():
-            proposal = self.proposals.get(proposal_id)
-            if proposal is None:
-                log.error("restore lost: its proposal is gone", extra={"proposal": proposal_id})
-                self.restores.forget(proposal_id)
-            elif proposal.state is not State.RUNNING and (proposal.finished_at or now) <= now - grace:
-                log.warning("restoring what a finished run left held", extra={"proposal": proposal_id})
-                self.restores.release(proposal_id, now)
+    # -- what a run left to undo (lagbot.service.restoring) -------------------------------------------------
+
+    def restore_due(self, *, now: float) -> list[Outcome]:
+        """Run each restore whose time has come, once across replicas (lagbot.service.restoring)."""
+        return self.restorer.restore_due(now=now)
 
     # -- proposals nobody decided on in time (lagbot.service.expiry) --------------------------------------
 
@@ -466,45 +455,6 @@ class Remediator:
         """The proposals' buttons were shown as a command's answer: kept, for the expiry sweep to retire."""
         self.expiry.shown(proposal_ids, response_url, message)
 
-    # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
-
-    def restore_due(self, *, now: float) -> list[Outcome]:
-        """Run each restore whose time has come, once across replicas (lagbot.service.restores)."""
-        outcomes = []
-        for proposal_id, previous in self.restores.claim_due(now=now):
-            proposal = self.proposals.get(proposal_id)
-            if proposal is None:
-                log.error("restore lost: its proposal is gone", extra={"proposal": proposal_id})
-                continue
-            outcomes.append(self._restore(proposal, previous, now))
-        return outcomes
-
-    def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
-        remediation: Remediation | None = None
-        try:
-            remediation = registry.get(proposal.action)
-            rule = self.rule(proposal.cluster, proposal.group)
-            context = ExecutionContext(executor=self._restore_executor(rule), workload=rule.workload)
-            outcome = remediation.restore(proposal.plan, context, previous=previous)
-        except Exception as exc:  # never let one restore stop the others
-            log.exception("restore failed", extra={"proposal": proposal.id})
-            outcome = Outcome(False, wording.remediation_crashed("restore", exc))
-        self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
-        words = remediation.restored(outcome) if remediation is not None else outcome.detail
-        self._reply(proposal, wording.restored(outcome.ok, words), now)
-        return outcome
-
-    def _restore_executor(self, rule: Rule) -> Executor | None:
-        """The rule's executor; None when it has no workload or the executor cannot be made (the remediation's
-        `restore` then says what to restore by hand)."""
-        if rule.workload is None:
-            return None
-        try:
-            return self.executor_for(rule.workload)
-        except (ExecutorError, ValueError, OSError):
-            log.exception("no executor to restore with", extra={"workload": rule.workload.name})
-            return None
-
     # -- the remediation state an incident shows -------------------------------------------------------
 
     def state(self, incident_id: str) -> RemediationState | None:
@@ -515,57 +465,15 @@ class Remediator:
         """
         return self.runs.read(incident_id)[0]
 
-    # -- verification ------------------------------------------------------------------------------------
+    # -- verification (lagbot.service.verification) --------------------------------------------------------
 
     def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
-        """Feed one more check to the remediation under verification; speak once per change of progress.
-
-        Nothing is said or written if the state changed since it was read (the next check goes on from it).
-        """
-        state, seen = self.runs.read(incident.id)
-        if state is None or state.state != RunState.VERIFYING:
-            return
-        rule = self.rule(incident.cluster, incident.group)
-        checks = [*state.checks, point_of(verdict, now)]
-        verification = self._verify(state, checks, verdict, rule.verification)
-        keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
-        changed = verification.progress != state.progress
-        ended = verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE)
-        state = dataclasses.replace(
-            state,
-            checks=tuple(checks[-keep:]),
-            detail=verification.detail,
-            progress=verification.progress,
-            state=RunState(verification.progress.value) if ended else state.state,
-        )
-        if not self.runs.replace(incident.id, state, seen):
-            return  # a run started or ended meanwhile: its state stands
-        if changed and verification.progress is not Progress.PENDING:
-            line = verification.detail
-            if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
-                line = wording.verify_escalation(verification.detail, rule.approvers.mentions())
-            self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
-            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
-
-    def _verify(
-        self, state: RemediationState, checks: list[CheckPoint], verdict: GroupVerdict, rules: VerifyRules
-    ) -> Verification:
-        """The remediation's own judgement of the checks since it ran (`Remediation.verify`): the stored
-        summaries of the earlier checks, then this check's whole verdict. Without its proposal (expired from
-        Redis) there is no plan to judge against: the generic rules of lagbot.remediations.verify apply."""
-        proposal = self.proposals.get(state.id)
-        if proposal is None or proposal.action not in registry.names():
-            return assess([check_of(c) for c in checks], rules)
-        verdicts = [*(check_of(c).verdict for c in checks[:-1]), verdict]
-        times = [c.at for c in checks]
-        return registry.get(proposal.action).verify(proposal.plan, verdicts, times=times, rules=rules)
+        """Feed one more check to the remediation under verification; speak once per change of progress."""
+        self.verifier.verify_step(incident, verdict, now=now)
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
-        state, seen = self.runs.read(incident.id)
-        if state is not None and state.state in (RunState.VERIFYING, RunState.WORSE, RunState.NO_CHANGE):
-            resolved = dataclasses.replace(state, state=RunState.RESOLVED, detail=wording.remediation_resolved())
-            self.runs.replace(incident.id, resolved, seen)
+        self.verifier.resolved(incident, now=now)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -659,11 +567,4 @@ class Remediator:
             proposal=proposal.id,
             detail=detail,
         )
-        self.bot.audit.record(entry)
-
-    def _audit_incident(self, event: str, incident: Incident, now: float, **detail: Any) -> None:
-        state = self.state(incident.id)
-        action = (state.action or None) if state is not None else None
-        proposal = (state.id or None) if state is not None else None
-        entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
         self.bot.audit.record(entry)

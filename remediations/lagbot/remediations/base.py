@@ -119,7 +119,7 @@ class Outcome:
     """Set when the run did not end on its own (the service sets it; a restore of an interrupted run's hold too)."""
 
     @property
-    def recorded(self) -> dict[str, Any]:
+    def recorded(self) -> dict[str, object]:
         """`data` as the audit keeps it: a run cut short adds its flag ({"interrupted": true} or {"crashed": true}),
         the form every audit entry has had, so the audit's stored format is unchanged."""
         return self.data if self.cut_short is None else {**self.data, self.cut_short.value: True}
