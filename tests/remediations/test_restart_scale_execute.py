@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lagbot.core.model import GroupState, Member, Status
-from lagbot.remediations.base import ExecutionContext, Outcome, Plan
+from lagbot.remediations.base import CutShort, ExecutionContext, Outcome, Plan
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.restart.remediation import Restart, RestartParams, preflight_problem, restart_members
 from lagbot.remediations.scale.remediation import Scale
@@ -220,7 +220,9 @@ def test_scale_on_keda_pauses_first_and_restore_puts_the_annotation_back() -> No
         "scaling orders-consumer to 4 replicas ...",
     ]
     restored = Scale().restore(plan, ctx, previous=outcome.data["keda_previous"])
-    assert restored.ok and executor.calls[-1] == ("paused_replicas", "orders-scaler", None)
+    assert (
+        restored.ok and restored.cut_short is None and executor.calls[-1] == ("paused_replicas", "orders-scaler", None)
+    )
     assert executor.paused is None  # KEDA scales again
 
 
@@ -234,7 +236,7 @@ def test_scale_on_keda_holds_the_pause_it_found_before_pausing_and_restores_it_w
     pause = ("paused_replicas", "orders-scaler", 4)
     assert executor.calls[:3] == [("replicas", "orders-consumer"), ("held", held), pause]  # held, then paused
     restored = Scale().restore(plan, ctx, previous=held)  # what the reaper runs when the run died after the pause
-    assert restored.ok and restored.data["interrupted"] is True and executor.paused == "7"
+    assert restored.ok and restored.cut_short is CutShort.INTERRUPTED and executor.paused == "7"
     assert Scale().restored(restored) == "The interrupted scale is handed back to the autoscaler: annotated"
 
 

@@ -3,7 +3,7 @@ scale's to name; another remediation that hands something back says what it undi
 
 from __future__ import annotations
 
-from lagbot.remediations.base import Outcome
+from lagbot.remediations.base import CutShort, Outcome
 from lagbot.remediations.registry import get
 from lagbot.service import wording
 
@@ -38,7 +38,7 @@ def test_an_interrupted_run_s_restore_says_it_undid_the_interrupted_change() -> 
     assert wording.restored(False, drain.restored(failed)) == (
         ":x: The interrupted drain's pause could not be undone: RESTORE FAILED: scale orders back to 2 by hand"
     )
-    handed = Outcome(True, "orders-so resumed", {"interrupted": True})
+    handed = Outcome(True, "orders-so resumed", cut_short=CutShort.INTERRUPTED)
     assert wording.restored(True, scale.restored(handed)) == (
         ":arrows_counterclockwise: The interrupted scale is handed back to the autoscaler: orders-so resumed"
     )

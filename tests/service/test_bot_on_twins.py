@@ -54,7 +54,7 @@ def test_a_follower_on_memory_stores_answers_lag_top_from_the_leader_s_summary_t
     bot.audit.record(entry)
     assert bot.audit.latest("prod", "orders") == [entry]
     assert bot.incidents.open_incidents() == []
-    with pytest.raises(RuntimeError, match="memory stores: its remediation side needs Redis"):
+    with pytest.raises(RuntimeError, match="memory stores: it has no Redis client"):
         _ = bot.redis
 
 

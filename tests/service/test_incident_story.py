@@ -163,12 +163,11 @@ def test_the_edit_rule_is_a_story_change_or_the_refresh_never_an_identical_root(
 
 
 def coordinated(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> Remediator:
-    r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
+    r = remediator(redis_client, slack, k8s, wired=True, remediations={"restart": {"auto_approve": True}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": CHANNEL})}
     )
-    bot.remediations = r
     assert bot.leadership.tick()
     return r
 

@@ -66,7 +66,7 @@ def dies_mid_run(r: Remediator, proposal_id: str, call: str) -> None:
     """Approve, beat once at NOW, run until the executor's `call` changed the workload, then die there."""
     approval = r.proposals.approve(proposal_id, "U0ONCALL1", now=NOW, longest_run=7_200)
     assert approval.verdict.value == "run" and approval.proposal is not None
-    RunHeartbeat(r.bot.redis, proposal_id, interval=HEARTBEAT, clock=r.bot.clock).beat()
+    RunHeartbeat(r.heartbeats, proposal_id, interval=HEARTBEAT, clock=r.bot.clock).beat()
     workload = r.rule(approval.proposal.cluster, approval.proposal.group).workload
     assert workload is not None
     real = r.executor_for(workload)

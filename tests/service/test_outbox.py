@@ -10,11 +10,11 @@ import redis
 
 from lagbot.core import keys as redis_keys
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service import proposal_messages
 from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation
 from lagbot.service.outbox_stores import RedisOutbox
 from lagbot.service.proposal_messages import ProposalMessage
+from lagbot.service.remediation_stores import RedisProposalMessages
 from lagbot.service.slack_message import Block, SlackMessage
 from tests.support.slack_messages import deliver, section_message
 
@@ -157,8 +157,8 @@ def test_the_table_reply_follows_the_root_edits_and_a_reply_with_buttons_is_foun
     assert updates == [(root.ts, "root v3"), (first.ts, "table v3")]
     for proposal in ("p1", "p2"):
         kept = ProposalMessage("C1", offered.ts, "offer", offer.message.blocks, ("p1", "p2"))
-        assert proposal_messages.find(redis_client, proposal) == kept
-    assert proposal_messages.find(redis_client, "p3") is None
+        assert RedisProposalMessages(redis_client).find(proposal) == kept
+    assert RedisProposalMessages(redis_client).find("p3") is None
 
     outbox.enqueue(op(UPDATE_ROOT, "root v4"), now=2.0)  # an edit without a table leaves the table alone
     deliver(outbox, slack_client(TOKEN, slack.api_url))

@@ -24,7 +24,6 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import READ_EVERY
-from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
 from lagbot.slack.presenter import SlackPresenter
@@ -61,12 +60,14 @@ def replica(redis_client: redis.Redis, slack: SlackEmulator, cluster: Cluster, c
         clusters=[{"name": CLUSTER, "bootstrap_servers": "127.0.0.1:9"}],  # type: ignore[list-item]
         slack={"default_channel": CHANNEL},  # type: ignore[arg-type]
     )
-    bot = Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy)
-    bot.clock = lambda: now
-    directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
-    proposals = ProposalStore(redis_client)
-    bot.remediations = Remediator(
-        bot, proposals=proposals, directory=directory, executor_for=lambda w: counted.executor
+
+    def remediations(bot: Bot) -> Remediator:
+        directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+        return Remediator(bot, directory=directory, executor_for=lambda w: counted.executor)
+
+    slack_api = slack_client(TOKEN, slack.api_url)
+    bot = Bot.on_redis(
+        settings, redis_client, slack_api, SlackPresenter(), policy=policy, clock=lambda: now, remediations=remediations
     )
     bot.leadership.tick()
     return bot

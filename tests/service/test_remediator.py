@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 import redis
 
+from lagbot.core import keys
 from lagbot.core.model import Cause, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.remediations.base import Progress
@@ -21,7 +22,7 @@ from lagbot.service.approvals import State
 from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint
 from lagbot.service.incidents import Incident
-from lagbot.service.remediate import Remediator, StateSlot
+from lagbot.service.remediate import Remediator
 from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.restores import RESTORE_LEASE
 from lagbot.slack.replies import remediate_args
@@ -127,12 +128,11 @@ def test_an_auto_approved_run_speaks_in_its_incident_thread_after_the_root(
     redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
     """Through the incident loop: the run waits until the root and first reply are delivered."""
-    r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
+    r = remediator(redis_client, slack, k8s, wired=True, remediations={"restart": {"auto_approve": True}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
     )
-    bot.remediations = r
     bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
     v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))
@@ -158,12 +158,11 @@ def test_the_rebalance_our_own_restart_caused_is_expected_not_a_new_cause(
 ) -> None:
     """Membership changes within the settle period of our restart are its rebalance: no rebalance_churn reply.
     The settle period is (settle_checks 2 + 1) x check_interval 60 s = 180 s from when the restart finished."""
-    r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": True}})
+    r = remediator(redis_client, slack, k8s, wired=True, remediations={"restart": {"auto_approve": True}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
     )
-    bot.remediations = r
     bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
     stuck = Cause("stuck_consumer", "stuck", 0.9, rank=1)
@@ -232,30 +231,6 @@ def test_a_run_that_crashes_or_whose_process_died_is_finished_as_failed_once(
     assert [e for e, _ in events(r)].count("failed") == 2
 
 
-def test_a_verification_step_never_overwrites_a_state_that_changed_since_it_was_read(
-    redis_client: redis.Redis,
-) -> None:
-    def run(proposal_id: str, state: str) -> RemediationState:
-        return RemediationState(action="scale", state=RunState(state), detail="", id=proposal_id)
-
-    slot = StateSlot(redis_client, "lagbot:remediation:inc-1")
-    assert slot.read() == (None, "")
-    assert slot.replace(run("p1", "running"), "")  # nothing there yet: written
-    verifying, seen = slot.read()
-    assert verifying == run("p1", "running")
-
-    slot.write(run("p2", "running"))  # a new run starts between the check's read and write
-    assert not slot.replace(replace(verifying, state=RunState.VERIFYING), seen)
-    assert slot.read()[0] == run("p2", "running")  # the run's state stands
-    assert not slot.replace(run("p3", "running"), "")  # "nothing there" is stale too once something is
-
-    current, token = slot.read()
-    assert current is not None
-    assert slot.replace(replace(current, state=RunState.VERIFYING), token)
-    assert slot.read()[0] == run("p2", "verifying")
-    assert 0 < redis_client.ttl("lagbot:remediation:inc-1") <= 8 * 86_400
-
-
 def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_ends(
     redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
@@ -277,12 +252,11 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
     )
     v = behind
     baseline = CheckPoint(NOW, v.total_lag, v.status, v.severity, v.produce_rate, v.consume_rate, v.error)  # type: ignore[attr-defined]
-    slot = StateSlot(redis_client, f"lagbot:remediation:{incident.id}")
     verifying = RemediationState("drain", RunState.VERIFYING, "", id=proposal.id, checks=(baseline,))
-    slot.write(verifying)
+    r.runs.write(incident.id, verifying)
 
     r.verify_step(incident, behind, now=NOW + 30)  # type: ignore[arg-type]
-    state = slot.read()[0]
+    state = r.runs.read(incident.id)[0]
     assert state is not None
     assert (state.state, state.progress) == ("no_change", Progress.NO_CHANGE)
     assert state.detail == remediations_drain_wording.drain_verify_behind(6)
@@ -292,19 +266,19 @@ def test_verification_is_the_remediation_s_own_the_drain_judges_by_its_drained_e
         severity=Severity.OK,
         status=Status.OK,
     )
-    slot.write(verifying)
+    r.runs.write(incident.id, verifying)
     r.verify_step(incident, drained, now=NOW + 60)
-    state = slot.read()[0]
+    state = r.runs.read(incident.id)[0]
     assert state is not None
     assert (state.state, state.detail) == ("resolved", remediations_drain_wording.drain_verify_resolved(0))
 
     # A verification an earlier lagbot left in Redis (format 1, its check points positional lists) goes on.
     old_baseline = [NOW, v.total_lag, v.status.name, v.severity.label, v.produce_rate, v.consume_rate, v.error]  # type: ignore[attr-defined]
     old = {"v": 1, "action": "drain", "state": "verifying", "detail": "", "id": proposal.id, "checks": [old_baseline]}
-    redis_client.set(slot.key, json.dumps(old))
-    assert slot.read()[0] == verifying
+    redis_client.set(keys.remediation(incident.id), json.dumps(old))
+    assert r.runs.read(incident.id)[0] == verifying
     r.verify_step(incident, drained, now=NOW + 60)
-    state = slot.read()[0]
+    state = r.runs.read(incident.id)[0]
     assert state is not None
     assert (state.state, state.detail) == ("resolved", remediations_drain_wording.drain_verify_resolved(0))
     assert [point.at for point in state.checks] == [NOW, NOW + 60]

@@ -8,9 +8,10 @@ import json
 import pytest
 import redis
 
+from lagbot.core import keys
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.approvals import State
-from lagbot.service.heartbeat import HEARTBEATS, STALE_BEATS, RunHeartbeat, beating
+from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat
 from lagbot.service.remediate import Remediator
 from tests.support.bot_process import wait_for
 from tests.support.k8s_shop import Shop
@@ -22,12 +23,11 @@ __all__ = ["_broker", "k8s", "slack"]  # fixtures from tests.support.remediator_
 
 
 def incident_bot(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> Remediator:
-    r = remediator(redis_client, slack, k8s, remediations={"scale": {"max_replicas": 8, "cooldown": 0}})
+    r = remediator(redis_client, slack, k8s, wired=True, remediations={"scale": {"max_replicas": 8, "cooldown": 0}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
     )
-    bot.remediations = r
     bot.leadership.tick()
     return r
 
@@ -56,7 +56,7 @@ def test_a_run_whose_heartbeat_stopped_is_interrupted_in_its_thread_and_audit_an
     # Approved and started on a replica that beat once, then was killed (no finish, no more beats).
     approval = r.proposals.approve(proposal_id, "U0ONCALL1", now=NOW)
     assert approval.verdict.value == "run"
-    RunHeartbeat(redis_client, proposal_id, interval=interval, clock=lambda: NOW).beat()
+    RunHeartbeat(r.heartbeats, proposal_id, interval=interval, clock=lambda: NOW).beat()
     assert redis_client.exists(f"lagbot:busy:{CLUSTER}:{GROUP}") == 1
 
     assert r.reap(now=NOW + STALE_BEATS * interval) == []  # silent, but not for long yet
@@ -68,7 +68,7 @@ def test_a_run_whose_heartbeat_stopped_is_interrupted_in_its_thread_and_audit_an
     expected = "interrupted: scale stopped reporting (no heartbeat for 30 s, its replica stopped); check the workload"
     assert finished.detail == expected + " before trying again"
     assert redis_client.exists(f"lagbot:busy:{CLUSTER}:{GROUP}") == 0  # new runs are possible again
-    assert beating(redis_client) == []
+    assert r.heartbeats.beating() == [] and redis_client.zcard(keys.PROPOSALS_HEARTBEAT) == 0
 
     [failed] = [e for e in bot.audit.latest(CLUSTER, GROUP, 50) if e.event == "failed"]
     assert (failed.user, failed.detail["data"], failed.detail["detail"]) == (
@@ -93,8 +93,12 @@ def test_a_run_that_still_beats_is_not_interrupted(redis_client: redis.Redis, sl
     [proposal_id] = proposal_ids(slack)
     assert r.proposals.approve(proposal_id, "U0ONCALL1", now=NOW).verdict.value == "run"
     clock = {"now": NOW}
-    with RunHeartbeat(redis_client, proposal_id, interval=0.05, clock=lambda: clock["now"]):
+    with RunHeartbeat(r.heartbeats, proposal_id, interval=0.05, clock=lambda: clock["now"]):
         clock["now"] = NOW + 1_000  # time passes; the run keeps beating
-        wait_for("a beat at the new time", lambda: redis_client.zscore(HEARTBEATS, proposal_id) == NOW + 1_000, 5)
+        wait_for(
+            "a beat at the new time",
+            lambda: redis_client.zscore(keys.PROPOSALS_HEARTBEAT, proposal_id) == NOW + 1_000,
+            5,
+        )
         assert r.reap(now=NOW + 1_000 + 1) == []
     assert r.proposals.get(proposal_id).state is State.RUNNING

@@ -29,13 +29,12 @@ __all__ = ["_broker", "k8s", "slack"]  # fixtures from tests.support.remediator_
 def test_a_folded_incident_is_offered_no_remediation_in_a_thread_and_remediate_answers_in_the_channel(
     redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop
 ) -> None:
-    r = remediator(redis_client, slack, k8s, remediations={"restart": {"auto_approve": False}})
+    r = remediator(redis_client, slack, k8s, wired=True, remediations={"restart": {"auto_approve": False}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
     )
     bot.storms = RedisStorms(redis_client, StormConfig(threshold=1, window=60, update_every=5))  # the 2nd is a storm
-    bot.remediations = r
     assert bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
     posted = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))

@@ -49,12 +49,11 @@ def buttons(message: Message) -> list[dict[str, Any]]:
 
 def proposed_restart(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop) -> tuple[Remediator, Message, Message]:
     """A restart proposed for a stalled partition: the remediator, the incident's root in C1, the proposal message."""
-    r = remediator(redis_client, slack, k8s, remediations={"restart": {}})
+    r = remediator(redis_client, slack, k8s, wired=True, remediations={"restart": {}})
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": "C1"})}
     )
-    bot.remediations = r
     bot.leadership.tick()
     stalled = partition(0, committed=0, log_end=500, status=Status.STALL)
     v = replace(verdict([stalled]), causes=(Cause("stuck_consumer", "stuck", 0.9, rank=1),))

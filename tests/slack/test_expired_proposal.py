@@ -24,6 +24,7 @@ from lagbot.devkit.emulator import Message, SlackEmulator
 from lagbot.service import proposal_messages
 from lagbot.service.approvals import State
 from lagbot.service.remediate import Remediator
+from lagbot.service.remediation_stores import RedisProposalMessages
 from lagbot.slack import render
 from lagbot.slack.app import CommandRunner, build_app
 from lagbot.slack.commands import Reply, text_reply
@@ -45,13 +46,12 @@ RULE = {"remediations": {"scale": {"max_replicas": 8, "proposal_expiry": "10m"}}
 
 def replica(redis_client: redis.Redis, slack: SlackEmulator, k8s: Shop, clock: list[float]) -> Remediator:
     """One lagbot replica: its bot routes to CHANNEL and reads the time from `clock`."""
-    r = remediator(redis_client, slack, k8s, **RULE)
+    r = remediator(redis_client, slack, k8s, wired=True, **RULE)
     bot = r.bot
     bot.settings = bot.settings.model_copy(
         update={"slack": bot.settings.slack.model_copy(update={"default_channel": CHANNEL})}
     )
     bot.clock = lambda: clock[0]
-    bot.remediations = r
     return r
 
 
@@ -91,7 +91,7 @@ def test_an_expired_proposal_s_buttons_are_retired_once_and_a_late_click_runs_no
     [proposal_id] = {e["value"] for b in reply.blocks if b["type"] == "actions" for e in b["elements"]}
     proposal = leader.proposals.get(proposal_id)
     assert proposal is not None and proposal.expires_at == NOW + 600
-    kept = proposal_messages.find(redis_client, proposal_id)
+    kept = RedisProposalMessages(redis_client).find(proposal_id)
     assert kept == proposal_messages.ProposalMessage(CHANNEL, reply.ts, reply.text, tuple(reply.blocks), (proposal_id,))
     assert slack.calls_to("chat.update") == []
 
@@ -170,7 +170,7 @@ def test_a_lag_remediate_answer_is_retired_through_its_response_url(
         assert status == 200
         [answer] = wait_for("the command answered", lambda: slack.responses.get(key), timeout=60)
         [proposal_id] = {e["value"] for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]}
-        kept = wait_for("where it was shown kept", lambda: proposal_messages.find(redis_client, proposal_id), 30)
+        kept = wait_for("where it was shown kept", lambda: RedisProposalMessages(redis_client).find(proposal_id), 30)
     assert kept == proposal_messages.ProposalMessage(
         "", "", answer["text"], tuple(answer["blocks"]), (proposal_id,), slack.response_url(key)
     )

@@ -27,11 +27,10 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.explain import explain
 from lagbot.policies.model import Policy
 from lagbot.remediations import registry
-from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.checkpoints import CheckPoint
 from lagbot.service.incidents import Incident
-from lagbot.service.remediate import Remediator, StateSlot
+from lagbot.service.remediate import Remediator
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.remedies import remedy
 from lagbot.slack.presenter import SlackPresenter
@@ -97,17 +96,17 @@ def service(redis_url: str) -> dict[str, Any]:
             settings, client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=pausing, clock=lambda: NOW
         )
         directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
-        r = Remediator(bot, proposals=ProposalStore(client), directory=directory, executor_for=lambda _w: None)
+        r = Remediator(bot, directory=directory, executor_for=lambda _w: None)
         suggested = r.suggested(churning)
         [proposal], skipped = r.propose(churning, now=NOW, incident=None, given={"seconds": 40})
         answer = r.click(proposal.id, APPROVER, now=NOW).ephemeral
         done = r.proposals.get(proposal.id)
         v = churning
         baseline = CheckPoint(NOW, v.total_lag, v.status, v.severity, v.produce_rate, v.consume_rate, v.error)
-        slot = StateSlot(client, f"lagbot:remediation:{incident.id}")
-        slot.write(RemediationState(action="pause", state="verifying", detail="", id=proposal.id, checks=(baseline,)))
+        verifying = RemediationState(action="pause", state="verifying", detail="", id=proposal.id, checks=(baseline,))
+        r.runs.write(incident.id, verifying)
         r.verify_step(incident, churning, now=NOW + 30)
-        verified = slot.read()[0]
+        verified = r.runs.read(incident.id)[0]
     client.flushdb()
     client.close()
     return {

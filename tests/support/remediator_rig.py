@@ -17,7 +17,6 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
-from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
 from lagbot.slack.presenter import SlackPresenter
@@ -58,10 +57,12 @@ def remediator(
     k8s: Shop,
     *,
     drain: dict[str, object] | None = None,
+    wired: bool = False,
     **rule: object,
 ) -> Remediator:
     """The coordinator on the shop's KEDA-managed workload; `drain`: lagbot's `drain:` settings; `rule`: the
-    policy's default rule."""
+    policy's default rule. `wired`: the bot is built with it as its remediation side (`Bot(remediations=...)`, as
+    lagbot.app.assembly builds it), so its incident loop proposes, verifies and reaps; else the bot has none."""
     policy = Policy.model_validate(
         {
             "default": {
@@ -80,13 +81,23 @@ def remediator(
         clusters=[{"name": CLUSTER, "bootstrap_servers": BOOTSTRAP["servers"]}],  # type: ignore[list-item]
         drain=drain or {},  # type: ignore[arg-type]
     )
-    bot = Bot.on_redis(
-        settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=policy, clock=lambda: NOW
-    )
     config = KubernetesConfig(api_url=k8s.plane.url, ca_file=k8s.plane.ca_file, token=k8s.token, timeout=5)
     executor = KubernetesExecutor(config)
-    directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
-    return Remediator(bot, proposals=ProposalStore(redis_client), directory=directory, executor_for=lambda w: executor)
+
+    def build(bot: Bot) -> Remediator:
+        directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+        return Remediator(bot, directory=directory, executor_for=lambda w: executor)
+
+    slack_api = slack_client(TOKEN, slack.api_url)
+    if not wired:
+        return build(
+            Bot.on_redis(settings, redis_client, slack_api, SlackPresenter(), policy=policy, clock=lambda: NOW)
+        )
+    bot = Bot.on_redis(
+        settings, redis_client, slack_api, SlackPresenter(), policy=policy, clock=lambda: NOW, remediations=build
+    )
+    assert isinstance(bot.remediations, Remediator)
+    return bot.remediations
 
 
 def deficit() -> object:

@@ -34,7 +34,6 @@ from lagbot.policies.loader import default_policy_path, load_policy
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.executors.config import build_executor
-from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.cluster_health import clusters_health
 from lagbot.service.digest import ComposedDigest
@@ -129,9 +128,10 @@ def click_limit(bot: Bot) -> ClickLimit:
     return lambda user, now: limiter.hit("click", user, most=limits.per_user, every=limits.every, now=now)
 
 
-def remediator_of(settings: Settings, client: redis.Redis, directory: ApproverDirectory) -> Callable[[Bot], Remediator]:
-    """What builds the bot's remediation side from the bot (`Bot(remediations=...)`): proposals in Redis, the
-    approvers of `directory` and one executor per kind, built on first use."""
+def remediator_of(settings: Settings, directory: ApproverDirectory) -> Callable[[Bot], Remediator]:
+    """What builds the bot's remediation side from the bot (`Bot(remediations=...)`): on the bot's remediation stores
+    (lagbot.service.remediation_stores), the approvers of `directory` and one executor per kind, built on first
+    use."""
     executors: dict[str, Executor] = {}
 
     def executor_for(workload: Workload) -> Executor:
@@ -140,7 +140,7 @@ def remediator_of(settings: Settings, client: redis.Redis, directory: ApproverDi
         return executors[workload.executor]
 
     def build(bot: Bot) -> Remediator:
-        return Remediator(bot, proposals=ProposalStore(client), directory=directory, executor_for=executor_for)
+        return Remediator(bot, directory=directory, executor_for=executor_for)
 
     return build
 
@@ -243,7 +243,7 @@ def assemble(settings: Settings, environ: Mapping[str, str]) -> Parts:
         SlackPresenter(),
         policy=policy,
         silenced=lambda now: {(s.cluster, s.group) for s in silences.all_active(now)},
-        remediations=remediator_of(settings, client, directory),
+        remediations=remediator_of(settings, directory),
         report_composer=report_of,
     )
     assert isinstance(bot.remediations, Remediator)  # built by remediator_of

@@ -237,6 +237,8 @@ class Bot:
         self.leadership = Leadership(stores.leader)
         self.outbox_lock = stores.outbox_lock
         self.epoch = stores.epoch
+        self.remediation_stores = stores.remediation
+        """What the remediation side keeps (lagbot.service.remediation_stores), for `remediations` to build on."""
         self.silenced: Silenced = silenced or (lambda _now: set())
         self.latest: dict[str, CheckReport] = {}
         self.away_since: dict[str, float] = {}
@@ -251,13 +253,13 @@ class Bot:
 
     @property
     def redis(self) -> RedisClient:
-        """The Redis client the remediation side still uses directly (lagbot.service.stores.BotStores.redis).
+        """The Redis client the app still uses directly (lagbot.service.stores.BotStores.redis).
 
         Raises:
             RuntimeError: the bot runs on memory stores, which have none.
         """
         if self._redis is None:
-            raise RuntimeError("this bot runs on memory stores: its remediation side needs Redis")
+            raise RuntimeError("this bot runs on memory stores: it has no Redis client")
         return self._redis
 
     @classmethod

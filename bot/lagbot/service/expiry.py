@@ -3,7 +3,8 @@ buttons edited as a click edits it (the buttons gone, a line saying the proposal
 
 The message is found through lagbot.service.proposal_messages: a thread reply (edited with `chat.update`) or a
 `/lag remediate` answer (replaced through its response URL, `shown`). A proposal whose reply was still queued when
-it expired waits in `keys.PROPOSALS_UNRETIRED`, at most UNRETIRED_FOR, and its message is retired once posted.
+it expired waits in the messages store's awaiting list (lagbot.service.remediation_stores `ProposalMessages`), at most
+UNRETIRED_FOR, and its message is retired once posted.
 """
 
 from __future__ import annotations
@@ -11,19 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from lagbot.core import keys
-from lagbot.core.stored import text
 from lagbot.service import proposal_messages, wording
 from lagbot.service.approvals import Proposal, Proposals, State, expiry_sweep
 from lagbot.service.audit import BOT_USER
 from lagbot.service.bot import Bot
+from lagbot.service.remediation_stores import ProposalMessages
 from lagbot.service.slack_message import SlackMessage
 
 log = logging.getLogger(__name__)
-
-UNRETIRED_FOR = 3_600.0
-"""Seconds an expired proposal whose message was not posted yet (its reply still queued) waits for it: the outbox
-gives up on a message long before."""
 
 Audit = Callable[..., None]
 """(event, proposal, user, now, **detail) -> None: how the remediator audits a proposal's event."""
@@ -39,9 +35,10 @@ def settled_line(p: Proposal, now: float) -> str:
 class ProposalExpiry:
     """The expiry sweep of one replica (the leader runs it in its housekeeping)."""
 
-    def __init__(self, bot: Bot, proposals: Proposals, *, audit: Audit, keep: int) -> None:
+    def __init__(self, bot: Bot, proposals: Proposals, messages: ProposalMessages, *, audit: Audit, keep: int) -> None:
         self.bot = bot
         self.proposals = proposals
+        self.messages = messages
         self._audit = audit
         self._keep = keep
 
@@ -67,7 +64,7 @@ class ProposalExpiry:
             retired.append(proposal.id)
             self._audit("expired", proposal, BOT_USER, now, expired_at=proposal.expires_at)
             if not self._retire_message(proposal.id, now) and proposal.incident_id is not None:
-                self.bot.redis.zadd(keys.PROPOSALS_UNRETIRED, {proposal.id: now})  # its reply is still queued
+                self.messages.await_posting(proposal.id, now)  # its reply is still queued
         self._retire_late_messages(now)
         return retired
 
@@ -77,17 +74,14 @@ class ProposalExpiry:
         kept = proposal_messages.ProposalMessage(
             "", "", message.text, message.blocks, tuple(proposal_ids), response_url
         )
-        proposal_messages.keep(self.bot.redis, kept, ttl=self._keep)
+        self.messages.keep(kept, ttl=self._keep)
 
     def _retire_late_messages(self, now: float) -> None:
         """Retire the messages of expired proposals that were posted after their expiry (the reply waited in the
-        outbox): each once across replicas (ZREM claims it), waiting at most UNRETIRED_FOR for it."""
-        waiting = keys.PROPOSALS_UNRETIRED
-        self.bot.redis.zremrangebyscore(waiting, "-inf", now - UNRETIRED_FOR)
-        for raw in self.bot.redis.zrange(waiting, 0, -1):
-            proposal_id = text(raw)
-            found = proposal_messages.find(self.bot.redis, proposal_id)
-            if found is None or not self.bot.redis.zrem(waiting, proposal_id):
+        outbox): each once across replicas (`claim_awaiting` claims it), waiting at most UNRETIRED_FOR for it."""
+        for proposal_id in self.messages.awaiting(now):
+            found = self.messages.find(proposal_id)
+            if found is None or not self.messages.claim_awaiting(proposal_id):
                 continue  # not posted yet, or another replica has it
             self._retire_message(proposal_id, now)
 
@@ -96,7 +90,7 @@ class ProposalExpiry:
         line instead of its buttons. False when that message is not known (not posted yet, or gone). A failure to
         edit is logged: the edit is cosmetic (a click is answered "expired")."""
         try:
-            message = proposal_messages.find(self.bot.redis, proposal_id)
+            message = self.messages.find(proposal_id)
             if message is None:
                 return False
             shown = message.message

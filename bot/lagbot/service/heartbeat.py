@@ -1,6 +1,7 @@
 """Heartbeats of running remediations: a run that stops beating is finished as interrupted, within a minute.
 
-The replica that runs an approved plan beats for it in Redis (a sorted set: proposal id -> last beat) every
+The replica that runs an approved plan beats for it in the shared `Heartbeats` store (lagbot.service.
+remediation_stores: a sorted set in Redis, proposal id -> last beat) every
 `interval` seconds until the run ends. Its process may die mid-run (kill -9, a lost node): then the beats
 stop, and the leader's housekeeping finds the run silent for `STALE_BEATS` intervals and finishes it as
 interrupted (lagbot.service.remediate.Remediator.reap), which releases the group for new proposals. A run that never
@@ -17,12 +18,10 @@ from typing import Self
 
 import redis
 
-from lagbot.core import keys as redis_keys
-from lagbot.core.stored import text
+from lagbot.service.remediation_stores import Heartbeats
 
 log = logging.getLogger(__name__)
 
-HEARTBEATS = redis_keys.PROPOSALS_HEARTBEAT
 STALE_BEATS = 3
 """A run silent for this many heartbeat intervals is interrupted."""
 
@@ -30,8 +29,8 @@ STALE_BEATS = 3
 class RunHeartbeat:
     """Beats for `proposal_id` at once, then every `interval` seconds in a thread, until the block ends."""
 
-    def __init__(self, client: redis.Redis, proposal_id: str, *, interval: float, clock: Callable[[], float]) -> None:
-        self._redis = client
+    def __init__(self, beats: Heartbeats, proposal_id: str, *, interval: float, clock: Callable[[], float]) -> None:
+        self._beats = beats
         self._id = proposal_id
         self._interval = interval
         self._clock = clock
@@ -40,7 +39,7 @@ class RunHeartbeat:
 
     def beat(self) -> None:
         try:
-            self._redis.zadd(HEARTBEATS, {self._id: self._clock()})
+            self._beats.beat(self._id, self._clock())
         except redis.RedisError as exc:  # the next beat may get through; silence for long is what counts
             log.warning("run heartbeat failed", extra={"proposal": self._id, "error": str(exc)})
 
@@ -58,21 +57,8 @@ class RunHeartbeat:
         self._thread.join(timeout=self._interval + 5)
 
 
-def silent_runs(client: redis.Redis, running: Iterable[str], *, now: float, interval: float) -> list[str]:
+def silent_runs(beats: Heartbeats, running: Iterable[str], *, now: float, interval: float) -> list[str]:
     """The running proposals whose last beat is older than STALE_BEATS intervals (never-beaten ones excluded)."""
     ids = list(running)
-    if not ids:
-        return []
-    beats = client.zmscore(HEARTBEATS, ids)
     limit = now - STALE_BEATS * interval
-    return [i for i, beat in zip(ids, beats, strict=True) if beat is not None and float(beat) < limit]
-
-
-def forget(client: redis.Redis, proposal_id: str) -> None:
-    """Drop a finished run's heartbeat."""
-    client.zrem(HEARTBEATS, proposal_id)
-
-
-def beating(client: redis.Redis) -> list[str]:
-    """Every run with a heartbeat (for tests and the audit CLI)."""
-    return [text(i) for i in client.zrange(HEARTBEATS, 0, -1)]
+    return [i for i, beat in zip(ids, beats.last(ids), strict=True) if beat is not None and beat < limit]

@@ -25,6 +25,7 @@ from lagbot.service.outbox import (
     Operation,
     Outbox,
 )
+from lagbot.service.remediation_stores import MemoryProposalMessages, ProposalMessages, RedisProposalMessages
 
 # KEYS[1] = an incident's queue, KEYS[2] = the pending index, ARGV[1] = the incident id. Atomic, so an
 # operation enqueued by another thread while a queue is being emptied is never left unlisted.
@@ -84,6 +85,7 @@ class RedisOutbox(Outbox):
 
     def __init__(self, client: redis.Redis) -> None:
         self._redis = client
+        self._messages = RedisProposalMessages(client)
         self._pending = redis_keys.OUTBOX_PENDING
         self._dead = redis_keys.OUTBOX_DEAD
         self._progress = redis_keys.OUTBOX_PROGRESS
@@ -162,18 +164,26 @@ class RedisOutbox(Outbox):
         self._redis.delete(redis_keys.outbox_table(incident_id))
 
     def _keep_proposal_message(self, message: proposal_messages.ProposalMessage) -> None:
-        proposal_messages.keep(self._redis, message, ttl=ROOT_KEEP)
+        self._messages.keep(message, ttl=ROOT_KEEP)
 
 
 class MemoryOutbox(Outbox):
     """The queues in this process, each operation kept as its stored document (as Redis keeps it); each step holds
     one lock, so it is atomic as Redis's scripts are. Fences are checked on `board` (the memory locks'
-    lagbot.service.lease.LeaseBoard); kept roots age on `clock`. Proposal messages are kept here
-    (`proposal_message`), not where the remediation side reads them (Redis: lagbot.service.proposal_messages)."""
+    lagbot.service.lease.LeaseBoard); kept roots age on `clock`. Proposal messages are kept in `messages` (the
+    remediation side's twin, lagbot.service.remediation_stores: memory_stores shares one), read back with
+    `proposal_message`."""
 
-    def __init__(self, *, board: LeaseBoard | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        board: LeaseBoard | None = None,
+        clock: Callable[[], float] = time.time,
+        messages: ProposalMessages | None = None,
+    ) -> None:
         self._board = board or LeaseBoard()
         self._clock = clock
+        self._messages = messages or MemoryProposalMessages(clock=clock)
         self._queues: dict[str, list[str]] = {}
         self._since: dict[str, float] = {}
         self._dead: list[str] = []
@@ -215,8 +225,7 @@ class MemoryOutbox(Outbox):
 
     def proposal_message(self, proposal_id: str) -> proposal_messages.ProposalMessage | None:
         """Where the proposal's buttons were posted (None when never, or no longer kept)."""
-        raw = self._get(redis_keys.proposal_message(proposal_id))
-        return None if raw is None else proposal_messages.ProposalMessage.decode(f"proposal {proposal_id}", raw)
+        return self._messages.find(proposal_id)
 
     def _pending_ids(self) -> list[str]:
         with self._lock:
@@ -273,7 +282,4 @@ class MemoryOutbox(Outbox):
             self._kept.pop(redis_keys.outbox_table(incident_id), None)
 
     def _keep_proposal_message(self, message: proposal_messages.ProposalMessage) -> None:
-        raw = message.encode()
-        with self._lock:
-            for proposal_id in message.proposals:
-                self._put(redis_keys.proposal_message(proposal_id), raw)
+        self._messages.keep(message, ttl=ROOT_KEEP)

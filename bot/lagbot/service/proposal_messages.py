@@ -1,22 +1,19 @@
 """Where a proposal's buttons were posted: the thread reply's channel and ts, or the response URL of the `/lag
 remediate` that showed them, and what that message held.
 
-The outbox writes it once Slack has accepted the reply that carries the buttons (lagbot.service.outbox), the Slack
-edge once it answered a `/lag remediate` with them (lagbot.slack.app); the expiry sweep (lagbot.service.remediate
-`expire_due`) reads it to retire that message with `chat.update` (or through the response URL, which Slack honours
-for 30 minutes, replacing the original), as a click retires it. One versioned document per proposal (several
-proposals offered together share one message: each document lists them all, so the message is redrawn with every
-one of them that is settled).
+Kept in a `ProposalMessages` store (lagbot.service.remediation_stores: Redis, or its memory twin). The outbox writes it
+once Slack has accepted the reply that carries the buttons (lagbot.service.outbox), the Slack edge once it answered a
+`/lag remediate` with them (lagbot.slack.app); the expiry sweep (lagbot.service.remediate `expire_due`) reads it to
+retire that message with `chat.update` (or through the response URL, which Slack honours for 30 minutes, replacing the
+original), as a click retires it. One versioned document per proposal (several proposals offered together share one
+message: each document lists them all, so the message is redrawn with every one of them that is settled).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import redis
-
 from lagbot.core import codec
-from lagbot.core import keys as redis_keys
 from lagbot.service.slack_message import Block, SlackMessage
 
 PROPOSAL_MESSAGE_VERSION = 1
@@ -50,20 +47,3 @@ PROPOSAL_MESSAGE_CODEC = codec.register(
     codec.Codec("stored proposal message", ProposalMessage, PROPOSAL_MESSAGE_VERSION, omit_defaults=True)
 )
 """`response_url` is absent when empty, as this release's predecessor wrote it."""
-
-
-def keep(client: redis.Redis, message: ProposalMessage, *, ttl: int) -> None:
-    """Record `message` for each proposal it carries, for `ttl` seconds."""
-    raw = message.encode()
-    pipe = client.pipeline(transaction=True)
-    for proposal_id in message.proposals:
-        pipe.set(redis_keys.proposal_message(proposal_id), raw, ex=ttl)
-    pipe.execute()
-
-
-def find(client: redis.Redis, proposal_id: str) -> ProposalMessage | None:
-    """The message that carries the proposal's buttons (None when it was never posted in a thread, or is gone)."""
-    raw = client.get(redis_keys.proposal_message(proposal_id))
-    if raw is None:
-        return None
-    return ProposalMessage.decode(f"stored message of proposal {proposal_id}", raw)

@@ -1,11 +1,15 @@
 """Remediations from the incident thread: propose, approve, run exactly once, verify, audit.
 
     incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure)
-    click          -> `click` (approver? atomic approval in Redis) -> `run` on the one caller told RUN
-    later checks   -> `verify_step` (improving / no change / worse / resolved, once per change)
+    click          -> `click` (approver? atomic approval in the proposal store) -> `run` on the one caller told RUN
+    later checks   -> `verify_step` (improving / no change / worse / resolved, once per change:
+                      lagbot.service.verification)
+    housekeeping   -> `reap` (runs that died or hung), `restore_due` (what runs left to undo:
+                      lagbot.service.restoring), `expire_due` (lagbot.service.expiry)
 
 Every step writes an audit entry and speaks in the incident's thread through the bot's outbox. Any
-failure inside a remediation becomes a failed outcome in the thread: it never stops the checks.
+failure inside a remediation becomes a failed outcome in the thread: it never stops the checks. What it keeps
+is the bot's remediation stores (lagbot.service.remediation_stores: Redis, or their memory twins).
 """
 
 from __future__ import annotations
@@ -17,44 +21,41 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lagbot.core import keys, messages
+from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.core.model import GroupVerdict
-from lagbot.core.stored import text
 from lagbot.policies.approvers import ApproverDirectory, ApproversUnavailable
 from lagbot.policies.model import Rule, remediation_params
 from lagbot.remediations import registry
 from lagbot.remediations.base import (
     DEFAULT_LONGEST_RUN,
+    CutShort,
     EvidenceRefusal,
     ExecutionContext,
     Outcome,
     PlanError,
-    Progress,
     ProposalContext,
-    Remediation,
-    Verification,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.executors.pod_evidence import PodReadings
-from lagbot.remediations.verify import VerifyRules, assess
 from lagbot.service import remedies, wording
 from lagbot.service.approvals import ClickAnswer, Proposal, Proposals, State, Verdict
 from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
-from lagbot.service.checkpoints import CheckPoint, check_of, point_of, unknown_verdict
+from lagbot.service.checkpoints import point_of, unknown_verdict
 from lagbot.service.expiry import ProposalExpiry
-from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, forget, silent_runs
+from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from lagbot.service.pod_causes import PodCauses
 from lagbot.service.remediation_state import RemediationState, RunState
-from lagbot.service.restores import RestoreQueue, Restores
+from lagbot.service.remediation_stores import STATE_KEEP
+from lagbot.service.restores import RestoreQueue
+from lagbot.service.restoring import Restorer
 from lagbot.service.slack_message import SlackMessage
+from lagbot.service.verification import Verifier
 
 log = logging.getLogger(__name__)
 
-STATE_KEEP = 8 * 86_400
-"""An incident's remediation state stays readable this long after its last change."""
 ExecutorFor = Callable[[Workload], Executor]
 
 
@@ -69,61 +70,31 @@ class Refusal:
     reason: str
 
 
-_REPLACE_IF_UNCHANGED = """
-local current = redis.call('GET', KEYS[1])
-if (current or '') ~= ARGV[1] then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-return 1
-"""
-
-
-class StateSlot:
-    """One incident's remediation state in Redis: versioned JSON (RemediationState's), written whole.
-
-    A run writes it at its start and end (`write`); the check loop advances a verification from what it
-    read (`read` then `replace`), and its write is dropped if the state changed in between (a new run
-    started, the run ended): the next check reads the new state instead of clobbering it.
-    """
-
-    def __init__(self, client: Any, key: str) -> None:
-        self.client, self.key = client, key
-
-    def read(self) -> tuple[RemediationState | None, str]:
-        """The state (None when none) and a token that `replace` checks ("" when none)."""
-        raw = self.client.get(self.key)
-        if raw is None:
-            return None, ""
-        return RemediationState.from_json(f"stored remediation state {self.key}", raw), text(raw)
-
-    def write(self, state: RemediationState) -> None:
-        self.client.set(self.key, state.to_json(), ex=STATE_KEEP)
-
-    def replace(self, state: RemediationState, token: str) -> bool:
-        """Write `state` only if the stored one is still what `read` returned with `token`."""
-        script = self.client.register_script(_REPLACE_IF_UNCHANGED)
-        return bool(script(keys=[self.key], args=[token, state.to_json(), int(STATE_KEEP)]))
-
-
 class Remediator:
+    """The remediation side of one bot replica, on the bot's remediation stores (lagbot.service.remediation_stores:
+    Redis, or their memory twins); `proposals` and `restores`, when given, replace the bot's own."""
+
     def __init__(
         self,
         bot: Bot,
         *,
-        proposals: Proposals,
         directory: ApproverDirectory,
         executor_for: ExecutorFor,
+        proposals: Proposals | None = None,
         restores: RestoreQueue | None = None,
     ) -> None:
         if bot.policy is None:
             raise ValueError("remediations need a policy")
         self.bot = bot
         self.policy = bot.policy
-        self.proposals = proposals
+        stores = bot.remediation_stores
+        self.proposals = proposals if proposals is not None else stores.proposals
         self.directory = directory
         self.executor_for = executor_for
-        self.restores = restores if restores is not None else Restores(bot.redis)
+        self.restores = restores if restores is not None else stores.restores
+        self.offer_book = stores.offers
+        self.runs = stores.runs
+        self.heartbeats = stores.heartbeats
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
         self._refused: dict[tuple[str, str], Refusal] = {}
@@ -132,7 +103,16 @@ class Remediator:
         self.pod_readings = PodReadings()
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
-        self.expiry = ProposalExpiry(bot, proposals, audit=self._audit, keep=STATE_KEEP)
+        self.expiry = ProposalExpiry(bot, self.proposals, stores.messages, audit=self._audit, keep=STATE_KEEP)
+        self.verifier = Verifier(bot, self.proposals, self.runs, self.rule)
+        self.restorer = Restorer(
+            self.proposals,
+            self.restores,
+            rule=self.rule,
+            executor_for=lambda workload: self.executor_for(workload),  # this remediator's, as it is then
+            audit=self._audit,
+            reply=lambda proposal, line, now: self._reply(proposal, line, now),
+        )
 
     # -- proposing ---------------------------------------------------------------------------------------
 
@@ -230,15 +210,13 @@ class Remediator:
         )
         self._audit("proposed", proposal, requested_by, now, plan=plan.summary, steps=list(plan.steps))
         if incident is not None:
-            key = self._offered_key(incident.id)
-            self.bot.redis.hset(key, proposal.action, proposal.id)
-            self.bot.redis.expire(key, STATE_KEEP)
+            self.offer_book.offer(incident.id, proposal.action, proposal.id)
         return proposal
 
     def say_refusals(self, *, now: float) -> int:
         """Say in each incident's thread the actions the live system refused at the last check (a restart of an owner
         OOM-killed again and again, with that evidence), to the rule's approvers: each action once per incident,
-        across replicas (HSETNX of keys.refused claims it before the reply is queued in the outbox; a crash between
+        across replicas (the offer book's atomic claim comes before the reply is queued in the outbox; a crash between
         the two loses that one reply rather than saying it twice). Returns how many were queued (and delivered)."""
         with self._refused_lock:
             refusals, self._refused = list(self._refused.values()), {}
@@ -247,10 +225,8 @@ class Remediator:
             incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
             if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
                 continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
-            key = keys.refused(incident.id)
-            if not self.bot.redis.hsetnx(key, refusal.action, refusal.reason):
+            if not self.offer_book.claim_refusal(incident.id, refusal.action, refusal.reason):
                 continue  # said already (by this replica or another)
-            self.bot.redis.expire(key, STATE_KEEP)
             mentions = self.rule(incident.cluster, incident.group).approvers.mentions()
             line = wording.remediation_refused_by_evidence(refusal.action, refusal.reason, mentions)
             said = {"not_offered": refusal.reason}
@@ -283,15 +259,12 @@ class Remediator:
             pod_readings=self.pod_readings,
         )
 
-    def _offered_key(self, incident_id: str) -> str:
-        return keys.offered(incident_id)
-
     def _offered_actions(self, incident: Incident | None) -> set[str]:
         """Actions already offered in this incident's thread (each is offered there once; `/lag remediate`
-        proposes again on request). One HKEYS: this runs every check of every open incident."""
+        proposes again on request). One read: this runs every check of every open incident."""
         if incident is None:
             return set()
-        return {text(action) for action in self.bot.redis.hkeys(self._offered_key(incident.id))}
+        return self.offer_book.offered(incident.id)
 
     def _approver(self, proposal_id: str, user: str, now: float, *, what: str) -> tuple[Proposal, Rule] | ClickAnswer:
         """The proposal and its rule when `user` may approve or deny it, else the answer that refuses (audited
@@ -375,7 +348,7 @@ class Remediator:
         outcome = Outcome(False, wording.remediation_interrupted(proposal.action))
         interval = self.bot.settings.leader.run_heartbeat
         try:
-            with RunHeartbeat(self.bot.redis, proposal.id, interval=interval, clock=self.bot.clock):
+            with RunHeartbeat(self.heartbeats, proposal.id, interval=interval, clock=self.bot.clock):
                 self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), auto=auto)
                 # The action starts now; its "running" messages are queued and follow on their own (Slack may
                 # be slow).
@@ -386,9 +359,9 @@ class Remediator:
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
-            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc), {"crashed": True})
+            outcome = Outcome(False, wording.remediation_crashed(proposal.action, exc), cut_short=CutShort.CRASHED)
         except BaseException:  # the process is going down mid-run: what the run held to undo is undone
-            outcome = Outcome(False, outcome.detail, {"interrupted": True})
+            outcome = Outcome(False, outcome.detail, cut_short=CutShort.INTERRUPTED)
             raise
         finally:
             self._finish(proposal, outcome, self.bot.clock())
@@ -417,8 +390,8 @@ class Remediator:
         """Record the end of a run (once), then tell the thread; a failure to tell is logged, not raised."""
         if not self.proposals.finish(proposal.id, ok=outcome.ok, detail=outcome.detail, now=finished):
             return
-        forget(self.bot.redis, proposal.id)
-        self._undo_later(proposal, outcome, finished)
+        self.heartbeats.forget(proposal.id)
+        self.restorer.undo_later(proposal, outcome, finished)
         try:
             self._audit(
                 "succeeded" if outcome.ok else "failed",
@@ -428,7 +401,7 @@ class Remediator:
                 requested_by=proposal.requested_by,
                 approved_by=list(proposal.approvals),
                 detail=outcome.detail,
-                data=outcome.data,
+                data=outcome.recorded,
                 before=proposal.plan.before,
                 after=proposal.plan.after,
             )
@@ -438,27 +411,12 @@ class Remediator:
                 RunState.VERIFYING
                 if outcome.ok
                 else RunState.INTERRUPTED
-                if outcome.data.get("interrupted")
+                if outcome.cut_short is CutShort.INTERRUPTED
                 else RunState.FAILED
             )
             self._set_state(proposal, state, outcome.detail, finished, baseline=True)
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
-
-    def _undo_later(self, proposal: Proposal, outcome: Outcome, finished: float) -> None:
-        """What the run leaves to undo: the held change of a run that was interrupted, or crashed out of its own
-        clean-up, at once (`restore_due` runs it, once across replicas), else what the remediation hands back (e.g.
-        a paused autoscaler, after its hold); a run that ended on its own undid the rest itself, so what it held is
-        dropped."""
-        cut_short = outcome.data.get("interrupted") or outcome.data.get("crashed")
-        if cut_short and self.restores.release(proposal.id, finished):
-            log.warning("restoring what an interrupted run changed", extra={"proposal": proposal.id})
-            return
-        later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
-        if later is not None:
-            self.restores.schedule(proposal.id, *later)
-        else:
-            self.restores.forget(proposal.id)
 
     def reap(self, *, now: float) -> list[str]:
         """Runs whose heartbeat stopped (their process died) or past their longest duration (hung).
@@ -466,7 +424,7 @@ class Remediator:
         held to undo (`ExecutionContext.hold_restore`) is due at once, for `restore_due`."""
         interval = self.bot.settings.leader.run_heartbeat
         running = self.proposals.overdue(now=math.inf)  # every running proposal
-        silent = silent_runs(self.bot.redis, running, now=now, interval=interval)
+        silent = silent_runs(self.heartbeats, running, now=now, interval=interval)
         reaped = []
         for proposal_id in dict.fromkeys(self.proposals.overdue(now=now) + silent):
             proposal = self.proposals.get(proposal_id)
@@ -476,24 +434,16 @@ class Remediator:
                 detail = wording.remediation_heartbeat_lost(proposal.action, STALE_BEATS * interval)
             else:
                 detail = wording.remediation_interrupted(proposal.action)
-            self._finish(proposal, Outcome(False, detail, {"interrupted": True}), now)
+            self._finish(proposal, Outcome(False, detail, cut_short=CutShort.INTERRUPTED), now)
             reaped.append(proposal_id)
-        self._release_stranded(now, grace=STALE_BEATS * interval)
+        self.restorer.release_stranded(now, grace=STALE_BEATS * interval)
         return reaped
 
-    def _release_stranded(self, now: float, *, grace: float) -> None:
-        """A hold whose run finished more than `grace` ago is stranded: the replica that finished the run died
-        before it released or dropped the hold (`_undo_later`). Its change is undone at once, as for a reaped run:
-        putting the workload back as it was before the run is the plan's promise, and harmless when the run had
-        already put it back itself."""
-        for proposal_id in self.restores.held():
-            proposal = self.proposals.get(proposal_id)
-            if proposal is None:
-                log.error("restore lost: its proposal is gone", extra={"proposal": proposal_id})
-                self.restores.forget(proposal_id)
-            elif proposal.state is not State.RUNNING and (proposal.finished_at or now) <= now - grace:
-                log.warning("restoring what a finished run left held", extra={"proposal": proposal_id})
-                self.restores.release(proposal_id, now)
+    # -- what a run left to undo (lagbot.service.restoring) -------------------------------------------------
+
+    def restore_due(self, *, now: float) -> list[Outcome]:
+        """Run each restore whose time has come, once across replicas (lagbot.service.restoring)."""
+        return self.restorer.restore_due(now=now)
 
     # -- proposals nobody decided on in time (lagbot.service.expiry) --------------------------------------
 
@@ -505,112 +455,25 @@ class Remediator:
         """The proposals' buttons were shown as a command's answer: kept, for the expiry sweep to retire."""
         self.expiry.shown(proposal_ids, response_url, message)
 
-    # -- what a run left to undo (a paused autoscaler, handed back after its hold) ------------------------
-
-    def restore_due(self, *, now: float) -> list[Outcome]:
-        """Run each restore whose time has come, once across replicas (lagbot.service.restores)."""
-        outcomes = []
-        for proposal_id, previous in self.restores.claim_due(now=now):
-            proposal = self.proposals.get(proposal_id)
-            if proposal is None:
-                log.error("restore lost: its proposal is gone", extra={"proposal": proposal_id})
-                continue
-            outcomes.append(self._restore(proposal, previous, now))
-        return outcomes
-
-    def _restore(self, proposal: Proposal, previous: Any, now: float) -> Outcome:
-        remediation: Remediation | None = None
-        try:
-            remediation = registry.get(proposal.action)
-            rule = self.rule(proposal.cluster, proposal.group)
-            context = ExecutionContext(executor=self._restore_executor(rule), workload=rule.workload)
-            outcome = remediation.restore(proposal.plan, context, previous=previous)
-        except Exception as exc:  # never let one restore stop the others
-            log.exception("restore failed", extra={"proposal": proposal.id})
-            outcome = Outcome(False, wording.remediation_crashed("restore", exc))
-        self._audit("restored" if outcome.ok else "restore_failed", proposal, BOT_USER, now, detail=outcome.detail)
-        words = remediation.restored(outcome) if remediation is not None else outcome.detail
-        self._reply(proposal, wording.restored(outcome.ok, words), now)
-        return outcome
-
-    def _restore_executor(self, rule: Rule) -> Executor | None:
-        """The rule's executor; None when it has no workload or the executor cannot be made (the remediation's
-        `restore` then says what to restore by hand)."""
-        if rule.workload is None:
-            return None
-        try:
-            return self.executor_for(rule.workload)
-        except (ExecutorError, ValueError, OSError):
-            log.exception("no executor to restore with", extra={"workload": rule.workload.name})
-            return None
-
     # -- the remediation state an incident shows -------------------------------------------------------
-
-    def _slot(self, incident_id: str) -> StateSlot:
-        return StateSlot(self.bot.redis, keys.remediation(incident_id))
 
     def state(self, incident_id: str) -> RemediationState | None:
         """The incident's latest remediation (None when none): action, state, detail, proposal id, verification.
 
         Kept apart from the incident record, so a run's writes never clobber the check loop's incident;
-        the check loop's writes never clobber a run's (see StateSlot).
+        the check loop's writes never clobber a run's (lagbot.service.remediation_stores.RunStates).
         """
-        return self._slot(incident_id).read()[0]
+        return self.runs.read(incident_id)[0]
 
-    # -- verification ------------------------------------------------------------------------------------
+    # -- verification (lagbot.service.verification) --------------------------------------------------------
 
     def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
-        """Feed one more check to the remediation under verification; speak once per change of progress.
-
-        Nothing is said or written if the state changed since it was read (the next check goes on from it).
-        """
-        slot = self._slot(incident.id)
-        state, seen = slot.read()
-        if state is None or state.state != RunState.VERIFYING:
-            return
-        rule = self.rule(incident.cluster, incident.group)
-        checks = [*state.checks, point_of(verdict, now)]
-        verification = self._verify(state, checks, verdict, rule.verification)
-        keep = rule.verification.no_change_after + rule.verification.settle_checks + 2
-        changed = verification.progress != state.progress
-        ended = verification.progress in (Progress.RESOLVED, Progress.NO_CHANGE, Progress.WORSE)
-        state = dataclasses.replace(
-            state,
-            checks=tuple(checks[-keep:]),
-            detail=verification.detail,
-            progress=verification.progress,
-            state=RunState(verification.progress.value) if ended else state.state,
-        )
-        if not slot.replace(state, seen):
-            return  # a run started or ended meanwhile: its state stands
-        if changed and verification.progress is not Progress.PENDING:
-            line = verification.detail
-            if verification.progress in (Progress.NO_CHANGE, Progress.WORSE):
-                line = wording.verify_escalation(verification.detail, rule.approvers.mentions())
-            self._audit_incident("verified", incident, now, progress=verification.progress.value, detail=line)
-            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
-
-    def _verify(
-        self, state: RemediationState, checks: list[CheckPoint], verdict: GroupVerdict, rules: VerifyRules
-    ) -> Verification:
-        """The remediation's own judgement of the checks since it ran (`Remediation.verify`): the stored
-        summaries of the earlier checks, then this check's whole verdict. Without its proposal (expired from
-        Redis) there is no plan to judge against: the generic rules of lagbot.remediations.verify apply."""
-        proposal = self.proposals.get(state.id)
-        if proposal is None or proposal.action not in registry.names():
-            return assess([check_of(c) for c in checks], rules)
-        verdicts = [*(check_of(c).verdict for c in checks[:-1]), verdict]
-        times = [c.at for c in checks]
-        return registry.get(proposal.action).verify(proposal.plan, verdicts, times=times, rules=rules)
+        """Feed one more check to the remediation under verification; speak once per change of progress."""
+        self.verifier.verify_step(incident, verdict, now=now)
 
     def resolved(self, incident: Incident, *, now: float) -> None:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
-        slot = self._slot(incident.id)
-        state, seen = slot.read()
-        if state is not None and state.state in (RunState.VERIFYING, RunState.WORSE, RunState.NO_CHANGE):
-            slot.replace(
-                dataclasses.replace(state, state=RunState.RESOLVED, detail=wording.remediation_resolved()), seen
-            )
+        self.verifier.resolved(incident, now=now)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -671,7 +534,7 @@ class Remediator:
             remediation = dataclasses.replace(
                 remediation, checks=(point_of(verdict, now),), executed_at=now, settle_until=now + settle * interval
             )
-        self._slot(incident.id).write(remediation)
+        self.runs.write(incident.id, remediation)
         self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
         if deliver:
             self.bot.deliver()
@@ -704,11 +567,4 @@ class Remediator:
             proposal=proposal.id,
             detail=detail,
         )
-        self.bot.audit.record(entry)
-
-    def _audit_incident(self, event: str, incident: Incident, now: float, **detail: Any) -> None:
-        state = self.state(incident.id)
-        action = (state.action or None) if state is not None else None
-        proposal = (state.id or None) if state is not None else None
-        entry = AuditEntry(now, event, incident.cluster, incident.group, BOT_USER, action, proposal, detail)
         self.bot.audit.record(entry)

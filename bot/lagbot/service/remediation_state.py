@@ -1,6 +1,6 @@
 """An incident's latest remediation, as its root message shows it and its verification goes on from it.
 
-Kept in Redis apart from the incident record (lagbot.service.remediate.StateSlot), through the one versioned
+Kept in Redis apart from the incident record (lagbot.service.remediation_stores.RunStates), through the one versioned
 codec of lagbot.core.codec. Format 2 stores the verification's check points as objects; format 1 (earlier
 lagbots) stored them as positional lists, and is still read, so a deployment's stored state survives an upgrade.
 """

@@ -4,8 +4,10 @@ bot that needs no Redis: tests, a single replica's trial run).
 
 Every store has an abstract contract with docstrings and a memory twin (each module's doc): windows
 (lagbot.engine.window), incidents, history, summaries, the audit trail, the outbox, storms, the leader lease and the
-outbox's fenced lock, the state epoch and what each root message last showed. tests/service/test_store_contracts.py
-and test_bot_store_contracts.py check each twin against its Redis store the same way.
+outbox's fenced lock, the state epoch and what each root message last showed, and the remediation side's
+(lagbot.service.remediation_stores: proposals, restores, offers and refusals, run states, heartbeats, proposal
+messages). tests/service/test_store_contracts.py, test_bot_store_contracts.py and test_remediation_store_contracts.py
+check each twin against its Redis store the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import redis
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import Settings
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
+from lagbot.service.approvals import MemoryProposals, ProposalStore
 from lagbot.service.audit import AuditLog, AuditTrail, MemoryAuditTrail
 from lagbot.service.edits import MemoryShownStore, RedisShownStore, ShownStore
 from lagbot.service.history import HistoryStore
@@ -35,6 +38,18 @@ from lagbot.service.lease import (
 )
 from lagbot.service.outbox import Outbox
 from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
+from lagbot.service.remediation_stores import (
+    MemoryHeartbeats,
+    MemoryOfferBook,
+    MemoryProposalMessages,
+    MemoryRunStates,
+    RedisHeartbeats,
+    RedisOfferBook,
+    RedisProposalMessages,
+    RedisRunStates,
+    RemediationStores,
+)
+from lagbot.service.restores import MemoryRestores, Restores
 from lagbot.service.rollups import make_tiered_history
 from lagbot.service.state_epoch import EpochMarker, MemoryStateEpoch, RedisStateEpoch, StateEpoch
 from lagbot.service.storms import MemoryStorms, RedisStorms, Storms
@@ -46,9 +61,8 @@ class BotStores:
     """Every store of one bot replica. `leader.holder` is the replica's id."""
 
     redis: redis.Redis | None
-    """The client the remediation side still uses directly (lagbot.service.remediate: proposals, offers, run state,
-    heartbeats, restores, proposal messages) and the app's guard, rate limits, user-group cache and replay guard;
-    None on memory stores (a bot without remediations)."""
+    """The client the app still uses directly (its guard, rate limits, user-group cache and replay guard); None on
+    memory stores."""
     windows: WindowStore
     incidents: IncidentStore
     outbox: Outbox
@@ -60,6 +74,7 @@ class BotStores:
     outbox_lock: FencedLock
     epoch: StateEpoch
     shown: ShownStore
+    remediation: RemediationStores
 
 
 def redis_stores(settings: Settings, client: redis.Redis, *, replica_id: str | None = None) -> BotStores:
@@ -79,6 +94,14 @@ def redis_stores(settings: Settings, client: redis.Redis, *, replica_id: str | N
         outbox_lock=RedisFencedLock(client, redis_keys.OUTBOX_LOCK, holder=holder, ttl=ttl),
         epoch=RedisStateEpoch(client),
         shown=RedisShownStore(client),
+        remediation=RemediationStores(
+            proposals=ProposalStore(client),
+            restores=Restores(client),
+            offers=RedisOfferBook(client),
+            runs=RedisRunStates(client),
+            heartbeats=RedisHeartbeats(client),
+            messages=RedisProposalMessages(client),
+        ),
     )
 
 
@@ -96,11 +119,12 @@ def memory_stores(
     holder = replica_id or uuid.uuid4().hex[:8]
     ttl = settings.leader.lease_ttl
     board = board or LeaseBoard(clock=clock)
+    messages = MemoryProposalMessages(clock=clock)
     return BotStores(
         redis=None,
         windows=MemoryWindowStore(samples=settings.window.samples, ttl=settings.window.ttl),
         incidents=MemoryIncidentStore(),
-        outbox=MemoryOutbox(board=board, clock=clock),
+        outbox=MemoryOutbox(board=board, clock=clock, messages=messages),
         storms=MemoryStorms(settings.incidents.storm, clock=clock),
         history=make_tiered_history(settings.digest.history, None),
         summaries=MemorySummaries(ttl=settings.window.ttl, clock=clock),
@@ -109,4 +133,12 @@ def memory_stores(
         outbox_lock=MemoryFencedLock(board, redis_keys.OUTBOX_LOCK, holder=holder, ttl=ttl),
         epoch=MemoryStateEpoch(marker or EpochMarker()),
         shown=MemoryShownStore(clock=clock),
+        remediation=RemediationStores(
+            proposals=MemoryProposals(clock=clock),
+            restores=MemoryRestores(),
+            offers=MemoryOfferBook(clock=clock),
+            runs=MemoryRunStates(clock=clock),
+            heartbeats=MemoryHeartbeats(),
+            messages=messages,
+        ),
     )

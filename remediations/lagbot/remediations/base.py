@@ -97,6 +97,16 @@ class Plan:
 PLAN_CODEC = codec.register(codec.Codec("stored plan", Plan, PLAN_VERSION))
 
 
+class CutShort(StrEnum):
+    """How a run ended before it could finish on its own (and undo what it held itself)."""
+
+    INTERRUPTED = "interrupted"
+    """Its process went down mid-run, or it stopped beating or ran past its longest duration (reaped); for a
+    restore, the change it undid was one an interrupted run held."""
+    CRASHED = "crashed"
+    """The remediation raised: a bug, or a failure it did not expect."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What executing (a step of) a plan did. `detail` is short enough for a Slack thread reply."""
@@ -104,6 +114,15 @@ class Outcome:
     ok: bool
     detail: str
     data: dict[str, Any] = field(default_factory=dict)
+    """What the remediation reports of its run (its own keys: a scale's "keda_previous", a reset's table)."""
+    cut_short: CutShort | None = None
+    """Set when the run did not end on its own (the service sets it; a restore of an interrupted run's hold too)."""
+
+    @property
+    def recorded(self) -> dict[str, object]:
+        """`data` as the audit keeps it: a run cut short adds its flag ({"interrupted": true} or {"crashed": true}),
+        the form every audit entry has had, so the audit's stored format is unchanged."""
+        return self.data if self.cut_short is None else {**self.data, self.cut_short.value: True}
 
 
 class Progress(StrEnum):

@@ -27,6 +27,7 @@ from lagbot.engine.diagnose import replicas_needed
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
     ArgsError,
+    CutShort,
     ExecutionContext,
     Outcome,
     Plan,
@@ -211,7 +212,7 @@ class Scale(Remediation):
         return Outcome(scaled.ok, scaled.detail, {**scaled.data, **data})
 
     def restored(self, outcome: Outcome) -> str:
-        if outcome.data.get(INTERRUPTED):
+        if outcome.cut_short is CutShort.INTERRUPTED:
             return wording.restored_after_interruption(outcome.ok, outcome.detail)
         return wording.restored(outcome.ok, outcome.detail)
 
@@ -223,7 +224,7 @@ class Scale(Remediation):
         interrupted = isinstance(previous, dict) and previous.get(INTERRUPTED) is True
         before = previous.get("keda_previous") if interrupted else previous
         outcome = self._hand_back(params.workload, context.executor, before)
-        return Outcome(outcome.ok, outcome.detail, {**outcome.data, INTERRUPTED: interrupted})
+        return Outcome(outcome.ok, outcome.detail, outcome.data, CutShort.INTERRUPTED if interrupted else None)
 
     @staticmethod
     def _hand_back(workload: Workload, executor: Executor | None, before: Any) -> Outcome:
