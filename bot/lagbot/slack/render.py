@@ -26,7 +26,12 @@ from slack_sdk.models.blocks import (
     SectionBlock,
     TableBlock,
 )
-from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+from slack_sdk.models.blocks.basic_components import (
+    MarkdownTextObject,
+    PlainTextObject,
+    RawTextObject,
+    TableBlockColumnSettings,
+)
 from slack_sdk.models.views import View
 
 from lagbot.core import messages
@@ -112,10 +117,12 @@ def _row(p: PartitionVerdict) -> list[str]:
 
 
 def partition_table(verdict: GroupVerdict) -> TableBlock:
+    """The partitions as a table: raw_text cells (shown as they are: a name's mrkdwn or mentions do nothing), never
+    empty (a cell without a value says '-'; Slack, and slack_sdk, refuse an empty one), the numbers right-aligned."""
     rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
-    cells = [[{"type": "raw_text", "text": messages.visible(cell)} for cell in row] for row in rows]
-    right = {"align": "right"}
-    settings: list[dict[str, str] | None] = [None, right, right, right, right, None, None]
+    cells = [[RawTextObject(text=messages.visible(cell)) for cell in row] for row in rows]
+    right = TableBlockColumnSettings(align="right")
+    settings: list[TableBlockColumnSettings | None] = [None, right, right, right, right, None, None]
     return TableBlock(rows=cells, column_settings=settings)
 
 
