@@ -1,6 +1,8 @@
-"""The slack-bolt app: what Slack sends us (slash commands, and later button clicks) and how we answer.
+"""The slack-bolt app: what Slack sends us (slash commands, button clicks, the deny modal) and how we answer.
 
 Every request is verified by bolt (signature and a timestamp within 5 minutes) before a listener runs.
+Each listener takes the argument bolt gives for its kind (`command`, `action`, `view`), read into the app's own types
+by lagbot.slack.payloads.
 Listeners ack at once and do the work in lazy listeners, so Slack's 3-second limit always holds.
 No exception reaches Slack: the command runner turns a failure into a short ephemeral message with an id
 to find it in the logs (lagbot.slack.commands.respond_safely).
