@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl, urlencode
 import pytest
 from slack_bolt.request.payload_utils import to_action, to_command, to_view
 
+from lagbot.core import messages
 from lagbot.core.model import Status
 from lagbot.slack.payloads import (
     Click,
@@ -25,7 +26,7 @@ from lagbot.slack.payloads import (
     read_denial,
     read_shown,
 )
-from lagbot.slack.render import DENY_CALLBACK, partition_table
+from lagbot.slack.render import DENY_CALLBACK, TABLE_COLUMNS, partition_table, table_rows
 from tests.support.verdicts import member, partition, verdict
 
 USER = "U0APPROVER"
@@ -310,3 +311,16 @@ def test_the_partition_table_renders_the_same_json_with_slack_sdks_raw_text_cell
     after = partition_table(v).to_dict()
     assert after == before
     assert json.dumps(after, sort_keys=True) == json.dumps(before, sort_keys=True)
+
+
+def test_the_summary_rows_blank_cells_render_as_before() -> None:
+    """Beyond 99 partitions the last row sums the rest (the least lagging), its other cells blank: each blank still a
+    raw_text cell of empty text, as the hand-made dicts wrote it (slack_sdk's RawTextObject refuses an empty text)."""
+    v = verdict([partition(i, committed=0, log_end=1_000 + i, topic="<!here>*t*") for i in range(150)])
+    rows = [list(TABLE_COLUMNS), *table_rows(v)]
+    before = [[{"type": "raw_text", "text": messages.visible(cell)} for cell in row] for row in rows]
+    after = partition_table(v).to_dict()
+    assert after["rows"] == before
+    assert before[-1] == [raw("… 52 more"), raw(""), raw(""), raw(str(sum(1_000 + i for i in range(52)))),
+                          raw(""), raw(""), raw("")]  # fmt: skip
+    assert before[1][0] == raw("<!here>*t*/149")

@@ -116,11 +116,17 @@ def _row(p: PartitionVerdict) -> list[str]:
     ]
 
 
+def raw_cell(text: str) -> RawTextObject | dict[str, str]:
+    """A table cell shown as it is (a name's mrkdwn or mentions do nothing): slack_sdk's RawTextObject. slack_sdk
+    refuses an empty one (Slack documents raw_text as at least one character); an empty cell (the blanks of the
+    table's summary row) is sent as it always was, as its JSON."""
+    return RawTextObject(text=text) if text else {"type": "raw_text", "text": ""}
+
+
 def partition_table(verdict: GroupVerdict) -> TableBlock:
-    """The partitions as a table: raw_text cells (shown as they are: a name's mrkdwn or mentions do nothing), never
-    empty (a cell without a value says '-'; Slack, and slack_sdk, refuse an empty one), the numbers right-aligned."""
+    """The partitions as a table of raw_text cells, the numbers right-aligned."""
     rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
-    cells = [[RawTextObject(text=messages.visible(cell)) for cell in row] for row in rows]
+    cells = [[raw_cell(messages.visible(cell)) for cell in row] for row in rows]
     right = TableBlockColumnSettings(align="right")
     settings: list[TableBlockColumnSettings | None] = [None, right, right, right, right, None, None]
     return TableBlock(rows=cells, column_settings=settings)
