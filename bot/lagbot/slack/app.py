@@ -1,6 +1,8 @@
-"""The slack-bolt app: what Slack sends us (slash commands, and later button clicks) and how we answer.
+"""The slack-bolt app: what Slack sends us (slash commands, button clicks, the deny modal) and how we answer.
 
 Every request is verified by bolt (signature and a timestamp within 5 minutes) before a listener runs.
+Each listener takes the argument bolt gives for its kind (`command`, `action`, `view`), read into the app's own types
+by lagbot.slack.payloads.
 Listeners ack at once and do the work in lazy listeners, so Slack's 3-second limit always holds.
 No exception reaches Slack: the command runner turns a failure into a short ephemeral message with an id
 to find it in the logs (lagbot.slack.commands.respond_safely).
@@ -8,13 +10,12 @@ to find it in the logs (lagbot.slack.commands.respond_safely).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
@@ -23,13 +24,24 @@ from lagbot.core import messages
 from lagbot.core.ids import valid_user
 from lagbot.service.approvals import ClickAnswer, Proposal
 from lagbot.service.slack_message import SlackMessage
-from lagbot.slack import render
+from lagbot.slack import payloads, render
 from lagbot.slack.commands import Reply
+from lagbot.slack.payloads import MAX_PRIVATE_METADATA, Json, clicked_message, deny_metadata
 from lagbot.slack.render import DENY_CALLBACK
 from lagbot.slack.settle import settle_proposal_message
 from lagbot.slack.wording import proposals as wording
 
 log = logging.getLogger(__name__)
+
+__all__ = [  # clicked_message, deny_metadata: the deny modal's metadata, read and written by lagbot.slack.payloads
+    "MAX_PRIVATE_METADATA",
+    "ClickLimit",
+    "Clicks",
+    "CommandRunner",
+    "build_app",
+    "clicked_message",
+    "deny_metadata",
+]
 
 CommandRunner = Callable[[str, str, str], Reply]
 """(command text, user id, channel id) -> the reply; never raises (lagbot.slack.subcommands.run_command)."""
@@ -80,9 +92,9 @@ def build_app(
     def ack_command(ack: Ack) -> None:
         ack()
 
-    def answer_command(body: dict[str, Any], respond: Respond) -> None:
-        text, user, channel = (str(body.get(k, "")) for k in ("text", "user_id", "channel_id"))
-        reply = run_command(text, user, channel)
+    def answer_command(command: Json, respond: Respond) -> None:
+        typed = payloads.read_command(command)
+        reply = run_command(typed.text, typed.user, typed.channel)
         respond(**reply.to_response())
         if reply.proposals and clicks is not None and respond.response_url:
             _keep_shown(clicks, reply, respond.response_url)
@@ -104,114 +116,84 @@ def _client_token_notice(record: logging.LogRecord) -> bool:
 
 def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float], click_limit: ClickLimit) -> None:
     """Approve and deny buttons, and the deny modal. The button value is only a proposal id. A user over the click
-    limit is asked to wait, and nothing is done or audited."""
+    limit is asked to wait, and nothing is done or audited.
+
+    A click's listeners take bolt's `action` (the clicked button) and also the request's `body`: who clicked, the
+    message the button is on, its container and the trigger_id are in no narrower argument (bolt's `context.user_id`
+    falls back to the message's author for a request that names no user). A submission's take `view`, and `body` for
+    who submitted it.
+    """
 
     def ack_only(ack: Ack) -> None:
         ack()
 
-    def approve(body: dict[str, Any], client: WebClient, respond: Respond) -> None:
-        wait = _wait(click_limit, _user(body), clock())
+    def approve(action: Json, body: Json, client: WebClient, respond: Respond) -> None:
+        click = payloads.read_click(action, body)
+        wait = _wait(click_limit, click.user, clock())
         if wait > 0:
-            if body.get("response_url"):
+            if click.response_url:
                 respond(text=wording.click_rate_limited(wait), response_type="ephemeral", replace_original=False)
             return
-        answer = _safely(lambda: clicks.click(_value(body), _user(body), now=clock()))
-        if answer.ephemeral and body.get("response_url"):
+        answer = _safely(lambda: clicks.click(click.proposal_id, click.user, now=clock()))
+        if answer.ephemeral and click.response_url:
             respond(text=answer.ephemeral, response_type="ephemeral", replace_original=False)
-        settle_proposal_message(body, client, respond, lambda: clicks.settled(_value(body), now=clock()))
+        settle_proposal_message(
+            click.proposal_id, click.shown, client, respond, lambda: clicks.settled(click.proposal_id, now=clock())
+        )
 
-    def open_deny(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def open_deny(ack: Ack, action: Json, body: Json, client: WebClient, respond: Respond) -> None:
         ack()
-        proposal = clicks.proposal(_value(body))
-        trigger = body.get("trigger_id")
-        if proposal is None or not trigger:
-            if body.get("response_url"):
+        click = payloads.read_click(action, body)
+        proposal = clicks.proposal(click.proposal_id)
+        if proposal is None or not click.trigger_id:
+            if click.response_url:
                 respond(text=messages.approval_unknown(), response_type="ephemeral", replace_original=False)
             return
-        view = render.deny_modal(proposal, deny_metadata(_value(body), body))
-        client.views_open(trigger_id=str(trigger), view=view)
+        view = render.deny_modal(proposal, payloads.deny_metadata(click.proposal_id, body))
+        client.views_open(trigger_id=click.trigger_id, view=view)
 
-    def check_reason(ack: Ack, body: dict[str, Any]) -> None:
+    def check_reason(ack: Ack, view: Json) -> None:
         """A reason is required: an empty (or blank) one is refused in the modal, which stays open."""
-        if _reason(body).strip():
+        if payloads.reason(view).strip():
             ack()
         else:
             ack(response_action="errors", errors={"reason": wording.deny_reason_required()})
 
-    def deny(body: dict[str, Any], client: WebClient) -> None:
-        reason = _reason(body).strip()
-        if not reason:
+    def deny(view: Json, body: Json, client: WebClient) -> None:
+        denial = payloads.read_denial(view, body)
+        if not denial.reason:
             return
-        user = _user(body)
-        clicked = clicked_message(_metadata(body))
-        proposal_id = _value(clicked)
-        wait = _wait(click_limit, user, clock())
+        wait = _wait(click_limit, denial.user, clock())
         if wait > 0:
             answer = ClickAnswer(wording.click_rate_limited(wait))
         else:
-            answer = _safely(lambda: clicks.deny(proposal_id, user, reason, now=clock()))
-        if answer.ephemeral and valid_user(user):  # never a DM to whatever a request names as its user
-            client.chat_postMessage(channel=user, text=answer.ephemeral)
-        if "message" in clicked:  # the message whose Deny was clicked: retired as an approval retires it
-            respond = Respond(response_url=str(clicked.get("response_url") or "") or None)
-            settle_proposal_message(clicked, client, respond, lambda: clicks.settled(proposal_id, now=clock()))
+            answer = _safely(lambda: clicks.deny(denial.proposal_id, denial.user, denial.reason, now=clock()))
+        if answer.ephemeral and valid_user(denial.user):  # never a DM to whatever a request names as its user
+            client.chat_postMessage(channel=denial.user, text=answer.ephemeral)
+        if denial.shown is not None:  # the message whose Deny was clicked: retired as an approval retires it
+            respond = Respond(response_url=denial.shown.response_url or None)
+            proposal_id = denial.proposal_id
+            settle_proposal_message(
+                proposal_id, denial.shown, client, respond, lambda: clicks.settled(proposal_id, now=clock())
+            )
 
     app.action(re.compile(r"^approve:"))(ack=ack_only, lazy=[approve])
     app.action(re.compile(r"^deny:"))(open_deny)
     app.view(DENY_CALLBACK)(ack=check_reason, lazy=[deny])
 
 
-MAX_PRIVATE_METADATA = 3_000
-"""Slack's limit on a view's private_metadata, in characters."""
+# What tests/slack/test_deny_metadata.py reads a request's body with: the payloads' own readers.
+_value = payloads.action_value
 
 
-def deny_metadata(proposal_id: str, body: dict[str, Any]) -> str:
-    """The deny modal's private_metadata: the proposal id and, when they fit Slack's 3,000 characters, the clicked
-    message (its channel, ts, text and blocks, and the click's response_url), which the denial then retires: the
-    modal's submission carries no message of its own. JSON, read back by `clicked_message`."""
-    found, where = body.get("message"), body.get("container")
-    message: dict[str, Any] | None = found if isinstance(found, dict) else None
-    container: dict[str, Any] = where if isinstance(where, dict) else {}
-    whole = {
-        "actions": [{"value": proposal_id}],
-        "container": {k: container[k] for k in ("channel_id", "is_ephemeral") if k in container},
-        "response_url": body.get("response_url"),
-        "message": None
-        if message is None
-        else {"ts": message.get("ts"), "text": message.get("text"), "blocks": message.get("blocks") or []},
-    }
-    text = json.dumps(whole, separators=(",", ":"))
-    if message is not None and len(text) <= MAX_PRIVATE_METADATA:
-        return text
-    return json.dumps({"actions": [{"value": proposal_id}]}, separators=(",", ":"))
+def _reason(body: Json) -> str:
+    """The reason typed in the deny modal of a submission's body ('' when missing)."""
+    return payloads.reason(body.get("view"))
 
 
-def clicked_message(metadata: object) -> dict[str, Any]:
-    """`deny_metadata` read back: a click's body ({actions, container, message, response_url}); a bare proposal id
-    (a modal opened before this form) gives a body with that id alone."""
-    text = str(metadata or "")
-    try:
-        found = json.loads(text)
-    except ValueError:
-        found = None
-    if not isinstance(found, dict) or not isinstance(found.get("actions"), list) or not found["actions"]:
-        return {"actions": [{"value": text}]}
-    if not isinstance(found.get("message"), dict):
-        found.pop("message", None)
-    return found
-
-
-def _reason(body: dict[str, Any]) -> str:
-    """The reason typed in the deny modal ('' when missing, whatever shape the submission has)."""
-    value: Any = body
-    for key in ("view", "state", "values", "reason", "text", "value"):
-        value = value.get(key) if isinstance(value, dict) else None
-    return value if isinstance(value, str) else ""
-
-
-def _metadata(body: dict[str, Any]) -> object:
+def _metadata(body: Json) -> object:
     view = body.get("view")
-    return view.get("private_metadata") if isinstance(view, dict) else None
+    return view.get("private_metadata") if isinstance(view, Mapping) else None
 
 
 def _wait(click_limit: ClickLimit, user: str, now: float) -> float:
@@ -234,16 +216,6 @@ def _keep_shown(clicks: Clicks, reply: Reply, response_url: str) -> None:
         clicks.shown(reply.proposals, response_url, reply.message)
     except Exception:
         log.exception("could not keep where a command showed proposals", extra={"proposals": list(reply.proposals)})
-
-
-def _value(body: dict[str, Any]) -> str:
-    actions = body.get("actions") or [{}]
-    first = actions[0] if isinstance(actions, list) else {}
-    return str(first.get("value", "")) if isinstance(first, dict) else ""
-
-
-def _user(body: dict[str, Any]) -> str:
-    return str((body.get("user") or {}).get("id", ""))
 
 
 def _safely(work: Callable[[], ClickAnswer]) -> ClickAnswer:

@@ -26,7 +26,12 @@ from slack_sdk.models.blocks import (
     SectionBlock,
     TableBlock,
 )
-from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+from slack_sdk.models.blocks.basic_components import (
+    MarkdownTextObject,
+    PlainTextObject,
+    RawTextObject,
+    TableBlockColumnSettings,
+)
 from slack_sdk.models.views import View
 
 from lagbot.core import messages
@@ -111,11 +116,19 @@ def _row(p: PartitionVerdict) -> list[str]:
     ]
 
 
+def raw_cell(text: str) -> RawTextObject | dict[str, str]:
+    """A table cell shown as it is (a name's mrkdwn or mentions do nothing): slack_sdk's RawTextObject. slack_sdk
+    refuses an empty one (Slack documents raw_text as at least one character); an empty cell (the blanks of the
+    table's summary row) is sent as it always was, as its JSON."""
+    return RawTextObject(text=text) if text else {"type": "raw_text", "text": ""}
+
+
 def partition_table(verdict: GroupVerdict) -> TableBlock:
+    """The partitions as a table of raw_text cells, the numbers right-aligned."""
     rows = [list(TABLE_COLUMNS), *table_rows(verdict)]
-    cells = [[{"type": "raw_text", "text": messages.visible(cell)} for cell in row] for row in rows]
-    right = {"align": "right"}
-    settings: list[dict[str, str] | None] = [None, right, right, right, right, None, None]
+    cells = [[raw_cell(messages.visible(cell)) for cell in row] for row in rows]
+    right = TableBlockColumnSettings(align="right")
+    settings: list[TableBlockColumnSettings | None] = [None, right, right, right, right, None, None]
     return TableBlock(rows=cells, column_settings=settings)
 
 

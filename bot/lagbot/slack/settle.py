@@ -8,13 +8,13 @@ through the click's response_url. A failure to edit is logged: the run and its t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from slack_bolt import Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from lagbot.slack.payloads import ShownMessage
 from lagbot.slack.render import settled_blocks
 
 log = logging.getLogger(__name__)
@@ -24,9 +24,14 @@ UPDATE_ELSEWHERE = frozenset({"message_not_found", "cant_update_message"})
 
 
 def settle_proposal_message(
-    body: dict[str, Any], client: WebClient, respond: Respond, settled: Callable[[], str | None]
+    proposal_id: str,
+    shown: ShownMessage | None,
+    client: WebClient,
+    respond: Respond,
+    settled: Callable[[], str | None],
 ) -> None:
-    """Edit the clicked message when the proposal is settled (`settled()` gives its line, else None)."""
+    """Edit the clicked message (`shown`, as the click carried it) when the proposal is settled (`settled()` gives
+    its line, else None)."""
     try:
         line = settled()
     except Exception:
@@ -34,26 +39,20 @@ def settle_proposal_message(
         return
     if line is None:
         return
-    message: dict[str, Any] | None = body["message"] if isinstance(body.get("message"), dict) else None
-    container: dict[str, Any] = body["container"] if isinstance(body.get("container"), dict) else {}
-    actions = body.get("actions") or [{}]
-    proposal_id = str(actions[0].get("value", "")) if isinstance(actions[0], dict) else ""
-    if message is None or not proposal_id or not shows_buttons(message, proposal_id):
+    if shown is None or not proposal_id or not shows_buttons(shown.blocks, proposal_id):
         return  # a message that no longer shows them was retired already (an expiry, an earlier click)
-    blocks = list(settled_blocks(list(message.get("blocks") or []), proposal_id, line))
-    text = str(message.get("text") or "")
+    blocks = list(settled_blocks(shown.blocks, proposal_id, line))
     try:
-        channel, ts = container.get("channel_id"), message.get("ts")
-        if channel and ts and not container.get("is_ephemeral"):
+        if shown.channel and shown.ts and not shown.ephemeral:
             try:
-                client.chat_update(channel=str(channel), ts=str(ts), text=text, blocks=blocks)
+                client.chat_update(channel=shown.channel, ts=shown.ts, text=shown.text, blocks=blocks)
                 return
             except SlackApiError as exc:
                 # A message the app posted through a response_url (a `/lag remediate` reply) is not the bot
                 # user's to chat.update: it is edited the way it was posted.
                 if exc.response.get("error") not in UPDATE_ELSEWHERE:
                     raise
-        respond(text=text, blocks=blocks, replace_original=True)
+        respond(text=shown.text, blocks=blocks, replace_original=True)
     except SlackApiError as exc:  # the edit is cosmetic: the outcome is in the thread and the audit trail
         error = exc.response.get("error")
         log.warning("could not edit the proposal message", extra={"proposal": proposal_id, "error": error})
@@ -61,11 +60,15 @@ def settle_proposal_message(
         log.exception("could not edit the proposal message", extra={"proposal": proposal_id})
 
 
-def shows_buttons(message: dict[str, Any], proposal_id: str) -> bool:
-    """Whether the message still holds a button of the proposal (a block's action id is `<verb>:<proposal id>`)."""
+def shows_buttons(blocks: Sequence[Mapping[str, object]], proposal_id: str) -> bool:
+    """Whether the blocks still hold a button of the proposal (a block's action id is `<verb>:<proposal id>`)."""
     return any(
         isinstance(element, dict) and str(element.get("action_id", "")).split(":", 1)[-1] == proposal_id
-        for block in message.get("blocks") or []
-        if isinstance(block, dict) and block.get("type") == "actions"
-        for element in block.get("elements") or []
+        for block in blocks
+        if block.get("type") == "actions"
+        for element in _list(block.get("elements"))
     )
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
