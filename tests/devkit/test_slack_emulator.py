@@ -92,11 +92,13 @@ def test_thread_and_edit_in_place(slack: SlackEmulator) -> None:
         ([{"type": "table", "rows": [[{"type": "raw_text", "text": "c"}]] * 101}], "/blocks/0/rows"),
         ([{"type": "table", "rows": [[{"type": "raw_text", "text": "c"}] * 21]}], "/blocks/0/rows/0"),
         ([{"type": "table", "rows": [[{"type": "raw_text", "text": "c"}]]}] * 2, "/blocks"),
+        ([{"type": "table", "rows": [[{"type": "raw_text", "text": "c"}, {"type": "raw_text", "text": ""}]]}],
+         "/blocks/0/rows/0/1/text"),
         ([{"type": "carousel"}], "/blocks/0/type"),
         ([{"type": "section", "fields": [{"type": "mrkdwn", "text": "f"}] * 11}], "/blocks/0/fields"),
     ],
     ids=["51-blocks", "section-3001", "header-151", "header-mrkdwn", "button-text-76", "button-value-2001",
-         "table-101-rows", "table-21-cells", "two-tables", "unknown-type", "11-fields"],
+         "table-101-rows", "table-21-cells", "two-tables", "empty-cell", "unknown-type", "11-fields"],
 )  # fmt: skip
 def test_block_kit_limits_answer_invalid_blocks(slack: SlackEmulator, blocks: list[Any], pointer: str) -> None:
     with pytest.raises(SlackApiError) as rejected:

@@ -281,11 +281,11 @@ def test_top_orders_by_severity_then_lag_seconds_and_marks_silences() -> None:
     assert texts(reply) == ["*Worst 5 of 6 group(s)* at the last scheduled check, by severity then lag in seconds"]
     assert table_cells(reply) == [
         ["group", "cluster", "severity", "status", "lag", "behind", "trend", "silenced"],
-        ["paged", "staging", "PAGE", "OK", "2.5 M", "5 s", "steady", ""],
+        ["paged", "staging", "PAGE", "OK", "2.5 M", "5 s", "steady", "-"],
         ["critical-far", "prod", "CRITICAL", "OK", "500,001", "60 min", "steady", "30 min left"],
-        ["critical-slight", "prod", "CRITICAL", "OK", "600,000", "30 s", "steady", ""],
-        ["warned-unknown", "prod", "WARN", "ERR", "-", "-", "steady", ""],
-        ["warned-late", "prod", "WARN", "OK", "10", "15 min", "steady", ""],
+        ["critical-slight", "prod", "CRITICAL", "OK", "600,000", "30 s", "steady", "-"],
+        ["warned-unknown", "prod", "WARN", "ERR", "-", "-", "steady", "-"],
+        ["warned-late", "prod", "WARN", "OK", "10", "15 min", "steady", "-"],
     ]
     assert reply.text.splitlines() == [
         "1. PAGE `paged` (`staging`): consuming, lag 2.5 M, 5 s behind",

@@ -129,4 +129,6 @@ def _table_errors(block: dict[str, Any], where: str) -> list[str]:
         for c, cell in enumerate(row):
             if not isinstance(cell, dict) or cell.get("type") not in ("raw_text", "raw_number", "rich_text"):
                 errors.append(f"must be raw_text, raw_number or rich_text [json-pointer:{where}/rows/{r}/{c}/type]")
+            elif cell["type"] == "raw_text" and not (isinstance(cell.get("text"), str) and cell["text"]):
+                errors.append(f"must be more than 0 characters [json-pointer:{where}/rows/{r}/{c}/text]")
     return errors

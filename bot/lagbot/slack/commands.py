@@ -153,9 +153,7 @@ def top_reply(verdicts: Sequence[GroupSummary], silenced: Mapping[tuple[str, str
         return text_reply(wording.lag_top_empty(), public=public)
     shown = worst_first(verdicts)[:n]
     rows = [wording.lag_top_columns(), *(_top_row(v, silenced.get((v.cluster, v.group))) for v in shown)]
-    cells = [
-        [{"type": "raw_text", "text": render.clip(messages.visible(cell), MAX_CELL)} for cell in row] for row in rows
-    ]
+    cells = [[render.raw_cell(render.clip(messages.visible(cell), MAX_CELL)) for cell in row] for row in rows]
     title = SectionBlock(text=MarkdownTextObject(text=wording.lag_top_title(len(shown), len(verdicts))))
     fallback = "\n".join(wording.lag_top_line(i, v) for i, v in enumerate(shown, start=1))
     blocks: list[Block] = [title, TableBlock(rows=cells)]

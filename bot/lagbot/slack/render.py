@@ -116,11 +116,10 @@ def _row(p: PartitionVerdict) -> list[str]:
     ]
 
 
-def raw_cell(text: str) -> RawTextObject | dict[str, str]:
-    """A table cell shown as it is (a name's mrkdwn or mentions do nothing): slack_sdk's RawTextObject. slack_sdk
-    refuses an empty one (Slack documents raw_text as at least one character); an empty cell (the blanks of the
-    table's summary row) is sent as it always was, as its JSON."""
-    return RawTextObject(text=text) if text else {"type": "raw_text", "text": ""}
+def raw_cell(text: str) -> RawTextObject:
+    """A table cell shown as it is (a name's mrkdwn or mentions do nothing): slack_sdk's RawTextObject. Slack refuses
+    a raw_text of no text (at least one character), so an empty one shows the empty cell's mark."""
+    return RawTextObject(text=text or incident_wording.EMPTY_CELL)
 
 
 def partition_table(verdict: GroupVerdict) -> TableBlock:

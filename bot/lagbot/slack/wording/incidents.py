@@ -50,8 +50,12 @@ def slack_table_title(v: GroupVerdict) -> str:
     return f"*Partitions of* `{slack_escape(v.group)}` ({len(v.partitions)}), lagging first"
 
 
+EMPTY_CELL = "-"
+"""What a table cell with nothing to say shows: Slack refuses a raw_text cell of no text (at least one character)."""
+
+
 def slack_table_summary_row(partitions: int, lag: int, columns: int) -> list[str]:
-    return [f"… {partitions} more", "", "", str(lag), "", "", ""][:columns]
+    return [f"… {partitions} more", EMPTY_CELL, EMPTY_CELL, str(lag), EMPTY_CELL, EMPTY_CELL, EMPTY_CELL][:columns]
 
 
 def slack_cause(c: Cause, remedy: str | None) -> str:
