@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lagbot.slack.app import MAX_PRIVATE_METADATA, _metadata, _reason, _value, clicked_message, deny_metadata
+from lagbot.slack.payloads import MAX_PRIVATE_METADATA, action_value, clicked_message, deny_metadata, reason
 
 CLICK: dict[str, Any] = {
     "actions": [{"action_id": "deny:p1", "value": "p1"}],
@@ -22,7 +22,7 @@ def test_the_clicked_message_rides_in_the_metadata_and_comes_back() -> None:
     text = deny_metadata("p1", CLICK)
     assert len(text) <= MAX_PRIVATE_METADATA
     back = clicked_message(text)
-    assert _value(back) == "p1"
+    assert action_value(back) == "p1"
     assert back["message"] == CLICK["message"]
     assert back["container"] == {"channel_id": "C1", "is_ephemeral": False}
     assert back["response_url"] == "https://hooks.example/r"
@@ -38,11 +38,11 @@ def test_a_message_too_big_for_the_metadata_leaves_only_the_proposal_id() -> Non
 @pytest.mark.parametrize("metadata", ["p1", "", None, "[]", '{"actions": []}', '{"actions": "x"}', "{", 7])
 def test_any_other_metadata_is_a_bare_proposal_id(metadata: object) -> None:
     back = clicked_message(metadata)
-    assert _value(back) == str(metadata or "") and "message" not in back
+    assert action_value(back) == str(metadata or "") and "message" not in back
 
 
 @pytest.mark.parametrize(
-    ("body", "reason"),
+    ("body", "typed"),
     [
         ({"view": {"state": {"values": {"reason": {"text": {"value": " why "}}}}}}, " why "),
         ({"view": {"state": {"values": {"reason": {"text": {"value": None}}}}}}, ""),
@@ -53,9 +53,5 @@ def test_any_other_metadata_is_a_bare_proposal_id(metadata: object) -> None:
         ({}, ""),
     ],
 )
-def test_the_reason_is_read_from_a_submission_of_any_shape(body: dict[str, Any], reason: str) -> None:
-    assert _reason(body) == reason
-
-
-def test_metadata_of_a_view_that_is_not_an_object_is_none() -> None:
-    assert _metadata({"view": "x"}) is None and _metadata({"view": {"private_metadata": "p"}}) == "p"
+def test_the_reason_is_read_from_a_submission_of_any_shape(body: dict[str, Any], typed: str) -> None:
+    assert reason(body.get("view")) == typed

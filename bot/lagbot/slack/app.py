@@ -14,7 +14,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from slack_bolt import Ack, App, Respond
@@ -180,20 +180,6 @@ def _approval_listeners(app: App, clicks: Clicks, clock: Callable[[], float], cl
     app.action(re.compile(r"^approve:"))(ack=ack_only, lazy=[approve])
     app.action(re.compile(r"^deny:"))(open_deny)
     app.view(DENY_CALLBACK)(ack=check_reason, lazy=[deny])
-
-
-# What tests/slack/test_deny_metadata.py reads a request's body with: the payloads' own readers.
-_value = payloads.action_value
-
-
-def _reason(body: Json) -> str:
-    """The reason typed in the deny modal of a submission's body ('' when missing)."""
-    return payloads.reason(body.get("view"))
-
-
-def _metadata(body: Json) -> object:
-    view = body.get("view")
-    return view.get("private_metadata") if isinstance(view, Mapping) else None
 
 
 def _wait(click_limit: ClickLimit, user: str, now: float) -> float:
