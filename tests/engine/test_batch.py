@@ -23,7 +23,8 @@ from lagbot.core.model import ClusterSnapshot, GroupVerdict, GroupWindow, TopicP
 from lagbot.engine import check
 from lagbot.engine.batch import group_rows
 from lagbot.engine.check import judge, judge_window
-from lagbot.engine.timeindex import IndexPoint, IndexTables
+from lagbot.engine.index_tables import IndexTables
+from lagbot.engine.timeindex import IndexPoint
 from lagbot.engine.window import MemoryWindowStore
 from tests.support.histories import CLUSTER, GROUPS, History
 

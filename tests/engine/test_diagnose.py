@@ -26,7 +26,8 @@ from lagbot.core.model import (
     Status,
 )
 from lagbot.engine import wording as engine_wording
-from lagbot.engine.diagnose import diagnose, replicas_needed
+from lagbot.engine.capacity import replicas_needed
+from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
 from lagbot.service.remedies import remedy
 

@@ -20,7 +20,9 @@ from lagbot.core.model import ClusterSnapshot, GroupVerdict, GroupWindow, TopicP
 from lagbot.engine.check import judge_window
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import evaluate_group
-from lagbot.engine.timeindex import IndexPoint, IndexTables, with_index
+from lagbot.engine.index_figures import with_index
+from lagbot.engine.index_tables import IndexTables
+from lagbot.engine.timeindex import IndexPoint
 from lagbot.engine.window import MemoryWindowStore
 from tests.support.histories import CLUSTER, GROUPS, History
 

@@ -20,9 +20,10 @@ from lagbot.core.config import build_settings
 from lagbot.core.model import PartitionSample
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.engine.check import Checker
+from lagbot.engine.index_figures import baseline_rate, lag_seconds_by_index
 from lagbot.engine.rates import lag_seconds
 from lagbot.engine.report import report_json
-from lagbot.engine.timeindex import BaselineCache, IndexPoint, baseline_rate, lag_seconds_by_index, offsets_at
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, offsets_at
 from lagbot.engine.window import MemoryWindowStore
 from lagbot.service.remedies import remedy
 from tests.conftest import Kafka, Names

@@ -10,7 +10,9 @@ import numpy as np
 
 from lagbot.core.model import GroupState, GroupVerdict, PartitionVerdict, Severity, Status, TopicPartition, Trend
 from lagbot.engine.evaluate import group_lag_seconds
-from lagbot.engine.timeindex import IndexPoint, IndexTables, _indexed, baselines, point, with_index
+from lagbot.engine.index_figures import baselines, partition_with_index, with_index
+from lagbot.engine.index_tables import IndexTables
+from lagbot.engine.timeindex import IndexPoint, point
 
 
 def partition(p: int, committed: int | None, log_end: int, seconds: float | None, bound: bool) -> PartitionVerdict:
@@ -155,7 +157,7 @@ def test_one_index_judges_partitions_shared_by_groups_as_the_rules_do() -> None:
         for _ in range(6):
             drawn = [(j, *random_points(rng)[1:]) for j in range(4) if rng.random() < 0.8]
             parts = [partition(j, c, e, rng.choice([None, 5.0, 2_000.0]), True) for j, c, e in drawn]
-            assert [index.improve(p) for p in parts] == [_indexed(p, history[p.tp], NOW) for p in parts]
+            assert [index.improve(p) for p in parts] == [partition_with_index(p, history[p.tp], NOW) for p in parts]
             improved += sum(index.improve(p).lag_seconds_method == "time_index" for p in parts)
             tps, ends = [p.tp for p in parts], [p.log_end for p in parts]
             measured_at = NOW - rng.choice([0.0, 1.0])

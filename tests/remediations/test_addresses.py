@@ -33,7 +33,7 @@ BRANCHES = [
     (cause(CauseKind.DATA_LOSS, CHURN), "reset_offsets"),
     (cause(CauseKind.RETENTION_RISK), "drain"),
     (cause(CauseKind.STUCK_CONSUMER), "restart"),
-    # a record holds it (diagnose.poison_record), or a churn with a mechanism explains it: no restart
+    # a record holds it (causes.poison_record), or a churn with a mechanism explains it: no restart
     (cause(CauseKind.STUCK_CONSUMER, POISON), None),
     (cause(CauseKind.STUCK_CONSUMER, CHURN), None),
     (cause(CauseKind.NO_ACTIVE_MEMBERS), "scale"),
@@ -43,11 +43,11 @@ BRANCHES = [
     (cause(CauseKind.HOT_PARTITION, SLOW), "restart"),
     (cause(CauseKind.HOT_PARTITION), "drain"),  # key skew, or no reason known
     (cause(CauseKind.HOT_PARTITION, SLOW, CHURN), "restart"),
-    (cause(CauseKind.HOT_PARTITION, SLOW, POISON), None),  # the poisoned partition (diagnose.poison_explains_hot)
+    (cause(CauseKind.HOT_PARTITION, SLOW, POISON), None),  # the poisoned partition (explaining.poison_explains_hot)
     (cause(CauseKind.HOT_PARTITION, POISON), None),
     (cause(CauseKind.THROUGHPUT_DEFICIT), "scale"),
     (cause(CauseKind.THROUGHPUT_DEFICIT, CHURN), None),
-    # rates measured across a membership change (diagnose.rates_across_membership_change): nothing is sized from them
+    # rates measured across a membership change (explaining.rates_across_membership_change): nothing is sized from them
     (cause(CauseKind.THROUGHPUT_DEFICIT, UNTRUSTED), None),
     (cause(CauseKind.PARTITION_CEILING, UNTRUSTED), None),
     (cause(CauseKind.PARTITION_CEILING), "drain"),

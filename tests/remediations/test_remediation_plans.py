@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from lagbot.core.model import GroupState, Status
-from lagbot.engine.diagnose import replicas_needed
+from lagbot.engine.capacity import replicas_needed
 from lagbot.remediations import packages, registry
 from lagbot.remediations.base import Plan, PlanError, Risk
 from lagbot.remediations.executors.base import Workload

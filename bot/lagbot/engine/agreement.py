@@ -1,6 +1,6 @@
 """Causes that agree with each other: what one cause explains, another must not claim.
 
-Pure functions on a group's verdict, used by lagbot.engine.diagnose:
+Pure functions on a group's verdict, used by the cause rules (lagbot.engine.causes, capacity, churn, burst):
 
 - `stuck_confidence`: a partition judged stuck on its window alone (STALL over `min_span`) is 0.9 sure; one
   judged against its siblings in a shorter window grows surer with every sibling commit it was judged on.

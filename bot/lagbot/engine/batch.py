@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # types only: the array route alone loads numpy, and judging 
 
 
 class TimeIndex(Protocol):
-    """The broker's time index of a cycle, as the evaluator asks it (lagbot.engine.timeindex `IndexTables`): the
+    """The broker's time index of a cycle, as the evaluator asks it (lagbot.engine.index_tables `IndexTables`): the
     figure of lag in seconds it gives a partition where the window's is unknown or only a lower bound it improves on,
     put in the verdict when the verdict is made."""
 

@@ -1,9 +1,9 @@
-"""`producer_burst` against the broker's own history: the recent produce rate against the baseline before it.
+"""`producer_burst`: the recent produce rate against the rate before it, from the broker's own history or the window.
 
-The window alone compares its newest interval with its earlier ones, which miss a burst that began before the
-window or filled it. The time index (lagbot.engine.timeindex) gives the group's produce rate over horizons before the
-check (`GroupVerdict.baseline_produce`); from two of them the rate over the short recent horizon and the rate
-over the time before it follow:
+The window alone compares its newest interval with its earlier ones (`producer_burst`, when there is no history),
+which miss a burst that began before the window or filled it. The time index (lagbot.engine.timeindex) gives the
+group's produce rate over horizons before the check (`GroupVerdict.baseline_produce`); from two of them the rate
+over the short recent horizon and the rate over the time before it follow:
 
     before = (long rate x long horizon - recent rate x recent horizon) / (long horizon - recent horizon)
 
@@ -189,3 +189,37 @@ def window_vs_birth(window: GroupWindow, full: Sequence[Sequence[PartitionSample
     if before <= 0 or recent < BURST_FACTOR * before:
         return None
     return Burst(recent, newest - first, before, first - born_at, latest >= BURST_FACTOR * before, latest)
+
+
+def producer_burst(window: GroupWindow | None, *, scalable: bool = True) -> Cause | None:
+    """The newest interval's produce rate is >= 3x the trailing average over the rest of the window: a burst that goes
+    on (`Fact.ONGOING`), `Fact.SCALABLE` when `scalable` (not one consumer per partition already)."""
+    if window is None or len(window.samples) < 3:
+        return None
+    times = [g.at for g in window.samples]
+    # Only partitions observed at every sample time: a partition that appeared mid-window is not a burst.
+    # A partition's samples are a subsequence of the group's sample times, so equal length means all of them.
+    columns = window.columns  # every partition has every sample (and there is one): the log ends are its arrays'
+    full = [] if columns is not None else [s for s in window.partitions.values() if len(s) == len(times)]
+    if columns is None and not full:
+        return None
+    recent_dt = times[-1] - times[-2]
+    trailing_dt = times[-2] - times[0]
+    if recent_dt <= 0 or trailing_dt <= 0:
+        return None
+    if columns is not None:
+        ends = columns.log_end[:, (0, -2, -1)].T.tolist()
+        first, previous, newest = (sum(column) for column in ends)
+    else:
+        first, previous, newest = (sum(samples[i].log_end for samples in full) for i in (0, -2, -1))
+    recent = (newest - previous) / recent_dt
+    trailing = (previous - first) / trailing_dt
+    if trailing <= 0 or recent < BURST_FACTOR * trailing:
+        return None
+    return Cause(
+        kind="producer_burst",
+        explanation=wording.cause_burst(recent, trailing),
+        confidence=0.7,
+        evidence={"recent_rate": round(recent, 2), "trailing_rate": round(trailing, 2)},
+        facts=frozenset({Fact.ONGOING, Fact.SCALABLE} if scalable else {Fact.ONGOING}),
+    )

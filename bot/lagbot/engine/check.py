@@ -24,7 +24,8 @@ from lagbot.engine.collector import collect, make_admin
 from lagbot.engine.diagnose import diagnose
 from lagbot.engine.evaluate import error_verdict, evaluate_group
 from lagbot.engine.exactlag import first_timestamps, pick, with_exact
-from lagbot.engine.timeindex import BaselineCache, IndexPoint, IndexTables, offsets_at
+from lagbot.engine.index_tables import IndexTables
+from lagbot.engine.timeindex import BaselineCache, IndexPoint, offsets_at
 from lagbot.engine.window import WindowStore
 
 log = logging.getLogger(__name__)
@@ -126,8 +127,8 @@ def judge_window(
     rows: GroupRows | None = None,
 ) -> GroupVerdict:
     """One group's verdict, with its causes, from its window (and the broker's time index, when asked): what
-    lagbot.engine.timeindex `with_index` adds to the window's verdict, put in as the verdict is made. `rows`: what the
-    array rules found of its window with the others of its sample times (`group_rows`, given the same `now` and
+    lagbot.engine.index_figures `with_index` adds to the window's verdict, put in as the verdict is made. `rows`: what
+    the array rules found of its window with the others of its sample times (`group_rows`, given the same `now` and
     `index`)."""
     thresholds = settings.thresholds if thresholds_for is None else thresholds_for(window.cluster, window.group)
     found: tuple[tuple[float, float | None], ...] = ()

@@ -1,7 +1,7 @@
 """Exact lag in seconds: the timestamp of the first unconsumed record, read for the N partitions furthest behind.
 
 The window (Kafka Lag Exporter's interpolation, lagbot.engine.rates) and the broker's time index
-(lagbot.engine.timeindex) estimate when the first unconsumed message was written. Where reading that one record is
+(lagbot.engine.index_figures) estimate when the first unconsumed message was written. Where reading that one record is
 allowed (`evaluation.exact_lag_seconds` > 0, READ on the topic), its own timestamp says it exactly: lag in seconds
 is `now` minus that timestamp, and `lag_seconds_method` is 'exact'.
 

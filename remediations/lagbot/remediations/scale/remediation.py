@@ -1,6 +1,6 @@
 """Scale the consumers' workload to the replicas that would keep up with the producers.
 
-The target is lagbot.engine.diagnose.replicas_needed: the produce rate (with headroom) over the per-consumer consume
+The target is lagbot.engine.capacity.replicas_needed: the produce rate (with headroom) over the per-consumer consume
 rate, at most one consumer per partition (more would sit idle), then held inside the policy's
 [min_replicas, max_replicas]. An explicit `replicas` must already lie inside those limits.
 
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from lagbot.core import messages
 from lagbot.core.config import Duration
 from lagbot.core.model import GroupVerdict
-from lagbot.engine.diagnose import replicas_needed
+from lagbot.engine.capacity import replicas_needed
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
     ArgsError,
