@@ -41,16 +41,8 @@ from lagbot.engine.rates import consume_rate, lag_seconds, produce_rate
 from lagbot.engine.rows import consume_rates, lag_seconds_rows, plain_findings, plain_rows, produce_rates
 from lagbot.engine.rules import partition_status
 from lagbot.engine.siblings import commit_times, commit_times_rows, still_and_growing, still_and_growing_rows
-from lagbot.engine.window import (
-    MemoryWindowStore,
-    RedisWindowStore,
-    WindowStore,
-    _Entry,
-    _entry,
-    _new_entry,
-    decode_entry,
-    encode_entry,
-)
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
+from lagbot.engine.window_entries import Entry, decode_entry, encode_entry, entry_of, new_entry
 from tests.support.histories import CLUSTER, GROUPS, History
 
 THRESHOLDS = (
@@ -301,7 +293,7 @@ def test_an_entry_encodes_the_same_with_or_without_arrays() -> None:
         {("orders", 0): 50, ("orders", 1): 7, ("payments", 0): 2**40 + 9},
         {("orders", 0): 3, ("orders", 1): 0},
     )
-    with_arrays, without = _entry(snapshot, group, arrays=True), _entry(snapshot, group, arrays=False)
+    with_arrays, without = entry_of(snapshot, group, arrays=True), entry_of(snapshot, group, arrays=False)
     assert with_arrays.columns is not None and with_arrays.samples is None and without.samples is not None
     assert encode_entry(with_arrays) == encode_entry(without)
     decoded = decode_entry(encode_entry(with_arrays))
@@ -428,24 +420,24 @@ def test_rule_histories_judge_the_same_both_ways() -> None:
 
 
 def test_an_entry_made_from_the_snapshot_is_the_one_made_from_its_samples() -> None:
-    # `_entry` makes the arrays straight from the snapshot's offsets; `_new_entry` from the samples (what a decoded
+    # `entry_of` makes the arrays straight from the snapshot's offsets; `new_entry` from the samples (what a decoded
     # entry goes through): the same entry, arrays or samples alike, on random histories with big offsets too.
     rng = random.Random(17)
     with_columns = without = 0
     for _ in range(60):
         history = History(rng)
-        previous: dict[str, _Entry] = {}
+        previous: dict[str, Entry] = {}
         for _ in range(rng.randint(1, 4)):
             snapshot = history.step()
             for group in snapshot.groups.values():
                 like = previous.get(group.group)
-                made = _entry(snapshot, group, like=like)
+                made = entry_of(snapshot, group, like=like)
                 partitions = {
                     tp: PartitionSample(snapshot.taken_at, c, snapshot.log_end[tp], snapshot.log_start[tp])
                     for tp, c in group.committed.items()
                 }
                 args = (snapshot.taken_at, group.state, group.members, group.generation, partitions)
-                reference = _new_entry(*args, like=like)
+                reference = new_entry(*args, like=like)
                 assert replace(made, columns=None) == replace(reference, columns=None)
                 if like is not None and like.tps == made.tps:
                     assert made.tps is like.tps

@@ -21,12 +21,8 @@ from lagbot.core.model import (
     TopicPartition,
 )
 from lagbot.core.stored import StoredFormatError
-from lagbot.engine.window import (
-    FORMAT_VERSION,
-    MemoryWindowStore,
-    RedisWindowStore,
-    WindowStore,
-)
+from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
+from lagbot.engine.window_entries import FORMAT_VERSION
 
 SAMPLES = 5
 TTL = 600.0

@@ -9,13 +9,7 @@ import random
 
 from lagbot.core.model import GroupState, Member, PartitionSample
 from lagbot.core.stored import encode
-from lagbot.engine.window import (
-    FORMAT_VERSION,
-    _entry_samples,
-    _new_entry,
-    decode_entry,
-    encode_entry,
-)
+from lagbot.engine.window_entries import FORMAT_VERSION, decode_entry, encode_entry, entry_samples, new_entry
 
 MEMBER = Member("m-1", "c-1", "/10.0.0.1", (("a", 0),))
 
@@ -42,7 +36,7 @@ def samples(topics: dict[str, list[list[int | None]]]) -> dict[tuple[str, int], 
 def decoded_as_samples(raw: str) -> dict[tuple[str, int], PartitionSample]:
     entry = decode_entry(raw)
     assert (entry.state, entry.members, entry.generation) == (GroupState.STABLE, (MEMBER,), 3)
-    return dict(zip(entry.tps, _entry_samples(entry), strict=True))
+    return dict(zip(entry.tps, entry_samples(entry), strict=True))
 
 
 def test_random_entries_round_trip_through_their_arrays() -> None:
@@ -55,11 +49,11 @@ def test_random_entries_round_trip_through_their_arrays() -> None:
             )
             for _ in range(rng.randint(1, 30))
         }
-        entry = _new_entry(60.0, GroupState.STABLE, (MEMBER,), 3, partitions, like=None)
+        entry = new_entry(60.0, GroupState.STABLE, (MEMBER,), 3, partitions, like=None)
         decoded = decode_entry(encode_entry(entry), like=previous)
         assert decoded.columns is not None and decoded.samples is None  # made straight from the rows
         assert decoded.tps == tuple(sorted(partitions))
-        assert dict(zip(decoded.tps, _entry_samples(decoded), strict=True)) == partitions
+        assert dict(zip(decoded.tps, entry_samples(decoded), strict=True)) == partitions
         previous = decoded
     again = decode_entry(encode_entry(previous), like=previous)
     assert again.tps is previous.tps  # entries of the same partitions share one tuple

@@ -186,7 +186,7 @@ class ColumnSamples(Sequence[PartitionSample]):
     first time it is read and kept by the view: the evaluator judges most partitions from the window's arrays
     (WindowColumns) and reads the samples of the others only, so a view keeps nothing until one is read (a window
     has a view per partition, 100,000 per cycle at 2,000 groups x 50 partitions).
-    The window store builds these views (lagbot.engine.window), so that a window kept for 30 cycles holds arrays
+    The window store builds these views (lagbot.engine.window_entries), so that a window kept for 30 cycles holds arrays
     rather than one object per partition and sample. Equal to the tuple of the same samples, as a tuple is to
     another.
     """

@@ -181,7 +181,7 @@ def judge_stack(
 
 TOTALS_LIMIT = 2**14
 """A group of this many partitions or more has its total lags added up by the evaluator (in Python's ints): int64
-sums of so many offsets below 2**48 (lagbot.engine.window) could overflow."""
+sums of so many offsets below 2**48 (lagbot.engine.window_entries) could overflow."""
 
 
 def _stacked(parts: Sequence[WindowColumns]) -> WindowColumns:

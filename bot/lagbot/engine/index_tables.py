@@ -14,14 +14,14 @@ from lagbot.core.model import PartitionSample, PartitionVerdict, TopicPartition
 from lagbot.engine.index_figures import baselines, index_wins, lag_seconds_by_index, partition_with_index
 from lagbot.engine.rows import lag_seconds_arrays, lag_seconds_tables
 from lagbot.engine.timeindex import IndexPoint
+from lagbot.engine.window_entries import EXACT_LIMIT
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-_EXACT_LIMIT = 2**48
-"""Offsets at or above this (or negative) are judged by `lag_seconds_by_index` and `baselines` (as in
-lagbot.engine.window): int64 and float64 arithmetic on them would not be exact."""
+# Offsets at or above EXACT_LIMIT (or negative) are judged by `lag_seconds_by_index` and `baselines`, as the windows
+# judge them (lagbot.engine.window_entries): int64 and float64 arithmetic on them would not be exact.
 
 
 def _time(point: tuple[float, int]) -> float:
@@ -95,7 +95,7 @@ class IndexTables:
         points = [found if whole else first for found, whole in zip(self.history.values(), full, strict=True)]
         ends = [[p.log_end for p in found] for found in points]
         self.past_at = np.array([[p.at for p in found] for found in points], dtype=np.float64).reshape(shape)
-        exact = [all(e is None or 0 <= e < _EXACT_LIMIT for e in row) for row in ends]
+        exact = [all(e is None or 0 <= e < EXACT_LIMIT for e in row) for row in ends]
         self.summed = [
             _LEFT_OUT if not whole else _SUMMED if fits else _ROUNDED for whole, fits in zip(full, exact, strict=True)
         ]
@@ -275,17 +275,17 @@ def _kind(table: Sequence[tuple[float, int]]) -> int:
     """How `IndexTables` finds the figure of a partition with this table (`_NO_TABLE`, `_ARRAYS`, `_SCALAR`)."""
     if not table:
         return _NO_TABLE
-    return _ARRAYS if all(0 <= end < _EXACT_LIMIT for _, end in table) else _SCALAR
+    return _ARRAYS if all(0 <= end < EXACT_LIMIT for _, end in table) else _SCALAR
 
 
 def _exact_ints(offsets: Sequence[int] | NDArray[np.int64]) -> bool:
-    """The offsets fit an int64 array: an array already, or ints from 0 to below `_EXACT_LIMIT`."""
-    return not isinstance(offsets, list | tuple) or all(0 <= end < _EXACT_LIMIT for end in offsets)
+    """The offsets fit an int64 array: an array already, or ints from 0 to below `EXACT_LIMIT`."""
+    return not isinstance(offsets, list | tuple) or all(0 <= end < EXACT_LIMIT for end in offsets)
 
 
 def _exact(offsets: NDArray[np.int64]) -> bool:
-    """The offsets are ones the arrays take exactly (from 0 to below `_EXACT_LIMIT`)."""
-    return not len(offsets) or (int(offsets.min()) >= 0 and int(offsets.max()) < _EXACT_LIMIT)
+    """The offsets are ones the arrays take exactly (from 0 to below `EXACT_LIMIT`)."""
+    return not len(offsets) or (int(offsets.min()) >= 0 and int(offsets.max()) < EXACT_LIMIT)
 
 
 _NO_TABLE, _ARRAYS, _SCALAR = 0, 1, 2
