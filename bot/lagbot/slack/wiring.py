@@ -8,6 +8,7 @@ check of one group samples only that group into a private copy of its window bef
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 
@@ -22,6 +23,8 @@ from lagbot.slack.commands import Reply
 from lagbot.slack.guard import CommandGuard
 from lagbot.slack.replies import audit_reply, remediate_reply
 from lagbot.slack.subcommands import run_command
+
+log = logging.getLogger(__name__)
 
 
 def digest_config_for(settings: Settings, channel: str) -> DigestConfig:
@@ -77,7 +80,19 @@ class BotCommands:
         verdicts = checker.judge_stored(cluster, [group])
         if not verdicts:
             raise LookupError(f"group {group!r} has no window on cluster {cluster!r} after a fresh check")
-        return verdicts[0]
+        return self._with_pods(verdicts[0])
+
+    def _with_pods(self, verdict: GroupVerdict) -> GroupVerdict:
+        """The verdict with what its blamed owners' pods show on its causes, as the incident thread shows them
+        (lagbot.service.pod_causes, through the remediator's readings: a pod read within their time is not read
+        again). No remediator, no workload, or pods that cannot be read: the verdict as the broker sees it."""
+        if self.remediator is None:
+            return verdict
+        try:
+            return self.remediator.explained(verdict, now=self.bot.clock())
+        except Exception:  # the group's answer never fails for its pods
+            log.exception("pod evidence failed", extra={"group": verdict.group, "cluster": verdict.cluster})
+            return verdict
 
     def post_digest(self, channel: str) -> None:
         self.bot.digest(digest_config_for(self.bot.settings, channel))
