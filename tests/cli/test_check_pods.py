@@ -139,8 +139,9 @@ def test_check_shows_an_oom_looping_owner_s_pod_in_the_table_and_json(
     assert cause["pods"] == [{"pod": pod, **owner, "findings": found}]
     assert cause["explanation"] == f"{explanation(stalled, member)}; owner pods: {'; '.join(found)}"
     assert (cause["remediation"], document["pods_error"], document["exit_code"]) == ("restart", None, code)
-    others = [c["pods"] for c in document["groups"][0]["causes"] if c["kind"] != "stuck_consumer"]
-    assert others == [[]] * len(others)
+    # A cause that blames the same member (its partition, hot) shows the same pod; one that blames none shows none.
+    blamed = {"stuck_consumer": [cause["pods"][0]], "hot_partition": [cause["pods"][0]]}
+    assert all(c["pods"] == blamed.get(c["kind"], []) for c in document["groups"][0]["causes"])
 
     # The table's cause line, as the thread's: the pod lines after the broker's explanation (as of its own check).
     shown = {

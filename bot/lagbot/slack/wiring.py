@@ -64,6 +64,10 @@ class BotCommands:
         return [s for c in self.bot.settings.clusters for s in self.bot.current_summaries(c.name)]
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
+        """A fresh check of the group, its causes with the owners' pods as the incident thread shows them."""
+        return self._with_pods(self._fresh(cluster, group))
+
+    def _fresh(self, cluster: str, group: str) -> GroupVerdict:
         settings = self.bot.settings
         only = settings.cluster(cluster).model_copy(
             update={"groups": settings.cluster(cluster).groups.model_copy(update={"include": [re.escape(group)]})}
@@ -80,7 +84,7 @@ class BotCommands:
         verdicts = checker.judge_stored(cluster, [group])
         if not verdicts:
             raise LookupError(f"group {group!r} has no window on cluster {cluster!r} after a fresh check")
-        return self._with_pods(verdicts[0])
+        return verdicts[0]
 
     def _with_pods(self, verdict: GroupVerdict) -> GroupVerdict:
         """The verdict with what its blamed owners' pods show on its causes, as the incident thread shows them
@@ -103,7 +107,7 @@ class BotCommands:
     def remediate(self, cluster: str, group: str, action: str, user: str, *, args: Sequence[str]) -> Reply:
         if self.remediator is None:
             raise NotImplementedError  # a bot without remediations: "not available" (lagbot.slack.subcommands)
-        verdict = self.check_group(cluster, group)
+        verdict = self._fresh(cluster, group)  # its pods are read by the remediation that needs them
         return remediate_reply(self.remediator, verdict, action, user, args, now=self.bot.clock())
 
     def report(self, channel: str, days: int, *, public: bool) -> Reply:
