@@ -31,13 +31,13 @@ from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wiring import BotCommands
 from tests.conftest import Kafka, Names
 from tests.support.k8s_fixtures import Cluster
-from tests.support.pod_evidence_rig import POD_GET, REPLICA_SETS, Counted, container, oom_looping, orders
+from tests.support.pod_evidence_rig import POD_GET, REPLICA_SETS, Counted, container, oom_looping, orders, unread
 from tests.support.pod_lines_rig import HOST, Stalled, policy, stalled_on_pods
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
 
-__all__ = ["orders"]  # a fixture, from tests.support.pod_evidence_rig
+__all__ = ["orders", "unread"]  # fixtures, from tests.support.pod_evidence_rig
 
 TOKEN = "xoxb-podlines"
 SECRET = "podlines-secret"
@@ -105,8 +105,9 @@ def stuck_cause(group: Stalled, member: str, confidence: str, pods: list[str]) -
     owner = f"{group.stuck}@{HOST} (member {member})"
     return (
         f"*1. stuck_consumer* ({confidence}): partition 0 of {group.topic}: committed offset not moving while 20 "
-        f"messages wait; owner: {owner}; every partition of {owner} is stuck: that member is stuck, restart it; "
-        f"owner pods: {'; '.join(pods)} → _restart_"
+        f"messages wait; owner: {owner}; every partition of {owner} is stuck: that member is stuck, restart it"
+        + (f"; owner pods: {'; '.join(pods)}" if pods else "")
+        + " → _restart_"
     )
 
 
@@ -186,3 +187,29 @@ def test_lag_group_shows_the_owner_s_pod_under_the_cause_as_the_thread_does(
     # The stuck owner's pod, read once (found by its name: no listing by IP); the caught-up one is not blamed.
     assert counted.requests == [POD_GET, REPLICA_SETS]
     assert slack.calls_to("chat.postMessage") == []  # the answer went to the response URL only
+
+
+def test_lag_group_whose_pods_cannot_be_read_shows_the_cause_as_the_broker_sees_it(
+    redis_client: redis.Redis, slack: SlackEmulator, unread: Cluster, kafka: Kafka, names: Names
+) -> None:
+    """The namespace grants lagbot no read of its pods (no evidence Role): the real authorizer refuses the read, and
+    the answer is the group's, without pods and without an error."""
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 30)
+    kafka.produce(topic, 1, 30)
+    [pod] = [p.metadata.name for p in unread.wait_pods("orders", 1)]
+    oom_looping(unread, pod, "10.1.2.3", finished=time.time() - 30, restarts=4)
+    counted = Counted(unread, time.time())
+    deps = commands(redis_client, slack, unread, kafka, group, counted)
+    with stalled_on_pods(kafka.bootstrap, topic, group, [pod, f"{pod}-other"]) as stalled:
+        member = stalled.live.members[stalled.stuck].memberid()
+        deps.bot.checker.run(2, 1.0)
+        answer = ask(slack, deps, group)
+
+    [first, *_] = causes_of(answer)
+    confidence = re.match(r"\*1\. stuck_consumer\* \((\d{1,3}%)\)", first)
+    assert confidence is not None, first
+    assert first == stuck_cause(stalled, member, confidence[1], [])
+    assert counted.requests == [POD_GET]  # asked, refused by RBAC, not asked again
+    assert "went wrong" not in answer["text"] and "could not" not in str(answer["blocks"])
