@@ -61,3 +61,18 @@ def test_evicted_and_terminating_pods() -> None:
 def test_a_healthy_pod_says_nothing() -> None:
     healthy = read_pod(pod(conditions=[{"type": "Ready", "status": "True"}]))
     assert healthy.ready and findings(healthy, NOW, 600) == [] and escalation(healthy, NOW, 600) is None
+
+
+def test_every_text_of_the_status_is_kept_cut_to_a_hundred_characters() -> None:
+    """A reason is free text in the status (anyone who may patch it writes it): kept short, whatever is written."""
+    long = "<!channel> " + "r" * 500
+    cut = long[:99] + "…"
+    evidence = read_pod(pod(reason=long, containerStatuses=[container(2, long, 1, "2025-11-24T09:25:00Z", long)]))
+    [c] = evidence.containers
+    assert (evidence.reason, c.last_reason, c.waiting_reason) == (cut, cut, cut)
+    assert findings(evidence, NOW, 600)[:2] == [
+        f"pod orders-7d9f8-x2lqp: container consumer restarted 2 times, last ended {cut} (exit code 1) 5 min ago",
+        f"pod orders-7d9f8-x2lqp: container consumer is waiting in {cut}",
+    ]
+    exact = "r" * 100
+    assert read_pod(pod(reason=exact)).reason == exact  # a hundred is kept whole

@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lagbot.core.model import Cause, Fact, GroupVerdict, Member, Status
-from lagbot.service.pod_causes import blamed, cause_owners, with_pod_evidence
+from lagbot.remediations.executors.base import ExecutorError
+from lagbot.remediations.executors.pod_evidence import PodEvidence
+from lagbot.service.pod_causes import (
+    OwnerPod,
+    PodsRead,
+    blamed,
+    cause_owners,
+    cause_pods,
+    read_owners,
+    with_pod_evidence,
+)
 from tests.support.verdicts import TOPIC, partition, verdict
 
 A = Member("m-a", "consumer-a", "/10.1.2.3", ((TOPIC, 0),))
@@ -59,3 +69,25 @@ def test_the_owners_read_are_the_first_blamed_and_bounded() -> None:
     assert blamed(v) == owners[:5]
     assert blamed(v, most=8) == owners
     assert len(cause_owners(STUCK, v)) == 8  # every owner is the cause's: only the reading is bounded
+
+
+def test_the_reading_stops_at_the_first_pod_that_cannot_be_read_and_says_why() -> None:
+    """Read in the order blamed; the first refusal ends it (the others would meet it too), with its words."""
+    asked: list[str] = []
+
+    def read(member: Member) -> PodEvidence | None:
+        asked.append(member.member_id)
+        if member is B:
+            raise ExecutorError("could not read pod shop/orders-b: forbidden")
+        return PodEvidence("orders-a", "Running", False, None, False, ())
+
+    v = group(STUCK, HOT)
+    pods = read_owners(read, blamed(v), now=0.0)
+    assert asked == ["m-a", "m-b"]
+    assert pods.error == "could not read pod shop/orders-b: forbidden"
+    assert pods.owners == {"m-a": OwnerPod(A, "orders-a", ("pod orders-a is running but not Ready",))}
+    assert pods.shown() == {"m-a": ["pod orders-a is running but not Ready"]}
+    assert [cause_pods(c, v, pods) for c in v.causes] == [[pods.owners["m-a"]], []]  # B's pod was not read
+
+    healthy = PodsRead({"m-a": OwnerPod(A, "orders-a", ())})
+    assert healthy.shown() == {} and cause_pods(STUCK, v, healthy) == [healthy.owners["m-a"]]

@@ -128,6 +128,7 @@ def check(
 
     from lagbot.cli.exits import exit_code
     from lagbot.cli.plain import plain_output, print_plain, table_width
+    from lagbot.cli.pods import with_pods
     from lagbot.cli.reasons import with_reasons
 
     plain = not as_json and plain_output(sys.stdout, os.environ)
@@ -138,15 +139,15 @@ def check(
         from lagbot.cli.terminal import print_report
 
     _resume_collector()  # everything is loaded: what is made from here on is the check's own
-    report = with_reasons(checking.result(), settings)
+    report, pods = with_pods(with_reasons(checking.result(), settings), settings)
     if as_json:
         from lagbot.cli.reasons import check_json
 
-        print(json.dumps(check_json(report), indent=2))
+        print(json.dumps(check_json(report, pods), indent=2))
     elif plain:
-        print_plain(report, sys.stdout, width, group)
+        print_plain(report, sys.stdout, width, group, pods.error)
     else:
-        print_report(report, Console(), width, group)
+        print_report(report, Console(), width, group, pods.error)
     _finish_one_shot(exit_code(report))
 
 

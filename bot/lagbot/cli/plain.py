@@ -75,10 +75,12 @@ def _isatty(stream: IO[str]) -> bool:
         return False
 
 
-def print_plain(report: CheckReport, stream: IO[str], width: int | None, pattern: str | None = None) -> None:
+def print_plain(
+    report: CheckReport, stream: IO[str], width: int | None, pattern: str | None = None, pods: str | None = None
+) -> None:
     """Write the report as `plain_report` lays it out, in one write."""
     try:
-        stream.write(plain_report(report, width, pattern))
+        stream.write(plain_report(report, width, pattern, pods))
         stream.flush()
     except BrokenPipeError:  # the reader went away (`| head`): nothing left to tell it
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -100,8 +102,11 @@ class Line:
     """A row's cells as shown (cut to their columns), in the order of `layout.shown`."""
 
 
-def report_lines(report: CheckReport, width: int | None, pattern: str | None = None) -> list[Line]:
-    """The report, line by line, tables fitted to `width` (None: whole); `pattern` is `-g`'s, if given."""
+def report_lines(
+    report: CheckReport, width: int | None, pattern: str | None = None, pods: str | None = None
+) -> list[Line]:
+    """The report, line by line, tables fitted to `width` (None: whole); `pattern` is `-g`'s, if given; `pods`: why
+    the owners' pods could not be read (lagbot.cli.pods), said once before the summary."""
     out: list[Line] = []
     for cluster, error in sorted(report.cluster_errors.items()):
         out.append(Line(shown(wording.cli_cluster_error(cluster, error)), "cluster_error"))
@@ -115,6 +120,9 @@ def report_lines(report: CheckReport, width: int | None, pattern: str | None = N
             continue
         out.extend(table_lines(verdict, width))
         out.extend(Line(shown(wording.cli_cause_line(c, remedy(c))), "cause", verdict) for c in verdict.causes)
+    if pods is not None:
+        out.append(Line("", "blank"))
+        out.append(Line(shown(pods), "note"))
     if report.verdicts:
         out.append(Line("", "blank"))
         out.append(Line(shown(wording.cli_summary(report.verdicts, report.cluster_errors)), "summary"))
@@ -136,9 +144,9 @@ def table_lines(verdict: GroupVerdict, width: int | None) -> list[Line]:
     return out
 
 
-def plain_report(report: CheckReport, width: int | None, pattern: str | None = None) -> str:
+def plain_report(report: CheckReport, width: int | None, pattern: str | None = None, pods: str | None = None) -> str:
     """The report as plain text, fitted to `width` (None: tables whole)."""
-    return "".join(line.text + "\n" for line in report_lines(report, width, pattern))
+    return "".join(line.text + "\n" for line in report_lines(report, width, pattern, pods))
 
 
 TROUBLE_ORDER = "unreadable", "page", "critical", "warn", "ok"

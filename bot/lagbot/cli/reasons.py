@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lagbot.cli import wording
 from lagbot.cli.exits import exit_code
+from lagbot.cli.pods import NO_PODS, CheckPods, cause_pods_json
 
 if TYPE_CHECKING:
     from lagbot.core.config import Settings
@@ -86,19 +87,24 @@ def server_reason(server: str, timeout: float) -> str | None:
     return reason
 
 
-def check_json(report: CheckReport) -> dict[str, Any]:
+def check_json(report: CheckReport, pods: CheckPods = NO_PODS) -> dict[str, Any]:
     """`lagbot check --json`'s document: the engine's report (lagbot.engine.report), with on top whether everything
     could be read (`readable`: false when a cluster or a group could not be, its lag unknown), the clusters that could
-    not be read (`unreachable`) and the exit code."""
+    not be read (`unreachable`), the exit code and why the owners' pods could not be read (`pods_error`, null when
+    they could or none was to be read); each cause with the owners' pods read for it (`pods`, lagbot.cli.pods)."""
     from lagbot.engine.report import report_json
     from lagbot.service.remedies import remedy
 
     document = report_json(report, remedy=remedy)
     top: dict[str, Any] = {key: document.pop(key) for key in ("version", "taken_at", "severity") if key in document}
+    for verdict, group in zip(report.verdicts, document["groups"], strict=True):
+        for cause, shown in zip(verdict.causes, group["causes"], strict=True):
+            shown["pods"] = cause_pods_json(cause, verdict, pods)
     return {
         **top,
         "readable": not report.unreadable,
         "unreachable": sorted(report.cluster_errors),
         "exit_code": exit_code(report),
+        "pods_error": pods.error,
         **document,
     }

@@ -25,13 +25,19 @@ _KIND_STYLE = {"cluster_error": "bold red", "group_error": "red", "summary": "bo
 _UNSET = -1
 
 
-def print_report(report: CheckReport, console: Console, width: int | None = _UNSET, pattern: str | None = None) -> None:
+def print_report(
+    report: CheckReport,
+    console: Console,
+    width: int | None = _UNSET,
+    pattern: str | None = None,
+    pods: str | None = None,
+) -> None:
     """Print the report on `console`, its tables fitted to `width` (by default the console's width when it is a
-    terminal; None: whole tables); `pattern` is `-g`'s, if given."""
+    terminal; None: whole tables); `pattern` is `-g`'s, if given; `pods`: why the owners' pods could not be read."""
     if width == _UNSET:
         width = console.width if console.is_terminal else None
     with console:  # buffered, written at the end: one write
-        for line in report_lines(report, width, pattern):
+        for line in report_lines(report, width, pattern, pods):
             console.print(styled(line), soft_wrap=True)
 
 

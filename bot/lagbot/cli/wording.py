@@ -75,6 +75,11 @@ def cli_cause_line(cause: Cause, remedy: str | None) -> str:
     return f"  {cause.rank}. [{cause.kind}] {cause.explanation}{action}"
 
 
+def cli_pods_unread(problem: str) -> str:
+    """The owners' pods of the causes could not be read (lagbot.cli.pods): said once per check."""
+    return f"the owners' pods could not be read: {problem}"
+
+
 def cli_cluster_error(cluster: str, error: str) -> str:
     return f"cluster {cluster}: UNREACHABLE ({error})"
 

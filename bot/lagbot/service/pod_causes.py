@@ -8,12 +8,17 @@ found as the executor finds a member's pod (by IP or by name: `Workload.member_p
 PodReadings (each owner at most once in its time, shared with the restart's own reading). The engine knows nothing
 of Kubernetes: this runs in the service, on the verdict the incident shows; a pod that cannot be read leaves the
 cause as the broker sees it.
+
+The same reading serves `/lag <group>` (lagbot.slack.wiring) and `lagbot check` (lagbot.cli.pods): `PodCauses.read`
+gives each owner's pod (`OwnerPod`, healthy ones too) and why the reading stopped, if it did (`PodsRead.error`);
+`cause_pods` joins them to a cause.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from lagbot.core.model import Cause, CauseKind, GroupVerdict, Member
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
@@ -72,19 +77,46 @@ def with_pod_evidence(verdict: GroupVerdict, shown: Mapping[str, Sequence[str]])
     return dataclasses.replace(verdict, causes=tuple(causes))
 
 
-def pod_lines(read: ReadPod, owners: Sequence[Member], *, now: float) -> dict[str, list[str]]:
-    """Member id -> what its pod shows (a healthy pod, or one with nothing kept, adds nothing). The first pod that
+@dataclass(frozen=True)
+class OwnerPod:
+    """A blamed owner's pod as read: the member, its pod's name and what it shows (empty: it looks healthy)."""
+
+    member: Member
+    pod: str
+    findings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PodsRead:
+    """The blamed owners' pods read for one verdict: by member id, in the order blamed; `error`: why the reading
+    stopped before the end (the first pod that could not be read, or no executor to read with), None when it did
+    not."""
+
+    owners: dict[str, OwnerPod] = field(default_factory=dict)
+    error: str | None = None
+
+    def shown(self) -> dict[str, list[str]]:
+        """Member id -> what its pod shows, for the owners whose pod shows something (`with_pod_evidence`)."""
+        return {m: list(o.findings) for m, o in self.owners.items() if o.findings}
+
+
+def read_owners(read: ReadPod, owners: Sequence[Member], *, now: float) -> PodsRead:
+    """Each owner's pod, with what it shows at `now` (an owner with nothing kept is left out). The first pod that
     cannot be read ends the reading, as the restart's does: the others would meet the same refusal or slowness."""
-    shown: dict[str, list[str]] = {}
+    found: dict[str, OwnerPod] = {}
     for member in owners:
         try:
             evidence = read(member)
-        except ExecutorError:
-            break
-        lines = findings(evidence, now, RECENT) if evidence is not None else []
-        if lines:
-            shown[member.member_id] = lines
-    return shown
+        except ExecutorError as exc:
+            return PodsRead(found, str(exc))
+        if evidence is not None:
+            found[member.member_id] = OwnerPod(member, evidence.pod, tuple(findings(evidence, now, RECENT)))
+    return PodsRead(found)
+
+
+def cause_pods(cause: Cause, verdict: GroupVerdict, pods: PodsRead) -> list[OwnerPod]:
+    """Pure: the pods read of the members `cause` blames, in the cause's order (an owner not read is left out)."""
+    return [pods.owners[m.member_id] for m in cause_owners(cause, verdict) if m.member_id in pods.owners]
 
 
 class PodCauses:
@@ -109,19 +141,25 @@ class PodCauses:
     def explained(self, verdict: GroupVerdict, *, now: float, read: bool = True) -> GroupVerdict:
         """The verdict with its owners' pods on its member causes. `read`: False uses only the readings kept (never
         calls the API server: a click's thread)."""
+        pods = self.read(verdict, now=now, read=read)
+        return verdict if pods is None else with_pod_evidence(verdict, pods.shown())
+
+    def read(self, verdict: GroupVerdict, *, now: float, read: bool = True) -> PodsRead | None:
+        """The pods of the owners the verdict's causes blame; None when there is nothing to read (no owner blamed, no
+        workload named for the group, or its executor reads no pods). `read`: as in `explained`."""
         owners = blamed(verdict)
         if not owners:
-            return verdict
+            return None
         workload = self.workload_of(verdict.cluster, verdict.group)
         if workload is None:
-            return verdict
+            return None
         try:
             reader = self.executor_for(workload)
-        except (ExecutorError, ValueError, OSError):
-            return verdict  # no executor to read with: the remediations say so when they need one
+        except (ExecutorError, ValueError, OSError) as exc:
+            return PodsRead(error=str(exc))  # no executor to read with: the remediations say so when they need one
         if not isinstance(reader, PodReader):
-            return verdict
-        return with_pod_evidence(verdict, pod_lines(self._reader(reader, workload, now, read), owners, now=now))
+            return None
+        return read_owners(self._reader(reader, workload, now, read), owners, now=now)
 
     def _reader(self, reader: PodReader, workload: Workload, now: float, read: bool) -> ReadPod:
         if read:

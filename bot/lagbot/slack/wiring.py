@@ -8,6 +8,7 @@ check of one group samples only that group into a private copy of its window bef
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 
@@ -22,6 +23,8 @@ from lagbot.slack.commands import Reply
 from lagbot.slack.guard import CommandGuard
 from lagbot.slack.replies import audit_reply, remediate_reply
 from lagbot.slack.subcommands import run_command
+
+log = logging.getLogger(__name__)
 
 
 def digest_config_for(settings: Settings, channel: str) -> DigestConfig:
@@ -61,6 +64,10 @@ class BotCommands:
         return [s for c in self.bot.settings.clusters for s in self.bot.current_summaries(c.name)]
 
     def check_group(self, cluster: str, group: str) -> GroupVerdict:
+        """A fresh check of the group, its causes with the owners' pods as the incident thread shows them."""
+        return self._with_pods(self._fresh(cluster, group))
+
+    def _fresh(self, cluster: str, group: str) -> GroupVerdict:
         settings = self.bot.settings
         only = settings.cluster(cluster).model_copy(
             update={"groups": settings.cluster(cluster).groups.model_copy(update={"include": [re.escape(group)]})}
@@ -79,6 +86,18 @@ class BotCommands:
             raise LookupError(f"group {group!r} has no window on cluster {cluster!r} after a fresh check")
         return verdicts[0]
 
+    def _with_pods(self, verdict: GroupVerdict) -> GroupVerdict:
+        """The verdict with what its blamed owners' pods show on its causes, as the incident thread shows them
+        (lagbot.service.pod_causes, through the remediator's readings: a pod read within their time is not read
+        again). No remediator, no workload, or pods that cannot be read: the verdict as the broker sees it."""
+        if self.remediator is None:
+            return verdict
+        try:
+            return self.remediator.explained(verdict, now=self.bot.clock())
+        except Exception:  # the group's answer never fails for its pods
+            log.exception("pod evidence failed", extra={"group": verdict.group, "cluster": verdict.cluster})
+            return verdict
+
     def post_digest(self, channel: str) -> None:
         self.bot.digest(digest_config_for(self.bot.settings, channel))
 
@@ -88,7 +107,7 @@ class BotCommands:
     def remediate(self, cluster: str, group: str, action: str, user: str, *, args: Sequence[str]) -> Reply:
         if self.remediator is None:
             raise NotImplementedError  # a bot without remediations: "not available" (lagbot.slack.subcommands)
-        verdict = self.check_group(cluster, group)
+        verdict = self._fresh(cluster, group)  # its pods are read by the remediation that needs them
         return remediate_reply(self.remediator, verdict, action, user, args, now=self.bot.clock())
 
     def report(self, channel: str, days: int, *, public: bool) -> Reply:

@@ -36,6 +36,9 @@ read at most every other check. The evidence stays right meanwhile: its times ar
 against `now`)."""
 MOST_OWNERS = 4_096
 """Owners whose reading is kept at most (the oldest go first): a bound on memory, whatever the groups."""
+MOST_TEXT = 100
+"""Characters kept of each text a pod's status carries (a reason, a container's name, a limit), cut with an ellipsis:
+the status is written by whoever may patch it, and a reason is free text (a kubelet's are short words)."""
 
 
 @runtime_checkable
@@ -84,8 +87,19 @@ def _time(value: Any) -> float | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
 
 
+def _cut(value: Any) -> str:
+    """A text of the pod as kept: at most MOST_TEXT characters, the last an ellipsis when cut."""
+    text = str(value)
+    return text if len(text) <= MOST_TEXT else text[: MOST_TEXT - 1] + "…"
+
+
+def _cut_or_none(value: Any) -> str | None:
+    return None if value is None else _cut(value)
+
+
 def read_pod(pod: dict[str, Any], rollout_replica_sets: int = 1) -> PodEvidence:
-    """PodEvidence from a pod as the API serves it (JSON field names: camelCase)."""
+    """PodEvidence from a pod as the API serves it (JSON field names: camelCase), each text of its status cut to
+    MOST_TEXT."""
     metadata, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
     limits = {c.get("name"): dict((c.get("resources") or {}).get("limits") or {}) for c in spec.get("containers") or ()}
     containers = []
@@ -94,22 +108,22 @@ def read_pod(pod: dict[str, Any], rollout_replica_sets: int = 1) -> PodEvidence:
         waiting = (c.get("state") or {}).get("waiting") or {}
         containers.append(
             ContainerEvidence(
-                name=str(c.get("name")),
+                name=_cut(c.get("name")),
                 restarts=int(c.get("restartCount") or 0),
                 ready=bool(c.get("ready")),
-                last_reason=last.get("reason"),
+                last_reason=_cut_or_none(last.get("reason")),
                 last_exit_code=last.get("exitCode"),
                 last_finished=_time(last.get("finishedAt")),
-                waiting_reason=waiting.get("reason"),
-                limits={str(k): str(v) for k, v in limits.get(c.get("name"), {}).items()},
+                waiting_reason=_cut_or_none(waiting.get("reason")),
+                limits={_cut(k): _cut(v) for k, v in limits.get(c.get("name"), {}).items()},
             )
         )
     ready = any(cond.get("type") == "Ready" and cond.get("status") == "True" for cond in status.get("conditions") or ())
     return PodEvidence(
-        pod=str(metadata.get("name")),
+        pod=str(metadata.get("name")),  # a DNS-1123 name, as the API server checks it
         phase=str(status.get("phase") or "Unknown"),
         ready=ready,
-        reason=status.get("reason"),
+        reason=_cut_or_none(status.get("reason")),
         terminating=metadata.get("deletionTimestamp") is not None,
         containers=tuple(containers),
         rollout_replica_sets=rollout_replica_sets,
