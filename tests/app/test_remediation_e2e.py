@@ -111,7 +111,8 @@ def test_a_restart_the_stuck_consumer_then_lag_drains_to_zero(
             return any(e.event == "verified" and e.detail.get("progress") == "resolved" for e in entries)
 
         wait_for("the verification: back to normal", verified, timeout=60)
-        assert "back to normal" in replies_text(slack, root)
+        # The audit entry is written before the thread's line is queued and delivered: wait for the delivery.
+        wait_for("the verification's line in the thread", lambda: "back to normal" in replies_text(slack, root), 30)
         assert "Traceback" not in bot.log()
         # Every key the running bot wrote (windows, history, incidents, outbox, proposals, audit, run state,
         # leases) carries the one prefix.
