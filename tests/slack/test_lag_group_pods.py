@@ -22,7 +22,6 @@ from lagbot.core.config import build_settings
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
-from lagbot.service.approvals import ProposalStore
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
 from lagbot.service.silences import MemorySilenceStore
@@ -70,13 +69,17 @@ def commands(redis_client: redis.Redis, slack: SlackEmulator, k8s: Cluster, kafk
         source="test",
     )
     rules = Policy.model_validate(policy(k8s))
-    bot = Bot.on_redis(settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=rules)
-    directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
-    remediator = Remediator(
-        bot, proposals=ProposalStore(redis_client), directory=directory, executor_for=lambda w: counted.executor
-    )
-    bot.remediations = remediator
-    return BotCommands(bot, MemorySilenceStore(), remediator=remediator)
+
+    def remediator_of(bot: Bot) -> Remediator:
+        directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+        return Remediator(bot, directory=directory, executor_for=lambda w: counted.executor)
+
+    bot = Bot.on_redis(
+        settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=rules,
+        remediations=remediator_of,
+    )  # fmt: skip
+    assert isinstance(bot.remediations, Remediator)
+    return BotCommands(bot, MemorySilenceStore(), remediator=bot.remediations)
 
 
 def ask(slack: SlackEmulator, deps: BotCommands, text: str) -> dict[str, Any]:
