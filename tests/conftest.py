@@ -25,7 +25,7 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, produce
 from lagbot.engine.collector import ClusterAdmin
 from tests.support.group_commits import commit_to_empty_group
-from tests.support.k8s_fixtures import control_plane_last
+from tests.support.k8s_build import control_plane_last
 
 pytest_plugins = [
     "tests.support.k8s_fixtures",  # the Kubernetes control plane (session) and a namespace per test

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from tests.support.k8s_cluster import BIN, binaries_missing
 from tests.support.waiting import wait_for
@@ -73,3 +76,25 @@ def build_problem(folder: Path = FOLDER) -> str | None:
         code = ended.removeprefix("failed").strip()
         return f"the control plane's build failed (exit status {code}); the last lines of {log}:\n{log_tail(log)}"
     return f"{', '.join(missing)} missing from {folder / 'bin'}: run `make k8s-fetch`"
+
+
+def needs_control_plane(item: pytest.Item) -> bool:
+    """A test that runs the control plane's binaries: it takes `k8s_control_plane` (itself, or through `k8s`, the
+    shop ...), or its module runs them from `BIN` (the pinned kubectl, a `ControlPlane` of its own:
+    tests/deploy/test_kubernetes_manifests.py). A module that imports `ControlPlane` only to name a type does not
+    make its other tests wait (`test_without_go_one_line_says_what_to_install` runs without Go)."""
+    if "k8s_control_plane" in getattr(item, "fixturenames", ()):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and any(value is BIN for value in vars(module).values())
+
+
+def control_plane_last(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The files that need the control plane after all the others, so both workers run the rest of the suite while
+    its build (started beside pytest by `make test`) compiles. Within each of the two groups, the files with the
+    most tests first (what pytest-xdist's own reordering did, so the last files to finish are short ones). A
+    function of the collection alone: every xdist worker computes the same order."""
+    late = {item.path for item in items if needs_control_plane(item)}
+    sizes = Counter(item.path for item in items)
+    first_seen = {path: index for index, path in reversed(list(enumerate(item.path for item in items)))}
+    return sorted(items, key=lambda item: (item.path in late, -sizes[item.path], first_seen[item.path]))

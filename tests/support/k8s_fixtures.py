@@ -9,38 +9,15 @@
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-from tests.support.k8s_build import build_problem, build_running, wait_for_build
-from tests.support.k8s_cluster import BIN, ControlPlane
+from tests.support.k8s_build import build_problem, build_running, needs_control_plane, wait_for_build
+from tests.support.k8s_cluster import ControlPlane
 from tests.support.waiting import wait_for
-
-
-def needs_control_plane(item: pytest.Item) -> bool:
-    """A test that runs the control plane's binaries: it takes `k8s_control_plane` (itself, or through `k8s`, the
-    shop ...), or its module runs them from `BIN` (the pinned kubectl, a `ControlPlane` of its own:
-    tests/deploy/test_kubernetes_manifests.py). A module that imports `ControlPlane` only to name a type does not
-    make its other tests wait (`test_without_go_one_line_says_what_to_install` runs without Go)."""
-    if "k8s_control_plane" in getattr(item, "fixturenames", ()):
-        return True
-    module = getattr(item, "module", None)
-    return module is not None and any(value is BIN for value in vars(module).values())
-
-
-def control_plane_last(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The files that need the control plane after all the others, so both workers run the rest of the suite while
-    its build (started beside pytest by `make test`) compiles. Within each of the two groups, the files with the
-    most tests first (what pytest-xdist's own reordering did, so the last files to finish are short ones). A
-    function of the collection alone: every xdist worker computes the same order."""
-    late = {item.path for item in items if needs_control_plane(item)}
-    sizes = Counter(item.path for item in items)
-    first_seen = {path: index for index, path in reversed(list(enumerate(item.path for item in items)))}
-    return sorted(items, key=lambda item: (item.path in late, -sizes[item.path], first_seen[item.path]))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
