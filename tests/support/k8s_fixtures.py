@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,9 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     """Before a test that needs the control plane, wait while its build runs (at most 25 min). Outside the test's
     own timeout (pytest-timeout's wrapper runs inside this one): the wait is the build's, not the test's."""
     if needs_control_plane(item) and build_running():
+        began = time.monotonic()
         wait_for_build()
+        item.user_properties.append(("k8s_build_wait_s", round(time.monotonic() - began)))  # in --junitxml
     return (yield)
 
 
