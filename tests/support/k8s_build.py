@@ -21,7 +21,6 @@ from tests.support.waiting import wait_for
 
 FOLDER = BIN.parent
 LOCK = FOLDER / "build.lock"
-STATUS = FOLDER / "build.status"
 LOG = FOLDER / "build.log"
 WAIT_SECONDS = 25 * 60.0
 """How long a test waits for a build still running: a cold build takes 8-10 min on 2 cores, alone."""
@@ -65,8 +64,8 @@ def build_problem(folder: Path = FOLDER) -> str | None:
     lock, status, log = folder / "build.lock", folder / "build.status", folder / "build.log"
     if build_running(lock):
         return (
-            f"the control plane's build is still running after {WAIT_SECONDS / 60:.0f} min "
-            f"(log {log}); its last lines:\n{log_tail(log)}"
+            f"the control plane's build is still running (a test waits for it {WAIT_SECONDS / 60:.0f} min at most); "
+            f"the last lines of {log}:\n{log_tail(log)}"
         )
     missing = binaries_missing(folder / "bin")
     if not missing:
