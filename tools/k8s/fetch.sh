@@ -16,8 +16,6 @@ root=$(cd "$here/../.." && pwd)
 out=${LAGBOT_K8S_DIR:-$root/.k8s}
 need_go=1.26
 binaries=(kube-apiserver kube-controller-manager kubectl etcd)
-pin=$(cat "$here"/kubernetes/go.mod "$here"/kubernetes/go.sum "$here"/etcd/go.mod "$here"/etcd/go.sum "$0" \
-	| sha256sum | cut -c1-16)
 
 check_go() {
 	if ! command -v go >/dev/null 2>&1; then
@@ -56,6 +54,13 @@ build() {
 	echo "$pin" >"$out/pin"
 	echo "k8s-fetch: built in $(($(date +%s) - start)) s"
 }
+
+# The pin: the go.mod/go.sum files and the build's own commands (flags, packages), not the rest of this script, so
+# a change to how a build is started or waited for rebuilds nothing.
+pin=$({
+	cat "$here"/kubernetes/go.mod "$here"/kubernetes/go.sum "$here"/etcd/go.mod "$here"/etcd/go.sum
+	declare -f build
+} | sha256sum | cut -c1-16)
 
 # The build's end, for the fixtures: `ok` or `failed <exit status>`, written whole (a rename).
 record() {
