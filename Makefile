@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-web test test-one lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch k8s-fetch kafka-up kafka-down kafka-groups browser screenshot test-unit
+.PHONY: demo demo-web test test-one lint corpus bench bench-drain bench-cli bench-scale install clean kafka-fetch k8s-fetch k8s-build-start kafka-up kafka-down kafka-groups browser screenshot test-unit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ kafka-fetch: $(STAMP)
 k8s-fetch:
 	bash tools/k8s/fetch.sh
 
+# The same build started in the background (nothing when .k8s/bin has the pin): `make test` and `make test-one`
+# run pytest beside it; its output is .k8s/build.log, .k8s/build.status says how it ended, and a test that needs
+# the control plane waits for it (tests/support/k8s_build.py). Those tests run last on each worker.
+k8s-build-start:
+	@bash tools/k8s/fetch.sh --background
+
 kafka-up: $(STAMP)
 	$(BIN)/python -m lagbot.devkit.apache_kafka up
 
@@ -65,9 +71,12 @@ lint: $(STAMP)
 # a test file to one worker so a module's fixtures are built once; `make test WORKERS=0` runs it in one process.
 # The web demo's browser test needs Chromium, which only root can install (make browser): without it, and not
 # root, the rest of the suite runs and the browser test is named as left out (exit status of the rest).
+# The control plane builds meanwhile (k8s-build-start, first so it overlaps lint too); the files that need it come
+# last in the collection (tests/conftest.py), and --no-loadscope-reorder keeps that order (xdist would otherwise
+# hand out the files with the most tests first).
 WORKERS ?= 2
-PARALLEL := -n $(WORKERS) --dist loadfile
-test: lint kafka-fetch k8s-fetch
+PARALLEL := -n $(WORKERS) --dist loadfile --no-loadscope-reorder
+test: k8s-build-start lint kafka-fetch
 	@if $(MAKE) -s browser; then $(BIN)/pytest -q $(PARALLEL); \
 	else echo "make test: Chromium is missing, so tests/devkit/test_demo_web.py is left out; as root: make browser" >&2; \
 	$(BIN)/pytest -q $(PARALLEL) --ignore=tests/devkit/test_demo_web.py; fi
@@ -75,6 +84,7 @@ test: lint kafka-fetch k8s-fetch
 # One test module or node id: make test-one T=tests/test_layers.py (T='tests/x.py::test_y' for one test).
 test-one: $(STAMP)
 	@test -n "$(T)" || { echo "make test-one: name the test, e.g. make test-one T=tests/test_layers.py" >&2; exit 4; }
+	@bash tools/k8s/fetch.sh --background
 	$(BIN)/pytest -q "$(T)"
 
 # The pure suite alone (no broker, no Redis, no Spark, no connection at all): about 40 s.

@@ -25,6 +25,7 @@ from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis, produce
 from lagbot.engine.collector import ClusterAdmin
 from tests.support.group_commits import commit_to_empty_group
+from tests.support.k8s_build import control_plane_last
 
 pytest_plugins = [
     "tests.support.k8s_fixtures",  # the Kubernetes control plane (session) and a namespace per test
@@ -157,11 +158,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     So `pytest -m "not integration"` (`make test-unit`) runs the pure suite alone; `no_network_unless_marked`
     fails an unmarked test that opens a connection, so no test can forget its mark.
+
+    Then the files that need the Kubernetes control plane go last (`control_plane_last`): `make test` builds it
+    beside pytest, and each worker reaches them when the rest is done (docs/development.md).
     """
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & SERVICE_FIXTURES:
             item.add_marker(pytest.mark.integration)
+    items[:] = control_plane_last(items)
 
 
 @pytest.fixture(autouse=True)

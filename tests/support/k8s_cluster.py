@@ -104,8 +104,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def binaries_missing() -> list[str]:
-    return [name for name in BINARIES if not (BIN / name).is_file()]
+def binaries_missing(folder: Path = BIN) -> list[str]:
+    return [name for name in BINARIES if not (folder / name).is_file()]
 
 
 def _openssl(*args: str) -> None:
@@ -207,9 +207,11 @@ class ControlPlane:
     # --- lifecycle -----------------------------------------------------------------------------------
 
     def start(self, timeout: float = 90.0) -> Self:
-        missing = binaries_missing()
-        if missing:
-            raise ControlPlaneError(f"{', '.join(missing)} missing from {BIN}: run `make k8s-fetch`")
+        from tests.support.k8s_build import build_problem  # it reads BIN from here
+
+        problem = build_problem()
+        if problem is not None:
+            raise ControlPlaneError(problem)
         began = time.monotonic()
         try:
             make_certificates(self.folder)

@@ -8,15 +8,38 @@
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
+from tests.support.k8s_build import build_problem, build_running, needs_control_plane, wait_for_build
 from tests.support.k8s_cluster import ControlPlane
 from tests.support.waiting import wait_for
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Before a test that needs the control plane, wait while its build runs (at most 25 min). Outside the test's
+    own timeout (pytest-timeout's wrapper runs inside this one): the wait is the build's, not the test's."""
+    if needs_control_plane(item) and build_running():
+        began = time.monotonic()
+        wait_for_build()
+        item.user_properties.append(("k8s_build_wait_s", round(time.monotonic() - began)))  # in --junitxml
+    return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that needs the control plane fails at once, with the reason, when its binaries are not there: the
+    build failed (its log's last lines), still runs after the wait, or never ran (`make k8s-fetch`)."""
+    if needs_control_plane(item):
+        problem = build_problem()
+        if problem is not None:
+            pytest.fail(problem, pytrace=False)
 
 
 @pytest.fixture(scope="session")
