@@ -67,7 +67,7 @@ def test_a_build_holding_the_lock_is_running_and_a_second_one_does_not_start(tmp
         )
         assert not (folder / "build.log").exists()
         problem = build_problem(folder)
-        still = "the control plane's build is still running (a test waits for it 25 min at most); the last lines of"
+        still = "the control plane's build is still running (a worker waits for it 40 min at most); the last lines of"
         assert problem is not None and problem.startswith(still)
         holder.stdin.close()
         assert holder.wait(timeout=30) == 0

@@ -23,8 +23,8 @@ from tests.support.waiting import wait_for
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    """Before a test that needs the control plane, wait while its build runs (at most 25 min). Outside the test's
-    own timeout (pytest-timeout's wrapper runs inside this one): the wait is the build's, not the test's."""
+    """Before a test that needs the control plane, wait while its build runs (40 min at most per worker). Outside the
+    test's own timeout (pytest-timeout's wrapper runs inside this one): the wait is the build's, not the test's."""
     if needs_control_plane(item) and build_running():
         began = time.monotonic()
         wait_for_build()
