@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from lagbot.core.model import Status
 from tests.support.bot_process import wait_for
@@ -399,6 +400,14 @@ def members_over_partitions(bootstrap: str, topic: str, group: str) -> Iterator[
         yield
 
 
+def _members_in(bootstrap: str, group: str) -> int:
+    """Members of `group` in a Stable state as the broker describes it (0 while it rebalances)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    [described] = admin.describe_consumer_groups([group], request_timeout=5).values()
+    found = described.result(timeout=10)
+    return len(found.members) if str(found.state).endswith("STABLE") else 0
+
+
 @contextmanager
 def _members_some_idle(bootstrap: str, group: str, topic: str, count: int, partitions: int) -> Iterator[list[Consumer]]:
     """`count` members of which only `partitions` get a partition (bounded wait)."""
@@ -407,7 +416,11 @@ def _members_some_idle(bootstrap: str, group: str, topic: str, count: int, parti
         m.subscribe([topic])
     try:
         deadline = time.monotonic() + 60
-        while sum(len(m.assignment()) for m in members) < partitions or len({len(m.assignment()) for m in members}) > 2:
+        while (
+            sum(len(m.assignment()) for m in members) < partitions
+            or len({len(m.assignment()) for m in members}) > 2
+            or _members_in(bootstrap, group) < count  # the idle one has joined too: no membership change in a window
+        ):
             if time.monotonic() > deadline:
                 raise RuntimeError("the members did not share the partitions")
             for m in members:
