@@ -33,7 +33,7 @@ from lagbot.service.lease import (
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Fence, Operation, Outbox
 from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
 from lagbot.service.slack_message import Block, SlackMessage
-from lagbot.service.state_epoch import EpochMarker, MemoryStateEpoch, RedisStateEpoch, StateEpoch
+from lagbot.service.state_epoch import EpochMarker, LossNews, MemoryStateEpoch, RedisStateEpoch, StateEpoch
 from lagbot.service.storms import MemoryStorms, RedisStorms, Show, Storms, StormSummary
 from tests.support.slack_messages import deliver, section_message
 from tests.support.waiting import wait_for
@@ -150,15 +150,53 @@ def test_the_fenced_lock_is_kept_while_it_is_renewed(space: Space) -> None:
 # -- the state epoch --------------------------------------------------------------------------------------------------
 
 
-def test_a_lost_state_is_noticed_once_by_one_replica_and_a_first_start_is_not_a_loss(space: Space) -> None:
+def test_a_lost_state_is_seen_by_every_replica_that_saw_it_before_and_a_first_start_is_not_a_loss(
+    space: Space,
+) -> None:
     first, second = space.epoch(), space.epoch()
-    assert not first.lost()  # a first start: nothing to lose
-    assert not second.lost() and not first.lost()
+    assert first.observe() is None  # a first start: nothing to lose
+    assert second.observe() is None and first.observe() is None
     space.lose_state()
-    assert [first.lost(), second.lost()] == [True, False]  # the first to notice says it, once
-    assert not first.lost() and not second.lost()
+    lost = first.observe()  # the first to look writes the next epoch; the other reads the same one
+    assert lost is not None and second.observe() == lost
+    assert first.observe() is None and second.observe() is None  # once per loss
+    late = space.epoch()
+    assert late.observe() is None  # a replica that starts after the loss saw nothing before it
     space.lose_state()
-    assert [second.lost(), first.lost()] == [True, False]
+    assert second.observe() not in (None, lost) and first.observe() not in (None, lost)
+
+
+def test_each_channel_is_claimed_once_per_loss_whichever_replica_claims(space: Space) -> None:
+    first, second = space.epoch(), space.epoch()
+    assert first.observe() is None and second.observe() is None
+    space.lose_state()
+    epoch = first.observe()
+    assert epoch is not None and second.observe() == epoch
+    assert [first.claim(epoch, "C1"), second.claim(epoch, "C1"), first.claim(epoch, "C1")] == [True, False, False]
+    assert second.claim(epoch, "C2") and not first.claim(epoch, "C2")
+    space.lose_state()
+    again = second.observe()
+    assert again is not None and first.claim(again, "C1")  # the next loss is told again
+
+
+def test_a_replica_tells_a_loss_at_each_clusters_first_check_and_only_within_the_horizon(space: Space) -> None:
+    leader = LossNews(space.epoch(), ["prod", "dr"], horizon=60.0)
+    follower = LossNews(space.epoch(), ["prod", "dr"], horizon=60.0)
+    assert not leader.look(now=0.0) and not follower.look(now=0.0)
+    space.lose_state()
+    assert leader.look(now=100.0) and follower.look(now=101.0)
+    assert leader.to_tell("prod", ["C1", "C2", "C1"], now=102.0) == ["C1", "C2"]
+    assert leader.to_tell("prod", ["C1", "C3"], now=103.0) == []  # the first check since is past
+    assert not leader.look(now=104.0)
+    # The leader changes before `dr` was checked: the follower tells what nobody told, at its first check of each.
+    assert follower.to_tell("dr", ["C2", "C4"], now=110.0) == ["C4"]
+    assert follower.to_tell("prod", ["C3"], now=111.0) == ["C3"]
+    assert follower.to_tell("prod", ["C5"], now=112.0) == []
+    # A replica that leads long after it learned of a loss says nothing of it.
+    space.lose_state()
+    assert follower.look(now=200.0) and leader.look(now=200.0)
+    assert follower.to_tell("prod", ["C1"], now=261.0) == []
+    assert leader.to_tell("prod", ["C1"], now=260.0) == ["C1"]
 
 
 # -- what each root showed --------------------------------------------------------------------------------------------

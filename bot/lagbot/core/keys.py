@@ -272,6 +272,11 @@ def fence_of(lock_key: str) -> str:
 STATE_EPOCH = f"{PREFIX}:state:epoch"
 
 
+def state_epoch_told(epoch: str) -> str:
+    """The channels told that the stored state was lost, in the epoch that followed the loss."""
+    return _key("state", "epoch", "told", epoch)
+
+
 # -- the Slack edge -------------------------------------------------------------------------------------------------
 
 

@@ -62,6 +62,7 @@ from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.slack_message import Block, SlackMessage
+from lagbot.service.state_epoch import LossNews, loss_horizon
 from lagbot.service.stores import BotStores, redis_stores
 from lagbot.service.storms import Show, StormSummary
 
@@ -236,7 +237,8 @@ class Bot:
         self.audit = stores.audit
         self.leadership = Leadership(stores.leader)
         self.outbox_lock = stores.outbox_lock
-        self.epoch = stores.epoch
+        self.loss_news = LossNews(stores.epoch, [c.name for c in settings.clusters], horizon=loss_horizon(settings))
+        """What this replica knows of a loss of the stored state (lagbot.service.state_epoch)."""
         self.remediation_stores = stores.remediation
         """What the remediation side keeps (lagbot.service.remediation_stores), for `remediations` to build on."""
         self.silenced: Silenced = silenced or (lambda _now: set())
@@ -297,10 +299,9 @@ class Bot:
         With `deliver=False` the effects are only queued (the scheduler's check: the outbox job sends them on its
         own thread, so a slow Slack never holds a cluster's next check back).
         """
+        self._look_for_lost_state(cluster)
         if not self.leadership.is_leader():
             return None
-        if self.epoch.lost():
-            self.announce_state_lost(now=self.clock())
         try:
             return self._check(cluster, deliver=deliver)
         except Exception as exc:
@@ -308,6 +309,15 @@ class Bot:
             self.failing[cluster] = note_check_failed(cluster, self.failing.get(cluster), exc, now=self.clock())
             self.metrics.observe_check_failed(cluster, failing=True)
             raise
+
+    def _look_for_lost_state(self, cluster: str) -> None:
+        """Every replica looks at each check, so whichever leads next knows of a loss it saw (a Redis that cannot
+        be read now is the check's own failure on the leader, and nothing on a follower: the next look sees it)."""
+        try:
+            if self.loss_news.look(now=self.clock()):
+                log.warning("stored state lost: Redis came back empty", extra={"cluster": cluster})
+        except redis.RedisError as exc:
+            log.debug("could not look at the state epoch", extra={"cluster": cluster, "error": str(exc)})
 
     def _check(self, cluster: str, *, deliver: bool) -> CycleResult:
         started = time.monotonic()
@@ -318,6 +328,7 @@ class Bot:
         self.latest[cluster] = report
         if cluster not in report.cluster_errors:  # what every replica's `/lag top` reads (lagbot.service.summary)
             self.summaries.put(cluster, report.taken_at, report.verdicts)
+            self.tell_state_lost(cluster, report.verdicts, taken_at=report.taken_at)
         self.metrics.observe_report(self.latest_report())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
@@ -379,20 +390,25 @@ class Bot:
             return report
         return None
 
-    def announce_state_lost(self, *, now: float) -> None:
-        """Say, in every channel that had a group in trouble at the last check, that the stored state is gone."""
-        channels = sorted(
-            {
-                channel
-                for v in self.latest_report().verdicts
-                if v.severity > Severity.OK and (channel := self.channel_for(v.cluster, v.group)) is not None
-            }
-        )
-        log.warning("stored state lost: Redis came back empty", extra={"channels": channels})
+    def tell_state_lost(self, cluster: str, verdicts: Sequence[GroupVerdict], *, taken_at: float) -> None:
+        """At the first check of `cluster` since the stored state was lost: say so in each channel whose groups are
+        in trouble (their incidents reopen), once per channel of all replicas (lagbot.service.state_epoch).
+
+        Queued as of just before the check was taken, so it is sent before the roots the check reopens.
+        """
+        troubled = {
+            channel
+            for v in verdicts
+            if v.severity > Severity.OK and (channel := self.channel_for(v.cluster, v.group)) is not None
+        }
+        channels = self.loss_news.to_tell(cluster, troubled, now=self.clock())
+        if not channels:
+            return
+        log.warning("telling the channels the stored state was lost", extra={"cluster": cluster, "channels": channels})
         message = self.presenter.state_lost()
         for channel in channels:
             notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, message)
-            self.outbox.enqueue(notice, now=now)
+            self.outbox.enqueue(notice, now=taken_at - 0.001)
 
     def latest_report(self) -> CheckReport:
         """The newest report of every cluster, as one (what /metrics shows)."""
