@@ -141,6 +141,25 @@ def test_check_json_reports_exact_lag_per_partition(kafka: Kafka, names: Names) 
     assert set(reported) >= {"cluster", "group", "state", "status", "severity", "partitions", "causes"}
 
 
+def test_check_verbose_logs_each_snapshot_as_it_is_taken_and_its_json_stays_whole(kafka: Kafka, names: Names) -> None:
+    topic, group = names("topic"), names("group")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 9)
+    kafka.commit(group, {(topic, 0): 4})
+
+    result = lagbot("check", "-b", kafka.bootstrap, "-g", group, "-n", "3", "--every", "0.2", "--json", "-v")
+
+    assert result.returncode == 0, result.stderr
+    [reported] = json.loads(result.stdout)["groups"]
+    assert reported["total_lag"] == 5
+    records = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    taken = [(r["sample"], r["samples"], r["clusters"], r["cluster_errors"]) for r in records
+             if r["msg"] == "snapshot taken"]  # fmt: skip
+    assert taken == [(1, 3, 1, 0), (2, 3, 1, 0), (3, 3, 1, 0)]
+    quiet = lagbot("check", "-b", kafka.bootstrap, "-g", group, "-n", "2", "--every", "0.2", "--json")
+    assert quiet.returncode == 0 and "snapshot taken" not in quiet.stderr
+
+
 def test_check_table_has_the_describe_columns(kafka: Kafka, names: Names) -> None:
     topic, group = names("topic"), names("group")
     kafka.create_topic(topic, 1)

@@ -330,6 +330,7 @@ class Checker:
         Stops sampling early when every cluster failed: more waiting cannot make them answer sooner.
         """
         snapshots = self.sample() if not first else self._first_sample(first)
+        _note_taken(1, samples, snapshots)
         for taken in range(1, samples):
             if all(s.error is not None for s in snapshots.values()):
                 break
@@ -337,6 +338,7 @@ class Checker:
                 progress(taken)
             sleep(every)
             snapshots = self.sample()
+            _note_taken(taken + 1, samples, snapshots)
         return self.evaluate(snapshots)
 
     def _first_sample(self, taken: Mapping[str, ClusterSnapshot]) -> dict[str, ClusterSnapshot]:
@@ -363,3 +365,16 @@ class Checker:
             },
         )
         return report
+
+
+def _note_taken(sample: int, samples: int, snapshots: Mapping[str, ClusterSnapshot]) -> None:
+    """Log one snapshot of `lagbot check`'s sampling (shown with --verbose): when each was in, and what failed."""
+    log.info(
+        "snapshot taken",
+        extra={
+            "sample": sample,
+            "samples": samples,
+            "clusters": len(snapshots),
+            "cluster_errors": sum(s.error is not None for s in snapshots.values()),
+        },
+    )

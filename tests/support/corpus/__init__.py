@@ -14,15 +14,12 @@ tests/engine/test_scenario_corpus.py asserts every row.
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from tests.support.corpus.checks import CheckRun
 from tests.support.corpus.scenarios import SCENARIOS, Expected, Scenario, Undecidable
 
 
@@ -65,27 +62,11 @@ class Graded:
         return (self.status, self.cause, self.remediation) == (status, e.cause, e.remediation)
 
 
-def check_json(bootstrap: str, group: str, flags: tuple[str, ...]) -> subprocess.Popen[str]:
-    """`lagbot check` on one group, as a user runs it, started (not waited for)."""
-    command = [sys.executable, "-m", "lagbot.cli.main", "check", "-b", bootstrap, "--group", re.escape(group), "--json"]
-    return subprocess.Popen([*command, *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def outcome(process: subprocess.Popen[str], group: str) -> dict[str, Any]:
-    out, err = process.communicate(timeout=120)
-    if not out:
-        raise RuntimeError(f"lagbot check printed nothing (exit {process.returncode}): {err[-2000:]}")
-    found = [g for g in json.loads(out)["groups"] if g["group"] == group]
-    if not found:
-        return {"status": "ERR", "causes": [], "group": group}
-    return dict(found[0])
-
-
 def grade(bootstrap: str, scenario: Scenario, topic: str, group: str) -> list[Graded]:
     """Build the scenario, run both samplings on it at once, grade each."""
     with scenario.setup(bootstrap, topic, group):
-        running = [(sampling, check_json(bootstrap, group, sampling.flags)) for sampling in SAMPLINGS]
-        results = [(sampling, outcome(process, group)) for sampling, process in running]
+        running = [(sampling, CheckRun(bootstrap, group, sampling.flags)) for sampling in SAMPLINGS]
+        results = [(sampling, check.outcome()) for sampling, check in running]
     rows = []
     for sampling, found in results:
         primary = found["causes"][0] if found["causes"] else None

@@ -5,19 +5,15 @@ Every loop here is bounded by a stop event or a deadline; every thread is joined
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from tests.support.group_commits import commit_to_empty_group
-from tests.support.waiting import wait_for
 
 TICK = 0.1
 """Seconds between the steps of the producer and consumer loops."""
@@ -194,58 +190,3 @@ class Reader:
             budget -= len(got)
             if got and self.commits:
                 self.consumer.commit(asynchronous=False)
-
-
-def checks_connected(bootstrap: str, group: str, count: int, timeout: float = 60.0) -> None:
-    """Wait until `count` processes run with the group's name as an argument (`lagbot check --group NAME`, the
-    scenario's checks) and each holds a TCP connection to the broker: they are taking their first snapshot.
-    Reads Linux's /proc."""
-    port = int(bootstrap.rsplit(":", 1)[1])
-    argument = re.escape(group).encode()
-
-    def connected() -> bool:
-        broker = _sockets_to(port)
-        return len([pid for pid in _pids_with(argument) if _socket_inodes(pid) & broker]) >= count
-
-    wait_for(f"{count} checks of {group} connected to the broker", connected, timeout=timeout, every=0.05)
-
-
-def _pids_with(argument: bytes) -> list[int]:
-    """Processes with `argument` as one of their command line's arguments (gone or unreadable ones are skipped)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or entry.name == str(os.getpid()):
-            continue
-        try:
-            if argument in (entry / "cmdline").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def _socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    try:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            target = os.readlink(fd)
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    except OSError:
-        pass
-    return inodes
-
-
-def _sockets_to(port: int) -> set[str]:
-    """Inodes of the established TCP sockets whose remote end is `port` (/proc/net/tcp and tcp6)."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if int(fields[2].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
-                inodes.add(fields[9])
-    return inodes

@@ -18,11 +18,11 @@ from confluent_kafka.admin import AdminClient
 
 from lagbot.core.model import Status
 from tests.support.bot_process import wait_for
+from tests.support.corpus.checks import first_snapshots
 from tests.support.corpus.clients import (
     Reader,
     at_rate,
     backlog,
-    checks_connected,
     commit_empty,
     consumer,
     create,
@@ -506,7 +506,7 @@ def poll_interval_kick_outs(bootstrap: str, topic: str, group: str) -> Iterator[
     group's one member reads 40, commits them, then spends 7 s on the next batch without polling (longer than its
     max.poll.interval.ms, 6 s): librdkafka leaves the group and the next poll joins it again, under a new member id.
     Once it has been kicked out once and committed again, it waits after its next commit (its partition paused,
-    polling: in the group) until both checks hold a connection to the broker (their first snapshot), then goes on:
+    polling: in the group) until both checks took their first snapshot, then goes on:
     every window starts with the member in the group, not in the second the group is Empty between two lives."""
     create(bootstrap, topic, 1)
     history(bootstrap, topic, 0, time.time(), [(100, 0, 20)])
@@ -536,14 +536,14 @@ def poll_interval_kick_outs(bootstrap: str, topic: str, group: str) -> Iterator[
                 wait_for_the_checks(stop, deadline)
             stop.wait(KICK_POLL_MS / 1000 + 1.0)  # the slow batch: no poll for longer than max.poll.interval.ms
 
-    def first_snapshots(stop: threading.Event) -> None:
+    def waits_for_first_snapshots(stop: threading.Event) -> None:
         try:
-            checks_connected(bootstrap, group, count=2)
+            first_snapshots(group, count=2)
         finally:
             go.set()
 
     try:
-        with running(writer(bootstrap, topic, 1, 20), batches, first_snapshots):
+        with running(writer(bootstrap, topic, 1, 20), batches, waits_for_first_snapshots):
             wait_for("a kick-out and a commit after it", lambda: len(set(ids)) >= 2, timeout=60)
             hold.set()
             wait_for("the member waiting for the checks", holding.is_set, timeout=30)
@@ -574,8 +574,8 @@ def rewind_recovered(bootstrap: str, topic: str, group: str) -> Iterator[None]:
     recovered: list[int] = []
     """The first offset committed at or past the one it went back from."""
 
-    def first_snapshots(stop: threading.Event) -> None:
-        checks_connected(bootstrap, group, count=2)
+    def waits_for_first_snapshots(stop: threading.Event) -> None:
+        first_snapshots(group, count=2)
         rewind_at.append(time.monotonic() + REWIND_AFTER)
 
     def allowed(committed: int) -> int:
@@ -612,7 +612,7 @@ def rewind_recovered(bootstrap: str, topic: str, group: str) -> Iterator[None]:
 
     with _members(bootstrap, group, topic, 1) as [c]:
         _read_to_end(c, topic, {0: 600})
-        with running(writer(bootstrap, topic, 1, 20), member_loop(c), first_snapshots):
+        with running(writer(bootstrap, topic, 1, 20), member_loop(c), waits_for_first_snapshots):
             yield
     if not (steps and recovered):  # else the checks saw a healthy group, not this situation
         raise RuntimeError(f"the member did not rewind and recover while the checks ran: {steps} {recovered}")
@@ -637,7 +637,7 @@ def members_left(bootstrap: str, topic: str, group: str) -> Iterator[None]:
 
     def timer(stop: threading.Event) -> None:
         try:
-            checks_connected(bootstrap, group, count=2)
+            first_snapshots(group, count=2)
             seen.append(time.monotonic())
             stop.wait(LEAVES_AFTER)
         finally:
@@ -674,7 +674,7 @@ def stopped_behind_zero_lag(bootstrap: str, topic: str, group: str) -> Iterator[
     seen: list[float] = []
 
     def quiet_then_writes(stop: threading.Event) -> None:
-        checks_connected(bootstrap, group, count=2)
+        first_snapshots(group, count=2)
         seen.append(time.monotonic())
         if not stop.wait(WRITES_AFTER):
             writer(bootstrap, topic, 2, 20)(stop)
