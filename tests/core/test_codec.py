@@ -138,3 +138,31 @@ def test_an_upgrader_that_cannot_read_an_old_document_is_the_same_error_and_a_ca
     with pytest.raises(StoredFormatError) as refused:
         SAMPLE.decode('{"v":1,"colour":"red"}', kind="stored sample s1")  # version 1 without its title
     assert str(refused.value) == "stored sample s1 of format version 1 is not one lagbot wrote"
+
+
+LABELLED = codec.Codec(
+    "stored label", Tagged, 1, {codec.UNVERSIONED: lambda d: d}, omit_defaults=True, plain=lambda v: {"label": v}
+)
+"""Tagged, as once kept plain: the label alone, a JSON string (a payload stored before it had a type)."""
+
+
+def test_a_plain_document_is_version_0_through_the_codecs_reader_of_it_and_refused_by_any_other() -> None:
+    assert LABELLED.decode('"old"') == Tagged("old")
+    assert LABELLED.from_document("old") == Tagged("old")
+    assert LABELLED.decode('{"label":"older"}') == Tagged("older")  # version 0 as an object still reads
+    with pytest.raises(StoredFormatError) as refused:
+        LABELLED.decode("3")  # plain, but not what version 0 held
+    assert str(refused.value) == "stored label is not one lagbot wrote: label: Input should be a valid string"
+    with pytest.raises(StoredFormatError, match="^stored tag is not a JSON object$"):
+        TAGGED.decode('"old"')  # no reader of a plain document: refused as before
+    with pytest.raises(ValueError, match="stored label: a plain document is version 0, which needs an upgrader"):
+        codec.register(codec.Codec("stored label", Level, 1, plain=lambda v: {"label": v}))
+
+
+def test_a_versioned_document_kept_inside_another_carries_its_version_and_reads_back() -> None:
+    tag = Tagged("a", Level.HIGH)
+    assert LABELLED.versioned(tag) == {"v": 1, "label": "a", "level": "HIGH"}
+    assert json.dumps(LABELLED.versioned(tag), sort_keys=True, separators=(",", ":")) == LABELLED.encode(tag)
+    assert LABELLED.from_document(LABELLED.versioned(tag)) == tag
+    with pytest.raises(StoredFormatError, match="^stored label has format version 2; this lagbot reads 1$"):
+        LABELLED.from_document({"v": 2, "label": "a"})

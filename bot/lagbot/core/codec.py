@@ -7,6 +7,9 @@ read, a field missing or of the wrong type) raises lagbot.core.stored's StoredFo
 state is never guessed at. Documents are lagbot.core.stored's: a JSON object with its version under "v".
 
 - A document written before its type was versioned (no "v") is version 0 when the codec has an upgrader for 0.
+  `plain` reads one that is not even a JSON object (a value kept as it was before it had a type) as version 0.
+- `versioned(value)` is the document with its "v", for one kept inside another's (a remediation's restore
+  payload inside the restore queue's record); `from_document` reads it back.
 - `omit_defaults`: fields at their default are left out (a shape older readers expect); decoding fills them in.
 - An enum stored by its member's name rather than its value: annotate the field `Annotated[E, ByName(E)]`.
 - `encode(value, derived=...)` adds read-only fields for other readers (a manifest's totals); decoding ignores
@@ -80,6 +83,9 @@ class Codec(Generic[T]):
     """Version n -> the function that makes a version-n document a version n+1 one (0: one without a version)."""
     omit_defaults: bool = False
     """Leave fields at their default out of the document."""
+    plain: Callable[[Any], dict[str, Any]] | None = None
+    """A document that is not a JSON object (a value kept plain before its type had a codec) as the version-0
+    object the upgrader of version 0 reads; None: such a document is refused."""
 
     @cached_property
     def _adapter(self) -> TypeAdapter[T]:
@@ -88,6 +94,10 @@ class Codec(Generic[T]):
     def encode(self, value: T, *, derived: Mapping[str, Any] | None = None) -> str:
         """Compact JSON of `value` with the current version under "v" (keys sorted), and `derived`'s fields."""
         return encode(self.version, {**self.to_document(value), **(derived or {})})
+
+    def versioned(self, value: T) -> dict[str, Any]:
+        """`value` as the JSON object `encode` writes, with its "v" (for a document kept inside another)."""
+        return {"v": self.version, **self.to_document(value)}
 
     def to_document(self, value: T) -> dict[str, Any]:
         """`value` as the JSON object `encode` writes, without its "v"."""
@@ -106,6 +116,8 @@ class Codec(Generic[T]):
     def from_document(self, document: Any, *, kind: str | None = None) -> T:
         """The value of an already parsed document (with its "v"), upgraded first. Raises StoredFormatError."""
         kind = kind or self.kind
+        if not isinstance(document, dict) and self.plain is not None:
+            document = self.plain(document)  # version 0: registering checked there is an upgrader for it
         if not isinstance(document, dict):
             raise StoredFormatError(f"{kind} is not a JSON object")
         document = dict(document)
@@ -147,6 +159,8 @@ def register(codec: Codec[T]) -> Codec[T]:
         raise ValueError(f"{codec.type.__name__} already has a codec ({_codecs[codec.type].kind})")
     if any(not UNVERSIONED <= v < codec.version for v in codec.upgraders):
         raise ValueError(f"{codec.kind}: upgraders are for versions below {codec.version}")
+    if codec.plain is not None and UNVERSIONED not in codec.upgraders:
+        raise ValueError(f"{codec.kind}: a plain document is version {UNVERSIONED}, which needs an upgrader")
     _codecs[codec.type] = codec
     return codec
 
