@@ -153,7 +153,7 @@ def test_a_plain_document_is_version_0_through_the_codecs_reader_of_it_and_refus
     with pytest.raises(StoredFormatError) as refused:
         LABELLED.decode("3")  # plain, but not what version 0 held
     assert str(refused.value) == "stored label is not one lagbot wrote: label: Input should be a valid string"
-    with pytest.raises(StoredFormatError, match="^stored tag is not a JSON object$"):
+    with pytest.raises(StoredFormatError, match=r"^stored tag is not a JSON object$"):
         TAGGED.decode('"old"')  # no reader of a plain document: refused as before
     with pytest.raises(ValueError, match="stored label: a plain document is version 0, which needs an upgrader"):
         codec.register(codec.Codec("stored label", Level, 1, plain=lambda v: {"label": v}))
@@ -164,5 +164,5 @@ def test_a_versioned_document_kept_inside_another_carries_its_version_and_reads_
     assert LABELLED.versioned(tag) == {"v": 1, "label": "a", "level": "HIGH"}
     assert json.dumps(LABELLED.versioned(tag), sort_keys=True, separators=(",", ":")) == LABELLED.encode(tag)
     assert LABELLED.from_document(LABELLED.versioned(tag)) == tag
-    with pytest.raises(StoredFormatError, match="^stored label has format version 2; this lagbot reads 1$"):
+    with pytest.raises(StoredFormatError, match=r"^stored label has format version 2; this lagbot reads 1$"):
         LABELLED.from_document({"v": 2, "label": "a"})

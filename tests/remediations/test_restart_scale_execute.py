@@ -232,7 +232,7 @@ def test_scale_on_keda_holds_the_pause_it_found_before_pausing_and_restores_it_w
     ctx, _ = context(executor)
     ctx.hold_restore = lambda previous: executor.calls.append(("held", previous))
     assert Scale().execute(plan, ctx).ok
-    held = {"interrupted": True, "keda_previous": "7"}
+    held = {"v": 1, "interrupted": True, "keda_previous": "7"}  # a KedaHandBack, versioned through its codec
     pause = ("paused_replicas", "orders-scaler", 4)
     assert executor.calls[:3] == [("replicas", "orders-consumer"), ("held", held), pause]  # held, then paused
     restored = Scale().restore(plan, ctx, previous=held)  # what the reaper runs when the run died after the pause

@@ -11,7 +11,7 @@ from typing import Any
 
 from lagbot.policies.model import Rule
 from lagbot.remediations import registry
-from lagbot.remediations.base import ExecutionContext, Outcome, Remediation
+from lagbot.remediations.base import ExecutionContext, Outcome, Remediation, restore_document
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.service import wording
 from lagbot.service.approvals import Proposal, Proposals, State
@@ -58,7 +58,8 @@ class Restorer:
             return
         later = registry.get(proposal.action).hand_back(proposal.plan, outcome, finished=finished)
         if later is not None:
-            self.restores.schedule(proposal.id, *later)
+            at, payload = later
+            self.restores.schedule(proposal.id, at, restore_document(payload))
         else:
             self.restores.forget(proposal.id)
 

@@ -2,7 +2,7 @@
 and the hooks the coordinator (lagbot.service.remediate) calls without knowing which remediation it runs:
 `parse_args` (its `/lag remediate` arguments), `prepare` (parameters at proposal time), `longest_run`,
 `hand_back` and `restore` (something to undo later, e.g. a paused autoscaler, or what an interrupted run changed:
-`ExecutionContext.hold_restore`).
+`ExecutionContext.hold`). What it leaves to undo is its `Held` type, kept in Redis through lagbot.core.codec.
 
 Data flows one way: a verdict (from the lag engine) and validated parameters -> `plan` (pure: what will
 change, before and after, the pre-flight checks) -> approvers see the plan -> `execute(plan, context)`
@@ -18,6 +18,7 @@ between the proposal and the click that approves it.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -168,9 +169,23 @@ class ExecutionContext:
     settings: Settings | None = None
     """lagbot's settings (the drain reads its `drain:` section); None: each remediation's defaults."""
     hold_restore: Callable[[Any], None] = lambda _previous: None
-    """Called with what `restore` needs (JSON data) right before the run changes the workload in a way it must
-    undo (the drain's pause, KEDA paused): kept in Redis, so that a run whose process dies is restored by the
-    replica that reaps it. Raises when it cannot be kept: the run then changes nothing."""
+    """Keeps what `restore` needs (JSON data, as `restore_document` makes it) in Redis, so that a run whose process
+    dies is restored by the replica that reaps it. Raises when it cannot be kept: the run then changes nothing.
+    A remediation calls `hold`."""
+
+    def hold(self, payload: object) -> None:
+        """Keep `payload` (the remediation's `Held`, or plain JSON data) for `restore`, right before the run changes
+        the workload in a way it must undo (the drain's pause, KEDA paused). Raises when it cannot be kept."""
+        self.hold_restore(restore_document(payload))
+
+
+def restore_document(payload: object) -> Any:
+    """What the restore queue keeps of what a remediation leaves to undo (`ExecutionContext.hold`, `hand_back`): a
+    frozen dataclass (a remediation's `Held`, registered with lagbot.core.codec) as its versioned document, so that
+    `Remediation.held` reads it back, upgraded; plain JSON data as it is."""
+    if dataclasses.is_dataclass(payload) and not isinstance(payload, type):
+        return codec.codec_of(type(payload)).versioned(payload)
+    return payload
 
 
 DEFAULT_LONGEST_RUN = 3_600.0
@@ -246,6 +261,10 @@ class Remediation(ABC):
     """What may follow the action in `/lag remediate <group> <action>` (empty: nothing)."""
     needs_workload: ClassVar[bool] = False
     """Whether it acts on the workload the policy rule names (an executor), so cannot run without one."""
+    Held: ClassVar[type[Any] | None] = None
+    """What it leaves to undo (`ExecutionContext.hold`, `hand_back`; `restore` reads it back with `held`): a frozen
+    dataclass registered with lagbot.core.codec, so that the restore queue keeps it versioned and a payload written
+    by an older lagbot is upgraded. None: plain JSON data, kept as it is."""
     settles: ClassVar[bool] = False
     """Whether its run rebalances the group (members restarted, added or removed): the membership changes and the
     rates of its settle period are its own, expected (lagbot.engine.agreement `own_rebalance`, `settling`). The
@@ -278,12 +297,24 @@ class Remediation(ABC):
         return DEFAULT_LONGEST_RUN
 
     def hand_back(self, plan: Plan, outcome: Outcome, *, finished: float) -> tuple[float, Any] | None:
-        """Something the run must undo later: (when, what `restore` needs), or None (the default)."""
+        """Something the run must undo later: (when, what `restore` needs: its `Held`), or None (the default)."""
         return None
 
+    def held(self, previous: Any) -> Any:
+        """What the restore queue kept (`restore`'s `previous`) read back as this remediation's `Held`, through its
+        codec (an older version upgraded); plain JSON data as it is when it declares none.
+
+        Raises:
+            StoredFormatError: (lagbot.core.stored) not one this lagbot reads, a newer version for one.
+        """
+        if self.Held is None:
+            return previous
+        return codec.codec_of(self.Held).from_document(previous)
+
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
-        """Undo what `hand_back` left to undo, or what an interrupted run held with `context.hold_restore` (only
-        called with one of those). When it cannot, its detail says exactly what to restore by hand."""
+        """Undo what `hand_back` left to undo, or what an interrupted run held with `context.hold` (only called with
+        one of those, as the restore queue kept it: `held` reads it). When it cannot, its detail says exactly what to
+        restore by hand."""
         raise NotImplementedError(self.name)
 
     def restored(self, outcome: Outcome) -> str:

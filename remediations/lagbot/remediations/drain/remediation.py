@@ -360,7 +360,7 @@ class DrainRemediation(Remediation):
         keda = bool(workload.keda_scaled_object) and isinstance(executor, AutoscalerHandBack)
         before = executor.keda_paused_replicas(workload) if isinstance(executor, AutoscalerHandBack) and keda else None
         paused = _Paused(executor, workload, replicas, keda, before)
-        context.hold_restore(paused.held())  # before the change: a run that dies from here on is restored
+        context.hold(paused.held())  # before the change: a run that dies from here on is restored
         outcome = executor.scale(workload, 0)
         if not outcome.ok:
             context.progress(DrainRemediation._restore(paused))

@@ -8,6 +8,7 @@ On a KEDA-managed workload (the policy's workload names a ScaledObject) the auto
 scale at its next poll, so the ScaledObject is paused at the target first by setting the annotation
 `autoscaling.keda.sh/paused-replicas`; after `hold_for` the lead calls `restore`, which puts the annotation
 back as it was (usually: absent, so KEDA resumes). Executors that can do this implement `PausableAutoscaling`.
+What it leaves to undo is a `KedaHandBack` (lagbot.remediations.scale.hand_back), kept versioned.
 
 Pre-flight, right before acting: the workload has not reached the target meanwhile, and on KEDA, the executor
 can pause the ScaledObject.
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from lagbot.core import messages
 from lagbot.core.config import Duration
 from lagbot.core.model import GroupVerdict
+from lagbot.core.stored import StoredFormatError
 from lagbot.engine.capacity import replicas_needed
 from lagbot.remediations import wording as common
 from lagbot.remediations.base import (
@@ -41,10 +43,9 @@ from lagbot.remediations.base import (
 from lagbot.remediations.executors import wording as executor_wording
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
 from lagbot.remediations.scale import wording
+from lagbot.remediations.scale.hand_back import KedaHandBack
 
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
-INTERRUPTED = "interrupted"
-"""Marks what `execute` held for `restore` (its run died after pausing KEDA), apart from what `hand_back` leaves."""
 
 
 @runtime_checkable
@@ -115,6 +116,7 @@ class Scale(Remediation):
     args_usage = "[replicas]"
     needs_workload = True
     settles = True
+    Held = KedaHandBack
 
     def explain_policy(self, policy: PolicyParams, workload: Workload | None) -> list[str]:
         assert isinstance(policy, ScalePolicy)
@@ -134,12 +136,12 @@ class Scale(Remediation):
             raw = {**raw, "current_replicas": context.executor().replicas(context.workload)}
         return validate_params(self.name, self.Params, raw)
 
-    def hand_back(self, plan: Plan, outcome: Outcome, *, finished: float) -> tuple[float, Any] | None:
+    def hand_back(self, plan: Plan, outcome: Outcome, *, finished: float) -> tuple[float, KedaHandBack] | None:
         """KEDA was paused: hand it back after the hold (at once when the scale failed)."""
         if "keda_previous" not in outcome.data:
             return None
         hold = float(plan.params.get("hold_for", 0)) if outcome.ok else 0.0
-        return finished + hold, outcome.data.get("keda_previous")
+        return finished + hold, KedaHandBack(outcome.data.get("keda_previous"))
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
         """Scale from `current_replicas` to the target; on KEDA, pause then restore after `hold_for`."""
@@ -196,7 +198,7 @@ class Scale(Remediation):
                 assert isinstance(executor, PausableAutoscaling)
                 context.progress(wording.scale_progress_keda(workload.keda_scaled_object, target))
                 # Held before the pause: a run that dies from here on hands the autoscaler back (`restore`).
-                context.hold_restore({INTERRUPTED: True, "keda_previous": executor.keda_paused_replicas(workload)})
+                context.hold(KedaHandBack(executor.keda_paused_replicas(workload), interrupted=True))
                 paused = executor.set_paused_replicas(workload, target)
                 if not paused.ok:
                     return Outcome(False, paused.detail)
@@ -217,17 +219,21 @@ class Scale(Remediation):
         return wording.restored(outcome.ok, outcome.detail)
 
     def restore(self, plan: Plan, context: ExecutionContext, *, previous: Any) -> Outcome:
-        """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before (after the
-        hold: `previous` is it; after an interrupted run: what `execute` held, {INTERRUPTED: True, "keda_previous"}).
-        The replicas stay as the interrupted run left them: a failed scale does not undo them either."""
+        """Hand a KEDA workload back to its autoscaler: the paused-replicas annotation as it was before (`previous`:
+        the `KedaHandBack` that `hand_back` left or, for an interrupted run, that `execute` held, as kept).
+        The replicas stay as the interrupted run left them: a failed scale does not undo them either. A hand-back
+        this lagbot cannot read changes nothing: the detail says so, and what to hand back by hand."""
         params = ScaleParams.model_validate(plan.params)
-        interrupted = isinstance(previous, dict) and previous.get(INTERRUPTED) is True
-        before = previous.get("keda_previous") if interrupted else previous
-        outcome = self._hand_back(params.workload, context.executor, before)
-        return Outcome(outcome.ok, outcome.detail, outcome.data, CutShort.INTERRUPTED if interrupted else None)
+        try:
+            held = self.held(previous)
+        except StoredFormatError as exc:
+            return Outcome(False, wording.keda_hand_back_unreadable(params.workload.keda_scaled_object, str(exc)))
+        assert isinstance(held, KedaHandBack)
+        outcome = self._hand_back(params.workload, context.executor, held.keda_previous)
+        return Outcome(outcome.ok, outcome.detail, outcome.data, CutShort.INTERRUPTED if held.interrupted else None)
 
     @staticmethod
-    def _hand_back(workload: Workload, executor: Executor | None, before: Any) -> Outcome:
+    def _hand_back(workload: Workload, executor: Executor | None, before: int | str | None) -> Outcome:
         if not workload.keda_scaled_object:
             return Outcome(True, wording.scale_nothing_to_restore(workload.name))
         if not isinstance(executor, PausableAutoscaling):

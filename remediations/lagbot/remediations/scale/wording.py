@@ -87,6 +87,11 @@ def keda_restore_by_hand(scaled_object: str, before: object, detail: str) -> str
     return f"{detail}; by hand: ScaledObject {scaled_object}'s {PAUSED} annotation {want}"
 
 
+def keda_hand_back_unreadable(scaled_object: str | None, problem: str) -> str:
+    where = f"ScaledObject {scaled_object}'s {PAUSED} annotation" if scaled_object else f"the {PAUSED} annotation"
+    return f"RESTORE FAILED: what to hand back cannot be read ({problem}); nothing changed: by hand, set {where} back"
+
+
 PAUSED = "autoscaling.keda.sh/paused-replicas"
 
 
