@@ -25,38 +25,23 @@ from tests.support.cli_imports import NOT_FOR_A_CHECK, run_check
 from tests.support.k8s_faults import FaultyApiServer
 from tests.support.k8s_fixtures import Cluster
 from tests.support.k8s_rbac import BOT_ACCOUNT, BOT_NAMESPACE
-from tests.support.pod_evidence_rig import container, oom_looping, orders
-from tests.support.pod_lines_rig import HOST, Stalled, policy, stalled_on_pods
+from tests.support.pod_evidence_rig import orders, orders_policy, orders_workload
+from tests.support.pod_lines_rig import HOST, ago, explanation, settings, stalled_on_pods, topic_with_backlog
+from tests.support.pod_status import HOSTILE_CUT, LIMITS, hostile, oom_findings, oom_looping
 
 pytestmark = pytest.mark.integration
 
 __all__ = ["orders"]  # a fixture, from tests.support.pod_evidence_rig
 
-HOSTILE = "<!channel> `x`\x1b[2J" + "y" * 200
-"""A reason written into a pod's status: a mention, a code span, a terminal escape, and far too long."""
-HOSTILE_CUT = HOSTILE[:99] + "…"
-"""As it is kept when read: 100 characters, the last an ellipsis."""
-
 
 def config(tmp_path: Path, kafka: Kafka, group: str, rules: dict[str, Any] | None, k8s: dict[str, Any]) -> Path:
     """lagbot's configuration for the group, with a policy file (`rules`: its content; None: no policy file)."""
-    settings: dict[str, Any] = {
-        "clusters": [
-            {
-                "name": "apache",
-                "bootstrap_servers": kafka.bootstrap,
-                "groups": {"include": [group]},
-                "request_timeout": 5,
-            }
-        ],
-        "evaluation": {"min_samples": 3, "min_span": 2},
-        "executors": {"kubernetes": k8s},
-    }
+    configured = {**settings(kafka, group), "executors": {"kubernetes": k8s}}
     if rules is not None:
         (tmp_path / "policy.yaml").write_text(yaml.safe_dump(rules), encoding="utf-8")
-        settings["policy_file"] = str(tmp_path / "policy.yaml")
+        configured["policy_file"] = str(tmp_path / "policy.yaml")
     path = tmp_path / "lagbot.yaml"
-    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    path.write_text(yaml.safe_dump(configured), encoding="utf-8")
     return path
 
 
@@ -76,30 +61,10 @@ def check(capsys: pytest.CaptureFixture[str], path: Path, *args: str) -> tuple[i
     return done.value.code, out
 
 
-def topic_with_backlog(kafka: Kafka, names: Names) -> tuple[str, str]:
-    topic, group = names("topic"), names("group")
-    kafka.create_topic(topic, 2)
-    kafka.produce(topic, 0, 30)
-    kafka.produce(topic, 1, 30)
-    return topic, group
-
-
 def stuck_cause(document: dict[str, Any]) -> dict[str, Any]:
     [group] = document["groups"]
     [cause] = [c for c in group["causes"] if c["kind"] == "stuck_consumer"]
     return dict(cause)
-
-
-def explanation(stalled: Stalled, member: str) -> str:
-    owner = f"{stalled.stuck}@{HOST} (member {member})"
-    return (
-        f"partition 0 of {stalled.topic}: committed offset not moving while 20 messages wait; owner: {owner}; "
-        f"every partition of {owner} is stuck: that member is stuck, restart it"
-    )
-
-
-def ago(taken_at: float, finished: float) -> str:
-    return f"{int((taken_at - finished) // 60)} min ago"
 
 
 def cause_line(plain: str) -> str:
@@ -112,9 +77,8 @@ def test_check_shows_an_oom_looping_owner_s_pod_in_the_table_and_json(
 ) -> None:
     topic, group = topic_with_backlog(kafka, names)
     pods = [p.metadata.name for p in orders.wait_pods("orders", 2)]
-    path = config(tmp_path, kafka, group, policy(orders), as_bot(orders))
+    path = config(tmp_path, kafka, group, orders_policy(orders, by_client_id=True), as_bot(orders))
     with stalled_on_pods(kafka.bootstrap, topic, group, pods) as stalled:
-        member = stalled.live.members[stalled.stuck].memberid()
         finished = float(int(time.time()) - 250)  # a kubelet's times are whole seconds
         oom_looping(orders, stalled.stuck, "10.1.2.3", finished=finished, restarts=4)
         code, printed = check(capsys, path, "--json")
@@ -124,20 +88,11 @@ def test_check_shows_an_oom_looping_owner_s_pod_in_the_table_and_json(
 
     document = json.loads(printed)
     pod = stalled.stuck
-
-    def lines(ago: str) -> list[str]:
-        return [
-            f"pod {pod}: container consumer restarted 4 times, last ended OOMKilled {ago}",
-            f"pod {pod}: container consumer is waiting in CrashLoopBackOff",
-            "container consumer limits: cpu 500m, memory 256Mi",
-            f"pod {pod} is running but not Ready",
-        ]
-
-    found = lines(ago(document["taken_at"], finished))
+    found = oom_findings(pod, ago(document["taken_at"], finished))
     cause = stuck_cause(document)
-    owner = {"member_id": member, "client_id": pod, "host": HOST}
+    owner = {"member_id": stalled.stuck_member, "client_id": pod, "host": HOST}
     assert cause["pods"] == [{"pod": pod, **owner, "findings": found}]
-    assert cause["explanation"] == f"{explanation(stalled, member)}; owner pods: {'; '.join(found)}"
+    assert cause["explanation"] == f"{explanation(stalled)}; owner pods: {'; '.join(found)}"
     assert (cause["remediation"], document["pods_error"], document["exit_code"]) == ("restart", None, code)
     # A cause that blames the same member (its partition, hot) shows the same pod; one that blames none shows none.
     blamed = {"stuck_consumer": [cause["pods"][0]], "hot_partition": [cause["pods"][0]]}
@@ -145,7 +100,7 @@ def test_check_shows_an_oom_looping_owner_s_pod_in_the_table_and_json(
 
     # The table's cause line, as the thread's: the pod lines after the broker's explanation (as of its own check).
     shown = {
-        f"  1. [stuck_consumer] {explanation(stalled, member)}; owner pods: {'; '.join(lines(ago(at, finished)))}"
+        f"  1. [stuck_consumer] {explanation(stalled)}; owner pods: {'; '.join(oom_findings(pod, ago(at, finished)))}"
         " -> restart"
         for at in (before, after)
     }
@@ -158,12 +113,10 @@ def test_check_shows_a_hostile_pod_status_cut_escaped_in_json_and_inert_in_the_t
 ) -> None:
     topic, group = topic_with_backlog(kafka, names)
     pods = [p.metadata.name for p in orders.wait_pods("orders", 2)]
-    path = config(tmp_path, kafka, group, policy(orders), as_bot(orders))
+    path = config(tmp_path, kafka, group, orders_policy(orders, by_client_id=True), as_bot(orders))
     with stalled_on_pods(kafka.bootstrap, topic, group, pods) as stalled:
         finished = float(int(time.time()) - 250)
-        status = container(2, HOSTILE, 1, finished, waiting={"reason": HOSTILE, "message": HOSTILE})
-        ready = [{"type": "Ready", "status": "True"}]
-        orders.set_pod_status(stalled.stuck, "10.1.2.3", containerStatuses=[status], conditions=ready)
+        hostile(orders, stalled.stuck, "10.1.2.3", finished, is_ready=True)
         _, printed = check(capsys, path, "--json")
         _, plain = check(capsys, path)
 
@@ -175,7 +128,7 @@ def test_check_shows_a_hostile_pod_status_cut_escaped_in_json_and_inert_in_the_t
     assert read["findings"] == [
         f"{restarted} {ago(document['taken_at'], finished)}",
         f"pod {pod}: container consumer is waiting in {HOSTILE_CUT}",
-        "container consumer limits: cpu 500m, memory 256Mi",
+        LIMITS,
     ]
     visible = "<!channel> `x`\\x1b[2J" + "y" * 81 + "…"
     shown = cause_line(plain)
@@ -192,10 +145,7 @@ def test_a_pod_read_that_hangs_leaves_the_check_as_the_broker_sees_it_and_is_sai
     """Two groups, each with a stuck owner: the first pod read hangs; no other pod is asked for in that check."""
     topic, first = topic_with_backlog(kafka, names)
     second = names("second")
-    rules = {
-        "version": 1,
-        "default": {"workload": {"executor": "kubernetes", "name": "orders", "member_pod": "{client_id}"}},
-    }
+    rules = {"version": 1, "default": {"workload": orders_workload(by_client_id=True)}}
     with FaultyApiServer(hang=True).start() as server:
         path = config(tmp_path, kafka, f"{first}|{second}", rules, {"api_url": server.url, "token": "x", "timeout": 1})
         with (

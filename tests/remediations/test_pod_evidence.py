@@ -16,7 +16,8 @@ from lagbot.remediations.executors.pod_evidence import PodReadings, escalation, 
 from lagbot.remediations.restart.remediation import REMEDIATION, RestartParams
 from tests.support.k8s_fixtures import Cluster
 from tests.support.k8s_rbac import executor_as_bot
-from tests.support.pod_evidence_rig import ONE_READING, Counted, crashed_once, oom_looping, orders, unread
+from tests.support.pod_evidence_rig import ONE_READING, POD_GET, Counted, orders, owner, unread, workload_of
+from tests.support.pod_status import crashed_findings, crashed_once, oom_findings, oom_looping, oom_refusal, ready
 from tests.support.verdicts import TOPIC, partition, verdict
 from tests.support.waiting import wait_for
 
@@ -31,24 +32,16 @@ def test_an_oom_looping_owner_is_evidence_and_a_restart_is_not_the_remedy(orders
     first, second = orders.wait_pods("orders", 2)
     now = time.time()
     oom_looping(orders, first.metadata.name, "10.1.2.3", finished=now - 90, restarts=4)
-    orders.set_pod_status(second.metadata.name, "10.1.2.4", conditions=[{"type": "Ready", "status": "True"}])
+    ready(orders, second.metadata.name, "10.1.2.4")
     executor = executor_as_bot(orders, now=now)
-    workload = Workload(executor="kubernetes", name="orders", namespace=orders.namespace)
+    workload = workload_of(orders)
 
     evidence = executor.owner_pod_evidence(workload, Member("m-1", "consumer-1", "/10.1.2.3"))
 
     pod = first.metadata.name
     assert (evidence.pod, evidence.phase, evidence.ready, evidence.rollout_replica_sets) == (pod, "Running", False, 1)
-    assert findings(evidence, now, WINDOW) == [
-        f"pod {pod}: container consumer restarted 4 times, last ended OOMKilled 90 s ago",
-        f"pod {pod}: container consumer is waiting in CrashLoopBackOff",
-        "container consumer limits: cpu 500m, memory 256Mi",
-        f"pod {pod} is running but not Ready",
-    ]
-    assert escalation(evidence, now, WINDOW) == (
-        f"pod {pod}: container consumer was OOM-killed and restarted 4 times: a restart brings back the same limit; "
-        "raise its memory limit (256Mi) or find what grew, then restart"
-    )
+    assert findings(evidence, now, WINDOW) == oom_findings(pod, "90 s ago")
+    assert escalation(evidence, now, WINDOW) == oom_refusal(pod)
     healthy = executor.owner_pod_evidence(workload, Member("m-2", "consumer-2", "/10.1.2.4"))
     assert (healthy.ready, findings(healthy, now, WINDOW), escalation(healthy, now, WINDOW)) == (True, [], None)
     # Long ago is not evidence of now.
@@ -61,7 +54,7 @@ def test_a_rollout_in_progress_is_evidence(orders: Cluster) -> None:
     now = time.time()
     orders.set_pod_status(first.metadata.name, "10.1.2.3")
     executor = executor_as_bot(orders, now=now)
-    workload = Workload(executor="kubernetes", name="orders", namespace=orders.namespace)
+    workload = workload_of(orders)
     orders.apps.patch_namespaced_deployment(
         "orders", orders.namespace, {"spec": {"template": {"metadata": {"annotations": {"rev": "2"}}}}}
     )
@@ -79,7 +72,7 @@ def test_without_the_evidence_role_reading_the_pod_is_refused_by_name(unread: Cl
     k8s = unread
     [pod] = k8s.wait_pods("orders", 1)
     executor = executor_as_bot(k8s, now=time.time())
-    workload = Workload(executor="kubernetes", name="orders", namespace=k8s.namespace, member_pod="{client_id}")
+    workload = workload_of(k8s, by_client_id=True)
     ns = k8s.namespace
     with pytest.raises(ExecutorError) as refused:
         executor.owner_pod_evidence(workload, Member("m-1", pod.metadata.name, "/10.9.9.9"))
@@ -92,7 +85,7 @@ def test_without_the_evidence_role_reading_the_pod_is_refused_by_name(unread: Cl
 
 def stuck_on(*hosts: str) -> GroupVerdict:
     """A group whose partition i is STALL, owned by a member on hosts[i]."""
-    owners = [Member(f"m-{i}", f"consumer-{i}", f"/{host}", ((TOPIC, i),)) for i, host in enumerate(hosts)]
+    owners = [owner(i, host) for i, host in enumerate(hosts)]
     parts = [partition(i, committed=0, log_end=500, status=Status.STALL, owner=m) for i, m in enumerate(owners)]
     return verdict(parts, members=owners)
 
@@ -110,25 +103,19 @@ def test_a_restart_shows_each_owners_pod_and_is_refused_for_an_oom_loop(orders: 
     first, second = orders.wait_pods("orders", 2)
     now = time.time()
     crashed_once(orders, first.metadata.name, "10.1.2.3", finished=now - 120)
-    orders.set_pod_status(second.metadata.name, "10.1.2.4", conditions=[{"type": "Ready", "status": "True"}])
+    ready(orders, second.metadata.name, "10.1.2.4")
     executor = executor_as_bot(orders, now=now)
-    workload = Workload(executor="kubernetes", name="orders", namespace=orders.namespace)
+    workload = workload_of(orders)
 
     # One owner crashed once and is back, one is healthy: both restarted, the first with its pod's evidence.
     of = stuck_on("10.1.2.3", "10.1.2.4")
     params = restart_params(executor, workload, of, now)
     pod = first.metadata.name
-    assert params.owner_pods == {
-        "m-0": [
-            f"pod {pod}: container consumer restarted once, last ended Error (exit code 1) 2 min ago",
-            "container consumer limits: cpu 500m, memory 256Mi",
-        ]
-    }
+    crashed = crashed_findings(pod, "2 min ago")
+    assert params.owner_pods == {"m-0": crashed}
     plan = REMEDIATION.plan(of, params, now=now)
     assert plan.steps == (
-        f"restart consumer-0@/10.1.2.3 (member m-0), owner of stalled {TOPIC}-0; its pod: pod {pod}: container "
-        "consumer restarted once, last ended Error (exit code 1) 2 min ago; container consumer limits: cpu 500m, "
-        "memory 256Mi",
+        f"restart consumer-0@/10.1.2.3 (member m-0), owner of stalled {TOPIC}-0; its pod: {'; '.join(crashed)}",
         f"restart consumer-1@/10.1.2.4 (member m-1), owner of stalled {TOPIC}-1",
     )
 
@@ -136,10 +123,7 @@ def test_a_restart_shows_each_owners_pod_and_is_refused_for_an_oom_loop(orders: 
     oom_looping(orders, pod, "10.1.2.3", finished=now - 30, restarts=4)
     with pytest.raises(EvidenceRefusal) as refused:
         restart_params(executor, workload, of, now)
-    assert str(refused.value) == (
-        f"pod {pod}: container consumer was OOM-killed and restarted 4 times: a restart brings back the same limit; "
-        "raise its memory limit (256Mi) or find what grew, then restart"
-    )
+    assert str(refused.value) == oom_refusal(pod)
 
 
 def test_without_the_evidence_role_a_restart_is_proposed_as_before(unread: Cluster) -> None:
@@ -148,7 +132,7 @@ def test_without_the_evidence_role_a_restart_is_proposed_as_before(unread: Clust
     now = time.time()
     oom_looping(k8s, pod.metadata.name, "10.1.2.3", finished=now - 30, restarts=4)
     executor = executor_as_bot(k8s, now=now)
-    workload = Workload(executor="kubernetes", name="orders", namespace=k8s.namespace)
+    workload = workload_of(k8s)
     assert restart_params(executor, workload, stuck_on("10.1.2.3"), now).owner_pods == {}
 
 
@@ -157,7 +141,7 @@ def test_a_reading_is_kept_for_its_time_and_the_owners_kept_are_bounded(orders: 
     now = time.time()
     crashed_once(orders, first.metadata.name, "10.1.2.3", finished=now - 120)
     counted = Counted(orders, now)
-    workload = Workload(executor="kubernetes", name="orders", namespace=orders.namespace)
+    workload = workload_of(orders)
     readings = PodReadings(every=120.0, most=2)
     one, two, three = (Member(f"m-{i}", f"consumer-{i}", "/10.1.2.3") for i in range(3))
 
@@ -182,14 +166,13 @@ def test_a_refusal_to_read_is_kept_too(unread: Cluster) -> None:
     [pod] = unread.wait_pods("orders", 1)
     now = time.time()
     counted = Counted(unread, now)
-    workload = Workload(executor="kubernetes", name="orders", namespace=unread.namespace, member_pod="{client_id}")
+    workload = workload_of(unread, by_client_id=True)
     member = Member("m-1", pod.metadata.name, "/10.9.9.9")
     readings = PodReadings()
     with pytest.raises(ExecutorError) as refused:
         readings.read(counted.executor, workload, member, now=now)
-    get_pod = "GET /api/v1/namespaces/{namespace}/pods/{name}"
-    assert counted.requests == [get_pod]  # refused by RBAC
+    assert counted.requests == [POD_GET]  # refused by RBAC
     with pytest.raises(ExecutorError) as again:
         readings.read(counted.executor, workload, member, now=now + 60)
-    assert (str(again.value), counted.requests) == (str(refused.value), [get_pod])  # kept: not asked again
+    assert (str(again.value), counted.requests) == (str(refused.value), [POD_GET])  # kept: not asked again
     assert "forbidden by RBAC" in str(again.value)

@@ -18,9 +18,8 @@ import redis
 
 from lagbot.core import keys
 from lagbot.core.config import Settings
-from lagbot.core.model import Cause, GroupVerdict, Member, Status
+from lagbot.core.model import Cause, GroupVerdict, Status
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import READ_EVERY
@@ -28,7 +27,8 @@ from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.k8s_fixtures import Cluster
-from tests.support.pod_evidence_rig import ONE_READING, Counted, crashed_once, oom_looping, orders
+from tests.support.pod_evidence_rig import ONE_READING, Counted, orders, orders_policy, owner
+from tests.support.pod_status import crashed_findings, crashed_once, oom_findings, oom_looping, oom_refusal, ready
 from tests.support.verdicts import CLUSTER, GROUP, TOPIC, partition, verdict
 
 pytestmark = pytest.mark.integration
@@ -47,27 +47,20 @@ def slack() -> Iterator[SlackEmulator]:
 
 def replica(redis_client: redis.Redis, slack: SlackEmulator, cluster: Cluster, counted: Counted, now: float) -> Bot:
     """One replica of lagbot leading the checks: a Bot and its Remediator, on the namespace's Deployment orders."""
-    policy = Policy.model_validate(
-        {
-            "default": {
-                "approvers": {"users": ["U0ONCALL1"]},
-                "workload": {"executor": "kubernetes", "name": "orders", "namespace": cluster.namespace},
-                "remediations": {"restart": {}},
-            }
-        }
-    )
+    policy = Policy.model_validate(orders_policy(cluster, by_client_id=False))
     settings = Settings(
         clusters=[{"name": CLUSTER, "bootstrap_servers": "127.0.0.1:9"}],  # type: ignore[list-item]
         slack={"default_channel": CHANNEL},  # type: ignore[arg-type]
     )
-
-    def remediations(bot: Bot) -> Remediator:
-        directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
-        return Remediator(bot, directory=directory, executor_for=lambda w: counted.executor)
-
     slack_api = slack_client(TOKEN, slack.api_url)
     bot = Bot.on_redis(
-        settings, redis_client, slack_api, SlackPresenter(), policy=policy, clock=lambda: now, remediations=remediations
+        settings,
+        redis_client,
+        slack_api,
+        SlackPresenter(),
+        policy=policy,
+        clock=lambda: now,
+        remediations=counted.remediator_of,
     )
     bot.leadership.tick()
     return bot
@@ -84,14 +77,13 @@ def check(bot: Bot, v: GroupVerdict, now: float) -> None:
 
 def stuck_on(host: str) -> GroupVerdict:
     """Partition 0 STALL, owned by a member on `host`; partition 1 fine: the likely cause is stuck_consumer."""
-    owner = Member("m-0", "consumer-0", f"/{host}", ((TOPIC, 0),))
-    other = Member("m-1", "consumer-1", "/10.1.2.99", ((TOPIC, 1),))
+    stuck_owner, other = owner(0, host), owner(1, "10.1.2.99")
     parts = [
-        partition(0, committed=0, log_end=500, status=Status.STALL, owner=owner),
+        partition(0, committed=0, log_end=500, status=Status.STALL, owner=stuck_owner),
         partition(1, committed=100, log_end=100, owner=other),
     ]
     stuck = Cause("stuck_consumer", "partition 0 is stuck", 0.9, rank=1, evidence={"partitions": [0]})
-    return replace(verdict(parts, members=[owner, other]), causes=(stuck,))
+    return replace(verdict(parts, members=[stuck_owner, other]), causes=(stuck,))
 
 
 def thread_of(slack: SlackEmulator) -> tuple[Any, list[Any]]:
@@ -120,16 +112,8 @@ def test_an_oom_looping_owner_refuses_the_restart_in_the_thread_once_across_repl
     check(leader, v, now)
 
     root, thread = thread_of(slack)
-    evidence = [
-        f"pod {pod}: container consumer restarted 4 times, last ended OOMKilled 30 s ago",
-        f"pod {pod}: container consumer is waiting in CrashLoopBackOff",
-        "container consumer limits: cpu 500m, memory 256Mi",
-        f"pod {pod} is running but not Ready",
-    ]
-    reason = (
-        f"pod {pod}: container consumer was OOM-killed and restarted 4 times: a restart brings back the same limit; "
-        "raise its memory limit (256Mi) or find what grew, then restart"
-    )
+    evidence = oom_findings(pod, "30 s ago")
+    reason = oom_refusal(pod)
     refusal = f":rotating_light: `restart` is not offered: {reason} <@U0ONCALL1>"
     assert [m.text.splitlines()[0] for m in thread] == [f"Partitions of `{GROUP}`:", refusal]
     assert cause_block(thread[0]) == (
@@ -189,10 +173,7 @@ def test_the_cause_shows_a_crashed_owner_s_pod_and_the_restart_is_offered_with_i
     check(bot, stuck_on("10.1.2.3"), now)
 
     _, thread = thread_of(slack)
-    evidence = (
-        f"pod {pod}: container consumer restarted once, last ended Error (exit code 1) 2 min ago; "
-        "container consumer limits: cpu 500m, memory 256Mi"
-    )
+    evidence = "; ".join(crashed_findings(pod, "2 min ago"))
     assert (
         cause_block(thread[0]) == f"*1. stuck_consumer* (90%): partition 0 is stuck; owner pods: {evidence} → _restart_"
     )
@@ -208,10 +189,7 @@ def test_the_cause_shows_a_crashed_owner_s_pod_and_the_restart_is_offered_with_i
     assert isinstance(remediator, Remediator)
     v = stuck_on("10.1.2.3")
     kept = remediator.pod_causes.explained(v, now=now + 60, read=False)
-    assert kept.causes[0].evidence["pods"] == [  # worded as of its own now
-        f"pod {pod}: container consumer restarted once, last ended Error (exit code 1) 3 min ago",
-        "container consumer limits: cpu 500m, memory 256Mi",
-    ]
+    assert kept.causes[0].evidence["pods"] == crashed_findings(pod, "3 min ago")  # worded as of its own now
     assert remediator.pod_causes.explained(v, now=now + READ_EVERY, read=False) == v  # its time is over: no pod
     assert counted.requests == ONE_READING
 
@@ -220,7 +198,7 @@ def test_a_healthy_owner_adds_nothing_to_the_cause(
     redis_client: redis.Redis, slack: SlackEmulator, orders: Cluster
 ) -> None:
     first, _ = orders.wait_pods("orders", 2)
-    orders.set_pod_status(first.metadata.name, "10.1.2.3", conditions=[{"type": "Ready", "status": "True"}])
+    ready(orders, first.metadata.name, "10.1.2.3")
     now = time.time()
     bot = replica(redis_client, slack, orders, Counted(orders, now), now)
 

@@ -20,7 +20,6 @@ import redis
 from lagbot.app.server import BotHTTPServer
 from lagbot.core.config import build_settings
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.service.bot import Bot, slack_client
 from lagbot.service.remediate import Remediator
@@ -30,8 +29,9 @@ from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wiring import BotCommands
 from tests.conftest import Kafka, Names
 from tests.support.k8s_fixtures import Cluster
-from tests.support.pod_evidence_rig import POD_GET, REPLICA_SETS, Counted, container, oom_looping, orders, unread
-from tests.support.pod_lines_rig import HOST, Stalled, policy, stalled_on_pods
+from tests.support.pod_evidence_rig import POD_GET, REPLICA_SETS, Counted, orders, orders_policy, unread
+from tests.support.pod_lines_rig import Stalled, ago, explanation, settings, stalled_on_pods, topic_with_backlog
+from tests.support.pod_status import LIMITS, hostile, oom_findings, oom_looping
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -53,30 +53,11 @@ def commands(redis_client: redis.Redis, slack: SlackEmulator, k8s: Cluster, kafk
              counted: Counted) -> BotCommands:  # fmt: skip
     """One replica's `/lag` side, as lagbot.app.assembly builds it: the bot on Redis, its remediator (whose pod
     readings the slash command shares), the executor as lagbot's ServiceAccount."""
-    settings = build_settings(
-        {
-            "clusters": [
-                {
-                    "name": "apache",
-                    "bootstrap_servers": kafka.bootstrap,
-                    "groups": {"include": [group]},
-                    "request_timeout": 5,
-                }
-            ],
-            "evaluation": {"min_samples": 3, "min_span": 2},
-            "slack": {"default_channel": CHANNEL},
-        },
-        source="test",
-    )
-    rules = Policy.model_validate(policy(k8s))
-
-    def remediator_of(bot: Bot) -> Remediator:
-        directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
-        return Remediator(bot, directory=directory, executor_for=lambda w: counted.executor)
-
+    configured = build_settings({**settings(kafka, group), "slack": {"default_channel": CHANNEL}}, source="test")
+    rules = Policy.model_validate(orders_policy(k8s, by_client_id=True))
     bot = Bot.on_redis(
-        settings, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=rules,
-        remediations=remediator_of,
+        configured, redis_client, slack_client(TOKEN, slack.api_url), SlackPresenter(), policy=rules,
+        remediations=counted.remediator_of,
     )  # fmt: skip
     assert isinstance(bot.remediations, Remediator)
     return BotCommands(bot, MemorySilenceStore(), remediator=bot.remediations)
@@ -105,12 +86,10 @@ def causes_of(answer: dict[str, Any]) -> list[str]:
     return [str(b["text"]["text"]) for b in blocks[divider + 1 :] if b["type"] == "section"]
 
 
-def stuck_cause(group: Stalled, member: str, confidence: str, pods: list[str]) -> str:
+def stuck_cause(group: Stalled, confidence: str, pods: list[str]) -> str:
     """The stuck_consumer cause of the stalled group as Slack shows it, with its owner's pod lines (mrkdwn)."""
-    owner = f"{group.stuck}@{HOST} (member {member})"
     return (
-        f"*1. stuck_consumer* ({confidence}): partition 0 of {group.topic}: committed offset not moving while 20 "
-        f"messages wait; owner: {owner}; every partition of {owner} is stuck: that member is stuck, restart it"
+        f"*1. stuck_consumer* ({confidence}): {explanation(group)}"
         + (f"; owner pods: {'; '.join(pods)}" if pods else "")
         + " → _restart_"
     )
@@ -118,29 +97,18 @@ def stuck_cause(group: Stalled, member: str, confidence: str, pods: list[str]) -
 
 def minutes_ago(finished: float, before: float, after: float) -> list[str]:
     """How a termination at `finished` is worded when read at some moment between `before` and `after`."""
-    return sorted({f"{int((at - finished) // 60)} min ago" for at in (before, after)})
+    return sorted({ago(at, finished) for at in (before, after)})
 
 
-HOSTILE = "<!channel> `x`\x1b[2J" + "y" * 200
-"""A reason written into a pod's status: a mention, a code span, a terminal escape, and far too long."""
 HOSTILE_SHOWN = "&lt;!channel&gt; ˋxˋ\\x1b[2J" + "y" * 81 + "…"
-"""As Slack shows it: cut to 100 characters when read (the ellipsis the last), then inert."""
-
-
-def oom_lines(pod: str, ago: str) -> list[str]:
-    return [
-        f"pod {pod}: container consumer restarted 4 times, last ended OOMKilled {ago}",
-        f"pod {pod}: container consumer is waiting in CrashLoopBackOff",
-        "container consumer limits: cpu 500m, memory 256Mi",
-        f"pod {pod} is running but not Ready",
-    ]
+"""pod_status's HOSTILE as Slack shows it: cut to 100 characters when read (the ellipsis the last), then inert."""
 
 
 def hostile_lines(pod: str, ago: str) -> list[str]:
     return [
         f"pod {pod}: container consumer restarted 2 times, last ended {HOSTILE_SHOWN} (exit code 1) {ago}",
         f"pod {pod}: container consumer is waiting in {HOSTILE_SHOWN}",
-        "container consumer limits: cpu 500m, memory 256Mi",
+        LIMITS,
         f"pod {pod} is running but not Ready",
     ]
 
@@ -149,12 +117,13 @@ def oom(k8s: Cluster, pod: str, finished: float) -> None:
     oom_looping(k8s, pod, "10.1.2.3", finished=finished, restarts=4)
 
 
-def hostile(k8s: Cluster, pod: str, finished: float) -> None:
-    status = container(2, HOSTILE, 1, finished, waiting={"reason": HOSTILE, "message": HOSTILE})
-    k8s.set_pod_status(pod, "10.1.2.3", containerStatuses=[status], conditions=[{"type": "Ready", "status": "False"}])
+def hostile_not_ready(k8s: Cluster, pod: str, finished: float) -> None:
+    hostile(k8s, pod, "10.1.2.3", finished, is_ready=False)
 
 
-@pytest.mark.parametrize(("written", "lines"), [(oom, oom_lines), (hostile, hostile_lines)], ids=["oom", "hostile"])
+@pytest.mark.parametrize(
+    ("written", "lines"), [(oom, oom_findings), (hostile_not_ready, hostile_lines)], ids=["oom", "hostile"]
+)
 def test_lag_group_shows_the_owner_s_pod_under_the_cause_as_the_thread_does(
     redis_client: redis.Redis,
     slack: SlackEmulator,
@@ -164,15 +133,11 @@ def test_lag_group_shows_the_owner_s_pod_under_the_cause_as_the_thread_does(
     written: Callable[[Cluster, str, float], None],
     lines: Callable[[str, str], list[str]],
 ) -> None:
-    topic, group = names("topic"), names("group")
-    kafka.create_topic(topic, 2)
-    kafka.produce(topic, 0, 30)
-    kafka.produce(topic, 1, 30)
+    topic, group = topic_with_backlog(kafka, names)
     pods = [p.metadata.name for p in orders.wait_pods("orders", 2)]
     counted = Counted(orders, time.time())
     deps = commands(redis_client, slack, orders, kafka, group, counted)
     with stalled_on_pods(kafka.bootstrap, topic, group, pods) as stalled:
-        member = stalled.live.members[stalled.stuck].memberid()
         finished = float(int(time.time()) - 250)  # a kubelet's times are whole seconds
         written(orders, stalled.stuck, finished)
         deps.bot.checker.run(2, 2.0)  # the window spans min_span already; `/lag` samples once more into its own copy
@@ -184,8 +149,7 @@ def test_lag_group_shows_the_owner_s_pod_under_the_cause_as_the_thread_does(
     confidence = re.match(r"\*1\. stuck_consumer\* \((\d{1,3}%)\)", first)
     assert confidence is not None, first
     shown = [
-        stuck_cause(stalled, member, confidence[1], lines(stalled.stuck, ago))
-        for ago in minutes_ago(finished, before, after)
+        stuck_cause(stalled, confidence[1], lines(stalled.stuck, when)) for when in minutes_ago(finished, before, after)
     ]
     assert first in shown
     assert answer["response_type"] == "ephemeral"
@@ -199,22 +163,18 @@ def test_lag_group_whose_pods_cannot_be_read_shows_the_cause_as_the_broker_sees_
 ) -> None:
     """The namespace grants lagbot no read of its pods (no evidence Role): the real authorizer refuses the read, and
     the answer is the group's, without pods and without an error."""
-    topic, group = names("topic"), names("group")
-    kafka.create_topic(topic, 2)
-    kafka.produce(topic, 0, 30)
-    kafka.produce(topic, 1, 30)
+    topic, group = topic_with_backlog(kafka, names)
     [pod] = [p.metadata.name for p in unread.wait_pods("orders", 1)]
     oom_looping(unread, pod, "10.1.2.3", finished=time.time() - 30, restarts=4)
     counted = Counted(unread, time.time())
     deps = commands(redis_client, slack, unread, kafka, group, counted)
     with stalled_on_pods(kafka.bootstrap, topic, group, [pod, f"{pod}-other"]) as stalled:
-        member = stalled.live.members[stalled.stuck].memberid()
         deps.bot.checker.run(2, 2.0)
         answer = ask(slack, deps, group)
 
     [first, *_] = causes_of(answer)
     confidence = re.match(r"\*1\. stuck_consumer\* \((\d{1,3}%)\)", first)
     assert confidence is not None, first
-    assert first == stuck_cause(stalled, member, confidence[1], [])
+    assert first == stuck_cause(stalled, confidence[1], [])
     assert counted.requests == [POD_GET]  # asked, refused by RBAC, not asked again
     assert "went wrong" not in answer["text"] and "could not" not in str(answer["blocks"])

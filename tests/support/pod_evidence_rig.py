@@ -1,24 +1,32 @@
-"""What the pod-evidence tests share: the target Deployment, pod status as a kubelet writes it, the counted executor.
+"""What the pod-evidence tests share: the target Deployment, the policy that names it, the counted executor.
 
 - `orders`: Deployment orders (2 pods, limits cpu 500m, memory 256Mi) in the test's namespace, where lagbot's
   ServiceAccount may read pods (the shipped evidence Role); `unread`: one `orders` pod without that Role.
-- `oom_looping`, `crashed_once`: the container status a kubelet writes, patched through the status subresource.
+- `orders_workload` / `orders_policy`: a policy's workload naming that Deployment, and the policy whose default rule
+  names it (a member's pod found by its IP, or by its client id); `owner`: a member of the group on a pod's IP.
 - `Counted`: the KubernetesExecutor as lagbot's ServiceAccount, each request it sends to the real API server noted
-  on its own API client as it leaves (the server answers it): a reading kept is seen not to be read again.
+  on its own API client as it leaves (the server answers it): a reading kept is seen not to be read again;
+  `remediator_of` a bot acts through it.
+- The pods' status as a kubelet writes it: tests/support/pod_status.py.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lagbot.core.model import Member
+from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
+from lagbot.remediations.executors.base import Workload
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
+from lagbot.service.bot import Bot
+from lagbot.service.remediate import Remediator
 from tests.support.k8s_cluster import ControlPlane
 from tests.support.k8s_fixtures import Cluster
 from tests.support.k8s_rbac import apply_bot_account, apply_target, executor_as_bot, target_overlay
+from tests.support.verdicts import TOPIC
 
 POD_GET = "GET /api/v1/namespaces/{namespace}/pods/{name}"
 POD_BY_IP = "GET /api/v1/namespaces/{namespace}/pods"
@@ -42,57 +50,59 @@ class Counted:
 
         api.call_api = counted
 
+    def remediator_of(self, bot: Bot) -> Remediator:
+        """The bot's remediation side as lagbot.app.assembly builds it, acting through this executor."""
+        directory = ApproverDirectory(bot.slack, cache=MemoryUsergroupCache())
+        return Remediator(bot, directory=directory, executor_for=lambda _workload: self.executor)
+
+
+def _namespace_with_orders(
+    k8s: Cluster, plane: ControlPlane, folder: Path, *, replicas: int, evidence: bool, limits: dict[str, str] | None
+) -> Cluster:
+    """lagbot's ServiceAccount, Deployment orders in the test's namespace, and the shipped target Role there (with
+    the evidence Role that lets it read pods, or without)."""
+    apply_bot_account(plane)
+    k8s.deployment("orders", replicas, limits=limits)
+    apply_target(k8s.plane, target_overlay(folder, k8s.namespace, keda=False, evidence=evidence))
+    return k8s
+
 
 @pytest.fixture
 def orders(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 2, limits={"cpu": "500m", "memory": "256Mi"})
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False, evidence=True))
-    return k8s
+    limits = {"cpu": "500m", "memory": "256Mi"}
+    return _namespace_with_orders(k8s, k8s_control_plane, tmp_path / "target", replicas=2, evidence=True, limits=limits)
 
 
 @pytest.fixture
 def unread(k8s: Cluster, k8s_control_plane: ControlPlane, tmp_path: Path) -> Cluster:
-    apply_bot_account(k8s_control_plane)
-    k8s.deployment("orders", 1)
-    apply_target(k8s.plane, target_overlay(tmp_path / "target", k8s.namespace, keda=False))
-    return k8s
+    return _namespace_with_orders(k8s, k8s_control_plane, tmp_path / "target", replicas=1, evidence=False, limits=None)
 
 
-def stamp(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def orders_workload(namespace: str | None = None, *, by_client_id: bool = False) -> dict[str, str]:
+    """A policy's workload: the Deployment orders in `namespace` (None: the executor's default), a member's pod found
+    by its IP, or (`by_client_id`) named by its client id."""
+    workload = {"executor": "kubernetes", "name": "orders"}
+    if namespace is not None:
+        workload["namespace"] = namespace
+    if by_client_id:
+        workload["member_pod"] = "{client_id}"
+    return workload
 
 
-def container(restarts: int, reason: str, exit_code: int, finished: float, **state: Any) -> dict[str, Any]:
-    """A container status as a kubelet writes it: its last termination and its state now (`waiting=`, `running=`)."""
+def workload_of(cluster: Cluster, *, by_client_id: bool = False) -> Workload:
+    """`orders_workload` in the cluster's namespace, as the executor is given it."""
+    return Workload.model_validate(orders_workload(cluster.namespace, by_client_id=by_client_id))
+
+
+def orders_policy(cluster: Cluster, *, by_client_id: bool) -> dict[str, Any]:
+    """A policy whose default rule names the namespace's Deployment orders, approved by U0ONCALL1, allowing restart."""
+    workload = orders_workload(cluster.namespace, by_client_id=by_client_id)
     return {
-        "name": "consumer",
-        "image": "example.invalid/consumer:1",
-        "imageID": "",
-        "restartCount": restarts,
-        "ready": "running" in state,
-        "started": "running" in state,
-        "state": state,
-        "lastState": {
-            "terminated": {
-                "reason": reason,
-                "exitCode": exit_code,
-                "startedAt": stamp(finished - 30),
-                "finishedAt": stamp(finished),
-            }
-        },
+        "version": 1,
+        "default": {"approvers": {"users": ["U0ONCALL1"]}, "workload": workload, "remediations": {"restart": {}}},
     }
 
 
-def oom_looping(k8s: Cluster, pod: str, ip: str, finished: float, restarts: int) -> None:
-    """A container OOM-killed `restarts` times, the last at `finished`, now backing off."""
-    backoff = {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}
-    status = container(restarts, "OOMKilled", 137, finished, waiting=backoff)
-    conditions = [{"type": "Ready", "status": "False"}, {"type": "ContainersReady", "status": "False"}]
-    k8s.set_pod_status(pod, ip, containerStatuses=[status], conditions=conditions)
-
-
-def crashed_once(k8s: Cluster, pod: str, ip: str, finished: float) -> None:
-    """A container that ended once with Error (exit 1) at `finished` and is running again."""
-    status = container(1, "Error", 1, finished, running={"startedAt": stamp(finished + 1)})
-    k8s.set_pod_status(pod, ip, containerStatuses=[status], conditions=[{"type": "Ready", "status": "True"}])
+def owner(i: int, host: str) -> Member:
+    """Member m-i (client consumer-i) on `host`, owning partition i of TOPIC."""
+    return Member(f"m-{i}", f"consumer-{i}", f"/{host}", ((TOPIC, i),))

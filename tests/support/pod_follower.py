@@ -34,6 +34,7 @@ from typing import Any, Self
 
 from lagbot.devkit.fleet import FleetSpec, worker_args
 from tests.support.k8s_fixtures import Cluster
+from tests.support.pod_status import ready
 
 POD_NETWORK = "10.244.0."
 
@@ -218,7 +219,7 @@ class PodFollower:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            self.cluster.set_pod_status(pod, ip, conditions=[{"type": "Ready", "status": "True"}])
+            ready(self.cluster, pod, ip)
         except ApiException as exc:
             if exc.status == 404:  # deleted since it was listed: nothing to run
                 return
