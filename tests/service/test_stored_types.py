@@ -16,6 +16,7 @@ from lagbot.policies.approvers import CACHE_CODEC, CachedUsergroup
 from lagbot.remediations.base import PLAN_CODEC, Plan, Risk
 from lagbot.remediations.drain.job import JOB_CODEC, PROGRESS_CODEC, JobConfig, JobProgress
 from lagbot.remediations.drain.plan import MANIFEST_CODEC, Manifest, OffsetRange, RangeReceipt
+from lagbot.remediations.scale.hand_back import HAND_BACK_CODEC, KedaHandBack
 from lagbot.service.approvals import PROPOSAL_DOC_CODEC, ProposalDocument
 from lagbot.service.audit import AUDIT_CODEC, AuditEntry
 from lagbot.service.edits import SHOWN_CODEC, Shown
@@ -94,6 +95,10 @@ CASES: list[tuple[codec.Codec[Any], Any, str]] = [
      json.dumps({"v": 1, "name": "f1", "bootstrap": "k:1", "group": "g", "topics": ["t"], "replicas": 1,
      "delay_ms": 0.0, "commit_every": 100, "commit_interval_ms": 1000, "stuck_after": 0, "max_seconds": 3600.0,
      "kafka": {}}, sort_keys=True)),
+    # The scale's KEDA hand-back, as the restore queue's record held it before it had a type (each shape it had).
+    (HAND_BACK_CODEC, KedaHandBack("7", interrupted=True), '{"interrupted":true,"keda_previous":"7"}'),
+    (HAND_BACK_CODEC, KedaHandBack(3), "3"),
+    (HAND_BACK_CODEC, KedaHandBack(None), "null"),
     (RECORD_CODEC, MemberRecord(0, "f1-0", 42, None, 5.0, ["python", "-m", "x"]),
      '{"argv":["python","-m","x"],"client_id":"f1-0","index":0,"pid":42,"proc_start":null,"started_at":5.0,"v":1}'),
 ]  # fmt: skip
