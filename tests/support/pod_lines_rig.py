@@ -30,11 +30,8 @@ class Stalled:
     """The stuck member's client id: the name of its pod."""
     caught_up: str
     live: LiveGroup
-
-    @property
-    def stuck_member(self) -> str:
-        """The stuck member's id, as the broker gave it."""
-        return str(self.live.members[self.stuck].memberid())
+    stuck_member: str
+    """The stuck member's id, as the broker gave it (kept: the group's members are gone once it is closed)."""
 
 
 def topic_with_backlog(kafka: Kafka, names: Names) -> tuple[str, str]:
@@ -77,4 +74,4 @@ def stalled_on_pods(bootstrap: str, topic: str, group: str, pods: list[str]) -> 
         [caught_up] = [client for client, tps in owned.items() if tps == [(topic, 1)]]
         live.commit(stuck, {(topic, 0): 10})
         live.commit(caught_up, {(topic, 1): 30})
-        yield Stalled(topic, group, stuck, caught_up, live)
+        yield Stalled(topic, group, stuck, caught_up, live, str(live.members[stuck].memberid()))

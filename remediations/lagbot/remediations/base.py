@@ -18,10 +18,9 @@ between the proposal and the click that approves it.
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -183,7 +182,7 @@ def restore_document(payload: object) -> Any:
     """What the restore queue keeps of what a remediation leaves to undo (`ExecutionContext.hold`, `hand_back`): a
     frozen dataclass (a remediation's `Held`, registered with lagbot.core.codec) as its versioned document, so that
     `Remediation.held` reads it back, upgraded; plain JSON data as it is."""
-    if dataclasses.is_dataclass(payload) and not isinstance(payload, type):
+    if is_dataclass(payload) and not isinstance(payload, type):
         return codec.codec_of(type(payload)).versioned(payload)
     return payload
 
