@@ -4,11 +4,14 @@ a 500, and a request read but never answered. Everything else is tested on the r
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from lagbot.core.model import Member
 from lagbot.remediations.executors.base import ExecutorError, Workload
 from lagbot.remediations.executors.config import KubernetesConfig
-from lagbot.remediations.executors.kubernetes import KubernetesExecutor
+from lagbot.remediations.executors.kubernetes import Deadline, KubernetesExecutor, request_timeout
 from tests.support.k8s_faults import FaultyApiServer
 
 pytestmark = pytest.mark.integration
@@ -38,3 +41,55 @@ def test_an_answer_that_never_comes_is_cut_off_by_the_timeout() -> None:
     assert outcome.detail.startswith("could not restart deployment shop/orders: ")
     assert "timed out" in outcome.detail  # the client's own timeout: the server would have closed without a word
     assert server.requests == [("PATCH", "/apis/apps/v1/namespaces/shop/deployments/orders")]
+
+
+def test_without_a_budget_a_read_that_never_comes_is_retried_once_each_within_the_timeout() -> None:
+    """The bot's executor (no budget): each request waits its own timeout, and a read (a GET) is asked once more."""
+    with FaultyApiServer(hang=True).start() as server:
+        executor = KubernetesExecutor(KubernetesConfig(api_url=server.url, timeout=1))
+        with pytest.raises(ExecutorError, match=r"^could not read the replicas of deployment shop/orders: .*timed out"):
+            executor.replicas(ORDERS)
+    assert server.requests == [("GET", "/apis/apps/v1/namespaces/shop/deployments/orders/scale")] * 2
+
+
+def test_a_budget_bounds_the_requests_all_together_from_the_first() -> None:
+    """With a budget of 2 s (lagbot check's pod reads) and its own timeout of 10 s: the pod read that never gets its
+    answer ends at the deadline, cut short, asked once; the next call, past the deadline, sends nothing."""
+    member = Member(member_id="m-1", client_id="orders-a1", host="/10.1.2.3")
+    workload = ORDERS.model_copy(update={"member_pod": "{client_id}"})
+    with FaultyApiServer(hang=True).start() as server:
+        executor = KubernetesExecutor(KubernetesConfig(api_url=server.url, timeout=10), budget=2)
+        assert executor.api_client is not None  # the client loaded and built: the budget counts from the request
+        started = time.monotonic()
+        with pytest.raises(ExecutorError) as read:
+            executor.owner_pod_evidence(workload, member)
+        took = time.monotonic() - started
+        with pytest.raises(ExecutorError) as after:
+            executor.replicas(ORDERS)
+    assert str(read.value) == (
+        "could not read pod shop/orders-a1 of deployment shop/orders: cut short: no answer within the 2 s deadline"
+    )
+    assert str(after.value) == (
+        "could not read the replicas of deployment shop/orders: cut short: no answer within the 2 s deadline"
+    )
+    assert server.requests == [("GET", "/api/v1/namespaces/shop/pods/orders-a1")]
+    # It waited for the answer until the deadline, not less; the 2 s of margin above is a loaded machine's thread
+    # waking late (its own timeout, 10 s, and a retry would be 20 s).
+    assert 2 <= took <= 2 + 2
+
+
+@pytest.mark.parametrize(
+    ("deadline", "now", "seconds"),
+    [
+        (None, 100.0, 10.0),  # no budget: the executor's timeout
+        (Deadline(at=105.0, seconds=5.0), 100.0, 5.0),  # what is left, under the timeout
+        (Deadline(at=130.0, seconds=30.0), 100.0, 10.0),  # the timeout, under what is left
+        (Deadline(at=105.0, seconds=5.0), 104.5, 0.5),
+        (Deadline(at=105.0, seconds=5.0), 105.0, 0.0),  # passed: send nothing
+        (Deadline(at=105.0, seconds=5.0), 107.0, 0.0),
+    ],
+)
+def test_a_request_waits_its_timeout_or_what_is_left_of_the_deadline(
+    deadline: Deadline | None, now: float, seconds: float
+) -> None:
+    assert request_timeout(10.0, deadline, now) == seconds

@@ -392,7 +392,8 @@ def _check_options(parser: Parser) -> None:
     parser.add_argument(
         "--timeout",
         type=Number(float, (0.5, 300)),
-        help="Seconds to wait for each request to the cluster (default: request_timeout, 10).",
+        help="Seconds to wait for each request to the cluster, and for the owners' pods' requests all together "
+        "(default: request_timeout, 10).",
     )
     parser.add_argument("--json", dest="as_json", action="store_true", help="Print one JSON object instead of tables.")
     _add_verbose(parser)

@@ -11,6 +11,10 @@ A pod that cannot be read (refused, not found, no answer within the executor's t
 be read, an executor that is not configured: the check is not failed; the report says once that the pods could not
 be read and why (`CheckPods.error`), and no pod is read after that in this check (the others would meet the same
 refusal or slowness).
+
+The reading as a whole is bounded by the check's timeout (`pods_budget`: --timeout): the executor is built with that
+budget for all its requests together (lagbot.remediations.executors.kubernetes), each waits at most what is left of
+it, and a read it cuts short is said as any other reason, once.
 """
 
 from __future__ import annotations
@@ -47,9 +51,16 @@ def names_workload(policy: Mapping[str, Any]) -> bool:
     return any(isinstance(s, Mapping) and s.get("workload") is not None for s in sections)
 
 
+def pods_budget(settings: Settings) -> float:
+    """Pure: the seconds the owners' pods of a check are read in, all together: the check's timeout (--timeout, which
+    is every cluster's request_timeout; else the longest request_timeout of its clusters)."""
+    return max(c.request_timeout for c in settings.clusters)
+
+
 def with_pods(report: CheckReport, settings: Settings) -> tuple[CheckReport, CheckPods]:
-    """The report whose causes carry what their owners' pods show (as the incident thread's do), and what was read.
-    The pods' findings are worded as of the check's time (`report.taken_at`). Never raises."""
+    """The report whose causes carry what their owners' pods show (as the incident thread's do), and what was read,
+    its requests within `pods_budget` seconds. The pods' findings are worded as of the check's time
+    (`report.taken_at`). Never raises."""
     path = settings.policy_file
     if path is None or not any(v.causes for v in report.verdicts):
         return report, NO_PODS
@@ -79,10 +90,11 @@ def _read(report: CheckReport, settings: Settings, data: dict[str, Any], source:
     except PolicyError as exc:
         return report, CheckPods(error=wording.cli_pods_unread(str(exc)))
     executors: dict[str, Executor] = {}
+    budget = pods_budget(settings)
 
     def executor_for(workload: Workload) -> Executor:
         if workload.executor not in executors:
-            executors[workload.executor] = build_executor(workload.executor, settings.executors)
+            executors[workload.executor] = build_executor(workload.executor, settings.executors, budget=budget)
         return executors[workload.executor]
 
     causes = PodCauses(PodReadings(), lambda cluster, group: policy.match(cluster, group).workload, executor_for)

@@ -185,8 +185,11 @@ def register_executor(name: ExecutorName, factory: ExecutorFactory) -> None:
     _factories[name] = factory
 
 
-def build_executor(name: str, config: ExecutorsConfig) -> Executor:
+def build_executor(name: str, config: ExecutorsConfig, *, budget: float | None = None) -> Executor:
     """The executor called `name`, built from its section of `config` (no connection is made yet).
+
+    `budget`: seconds the requests it is built for may take all together (`lagbot check`'s pod reads, within its
+    --timeout); the kubernetes executor, the one that reads pods, keeps it (the others are bounded call by call).
 
     Raises:
         ExecutorError: no such executor, or it has no configuration.
@@ -201,7 +204,7 @@ def build_executor(name: str, config: ExecutorsConfig) -> Executor:
     if name == "kubernetes":
         from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 
-        return KubernetesExecutor(section)
+        return KubernetesExecutor(section, budget=budget)
     if name == "command":
         from lagbot.remediations.executors.command import CommandExecutor
 

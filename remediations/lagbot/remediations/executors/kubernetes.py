@@ -26,6 +26,13 @@ the shipped ServiceAccount under the shipped RBAC):
               The name must be a DNS-1123 subdomain and start with "<workload>-" (pods of a Deployment
               or a StatefulSet are named so): a mapping gone wrong never deletes another workload's pod.
 
+Every request waits at most `timeout` (connecting, then reading), and is retried once. An executor built with a
+`budget` (`lagbot check` reads its owners' pods within its --timeout) keeps its requests, all together, within that
+many seconds of the first one's start (its `Deadline`): each connects and reads at most what is left, none is retried
+(the retry would need time the deadline does not leave), none is sent once it has passed; a server that accepts and
+never answers ends them at the deadline, `cut short` (tests/cli/test_check_pods.py). The budget counts from the first
+request, not from the executor's making: loading the client is work of this process, not a wait on the server.
+
 Failures the API server answers (404, 409, 500 ...) or cannot be reached for become
 `Outcome(ok=False)` naming the workload and what was being done; `replicas` raises `ExecutorError`. A refusal by
 RBAC (403) names the account, the verb, the resource and the namespace the Role must grant it in.
@@ -80,8 +87,9 @@ def workload_access(workload: Workload, verb: str, subresource: str | None = Non
     return Access(verb, resource, "apps", workload.namespace)
 
 
-def build_api_client(config: KubernetesConfig) -> Any:
-    """A `kubernetes.client.ApiClient` from the config (reads the kubeconfig, token or service account).
+def build_api_client(config: KubernetesConfig, *, retries: int = 1) -> Any:
+    """A `kubernetes.client.ApiClient` from the config (reads the kubeconfig, token or service account), whose
+    requests are retried `retries` times (a connection refused or reset, an answer that did not come in time).
 
     Raises:
         ExecutorError: the kubeconfig, token file or in-cluster service account cannot be loaded.
@@ -104,7 +112,7 @@ def build_api_client(config: KubernetesConfig) -> Any:
             _configure_url(configuration, config)
     except (OSError, kube_config.ConfigException) as exc:
         raise ExecutorError(wording.k8s_client_unbuildable(str(exc))) from exc
-    configuration.retries = 1
+    configuration.retries = retries
     return client.ApiClient(configuration)
 
 
@@ -120,6 +128,32 @@ def _configure_url(configuration: Any, config: KubernetesConfig) -> None:
     if token:
         configuration.api_key = {"authorization": token}
         configuration.api_key_prefix = {"authorization": "Bearer"}
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When an executor's requests must all have their answers, on time.monotonic()'s clock; `seconds`: the budget it
+    was set with, as messages say it."""
+
+    at: float
+    seconds: float
+
+    def left(self, now: float) -> float:
+        """Pure: seconds left at `now` (0 once it has passed)."""
+        return max(0.0, self.at - now)
+
+
+def request_timeout(timeout: float, deadline: Deadline | None, now: float) -> float:
+    """Pure: the seconds a request sent at `now` may wait: the executor's `timeout`, or what is left of the deadline
+    when that is less (0: it has passed, send nothing)."""
+    return timeout if deadline is None else min(timeout, deadline.left(now))
+
+
+def timed_out(exc: Exception) -> bool:
+    """Whether a request failed for want of an answer in time (urllib3's timeouts, or retries that ended in one)."""
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
+    return isinstance(exc, Urllib3Timeout) or isinstance(getattr(exc, "reason", None), Urllib3Timeout)
 
 
 def rfc3339(now: float) -> str:
@@ -230,16 +264,26 @@ class KubernetesExecutor(Executor):
         config: how to reach the API server.
         api_client: a ready `kubernetes.client.ApiClient` (else built from `config` when first needed).
         clock: the time used for restartedAt (default time.time).
+        budget: seconds its requests may take all together, from the first one's start (None: each is bounded alone,
+            by `config.timeout`).
     """
 
     name = "kubernetes"
 
     def __init__(
-        self, config: KubernetesConfig, *, api_client: Any = None, clock: Callable[[], float] | None = None
+        self,
+        config: KubernetesConfig,
+        *,
+        api_client: Any = None,
+        clock: Callable[[], float] | None = None,
+        budget: float | None = None,
     ) -> None:
         import time
 
         self.config = config
+        self.budget = budget
+        self.deadline: Deadline | None = None
+        """Set at the first request when there is a budget."""
         self._api_client = api_client
         self._clock = clock or time.time
 
@@ -248,7 +292,7 @@ class KubernetesExecutor(Executor):
     @property
     def api_client(self) -> Any:
         if self._api_client is None:
-            self._api_client = build_api_client(self.config)
+            self._api_client = build_api_client(self.config, retries=1 if self.budget is None else 0)
         return self._api_client
 
     def _apps(self) -> Any:
@@ -269,12 +313,19 @@ class KubernetesExecutor(Executor):
     def _call(self, doing: str, access: Access, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """One bounded API call; any failure becomes ExecutorError saying what was being done (and, refused by
         RBAC, the permission it needed)."""
+        import time
+
         from kubernetes.client.exceptions import ApiException
 
+        now = time.monotonic()
+        if self.budget is not None and self.deadline is None:
+            self.deadline = Deadline(now + self.budget, self.budget)
+        seconds = request_timeout(self.config.timeout, self.deadline, now)
+        if seconds <= 0:
+            raise ExecutorError(self._cut_short(doing))
         try:
             # A (connect, read) pair: the client silently ignores a float timeout (only int or tuple count).
-            timeout = (self.config.timeout, self.config.timeout)
-            return call(*args, _request_timeout=timeout, **kwargs)
+            return call(*args, _request_timeout=(seconds, seconds), **kwargs)
         except ExecutorError:
             raise
         except ApiException as exc:
@@ -286,7 +337,13 @@ class KubernetesExecutor(Executor):
                 ) from exc
             raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
         except Exception as exc:
+            if seconds < self.config.timeout and timed_out(exc):  # it waited what was left of the deadline
+                raise ExecutorError(self._cut_short(doing)) from exc
             raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
+
+    def _cut_short(self, doing: str) -> str:
+        assert self.deadline is not None
+        return wording.executor_failed(doing, wording.k8s_cut_short(self.deadline.seconds))
 
     # --- the contract ---------------------------------------------------------------------------
 

@@ -75,6 +75,11 @@ def k8s_api_problem(status: int | None, reason: str | None, message: str | None)
     return f"{head}: {message}" if message else head or "no answer"
 
 
+def k8s_cut_short(seconds: float) -> str:
+    """A request not sent, or not answered, before the deadline of the calls it is one of (executors.base.Deadline)."""
+    return f"cut short: no answer within the {seconds:g} s deadline"
+
+
 def k8s_bad_name(name: str) -> str:
     return f"{name!r} is not a Kubernetes name (lower-case letters, digits, '-' and '.')"
 
