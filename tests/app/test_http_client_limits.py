@@ -203,6 +203,8 @@ def test_slack_signed_requests_are_never_refused_per_client_and_others_from_that
                 for i in range(count)
             ]
             assert signed == [(200, b"")] * count
+            # Each command is acknowledged first and answered through its response_url after: wait for the answers.
+            wait_for("every command's answer", lambda: all(slack.responses[f"R{i}"] for i in range(count)), 30)
             texts = [[reply["text"] for reply in slack.responses[f"R{i}"]] for i in range(count)]
             assert texts == [[f"echo g{i}"] for i in range(count)]
             assert post_command(server.port, "g", "127.0.0.11", secret=None) == (429, too_many_in_flight(2).encode())

@@ -3,7 +3,8 @@ view_submission and events. Every one is answered (never a dropped connection), 
 log holds no traceback, and Redis is exactly as it was (every key and value compared before and after).
 
 The bot does not lead (the leader lease is held by someone else for the whole test), so its checks write
-nothing: any Redis change would come from a request.
+nothing but the state epoch's marker, at the first (every replica looks at it: lagbot.service.state_epoch), which
+the snapshot before waits for: any Redis change would come from a request.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
+from lagbot.service.state_epoch import EPOCH_KEY
 from lagbot.slack.render import DENY_CALLBACK
 from tests.support.bot_process import SIGNING_SECRET, BotProcess, bot_config, wait_for
 
@@ -79,12 +81,13 @@ def target(
 ) -> Iterator[Target]:
     client = redis.Redis.from_url(redis_server.url)
     client.flushdb()
-    client.set("lagbot:lease:leader", "someone-else", ex=3_600)  # this bot never leads: its checks write nothing
+    client.set("lagbot:lease:leader", "someone-else", ex=3_600)  # this bot never leads: its checks only look
     with SlackEmulator(token=TOKEN).start() as slack:
         tmp: Path = tmp_path_factory.mktemp("fuzz")
         bot = BotProcess(tmp, bot_config(broker, redis_server, slack, "fuzz-none"), token=TOKEN, name="fuzzed")
         try:
             bot.wait_ready()
+            wait_for("the first check's look at the state epoch", lambda: client.exists(EPOCH_KEY) == 1, timeout=30)
             before = snapshot(client)
             target = Target(bot, client, slack)
             yield target

@@ -61,6 +61,7 @@ def test_a_process_with_that_environment_cannot_start_a_jvm(tmp_path: Path) -> N
     assert "[JAVA_GATEWAY_EXITED]" in result.stderr
 
 
+@pytest.mark.timeout(480)  # the drain's own process may take its 420 s (a fresh clone at load 10-14 took over 300)
 def test_the_drain_runs_through_spark_connect_exactly_once_without_a_jvm_in_lagbot(
     kafka: Kafka, names: Names, server: ConnectServer, cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
