@@ -1,6 +1,7 @@
 """Remediations from the incident thread: propose, approve, run exactly once, verify, audit.
 
-    incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure)
+    incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure; what the
+                      live system refused is said once: lagbot.service.refusals)
     click          -> `click` (approver? atomic approval in the proposal store) -> `run` on the one caller told RUN
     later checks   -> `verify_step` (improving / no change / worse / resolved, once per change:
                       lagbot.service.verification)
@@ -47,6 +48,7 @@ from lagbot.service.expiry import ProposalExpiry
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, silent_runs
 from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
 from lagbot.service.pod_causes import PodCauses
+from lagbot.service.refusals import Refusals
 from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.remediation_stores import STATE_KEEP
 from lagbot.service.restores import RestoreQueue
@@ -57,17 +59,6 @@ from lagbot.service.verification import Verifier
 log = logging.getLogger(__name__)
 
 ExecutorFor = Callable[[Workload], Executor]
-
-
-@dataclasses.dataclass(frozen=True)
-class Refusal:
-    """An action the causes suggest that the live system refused (EvidenceRefusal), to say in the incident's thread
-    once the check's own messages are queued (its root first)."""
-
-    incident: Incident
-    verdict: GroupVerdict
-    action: str
-    reason: str
 
 
 class Remediator:
@@ -97,9 +88,8 @@ class Remediator:
         self.heartbeats = stores.heartbeats
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
-        self._refused: dict[tuple[str, str], Refusal] = {}
-        """(incident id, action) -> its refusal of this check, to say once the check has queued its messages."""
-        self._refused_lock = threading.Lock()
+        self.refusals = Refusals(bot, self.offer_book, self.rule)
+        """What the live system refused at this check, said once its messages are queued (lagbot.service.refusals)."""
         self.pod_readings = PodReadings()
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
@@ -172,7 +162,7 @@ class Remediator:
     def run_auto_approved(self, *, now: float) -> None:
         """Say this check's refusals, then run what the policy auto-approves, after the incident's messages are queued
         and delivered (so the replies land in its thread), never in a maintenance window (checked again now)."""
-        self.say_refusals(now=now)
+        self.refusals.say(now=now)
         while self._auto:
             proposal = self.proposals.get(self._auto.pop(0))
             if proposal is not None and self.rule(proposal.cluster, proposal.group).auto_approves(proposal.action, now):
@@ -212,32 +202,6 @@ class Remediator:
         if incident is not None:
             self.offer_book.offer(incident.id, proposal.action, proposal.id)
         return proposal
-
-    def say_refusals(self, *, now: float) -> int:
-        """Say in each incident's thread the actions the live system refused at the last check (a restart of an owner
-        OOM-killed again and again, with that evidence), to the rule's approvers: each action once per incident,
-        across replicas (the offer book's atomic claim comes before the reply is queued in the outbox; a crash between
-        the two loses that one reply rather than saying it twice). Returns how many were queued (and delivered)."""
-        with self._refused_lock:
-            refusals, self._refused = list(self._refused.values()), {}
-        queued = 0
-        for refusal in refusals:
-            incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
-            if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
-                continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
-            if not self.offer_book.claim_refusal(incident.id, refusal.action, refusal.reason):
-                continue  # said already (by this replica or another)
-            mentions = self.rule(incident.cluster, incident.group).approvers.mentions()
-            line = wording.remediation_refused_by_evidence(refusal.action, refusal.reason, mentions)
-            said = {"not_offered": refusal.reason}
-            self.bot.audit.record(
-                AuditEntry(now, "escalated", incident.cluster, incident.group, BOT_USER, refusal.action, None, said)
-            )
-            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, refusal.verdict, now=now)
-            queued += 1
-        if queued:
-            self.bot.deliver()
-        return queued
 
     def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
         """The verdict with its owners' pods on the causes that blame them (lagbot.service.pod_causes)."""
@@ -541,11 +505,10 @@ class Remediator:
 
     def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
         """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click. What the live
-        system refused is said in the incident's thread once its messages of this check are queued (`say_refusals`)."""
+        system refused is said in the incident's thread once its messages of this check are queued
+        (lagbot.service.refusals)."""
         proposals, _, refused = self._propose(verdict, now, incident, None, BOT_USER, {})
-        with self._refused_lock:
-            for action, reason in refused.items():
-                self._refused[(incident.id, action)] = Refusal(incident, verdict, action, reason)
+        self.refusals.note(incident, verdict, refused)
         return proposals
 
     def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
