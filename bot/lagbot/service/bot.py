@@ -1,9 +1,14 @@
 """The running bot: scheduled checks -> incidents -> outbox -> Slack, led by one replica at a time.
 
-`Bot` owns the long-lived parts (Redis stores, the checker, the Slack client) and does one thing per
-method; `Leadership` decides whether this replica may run checks and digests; the scheduler
-(lagbot.service.scheduler) calls them on time. Nothing here renders a message (the `Presenter` it is given does:
-lagbot.slack.presenter) or decides incident rules (lagbot.service.incidents).
+`Bot` is one replica's check loop: collect, judge, step each group's incident, queue the effects. It owns the
+long-lived parts, each built in `__init__` from the stores it is given, and does one thing per method:
+`Leadership` (lagbot.service.leadership) decides whether this replica may check, deliver and post; `LatestReports`
+(lagbot.service.latest_reports) keeps what it last saw; `Delivery` (lagbot.service.delivery) queues the incidents'
+messages and delivers the outbox; `DirectSlack` (lagbot.service.slack_api) makes the calls outside it;
+`DigestPoster` (lagbot.service.digest_poster) posts the digests; the remediation side answers the
+`RemediationHooks` (lagbot.service.remediation_hooks). The scheduler (lagbot.service.scheduler) calls it on time.
+Nothing here renders a message (the `Presenter` it is given does: lagbot.slack.presenter) or decides incident rules
+(lagbot.service.incidents).
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from slack_sdk import WebClient
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity
-from lagbot.core.stored import StoredFormatError
 from lagbot.engine.check import Checker, CheckReport, collector_paused
 from lagbot.policies.model import Policy
 from lagbot.service import remediation_hooks, wording
@@ -32,6 +36,7 @@ from lagbot.service.delivery import Delivery
 from lagbot.service.digest import ComposedDigest, PostedDigest
 from lagbot.service.digest_poster import DigestPoster
 from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, gone, gone_verdict, step
+from lagbot.service.latest_reports import LatestReports
 from lagbot.service.leadership import Leadership
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
@@ -117,7 +122,8 @@ class Bot:
         self.remediation_stores = stores.remediation
         """What the remediation side keeps (lagbot.service.remediation_stores), for `remediations` to build on."""
         self.silenced: Silenced = silenced or (lambda _now: set())
-        self.latest: dict[str, CheckReport] = {}
+        self.reports = LatestReports(settings, self.checker, stores.summaries)
+        """This replica's newest report of each cluster, and the groups as of a cluster's last check."""
         self.away_since: dict[str, float] = {}
         """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
         self.failing: dict[str, CheckFailure] = {}
@@ -140,6 +146,11 @@ class Bot:
         )
         """The channels' digests, gathered and posted (lagbot.service.digest_poster)."""
         self.remediations: RemediationHooks | None = None if remediations is None else remediations(self)
+
+    @property
+    def latest(self) -> dict[str, CheckReport]:
+        """Each cluster's newest report taken by this replica (lagbot.service.latest_reports)."""
+        return self.reports.by_cluster
 
     @property
     def redis(self) -> RedisClient:
@@ -212,12 +223,12 @@ class Bot:
         with collector_paused():  # the cycle's objects die with it: nothing for the collector to walk meanwhile
             report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
-        note_reachability(cluster, self.latest.get(cluster), report, self.away_since)
-        self.latest[cluster] = report
+        note_reachability(cluster, self.reports.by_cluster.get(cluster), report, self.away_since)
+        self.reports.by_cluster[cluster] = report
         if cluster not in report.cluster_errors:  # what every replica's `/lag top` reads (lagbot.service.summary)
             self.summaries.put(cluster, report.taken_at, report.verdicts)
             self.tell_state_lost(cluster, report.verdicts, taken_at=report.taken_at)
-        self.metrics.observe_report(self.latest_report())
+        self.metrics.observe_report(self.reports.merged())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
         if cluster not in report.cluster_errors:
@@ -234,49 +245,12 @@ class Bot:
         return CycleResult(report=report, delivery=delivery, opened=opened)
 
     def current_verdicts(self, cluster: str) -> list[GroupVerdict]:
-        """The cluster's verdicts as of its last check, for `/lag top` and the digest.
-
-        This replica's own last report while it is fresh (the leader's: no Redis read, no judging; 100,000
-        group-partitions judged again cost seconds), else judged from the stored windows (a follower, a cluster
-        this replica has not checked within two intervals, or one its last check could not read).
-        """
-        report = self._fresh_report(cluster)
-        if report is not None:
-            return list(report.verdicts)
-        return self.checker.judge_stored(cluster)
+        """The cluster's verdicts as of its last check, for the digest (lagbot.service.latest_reports)."""
+        return self.reports.current_verdicts(cluster, now=self.clock())
 
     def current_summaries(self, cluster: str) -> list[GroupSummary]:
-        """The cluster's groups as of its last check, for `/lag top`, on any replica.
-
-        This replica's own last report while it is fresh (the leader), else the summary the leader stored in Redis
-        while it is fresh (a follower: one key read, no window judged), else judged from the stored windows (no
-        check within two intervals, or the last one could not read the cluster).
-        """
-        report = self._fresh_report(cluster)
-        if report is not None:
-            return [GroupSummary.of(v) for v in report.verdicts]
-        try:
-            stored = self.summaries.get(cluster)
-        except StoredFormatError:
-            log.warning("stored summary unreadable; judging the windows", extra={"cluster": cluster}, exc_info=True)
-            stored = None
-        if stored is not None and stored.taken_at >= self._fresh_after(cluster):
-            return stored.groups
-        return [GroupSummary.of(v) for v in self.checker.judge_stored(cluster)]
-
-    def _fresh_after(self, cluster: str) -> float:
-        return self.clock() - 2 * self.settings.cluster(cluster).check_interval
-
-    def _fresh_report(self, cluster: str) -> CheckReport | None:
-        """This replica's last report of the cluster, if taken within two check intervals and the cluster read."""
-        report = self.latest.get(cluster)
-        if (
-            report is not None
-            and report.taken_at >= self._fresh_after(cluster)
-            and cluster not in report.cluster_errors
-        ):
-            return report
-        return None
+        """The cluster's groups as of its last check, for `/lag top`, on any replica (lagbot.service.latest_reports)."""
+        return self.reports.current_summaries(cluster, now=self.clock())
 
     def tell_state_lost(self, cluster: str, verdicts: Sequence[GroupVerdict], *, taken_at: float) -> None:
         """At the first check of `cluster` since the stored state was lost: say so in each channel whose groups are
@@ -297,16 +271,6 @@ class Bot:
         for channel in channels:
             notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, message)
             self.outbox.enqueue(notice, now=taken_at - 0.001)
-
-    def latest_report(self) -> CheckReport:
-        """The newest report of every cluster, as one (what /metrics shows)."""
-        reports = list(self.latest.values())
-        return CheckReport(
-            taken_at=max((r.taken_at for r in reports), default=0.0),
-            verdicts=[v for r in reports for v in r.verdicts],
-            cluster_errors={k: v for r in reports for k, v in r.cluster_errors.items()},
-            clusters=[c for r in reports for c in r.clusters],
-        )
 
     def apply(self, verdicts: list[GroupVerdict], *, now: float) -> int:
         """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
