@@ -130,8 +130,9 @@ class Bot:
         """Each cluster whose latest check failed (lagbot.service.cluster_health), while it does."""
         self.slack_calls = DirectSlack(slack, self.metrics)
         """The calls made to Slack outside the outbox, and how Slack's refusals are told (lagbot.service.slack_api)."""
-        self.delivery = Delivery(settings, stores.outbox, stores.outbox_lock, stores.shown, presenter, slack,
-                                 on_error=self.slack_calls.error)  # fmt: skip
+        self.delivery = Delivery(
+            settings, stores.outbox, stores.outbox_lock, stores.shown, presenter, slack, on_error=self.slack_calls.error
+        )
         """The incidents' messages queued in the outbox, and the outbox delivered (lagbot.service.delivery)."""
         self.digests = DigestPoster(
             slack,
