@@ -90,7 +90,7 @@ def serve(edge: str, flood: int) -> None:
     """Serve one edge until stdin closes; its ports and the emulator's response_url as one JSON line on stdout."""
     logging.disable(logging.CRITICAL)  # a line per refused connection would be the bench's whole output
     from lagbot.devkit.emulator import SlackEmulator
-    from lagbot.service.bot import slack_client
+    from lagbot.service.slack_api import slack_client
     from lagbot.slack.app import build_app
     from lagbot.slack.commands import Reply
 

@@ -37,8 +37,9 @@ from lagbot.core.config import build_settings
 from lagbot.devkit.apache_kafka import ApacheKafka, pinned_version
 from lagbot.devkit.embedded import EmbeddedRedis, free_port
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.scheduler import build_scheduler
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 
 TOKEN = "xoxb-bench-clusters"

@@ -52,9 +52,10 @@ from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.check import Checker
 from lagbot.engine.window import RedisWindowStore
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.history import make_history
 from lagbot.service.scheduler import build_scheduler
+from lagbot.service.slack_api import slack_client
 from lagbot.service.summary import summary_key
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wiring import digest_config_for

@@ -29,8 +29,9 @@ from lagbot.core.config import Settings, build_settings
 from lagbot.core.logs import JsonFormatter
 from lagbot.core.messages import slack_escape
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.silences import MemorySilenceStore
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wiring import BotCommands
 from tests.conftest import Kafka, Names

@@ -19,7 +19,7 @@ import pytest
 from lagbot.app.server import BotHTTPServer
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.devkit.signed import signature
-from lagbot.service.bot import slack_client
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.app import build_app
 from lagbot.slack.commands import Reply
 from tests.support.bot_process import wait_for

@@ -23,7 +23,8 @@ from lagbot.core import keys
 from lagbot.core.config import Settings, build_settings
 from lagbot.core.messages import slack_escape
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names
 from tests.support.engine_rig import FAST_RULES

@@ -15,8 +15,9 @@ from lagbot.app.assembly import long_lived
 from lagbot.app.lifecycle import Lifecycle, Part
 from lagbot.app.server import BotHTTPServer
 from lagbot.core.config import build_settings
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.scheduler import build_scheduler
+from lagbot.service.slack_api import slack_client
 from lagbot.service.stores import memory_stores
 from lagbot.slack.presenter import SlackPresenter
 

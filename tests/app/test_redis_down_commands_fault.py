@@ -10,7 +10,7 @@ import redis
 
 from lagbot.app.server import BotHTTPServer
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import slack_client
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.app import build_app
 from lagbot.slack.commands import Reply
 from lagbot.slack.replay import ReplayGuard, refuse_replays

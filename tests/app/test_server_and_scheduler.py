@@ -11,8 +11,9 @@ import redis
 
 from lagbot.app.server import METRICS_CONTENT_TYPE, BotHTTPServer
 from lagbot.core.config import Settings
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.scheduler import build_scheduler
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from lagbot.app.server import BotHTTPServer
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import slack_client
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.app import build_app
 from lagbot.slack.commands import Reply
 from tests.support.waiting import wait_for

@@ -11,8 +11,9 @@ import redis
 
 from lagbot.core.stored import StoredFormatError, text
 from lagbot.remediations.base import Plan, Risk
-from lagbot.service.approvals import MemoryProposals, Proposals, ProposalStore, State, Verdict
+from lagbot.service.approvals import Proposals, State, Verdict
 from lagbot.service.audit import AuditEntry, AuditLog
+from lagbot.service.proposal_stores import MemoryProposals, ProposalStore
 
 T0 = 1_700_000_000.0
 

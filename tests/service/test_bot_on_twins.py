@@ -16,7 +16,8 @@ from lagbot.core.config import Settings, build_settings
 from lagbot.core.model import GroupSummary, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.audit import AuditEntry
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
+from lagbot.service.slack_api import slack_client
 from lagbot.service.stores import memory_stores
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names

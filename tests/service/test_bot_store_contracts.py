@@ -18,7 +18,6 @@ from lagbot.core.config import StormConfig
 from lagbot.core.model import Severity, Status
 from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import slack_client
 from lagbot.service.edits import MemoryShownStore, RedisShownStore, Shown, ShownStore
 from lagbot.service.incidents import Incident
 from lagbot.service.lease import (
@@ -32,6 +31,7 @@ from lagbot.service.lease import (
 )
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Fence, Operation, Outbox
 from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
+from lagbot.service.slack_api import slack_client
 from lagbot.service.slack_message import Block, SlackMessage
 from lagbot.service.state_epoch import EpochMarker, LossNews, MemoryStateEpoch, RedisStateEpoch, StateEpoch
 from lagbot.service.storms import MemoryStorms, RedisStorms, Show, Storms, StormSummary

@@ -19,9 +19,10 @@ import redis
 from lagbot.core.config import Settings
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.audit import AuditEntry
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.history_read import read_group, suggest, suggestion_table, weekly_report
 from lagbot.service.pattern_notes import PatternNotes
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names
 

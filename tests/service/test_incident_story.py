@@ -19,9 +19,10 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.engine.agreement import Settling, held, settling
 from lagbot.remediations import registry
 from lagbot.service import edits
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.incidents import UPDATE_ROOT, Change, Effect
 from lagbot.service.remediate import Remediator
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import wait_for
 from tests.support.k8s_shop import Shop

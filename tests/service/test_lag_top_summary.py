@@ -16,8 +16,9 @@ import redis
 
 from lagbot.core.config import Settings, build_settings
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.silences import MemorySilenceStore
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.commands import Reply
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wiring import BotCommands

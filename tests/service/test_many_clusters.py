@@ -13,8 +13,9 @@ import redis
 
 from lagbot.core.config import Settings
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.scheduler import build_scheduler
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names
 from tests.support.bot_process import wait_for

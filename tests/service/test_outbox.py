@@ -10,11 +10,11 @@ import redis
 
 from lagbot.core import keys as redis_keys
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation
 from lagbot.service.outbox_stores import RedisOutbox
 from lagbot.service.proposal_messages import ProposalMessage
 from lagbot.service.remediation_stores import RedisProposalMessages
+from lagbot.service.slack_api import slack_client
 from lagbot.service.slack_message import Block, SlackMessage
 from tests.support.slack_messages import deliver, section_message
 

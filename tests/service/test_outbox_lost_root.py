@@ -7,9 +7,9 @@ import pytest
 import redis
 
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import slack_client
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation
 from lagbot.service.outbox_stores import RedisOutbox
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.wording import incidents as slack_wording
 from tests.support.slack_messages import deliver, section_message
 

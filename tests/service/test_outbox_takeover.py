@@ -10,10 +10,12 @@ import redis
 
 from lagbot.app.assembly import health
 from lagbot.core.config import Settings
+from lagbot.core.keys import OUTBOX_LOCK
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import OUTBOX_LOCK, Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.lease import RedisFencedLock
 from lagbot.service.outbox import POST_ROOT, REPLY, Fence, Operation
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.bot_process import wait_for
 from tests.support.slack_messages import deliver, section_message

@@ -23,8 +23,9 @@ from lagbot.devkit.emulator import SlackEmulator
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import READ_EVERY
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.k8s_fixtures import Cluster
 from tests.support.pod_evidence_rig import ONE_READING, Counted, orders, orders_policy, owner

@@ -17,9 +17,10 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.service import wording
 from lagbot.service.approvals import State, Verdict
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
 from lagbot.service.remediation_state import RunState
+from lagbot.service.slack_api import slack_client
 from lagbot.service.stores import memory_stores
 from lagbot.slack.presenter import SlackPresenter
 from tests.conftest import Kafka, Names

@@ -13,7 +13,8 @@ import redis
 from lagbot.core.config import build_settings
 from lagbot.devkit.apache_kafka import ApacheKafka
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wording import incidents as slack_wording
 from tests.conftest import Kafka, Names

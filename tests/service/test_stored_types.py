@@ -17,12 +17,12 @@ from lagbot.remediations.base import PLAN_CODEC, Plan, Risk
 from lagbot.remediations.drain.job import JOB_CODEC, PROGRESS_CODEC, JobConfig, JobProgress
 from lagbot.remediations.drain.plan import MANIFEST_CODEC, Manifest, OffsetRange, RangeReceipt
 from lagbot.remediations.scale.hand_back import HAND_BACK_CODEC, KedaHandBack
-from lagbot.service.approvals import PROPOSAL_DOC_CODEC, ProposalDocument
 from lagbot.service.audit import AUDIT_CODEC, AuditEntry
 from lagbot.service.edits import SHOWN_CODEC, Shown
 from lagbot.service.incidents import INCIDENT_CODEC, Incident
 from lagbot.service.outbox import DEAD_LETTER_CODEC, OPERATION_CODEC, ROOT_BODY_CODEC, DeadLetter, Operation, RootBody
 from lagbot.service.proposal_messages import PROPOSAL_MESSAGE_CODEC, ProposalMessage
+from lagbot.service.proposal_stores import PROPOSAL_DOC_CODEC, ProposalDocument
 from lagbot.service.remediation_state import STATE_CODEC, RemediationState, RunState
 from lagbot.service.restores import RESTORE_CODEC, PendingRestore
 from lagbot.service.silences import SILENCE_CODEC, Silence

@@ -14,8 +14,9 @@ from lagbot.core import keys
 from lagbot.core.config import Settings, StormConfig, build_settings
 from lagbot.core.model import GroupState, GroupVerdict, Severity, Status, Trend
 from lagbot.devkit.emulator import SlackEmulator
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.incidents import REPLY, Change, Effect
+from lagbot.service.slack_api import slack_client
 from lagbot.service.storms import RedisStorms
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.slack_counts import edits_of, posts

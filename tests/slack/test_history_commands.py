@@ -13,8 +13,9 @@ from lagbot.core.config import Settings
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.silences import RedisSilenceStore
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.command_parse import CommandError, History, Report, Thresholds
 from lagbot.slack.guard import CommandGuard
 from lagbot.slack.presenter import SlackPresenter

@@ -21,9 +21,10 @@ from lagbot.app.server import BotHTTPServer
 from lagbot.core.config import build_settings
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.policies.model import Policy
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
 from lagbot.service.silences import MemorySilenceStore
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.app import build_app
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.wiring import BotCommands

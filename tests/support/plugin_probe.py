@@ -27,12 +27,13 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.explain import explain
 from lagbot.policies.model import Policy
 from lagbot.remediations import registry
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.checkpoints import CheckPoint
 from lagbot.service.incidents import Incident
 from lagbot.service.remediate import Remediator
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.remedies import remedy
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from lagbot.slack.replies import remediate_args
 from tests.support.verdicts import CLUSTER, GROUP, partition, verdict

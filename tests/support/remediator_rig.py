@@ -17,8 +17,9 @@ from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.remediate import Remediator
+from lagbot.service.slack_api import slack_client
 from lagbot.slack.presenter import SlackPresenter
 from tests.support.k8s_cluster import ControlPlane
 from tests.support.k8s_shop import Shop

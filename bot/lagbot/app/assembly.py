@@ -34,12 +34,13 @@ from lagbot.policies.loader import default_policy_path, load_policy
 from lagbot.policies.model import Policy
 from lagbot.remediations.executors.base import Executor, Workload
 from lagbot.remediations.executors.config import build_executor
-from lagbot.service.bot import Bot, slack_client
+from lagbot.service.bot import Bot
 from lagbot.service.cluster_health import clusters_health
 from lagbot.service.digest import ComposedDigest
 from lagbot.service.remediate import Remediator
 from lagbot.service.scheduler import build_scheduler
 from lagbot.service.silences import RedisSilenceStore
+from lagbot.service.slack_api import slack_client
 from lagbot.service.stores import redis_stores
 from lagbot.slack.app import ClickLimit, build_app
 from lagbot.slack.guard import CommandGuard, RateLimiter

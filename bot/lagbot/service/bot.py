@@ -1,76 +1,57 @@
 """The running bot: scheduled checks -> incidents -> outbox -> Slack, led by one replica at a time.
 
-`Bot` owns the long-lived parts (Redis stores, the checker, the Slack client) and does one thing per
-method; `Leadership` decides whether this replica may run checks and digests; the scheduler
-(lagbot.service.scheduler) calls them on time. Nothing here renders a message (the `Presenter` it is given does:
-lagbot.slack.presenter) or decides incident rules (lagbot.service.incidents).
+`Bot` is one replica's check loop: collect, judge, step each group's incident, queue the effects. It owns the
+long-lived parts, each built in `__init__` from the stores it is given, and does one thing per method:
+`Leadership` (lagbot.service.leadership) decides whether this replica may check, deliver and post; `LatestReports`
+(lagbot.service.latest_reports) keeps what it last saw; `Delivery` (lagbot.service.delivery) queues the incidents'
+messages and delivers the outbox; `DirectSlack` (lagbot.service.slack_api) makes the calls outside it;
+`DigestPoster` (lagbot.service.digest_poster) posts the digests; the remediation side answers the
+`RemediationHooks` (lagbot.service.remediation_hooks). The scheduler (lagbot.service.scheduler) calls it on time.
+Nothing here renders a message (the `Presenter` it is given does: lagbot.slack.presenter) or decides incident rules
+(lagbot.service.incidents).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 import redis
 from redis import Redis as RedisClient
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
-from slack_sdk.webhook import WebhookClient
 
-from lagbot.core import keys as redis_keys
 from lagbot.core.config import Settings, Thresholds
 from lagbot.core.digest_config import DigestConfig
 from lagbot.core.model import GroupSummary, GroupVerdict, Severity
-from lagbot.core.stored import StoredFormatError
-from lagbot.engine import agreement
 from lagbot.engine.check import Checker, CheckReport, collector_paused
 from lagbot.policies.model import Policy
-from lagbot.remediations import registry
-from lagbot.service import edits, wording
-from lagbot.service.approvals import Proposal
+from lagbot.service import remediation_hooks, wording
 from lagbot.service.cluster_health import CheckFailure, note_check_failed, note_check_recovered, note_reachability
-from lagbot.service.digest import ComposedDigest, IncidentSummary, PostedDigest, RemediationSummary, post_digest
-from lagbot.service.incidents import (
-    POST_ROOT,
-    REPLY,
-    UPDATE_ROOT,
-    Change,
-    Effect,
-    Incident,
-    gone,
-    gone_verdict,
-    step,
-)
-from lagbot.service.lease import Lease
+from lagbot.service.delivery import Delivery
+from lagbot.service.digest import ComposedDigest, PostedDigest
+from lagbot.service.digest_poster import DigestPoster
+from lagbot.service.incidents import POST_ROOT, REPLY, Change, Effect, Incident, gone, gone_verdict, step
+from lagbot.service.latest_reports import LatestReports
+from lagbot.service.leadership import Leadership
 from lagbot.service.metrics import Metrics
 from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
 from lagbot.service.outbox import UPDATE_ROOT as UPDATE_MESSAGE
-from lagbot.service.outbox import DeliveryReport, Fence, Operation
+from lagbot.service.outbox import DeliveryReport, Operation
 from lagbot.service.pattern_notes import PatternNotes
 from lagbot.service.presenter import Presenter
-from lagbot.service.remediation_state import RemediationState
-from lagbot.service.slack_message import Block, SlackMessage
+from lagbot.service.remediation_hooks import RemediationHooks
+from lagbot.service.slack_api import DirectSlack
+from lagbot.service.slack_message import Block
 from lagbot.service.state_epoch import LossNews, loss_horizon
 from lagbot.service.stores import BotStores, redis_stores
 from lagbot.service.storms import Show, StormSummary
 
 log = logging.getLogger(__name__)
-
-OUTBOX_LOCK = redis_keys.OUTBOX_LOCK
-DELIVERY_ROUNDS = 3
-"""A deliverer that emptied the outbox looks again this many times (work queued while it held the lock)."""
 
 
 def carries_buttons(effect: Effect) -> bool:
@@ -79,111 +60,11 @@ def carries_buttons(effect: Effect) -> bool:
     return effect.kind == REPLY and effect.change is not Change.OPENED
 
 
-class RemediationHooks(Protocol):
-    """What the incident loop asks of remediations (lagbot.service.remediate.Remediator implements it)."""
-
-    def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
-        """Proposals of actions newly offered in this incident ([] when nothing new can be offered).
-
-        Called every check of an open incident: an action whose plan could not be made yet (rates unknown
-        on the first check) is offered as soon as it can be, each action once per incident.
-        """
-        ...
-
-    def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
-        """The verdict with what the live system shows of the members its causes blame (their pods), as the
-        incident's messages show it."""
-        ...
-
-    def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
-        """Feed one more check to the verification of the incident's remediation, if one is verifying."""
-        ...
-
-    def restore_due(self, *, now: float) -> list[Any]:
-        """Hand paused autoscalers (KEDA) back once their hold is over."""
-        ...
-
-    def resolved(self, incident: Incident, *, now: float) -> None:
-        """The incident resolved: close the verification of its remediation, if one was still running."""
-        ...
-
-    def run_auto_approved(self, *, now: float) -> None:
-        """Run the proposals of this check that the policy auto-approves (their root is delivered by now)."""
-        ...
-
-    def reap(self, *, now: float) -> list[str]:
-        """Finish, as failed, runs past their longest duration (their process died)."""
-        ...
-
-    def expire_due(self, *, now: float) -> list[str]:
-        """Retire the proposals past their expiry (once across replicas): their buttons go from their message."""
-        ...
-
-    def state(self, incident_id: str) -> RemediationState | None:
-        """The incident's latest remediation as its root message shows it (None when none)."""
-        ...
-
-
 Silenced = Callable[[float], set[tuple[str, str]]]
 """now -> the (cluster, group) pairs whose incidents may not open (read once per check, not per group)."""
 
 ReportComposer = Callable[["Bot", DigestConfig, float], ComposedDigest]
 """(bot, digest, now) -> the weekly report a `report: true` digest posts."""
-
-
-def slack_client(token: str, base_url: str, *, retries: int = 2) -> WebClient:
-    """A WebClient that waits out 429 (Retry-After) and retries connection and 5xx errors a few times."""
-    client = WebClient(token=token, base_url=base_url, timeout=15)
-    client.retry_handlers = [
-        ConnectionErrorRetryHandler(max_retry_count=retries),
-        RateLimitErrorRetryHandler(max_retry_count=retries),
-        ServerErrorRetryHandler(max_retry_count=retries),
-    ]
-    return client
-
-
-class Leadership:
-    """Whether this replica leads: it holds the `leader` lease, renewed every third of its ttl.
-
-    `is_leader` is also false once the lease may have expired without a successful renewal, so a
-    replica cut off from Redis stops acting before another one can have taken over.
-    """
-
-    def __init__(self, lease: Lease, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.lease = lease
-        self._clock = clock
-        self._held_until = 0.0
-        self._lock = threading.Lock()
-
-    def tick(self) -> bool:
-        started = self._clock()
-        try:
-            held = self.lease.acquire()
-        except redis.RedisError as exc:
-            log.warning("lease renewal failed", extra={"error": str(exc)})
-            held = False
-        with self._lock:
-            self._held_until = started + self.lease.ttl if held else 0.0
-        return held
-
-    def is_leader(self) -> bool:
-        with self._lock:
-            return self._clock() < self._held_until
-
-    def start(self) -> None:
-        """Nothing to do: the scheduler's leadership job takes the lease (lagbot.service.scheduler)."""
-
-    def stop(self) -> None:
-        """Resign, so another replica takes over at once instead of after the lease's expiry."""
-        self.resign()
-
-    def resign(self) -> None:
-        with self._lock:
-            self._held_until = 0.0
-        try:
-            self.lease.release()
-        except redis.RedisError as exc:
-            log.warning("lease release failed", extra={"error": str(exc)})
 
 
 @dataclass
@@ -227,7 +108,6 @@ class Bot:
         self.checker = Checker(settings, stores.windows, clock=clock, thresholds_for=self.thresholds_for)
         self.incidents = stores.incidents
         self.outbox = stores.outbox
-        self.shown = stores.shown
         self.storms = stores.storms
         self.metrics = Metrics()
         self.history = stores.history
@@ -236,22 +116,42 @@ class Bot:
         self.summaries = stores.summaries
         self.audit = stores.audit
         self.leadership = Leadership(stores.leader)
-        self.outbox_lock = stores.outbox_lock
+        """Whether this replica leads (lagbot.service.leadership): only the leader checks, delivers and posts."""
         self.loss_news = LossNews(stores.epoch, [c.name for c in settings.clusters], horizon=loss_horizon(settings))
         """What this replica knows of a loss of the stored state (lagbot.service.state_epoch)."""
         self.remediation_stores = stores.remediation
         """What the remediation side keeps (lagbot.service.remediation_stores), for `remediations` to build on."""
         self.silenced: Silenced = silenced or (lambda _now: set())
-        self.latest: dict[str, CheckReport] = {}
+        self.reports = LatestReports(settings, self.checker, stores.summaries)
+        """This replica's newest report of each cluster, and the groups as of a cluster's last check."""
         self.away_since: dict[str, float] = {}
         """When each cluster became unreachable (lagbot.service.cluster_health), while it is."""
         self.failing: dict[str, CheckFailure] = {}
         """Each cluster whose latest check failed (lagbot.service.cluster_health), while it does."""
-        self.report_composer: Callable[[DigestConfig, float], ComposedDigest] | None = (
-            None if report_composer is None else partial(report_composer, self)
+        self.slack_calls = DirectSlack(slack, self.metrics)
+        """The calls made to Slack outside the outbox, and how Slack's refusals are told (lagbot.service.slack_api)."""
+        self.delivery = Delivery(
+            settings, stores.outbox, stores.outbox_lock, stores.shown, presenter, slack, on_error=self.slack_calls.error
         )
-        """Composes the weekly report of a `report: true` digest (lagbot.slack.history_replies)."""
+        """The incidents' messages queued in the outbox, and the outbox delivered (lagbot.service.delivery)."""
+        self.digests = DigestPoster(
+            slack,
+            presenter,
+            incidents=self.incidents,
+            audit=self.audit,
+            history=self.history,
+            verdicts=self.every_verdict,
+            channel_for=self.channel_for,
+            on_error=self.metrics.slack_error,
+            report_composer=None if report_composer is None else partial(report_composer, self),
+        )
+        """The channels' digests, gathered and posted (lagbot.service.digest_poster)."""
         self.remediations: RemediationHooks | None = None if remediations is None else remediations(self)
+
+    @property
+    def latest(self) -> dict[str, CheckReport]:
+        """Each cluster's newest report taken by this replica (lagbot.service.latest_reports)."""
+        return self.reports.by_cluster
 
     @property
     def redis(self) -> RedisClient:
@@ -324,12 +224,12 @@ class Bot:
         with collector_paused():  # the cycle's objects die with it: nothing for the collector to walk meanwhile
             report = self.checker.cycle([cluster])
         self.metrics.observe_check_duration(cluster, time.monotonic() - started)
-        note_reachability(cluster, self.latest.get(cluster), report, self.away_since)
-        self.latest[cluster] = report
+        note_reachability(cluster, self.reports.by_cluster.get(cluster), report, self.away_since)
+        self.reports.by_cluster[cluster] = report
         if cluster not in report.cluster_errors:  # what every replica's `/lag top` reads (lagbot.service.summary)
             self.summaries.put(cluster, report.taken_at, report.verdicts)
             self.tell_state_lost(cluster, report.verdicts, taken_at=report.taken_at)
-        self.metrics.observe_report(self.latest_report())
+        self.metrics.observe_report(self.reports.merged())
         self.history.record(report)
         opened = self.apply(report.verdicts, now=report.taken_at)
         if cluster not in report.cluster_errors:
@@ -346,49 +246,12 @@ class Bot:
         return CycleResult(report=report, delivery=delivery, opened=opened)
 
     def current_verdicts(self, cluster: str) -> list[GroupVerdict]:
-        """The cluster's verdicts as of its last check, for `/lag top` and the digest.
-
-        This replica's own last report while it is fresh (the leader's: no Redis read, no judging; 100,000
-        group-partitions judged again cost seconds), else judged from the stored windows (a follower, a cluster
-        this replica has not checked within two intervals, or one its last check could not read).
-        """
-        report = self._fresh_report(cluster)
-        if report is not None:
-            return list(report.verdicts)
-        return self.checker.judge_stored(cluster)
+        """The cluster's verdicts as of its last check, for the digest (lagbot.service.latest_reports)."""
+        return self.reports.current_verdicts(cluster, now=self.clock())
 
     def current_summaries(self, cluster: str) -> list[GroupSummary]:
-        """The cluster's groups as of its last check, for `/lag top`, on any replica.
-
-        This replica's own last report while it is fresh (the leader), else the summary the leader stored in Redis
-        while it is fresh (a follower: one key read, no window judged), else judged from the stored windows (no
-        check within two intervals, or the last one could not read the cluster).
-        """
-        report = self._fresh_report(cluster)
-        if report is not None:
-            return [GroupSummary.of(v) for v in report.verdicts]
-        try:
-            stored = self.summaries.get(cluster)
-        except StoredFormatError:
-            log.warning("stored summary unreadable; judging the windows", extra={"cluster": cluster}, exc_info=True)
-            stored = None
-        if stored is not None and stored.taken_at >= self._fresh_after(cluster):
-            return stored.groups
-        return [GroupSummary.of(v) for v in self.checker.judge_stored(cluster)]
-
-    def _fresh_after(self, cluster: str) -> float:
-        return self.clock() - 2 * self.settings.cluster(cluster).check_interval
-
-    def _fresh_report(self, cluster: str) -> CheckReport | None:
-        """This replica's last report of the cluster, if taken within two check intervals and the cluster read."""
-        report = self.latest.get(cluster)
-        if (
-            report is not None
-            and report.taken_at >= self._fresh_after(cluster)
-            and cluster not in report.cluster_errors
-        ):
-            return report
-        return None
+        """The cluster's groups as of its last check, for `/lag top`, on any replica (lagbot.service.latest_reports)."""
+        return self.reports.current_summaries(cluster, now=self.clock())
 
     def tell_state_lost(self, cluster: str, verdicts: Sequence[GroupVerdict], *, taken_at: float) -> None:
         """At the first check of `cluster` since the stored state was lost: say so in each channel whose groups are
@@ -410,16 +273,6 @@ class Bot:
             notice = Operation(POST_MESSAGE, f"state-lost-{uuid.uuid4().hex[:12]}", "", "", channel, message)
             self.outbox.enqueue(notice, now=taken_at - 0.001)
 
-    def latest_report(self) -> CheckReport:
-        """The newest report of every cluster, as one (what /metrics shows)."""
-        reports = list(self.latest.values())
-        return CheckReport(
-            taken_at=max((r.taken_at for r in reports), default=0.0),
-            verdicts=[v for r in reports for v in r.verdicts],
-            cluster_errors={k: v for r in reports for k, v in r.cluster_errors.items()},
-            clusters=[c for r in reports for c in r.clusters],
-        )
-
     def apply(self, verdicts: list[GroupVerdict], *, now: float) -> int:
         """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
         current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
@@ -429,7 +282,7 @@ class Bot:
             if not self.leadership.is_leader():
                 break  # lost the lease mid-cycle (a long pause): the new leader owns the incidents now
             before = current.get((verdict.cluster, verdict.group))
-            verdict = self._without_own_rebalance(before, verdict)
+            verdict = remediation_hooks.without_own_rebalance(self.remediations, before, verdict)
             transition = step(
                 before,
                 verdict,
@@ -437,7 +290,7 @@ class Bot:
                 silenced=(verdict.cluster, verdict.group) in silenced,
                 config=self.settings.incidents,
                 now=now,
-                settling=self._settling(before, now=now),
+                settling=remediation_hooks.settling(self.remediations, before, self.settings, now=now),
             )
             incident = transition.incident
             if incident is None or incident == before:
@@ -449,8 +302,10 @@ class Bot:
                 self.storms.fold(before, incident)
                 opened += any(e.kind == POST_ROOT for e in transition.effects)
                 continue
-            verdict = self._explained(incident, verdict, now=now)
-            buttons, offered = self._remediation_step(incident, verdict, now=now)
+            verdict = remediation_hooks.explained(self.remediations, incident, verdict, now=now)
+            buttons, offered = remediation_hooks.offered(
+                self.remediations, self.presenter, self.metrics, incident, verdict, now=now
+            )
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced
                 effects += self.pattern_notes.effects(incident, now=now)
@@ -502,63 +357,6 @@ class Bot:
             self.metrics.slack_error("storms", "internal_error")
             return 0
 
-    def _without_own_rebalance(self, incident: Incident | None, verdict: GroupVerdict) -> GroupVerdict:
-        """The verdict without the churn our own restart or scale caused within its settle period (no new-cause
-        reply for it): the incident's remediation state says which action ran and when."""
-        if self.remediations is None or incident is None or not incident.is_open:
-            return verdict
-        if not any(c.kind == "rebalance_churn" for c in verdict.causes):
-            return verdict
-        state = self.remediations.state(incident.id)
-        if state is None:
-            return verdict
-        settles = registry.settles(state.action)
-        return agreement.own_rebalance(verdict, settles, state.executed_at, state.settle_until)
-
-    def _explained(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
-        """The open incident's verdict with the owners' pods on its causes (lagbot.service.pod_causes); a failure
-        there is logged and leaves the verdict as the broker sees it."""
-        if self.remediations is None or not incident.is_open:
-            return verdict
-        try:
-            return self.remediations.explained(verdict, now=now)
-        except Exception:
-            log.exception("pod evidence failed", extra={"group": incident.group, "incident": incident.id})
-            return verdict
-
-    def _settling(self, incident: Incident | None, *, now: float) -> agreement.Settling:
-        """How far this check is from the incident's own restart or scale: within its settle period, or its window
-        (whose rates span the rebalance the action caused) still reaching into it (lagbot.service.incidents, rule 4)."""
-        if self.remediations is None or incident is None or not incident.is_open:
-            return agreement.Settling.NO
-        state = self.remediations.state(incident.id)
-        if state is None:
-            return agreement.Settling.NO
-        window = self.settings.window.samples * self.settings.cluster(incident.cluster).check_interval
-        settles = registry.settles(state.action)
-        return agreement.settling(settles, state.executed_at, state.settle_until, window=window, now=now)
-
-    def _remediation_step(
-        self, incident: Incident, verdict: GroupVerdict, *, now: float
-    ) -> tuple[tuple[Block, ...], tuple[str, ...]]:
-        """Verify, offer or close the incident's remediations: the blocks of the proposals newly offered, and their
-        ids. A failure here is logged and counted, and never keeps the incident's own messages from being queued."""
-        if self.remediations is None:
-            return (), ()
-        try:
-            if not incident.is_open:
-                self.remediations.resolved(incident, now=now)
-                return (), ()
-            self.remediations.verify_step(incident, verdict, now=now)
-            offered = self.remediations.offers(incident, verdict, now=now)
-            if not offered:
-                return (), ()
-            return self.presenter.proposal_blocks(offered, now=now), tuple(p.id for p in offered)
-        except Exception:
-            log.exception("remediation step failed", extra={"group": incident.group, "incident": incident.id})
-            self.metrics.slack_error("remediations", "internal_error")
-            return (), ()
-
     def enqueue(
         self,
         effect: Effect,
@@ -569,83 +367,17 @@ class Bot:
         extra: Sequence[Block] = (),
         proposals: tuple[str, ...] = (),
     ) -> None:
-        """Queue the effect's message; `proposals`: those whose buttons `extra` holds (a reply's)."""
+        """Queue the effect's message (lagbot.service.delivery), with the incident's remediation as its root shows
+        it; none for an incident folded into a storm. `proposals`: those whose buttons `extra` holds (a reply's)."""
         if incident.storm is not None:  # folded into a storm: no thread of its own (lagbot.service.storms)
             return
         if self.remediations is not None:
             incident = replace(incident, remediation=self.remediations.state(incident.id))
-        if effect.kind == REPLY:
-            rendered = self.presenter.change_reply(effect.change, effect.detail, incident, verdict, now)
-        else:
-            rendered = self.presenter.incident_root(incident, verdict, self.settings.incidents, now)
-        message = self.presenter.with_blocks(rendered, extra)
-        table = None
-        if effect.kind == UPDATE_ROOT and verdict.partitions:  # the table reply follows the root
-            table = self.presenter.change_reply(Change.OPENED, "", incident, verdict, now)
-        if effect.kind != REPLY and not self._root_news(effect, incident, verdict, (message, table), now=now):
-            return
-        operation = Operation(
-            op=effect.kind,
-            incident_id=incident.id,
-            cluster=incident.cluster,
-            group=incident.group,
-            channel=incident.channel,
-            message=message,
-            proposals=proposals if effect.kind == REPLY else (),
-            is_table=effect.kind == REPLY and effect.change is Change.OPENED,
-            table=table,
-        )
-        self.outbox.enqueue(operation, now=now)
-
-    def _root_news(
-        self,
-        effect: Effect,
-        incident: Incident,
-        verdict: GroupVerdict,
-        shown: tuple[SlackMessage, SlackMessage | None],
-        *,
-        now: float,
-    ) -> bool:
-        """Whether this root post or edit goes out (lagbot.service.edits: a post always does, an edit when its story
-        changed or its counters are older than the refresh, never when identical); what it shows is kept if so."""
-        message, table = shown
-        showing = edits.Shown(edits.story(incident, verdict), edits.digest(message, table), now)
-        every = self.settings.incidents.refresh_every
-        if effect.kind == UPDATE_ROOT and not edits.due(self.shown.get(incident.id), showing, every=every):
-            return False
-        self.shown.put(incident.id, showing)
-        return True
+        self.delivery.enqueue(effect, incident, verdict, now=now, extra=extra, proposals=proposals)
 
     def deliver(self) -> DeliveryReport:
-        """Send what the outbox holds (this cycle's effects and what earlier cycles could not send).
-
-        One deliverer at a time across threads and replicas (a click answered by a follower enqueues and
-        delivers too): a fenced lock with a short lease, renewed while delivering, never waited for. When
-        another deliverer holds it, this returns at once (that one, or the next attempt, sends what was
-        queued); a dead holder's lock expires within one lease and the next attempt takes it over.
-        """
-        report = DeliveryReport(pending=self.outbox.pending())
-        for _ in range(DELIVERY_ROUNDS):
-            value = self.outbox_lock.acquire()
-            if value is None:
-                return report
-            try:
-                with self.outbox_lock.renewing(value):
-                    report = self.outbox.deliver(
-                        self.slack,
-                        replaced_root=self.presenter.replaced_root,
-                        on_error=self._slack_error,
-                        deadline=time.monotonic() + self.settings.leader.lease_ttl,
-                        fence=Fence(self.outbox_lock.key, value),
-                    )
-            finally:
-                with contextlib.suppress(redis.RedisError):
-                    self.outbox_lock.release(value)
-            # Released first, then looked again: whatever was queued while we held the lock is seen now.
-            if report.failed_transient or not self.outbox.pending():
-                break
-        report.pending = self.outbox.pending()
-        return report
+        """Send what the outbox holds, one deliverer at a time across replicas (lagbot.service.delivery)."""
+        return self.delivery.deliver()
 
     def deliver_if_leader(self) -> None:
         """The scheduled delivery: what the checks queued (woken by each one) and what a dead deliverer left; then
@@ -656,35 +388,6 @@ class Bot:
             self.deliver()
         if self.remediations is not None:
             self.remediations.run_auto_approved(now=self.clock())
-
-    def edit_message(self, channel: str, ts: str, message: SlackMessage) -> bool:
-        """Edit one message now, not through the outbox (a proposal's message, retired once). Slack's refusal is
-        counted and logged: False."""
-        try:
-            self.slack.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.json_blocks())
-        except SlackApiError as exc:
-            self._slack_error("chat.update", str(exc.response.get("error", "unknown_error")))
-            return False
-        return True
-
-    def replace_response(self, response_url: str, message: SlackMessage) -> bool:
-        """Replace the message a command answered through `response_url` (Slack honours one for 30 minutes). A
-        refusal or a network failure is counted and logged: False."""
-        try:
-            answer = WebhookClient(response_url, timeout=self.slack.timeout).send(
-                text=message.text, blocks=message.json_blocks(), replace_original=True
-            )
-        except OSError as exc:
-            self._slack_error("response_url", type(exc).__name__)
-            return False
-        if answer.status_code != 200:
-            self._slack_error("response_url", f"http_{answer.status_code}")
-            return False
-        return True
-
-    def _slack_error(self, method: str, error: str) -> None:
-        self.metrics.slack_error(method, error)
-        log.warning("slack error", extra={"method": method, "error": error})
 
     def housekeeping(self) -> None:
         """On the leader: finish runs whose process died, hand back autoscalers whose hold is over, retire the
@@ -703,47 +406,9 @@ class Bot:
         return self.digest(config)
 
     def digest(self, config: DigestConfig) -> PostedDigest:
-        """Post the digest of `config.channel` now: the groups routed there (every group when none is)."""
-        now = self.clock()
-        if config.report and self.report_composer is not None:
-            report = self.report_composer(config, now)
-            return post_digest(self.slack, config.channel, report.message, report.chart_png, filename="lag-month.png",
-                               alt_text=report.chart_alt, on_error=self.metrics.slack_error)  # fmt: skip
-        since = now - config.period
-        verdicts = [v for c in self.settings.clusters for v in self.current_verdicts(c.name)]
-        routed = [v for v in verdicts if self.channel_for(v.cluster, v.group) == config.channel] or verdicts
-        keys = {(v.cluster, v.group) for v in routed}
-        incidents = [
-            IncidentSummary(i.cluster, i.group, i.opened_at, i.resolved_at, i.peak_lag, i.peak_severity.label)
-            for i in self.incidents.changed_since(since)
-            if (i.cluster, i.group) in keys
-        ]
-        remediations = [
-            RemediationSummary(
-                e.cluster,
-                e.group,
-                e.action or "",
-                str(e.detail.get("requested_by", "")),
-                tuple(str(u) for u in e.detail.get("approved_by", ())),
-                e.at,
-                e.event,
-            )
-            for e in self.audit.export(since=since)
-            if e.event in ("succeeded", "failed") and (e.cluster, e.group) in keys
-        ]
-        composed = self.presenter.digest(
-            config=config,
-            verdicts=routed,
-            history=self.history,
-            incidents=incidents,
-            remediations=remediations,
-            now=now,
-        )
-        return post_digest(
-            self.slack,
-            config.channel,
-            composed.message,
-            composed.chart_png,
-            alt_text=composed.chart_alt,
-            on_error=self.metrics.slack_error,
-        )
+        """Post the digest of `config.channel` now (lagbot.service.digest_poster)."""
+        return self.digests.post(config, now=self.clock())
+
+    def every_verdict(self) -> list[GroupVerdict]:
+        """Every group's verdict, cluster by cluster, as of its last check (`current_verdicts`)."""
+        return [v for c in self.settings.clusters for v in self.current_verdicts(c.name)]

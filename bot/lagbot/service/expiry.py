@@ -99,9 +99,9 @@ class ProposalExpiry:
                 if line is not None:
                     shown = self.bot.presenter.settled(shown, proposal, line)
             if message.response_url:
-                self.bot.replace_response(message.response_url, shown)
+                self.bot.slack_calls.replace_response(message.response_url, shown)
             else:
-                self.bot.edit_message(message.channel, message.ts, shown)
+                self.bot.slack_calls.edit_message(message.channel, message.ts, shown)
         except Exception:
             log.exception("could not retire an expired proposal's message", extra={"proposal": proposal_id})
         return True

@@ -1,23 +1,23 @@
 """Remediations from the incident thread: propose, approve, run exactly once, verify, audit.
 
-    incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure)
+    incident opens -> `propose` (the rule's allowed actions that the causes suggest; plans are pure; what the
+                      live system refused is said once: lagbot.service.refusals)
     click          -> `click` (approver? atomic approval in the proposal store) -> `run` on the one caller told RUN
     later checks   -> `verify_step` (improving / no change / worse / resolved, once per change:
                       lagbot.service.verification)
     housekeeping   -> `reap` (runs that died or hung), `restore_due` (what runs left to undo:
                       lagbot.service.restoring), `expire_due` (lagbot.service.expiry)
 
-Every step writes an audit entry and speaks in the incident's thread through the bot's outbox. Any
-failure inside a remediation becomes a failed outcome in the thread: it never stops the checks. What it keeps
-is the bot's remediation stores (lagbot.service.remediation_stores: Redis, or their memory twins).
+Every step writes an audit entry and speaks in the incident's thread through the bot's outbox
+(lagbot.service.proposal_thread). Any failure inside a remediation becomes a failed outcome in the thread: it never
+stops the checks. What it keeps is the bot's remediation stores (lagbot.service.remediation_stores: Redis, or their
+memory twins).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,11 +42,12 @@ from lagbot.service import remedies, wording
 from lagbot.service.approvals import ClickAnswer, Proposal, Proposals, State, Verdict
 from lagbot.service.audit import BOT_USER, AuditEntry
 from lagbot.service.bot import Bot
-from lagbot.service.checkpoints import point_of, unknown_verdict
 from lagbot.service.expiry import ProposalExpiry
 from lagbot.service.heartbeat import STALE_BEATS, RunHeartbeat, silent_runs
-from lagbot.service.incidents import REPLY, UPDATE_ROOT, Change, Effect, Incident
+from lagbot.service.incidents import Incident
 from lagbot.service.pod_causes import PodCauses
+from lagbot.service.proposal_thread import ProposalThread
+from lagbot.service.refusals import Refusals
 from lagbot.service.remediation_state import RemediationState, RunState
 from lagbot.service.remediation_stores import STATE_KEEP
 from lagbot.service.restores import RestoreQueue
@@ -57,17 +58,6 @@ from lagbot.service.verification import Verifier
 log = logging.getLogger(__name__)
 
 ExecutorFor = Callable[[Workload], Executor]
-
-
-@dataclasses.dataclass(frozen=True)
-class Refusal:
-    """An action the causes suggest that the live system refused (EvidenceRefusal), to say in the incident's thread
-    once the check's own messages are queued (its root first)."""
-
-    incident: Incident
-    verdict: GroupVerdict
-    action: str
-    reason: str
 
 
 class Remediator:
@@ -97,12 +87,13 @@ class Remediator:
         self.heartbeats = stores.heartbeats
         self._auto: list[str] = []
         """Proposals the policy auto-approves, to run once the check that made them has delivered."""
-        self._refused: dict[tuple[str, str], Refusal] = {}
-        """(incident id, action) -> its refusal of this check, to say once the check has queued its messages."""
-        self._refused_lock = threading.Lock()
+        self.refusals = Refusals(bot, self.offer_book, self.rule)
+        """What the live system refused at this check, said once its messages are queued (lagbot.service.refusals)."""
         self.pod_readings = PodReadings()
         """Each owner's pod, read at most once in PodReadings' time (the restart refused at every check, the causes)."""
         self.pod_causes = PodCauses(self.pod_readings, self._workload_of, executor_for)
+        self.thread = ProposalThread(bot, self.runs, self.pod_causes, self.rule)
+        """Where the proposals speak: their incident's thread and root (lagbot.service.proposal_thread)."""
         self.expiry = ProposalExpiry(bot, self.proposals, stores.messages, audit=self._audit, keep=STATE_KEEP)
         self.verifier = Verifier(bot, self.proposals, self.runs, self.rule)
         self.restorer = Restorer(
@@ -111,7 +102,7 @@ class Remediator:
             rule=self.rule,
             executor_for=lambda workload: self.executor_for(workload),  # this remediator's, as it is then
             audit=self._audit,
-            reply=lambda proposal, line, now: self._reply(proposal, line, now),
+            reply=self.thread.reply,
         )
 
     # -- proposing ---------------------------------------------------------------------------------------
@@ -172,7 +163,7 @@ class Remediator:
     def run_auto_approved(self, *, now: float) -> None:
         """Say this check's refusals, then run what the policy auto-approves, after the incident's messages are queued
         and delivered (so the replies land in its thread), never in a maintenance window (checked again now)."""
-        self.say_refusals(now=now)
+        self.refusals.say(now=now)
         while self._auto:
             proposal = self.proposals.get(self._auto.pop(0))
             if proposal is not None and self.rule(proposal.cluster, proposal.group).auto_approves(proposal.action, now):
@@ -212,32 +203,6 @@ class Remediator:
         if incident is not None:
             self.offer_book.offer(incident.id, proposal.action, proposal.id)
         return proposal
-
-    def say_refusals(self, *, now: float) -> int:
-        """Say in each incident's thread the actions the live system refused at the last check (a restart of an owner
-        OOM-killed again and again, with that evidence), to the rule's approvers: each action once per incident,
-        across replicas (the offer book's atomic claim comes before the reply is queued in the outbox; a crash between
-        the two loses that one reply rather than saying it twice). Returns how many were queued (and delivered)."""
-        with self._refused_lock:
-            refusals, self._refused = list(self._refused.values()), {}
-        queued = 0
-        for refusal in refusals:
-            incident = self.bot.incidents.get(refusal.incident.cluster, refusal.incident.group)
-            if incident is None or incident.id != refusal.incident.id or not incident.is_open or incident.storm:
-                continue  # resolved, replaced or folded into a storm meanwhile: no thread to escalate in
-            if not self.offer_book.claim_refusal(incident.id, refusal.action, refusal.reason):
-                continue  # said already (by this replica or another)
-            mentions = self.rule(incident.cluster, incident.group).approvers.mentions()
-            line = wording.remediation_refused_by_evidence(refusal.action, refusal.reason, mentions)
-            said = {"not_offered": refusal.reason}
-            self.bot.audit.record(
-                AuditEntry(now, "escalated", incident.cluster, incident.group, BOT_USER, refusal.action, None, said)
-            )
-            self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, refusal.verdict, now=now)
-            queued += 1
-        if queued:
-            self.bot.deliver()
-        return queued
 
     def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
         """The verdict with its owners' pods on the causes that blame them (lagbot.service.pod_causes)."""
@@ -292,7 +257,7 @@ class Remediator:
         proposal, rule = found
         if rule.dry_run:
             self._audit("dry_run", proposal, user, now)
-            self._reply(proposal, wording.approval_dry_run(user, proposal.plan.summary), now)
+            self.thread.reply(proposal, wording.approval_dry_run(user, proposal.plan.summary), now)
             return ClickAnswer(None)
         return self.approve_and_run(proposal_id, user, now=now)
 
@@ -303,13 +268,13 @@ class Remediator:
         proposal = approval.proposal
         if approval.verdict is Verdict.RUN and proposal is not None:
             outcome = self.run(proposal, user=user, now=now, auto=auto)
-            thread = self._incident(proposal) is not None
+            thread = self.thread.incident(proposal) is not None
             private = None if thread else wording.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
             return ClickAnswer(private, Verdict.RUN)
         if approval.verdict is Verdict.RECORDED and proposal is not None:
             self._audit("approved", proposal, user, now, approvals=list(proposal.approvals), complete=False)
             line = wording.approval_recorded(user, len(proposal.approvals), proposal.approvals_required)
-            self._reply(proposal, line, now)
+            self.thread.reply(proposal, line, now)
             return ClickAnswer(None, Verdict.RECORDED)
         if proposal is not None and approval.verdict is not Verdict.NOT_PROPOSED:
             self._audit("refused", proposal, user, now, reason=approval.verdict.value)
@@ -334,7 +299,7 @@ class Remediator:
             verdict = Verdict.EXPIRED if state is State.EXPIRED else Verdict.NOT_PROPOSED
             return ClickAnswer(wording.approval_refused(verdict, state.value, ""), verdict)
         self._audit("denied", proposal, user, now, reason=reason)
-        self._reply(proposal, wording.approval_denied(user, proposal.plan.summary, reason), now)
+        self.thread.reply(proposal, wording.approval_denied(user, proposal.plan.summary, reason), now)
         return ClickAnswer(None)
 
     # -- running -----------------------------------------------------------------------------------------
@@ -353,9 +318,9 @@ class Remediator:
                 # The action starts now; its "running" messages are queued and follow on their own (Slack may
                 # be slow).
                 line = wording.remediation_running(proposal.approvals, proposal.plan.summary)
-                self._reply(proposal, line, now, deliver=False)
-                self._set_state(proposal, RunState.RUNNING, proposal.plan.summary, now, deliver=False)
-                self._deliver_soon()
+                self.thread.reply(proposal, line, now, deliver=False)
+                self.thread.set_state(proposal, RunState.RUNNING, proposal.plan.summary, now, deliver=False)
+                self.thread.deliver_soon()
                 outcome = self._execute(proposal)
         except Exception as exc:  # a broken remediation must not take the bot down: it failed, say so
             log.exception("remediation crashed", extra={"proposal": proposal.id, "action": proposal.action})
@@ -378,7 +343,7 @@ class Remediator:
         return ExecutionContext(
             executor=executor,
             admin=self.bot.checker.admin(proposal.cluster),
-            progress=lambda line: self._progress(proposal, line),
+            progress=lambda line: self.thread.progress(proposal, line),
             clock=self.bot.clock,
             kafka_config=self.bot.settings.cluster(proposal.cluster).client_config(),
             settings=self.bot.settings,
@@ -406,7 +371,7 @@ class Remediator:
                 after=proposal.plan.after,
             )
             line = wording.remediation_result(outcome.ok, proposal.plan.summary, outcome.detail)
-            self._reply(proposal, line, finished)
+            self.thread.reply(proposal, line, finished)
             state = (
                 RunState.VERIFYING
                 if outcome.ok
@@ -414,7 +379,7 @@ class Remediator:
                 if outcome.cut_short is CutShort.INTERRUPTED
                 else RunState.FAILED
             )
-            self._set_state(proposal, state, outcome.detail, finished, baseline=True)
+            self.thread.set_state(proposal, state, outcome.detail, finished, baseline=True)
         except Exception:
             log.exception("could not report a finished remediation", extra={"proposal": proposal.id})
 
@@ -475,86 +440,15 @@ class Remediator:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
         self.verifier.resolved(incident, now=now)
 
-    # -- helpers -----------------------------------------------------------------------------------------
-
-    def _incident(self, proposal: Proposal) -> Incident | None:
-        """The incident whose thread the proposal belongs to, while it is the group's current one."""
-        if proposal.incident_id is None:
-            return None
-        incident = self.bot.incidents.get(proposal.cluster, proposal.group)
-        return incident if incident is not None and incident.id == proposal.incident_id else None
-
-    def _reply(self, proposal: Proposal, line: str, now: float, *, deliver: bool = True) -> None:
-        incident = self._incident(proposal)
-        if incident is None:
-            return
-        verdict = self._stored_verdict(proposal.cluster, proposal.group)
-        self.bot.enqueue(Effect(REPLY, Change.REMEDIATION, line), incident, verdict, now=now)
-        if deliver:
-            self.bot.deliver()
-
-    def _progress(self, proposal: Proposal, line: str) -> None:
-        """A running remediation's progress line: queued, delivered in the background (the run goes on)."""
-        self._reply(proposal, line, self.bot.clock(), deliver=False)
-        self._deliver_soon()
-
-    def _deliver_soon(self) -> None:
-        """Deliver what is queued in the background: the caller goes on without waiting for Slack."""
-
-        def deliver() -> None:
-            try:
-                self.bot.deliver()
-            except Exception:  # what is not delivered stays queued for the next delivery
-                log.exception("background delivery failed")
-
-        threading.Thread(target=deliver, name="deliver-soon", daemon=True).start()
-
-    def _set_state(
-        self,
-        proposal: Proposal,
-        state: RunState,
-        detail: str,
-        now: float,
-        *,
-        baseline: bool = False,
-        deliver: bool = True,
-    ) -> None:
-        incident = self._incident(proposal)
-        if incident is None:
-            return
-        if not incident.is_open and state == RunState.VERIFYING:
-            state, detail = RunState.RESOLVED, wording.remediation_resolved()  # it resolved while the action ran
-        remediation = RemediationState(action=proposal.action, state=state, detail=detail, id=proposal.id)
-        verdict = self._stored_verdict(proposal.cluster, proposal.group)
-        if baseline:
-            # The rebalance a restart or scale causes is expected until its settle checks have passed
-            # (lagbot.engine.agreement own_rebalance).
-            settle = self.rule(proposal.cluster, proposal.group).verification.settle_checks + 1
-            interval = self.bot.settings.cluster(proposal.cluster).check_interval
-            remediation = dataclasses.replace(
-                remediation, checks=(point_of(verdict, now),), executed_at=now, settle_until=now + settle * interval
-            )
-        self.runs.write(incident.id, remediation)
-        self.bot.enqueue(Effect(UPDATE_ROOT, Change.REMEDIATION), incident, verdict, now=now)
-        if deliver:
-            self.bot.deliver()
-
     def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
         """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click. What the live
-        system refused is said in the incident's thread once its messages of this check are queued (`say_refusals`)."""
+        system refused is said in the incident's thread once its messages of this check are queued
+        (lagbot.service.refusals)."""
         proposals, _, refused = self._propose(verdict, now, incident, None, BOT_USER, {})
-        with self._refused_lock:
-            for action, reason in refused.items():
-                self._refused[(incident.id, action)] = Refusal(incident, verdict, action, reason)
+        self.refusals.note(incident, verdict, refused)
         return proposals
 
-    def _stored_verdict(self, cluster: str, group: str) -> GroupVerdict:
-        """The group's verdict from the stored windows, with the owners' pods as last read (never read here: a
-        click's thread)."""
-        verdicts = self.bot.checker.judge_stored(cluster, [group])
-        if verdicts:
-            return self.pod_causes.explained(verdicts[0], now=self.bot.clock(), read=False)
-        return unknown_verdict(cluster, group)
+    # -- helpers -----------------------------------------------------------------------------------------
 
     def _audit(self, event: str, proposal: Proposal, user: str, now: float, **detail: Any) -> None:
         entry = AuditEntry(

@@ -22,7 +22,6 @@ import redis
 from lagbot.core import keys as redis_keys
 from lagbot.core.config import Settings
 from lagbot.engine.window import MemoryWindowStore, RedisWindowStore, WindowStore
-from lagbot.service.approvals import MemoryProposals, ProposalStore
 from lagbot.service.audit import AuditLog, AuditTrail, MemoryAuditTrail
 from lagbot.service.edits import MemoryShownStore, RedisShownStore, ShownStore
 from lagbot.service.history import HistoryStore
@@ -38,6 +37,7 @@ from lagbot.service.lease import (
 )
 from lagbot.service.outbox import Outbox
 from lagbot.service.outbox_stores import MemoryOutbox, RedisOutbox
+from lagbot.service.proposal_stores import MemoryProposals, ProposalStore
 from lagbot.service.remediation_stores import (
     MemoryHeartbeats,
     MemoryOfferBook,
