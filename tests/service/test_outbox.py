@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import redis
+from slack_sdk import WebClient
+from slack_sdk.web import SlackResponse
 
 from lagbot.core import keys as redis_keys
+from lagbot.devkit.embedded import EmbeddedRedis
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.service.outbox import POST_ROOT, REPLY, UPDATE_ROOT, Operation
 from lagbot.service.outbox_stores import RedisOutbox
@@ -16,6 +20,7 @@ from lagbot.service.proposal_messages import ProposalMessage
 from lagbot.service.remediation_stores import RedisProposalMessages
 from lagbot.service.slack_api import slack_client
 from lagbot.service.slack_message import Block, SlackMessage
+from tests.support.cut_proxy import CutProxy
 from tests.support.slack_messages import deliver, section_message
 
 pytestmark = pytest.mark.integration
@@ -209,3 +214,66 @@ def test_operations_queued_by_the_release_before_are_sent_after_an_upgrade(
         ("chat.update", None, root.ts, "root v2", blocks["root v2"]),
         ("chat.update", None, table.ts, "table v2", blocks["table v2"]),
     ]
+
+
+class CutsAfterPosting(WebClient):
+    """The Web API client, which cuts Redis (through `proxy`) right after Slack accepted the next chat.postMessage
+    whose text is `text`: the send happened, its record cannot."""
+
+    def __init__(self, proxy: CutProxy, text: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.redis_proxy, self.text = proxy, text
+
+    def chat_postMessage(self, **kwargs: Any) -> SlackResponse:
+        response = super().chat_postMessage(**kwargs)
+        if kwargs.get("text") == self.text:
+            self.text = ""
+            self.redis_proxy.cut()
+        return response
+
+
+def test_a_reply_sent_whose_record_failed_is_recorded_after_redis_is_back_not_sent_again(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, slack: SlackEmulator
+) -> None:
+    with CutProxy(redis_server.port).start() as proxy:
+        cut_client = redis.Redis(host="127.0.0.1", port=proxy.port, socket_timeout=2, socket_connect_timeout=2)
+        outbox = RedisOutbox(cut_client)
+        for operation in [op(POST_ROOT, "root"), op(REPLY, "the proposal"), op(REPLY, "after")]:
+            outbox.enqueue(operation, now=1.0)
+        client = CutsAfterPosting(proxy, "the proposal", token=TOKEN, base_url=slack.api_url)
+
+        with pytest.raises(redis.ConnectionError):  # Slack took the reply; Redis is gone before it is recorded
+            deliver(outbox, client)
+        [root] = slack.channel("C1")
+        assert [m.text for m in slack.thread("C1", root.ts)] == ["the proposal"]
+        assert [op_.op for op_ in map(Operation.decode, redis_client.lrange(redis_keys.outbox_queue("i1"), 0, -1))] == [
+            REPLY,
+            REPLY,
+        ]  # still queued: only this outbox knows it went out
+
+        proxy.restore()
+        report = deliver(outbox, client)
+        assert (report.sent, report.failed_transient, report.dead, report.pending) == (2, 0, 0, 0)
+        assert [m.text for m in slack.thread("C1", root.ts)] == ["the proposal", "after"]  # once each, in order
+        assert [c.args["text"] for c in slack.calls_to("chat.postMessage")] == ["root", "the proposal", "after"]
+        assert redis_client.keys("lagbot:outbox:queue:*") == []
+
+
+def test_a_send_another_replica_recorded_meanwhile_is_forgotten_not_recorded_twice(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, slack: SlackEmulator
+) -> None:
+    with CutProxy(redis_server.port).start() as proxy:
+        outbox = RedisOutbox(redis.Redis(host="127.0.0.1", port=proxy.port, socket_timeout=2))
+        outbox.enqueue(op(POST_ROOT, "root"), now=1.0)
+        outbox.enqueue(op(REPLY, "one"), now=1.0)
+        with pytest.raises(redis.ConnectionError):
+            deliver(outbox, CutsAfterPosting(proxy, "one", token=TOKEN, base_url=slack.api_url))
+        # Meanwhile the queue moved on without this outbox: its head is another operation now.
+        other = RedisOutbox(redis_client)
+        assert deliver(other, slack_client(TOKEN, slack.api_url)).sent == 1  # the other replica sent it (again)
+        other.enqueue(op(REPLY, "two"), now=2.0)
+        proxy.restore()
+        report = deliver(outbox, slack_client(TOKEN, slack.api_url))
+        assert (report.sent, report.pending) == (1, 0)
+        [root] = slack.channel("C1")
+        assert [m.text for m in slack.thread("C1", root.ts)] == ["one", "one", "two"]  # the other replica's resend

@@ -24,6 +24,7 @@ Redis, `MemoryOutbox` in this process.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -170,6 +171,17 @@ RootReplaced = Callable[[SlackMessage, str, str], SlackMessage]
 (lagbot.service.presenter.Presenter.replaced_root)."""
 
 
+@dataclass(frozen=True)
+class _Unrecorded:
+    """An operation this outbox sent (or Slack refused for good) whose record failed: the store was unreachable."""
+
+    raw: str | bytes
+    """The queue's head it was, as stored."""
+    operation: Operation
+    outcome: str
+    ts: str
+
+
 class Outbox(ABC):
     """Per-incident ordered queues of Slack operations.
 
@@ -184,7 +196,14 @@ class Outbox(ABC):
     - A root (channel, ts), its newest body and its table reply are kept `ROOT_KEEP` seconds after its last message.
     - `pending()` counts queued operations; `stalled_for` is measured from the later of the last operation done and
       the oldest queue's first enqueue.
+    - An operation sent whose record then failed (the store unreachable in between) is recorded, not sent again, by
+      the next delivery of this outbox that finds it still at its queue's head. Another replica's outbox does not
+      know of it and would send it again (Slack takes no idempotency key).
     """
+
+    def __init__(self) -> None:
+        self._unrecorded: dict[str, _Unrecorded] = {}
+        self._unrecorded_lock = threading.Lock()
 
     def enqueue(self, operation: Operation, *, now: float) -> None:
         """Append an operation to its incident's queue; an edit replaces an edit that is still queued last."""
@@ -294,40 +313,73 @@ class Outbox(ABC):
         while (raw := self._head(incident_id)) is not None:
             if fence is not None and self._fenced_out(fence):
                 return FENCED
-            operation = Operation.decode(raw)
-            outcome, ts = self._send(operation, sending)
-            if outcome == "transient":
-                report.failed_transient += 1
-                return ts
-            if outcome == "dead" and ts in LOST_ROOT_ERRORS and operation.op != POST_ROOT and not replaced:
-                replaced = True
-                outcome, ts = self._replace_root(operation, sending)
+            unrecorded = self._unrecorded_head(incident_id, raw)
+            if unrecorded is not None:  # sent before the store failed to record it: recorded now, never sent again
+                operation, outcome, ts = unrecorded
+            else:
+                operation = Operation.decode(raw)
+                outcome, ts = self._send(operation, sending)
                 if outcome == "transient":
                     report.failed_transient += 1
                     return ts
-                if outcome == "sent" and operation.op == REPLY:
-                    report.sent += 1
-                    continue  # the reply itself goes into the new thread next
-                operation = replace(operation, op=POST_ROOT)  # the new root shows this edit: done with it
-            root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
-            dead = "" if outcome == "sent" else _dead_letter(raw, ts)
-            if self._done(incident_id, raw, root, dead, fence) == -1:
+                if outcome == "dead" and ts in LOST_ROOT_ERRORS and operation.op != POST_ROOT and not replaced:
+                    replaced = True
+                    outcome, ts = self._replace_root(operation, sending)
+                    if outcome == "transient":
+                        report.failed_transient += 1
+                        return ts
+                    if outcome == "sent" and operation.op == REPLY:
+                        report.sent += 1
+                        continue  # the reply itself goes into the new thread next
+                    operation = replace(operation, op=POST_ROOT)  # the new root shows this edit: done with it
+            if self._record(incident_id, raw, operation, outcome, ts, fence) == -1:
                 return FENCED
-            if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
-                self._keep_root_body(operation)
-            if outcome == "sent" and operation.op == REPLY and operation.proposals:
-                channel, _, where = ts.partition(" ")
-                shown = operation.message
-                self._keep_proposal_message(proposal_messages.ProposalMessage(
-                    channel, where, shown.text, shown.blocks, operation.proposals))  # fmt: skip
-            if outcome == "sent" and operation.op == REPLY and operation.is_table:
-                self._put(redis_keys.outbox_table(incident_id), ts)
             if outcome == "sent":
                 report.sent += 1
             else:
                 report.dead += 1
         self._forget_if_empty(incident_id)
         return None
+
+    def _unrecorded_head(self, incident_id: str, raw: str | bytes) -> tuple[Operation, str, str] | None:
+        """What this outbox sent of `incident_id`'s queue but could not record, if `raw` (the queue's head now) is
+        that operation; forgotten when the head is another (another replica recorded it, or the queue changed)."""
+        with self._unrecorded_lock:
+            kept = self._unrecorded.pop(incident_id, None)
+        if kept is None or kept.raw != raw:
+            return None
+        return kept.operation, kept.outcome, kept.ts
+
+    def _record(
+        self, incident_id: str, raw: str | bytes, operation: Operation, outcome: str, ts: str, fence: Fence | None
+    ) -> int:
+        """Record what happened to the queue's head (`_done`, then what the message leaves kept); -1 when fenced out.
+        If the store fails meanwhile, the send is kept in memory so the next delivery records it instead of sending
+        it again (Slack has no idempotency key: a second send would be a second message)."""
+        try:
+            return self._record_done(incident_id, raw, operation, outcome, ts, fence)
+        except Exception:
+            with self._unrecorded_lock:
+                self._unrecorded[incident_id] = _Unrecorded(raw, operation, outcome, ts)
+            raise
+
+    def _record_done(
+        self, incident_id: str, raw: str | bytes, operation: Operation, outcome: str, ts: str, fence: Fence | None
+    ) -> int:
+        root = ts if outcome == "sent" and operation.op == POST_ROOT else ""
+        dead = "" if outcome == "sent" else _dead_letter(raw, ts)
+        if self._done(incident_id, raw, root, dead, fence) == -1:
+            return -1
+        if outcome == "sent" and operation.op in (POST_ROOT, UPDATE_ROOT):
+            self._keep_root_body(operation)
+        if outcome == "sent" and operation.op == REPLY and operation.proposals:
+            channel, _, where = ts.partition(" ")
+            shown = operation.message
+            self._keep_proposal_message(proposal_messages.ProposalMessage(
+                channel, where, shown.text, shown.blocks, operation.proposals))  # fmt: skip
+        if outcome == "sent" and operation.op == REPLY and operation.is_table:
+            self._put(redis_keys.outbox_table(incident_id), ts)
+        return 1
 
     def _keep_root_body(self, operation: Operation) -> None:
         """The newest root text and blocks sent: what a replacement root shows if this one is lost."""

@@ -84,6 +84,7 @@ class RedisOutbox(Outbox):
     """The queues in Redis (lagbot.core.keys), each atomic step a script."""
 
     def __init__(self, client: redis.Redis) -> None:
+        super().__init__()
         self._redis = client
         self._messages = RedisProposalMessages(client)
         self._pending = redis_keys.OUTBOX_PENDING
@@ -181,6 +182,7 @@ class MemoryOutbox(Outbox):
         clock: Callable[[], float] = time.time,
         messages: ProposalMessages | None = None,
     ) -> None:
+        super().__init__()
         self._board = board or LeaseBoard()
         self._clock = clock
         self._messages = messages or MemoryProposalMessages(clock=clock)
