@@ -93,11 +93,15 @@ def target(
             yield target
             wait_for("lazy listeners to finish", lambda: bot.health() is not None, timeout=10)
             after = snapshot(client)
-            # No request changed anything in Redis but the replay guard's record of the signatures it saw,
-            # each kept only for Slack's replay window.
-            seen = {key for key in after.keys() - before.keys() if key.startswith(b"lagbot:seen:")}
-            assert {key: value for key, value in after.items() if key not in seen} == before
+            # No request changed anything in Redis but the replay guard's record of the signatures it saw, each
+            # kept only for Slack's replay window, and the per-user counters of approve/deny clicks (a click counts
+            # before its proposal is looked up, as a flood of clicks must), each kept only for its minute.
+            new = after.keys() - before.keys()
+            seen = {key for key in new if key.startswith(b"lagbot:seen:")}
+            counted = {key for key in new if key.startswith(b"lagbot:rate:click:")}
+            assert {key: value for key, value in after.items() if key not in seen | counted} == before
             assert all(0 < client.ttl(key) <= 660 for key in seen)
+            assert all(0 < client.ttl(key) <= 61 for key in counted)
             log = bot.log()
             assert "Traceback" not in log and '"exc":' not in log
         finally:
