@@ -69,13 +69,21 @@ def roots(slack: SlackEmulator) -> list[str]:
     return ["incident" if m.text.startswith("WARN `") else m.text for m in slack.channel(CHANNEL)]
 
 
-def test_the_replica_that_leads_after_the_loss_tells_it_once_though_it_never_checked_before(
+def replicas_with_an_incident(
     kafka: Kafka, names: Names, broker: ApacheKafka, redis_client: redis.Redis, slack: SlackEmulator
-) -> None:
+) -> tuple[Bot, Bot]:
+    """Replicas a (leading) and b on a lagging group, its incident open and posted."""
     group = lagging_group(kafka, names)
     a, b = (replica(redis_client, slack, broker, group, name) for name in "ab")
     open_incident(a, b)
     assert roots(slack) == ["incident"]
+    return a, b
+
+
+def test_the_replica_that_leads_after_the_loss_tells_it_once_though_it_never_checked_before(
+    kafka: Kafka, names: Names, broker: ApacheKafka, redis_client: redis.Redis, slack: SlackEmulator
+) -> None:
+    a, b = replicas_with_an_incident(kafka, names, broker, redis_client, slack)
 
     redis_client.flushdb()  # Redis restarted empty: the lease, the incident and the windows are gone
     assert b.leadership.tick() and not a.leadership.tick()  # the follower won the new lease
@@ -95,10 +103,7 @@ def test_the_replica_that_leads_after_the_loss_tells_it_once_though_it_never_che
 def test_the_leader_that_stays_leader_tells_the_loss_once(
     kafka: Kafka, names: Names, broker: ApacheKafka, redis_client: redis.Redis, slack: SlackEmulator
 ) -> None:
-    group = lagging_group(kafka, names)
-    a, b = (replica(redis_client, slack, broker, group, name) for name in "ab")
-    open_incident(a, b)
-    assert roots(slack) == ["incident"]
+    a, b = replicas_with_an_incident(kafka, names, broker, redis_client, slack)
 
     redis_client.flushdb()
     assert a.leadership.tick() and not b.leadership.tick()
