@@ -119,6 +119,46 @@ def test_limits_are_inclusive(slack: SlackEmulator) -> None:
     assert client(slack).chat_postMessage(channel="C1", text="t", blocks=blocks)["ok"]
 
 
+def test_message_metadata_is_kept_and_read_back_only_when_asked(slack: SlackEmulator) -> None:
+    web = client(slack)
+    meta = {"event_type": "lagbot_message", "event_payload": {"post": "k1.post_root"}}
+    root = web.chat_postMessage(channel="C1", text="root", metadata=meta)
+    reply = web.chat_postMessage(channel="C1", thread_ts=root["ts"], text="reply")
+    assert float(root["ts"]) < float(reply["ts"])  # epoch microseconds, increasing
+
+    [shown] = web.conversations_history(channel="C1", include_all_metadata=True)["messages"]
+    assert (shown["ts"], shown["text"], shown["metadata"]) == (root["ts"], "root", meta)
+    assert "metadata" not in web.conversations_history(channel="C1")["messages"][0]
+    thread = web.conversations_replies(channel="C1", ts=root["ts"], include_all_metadata=True)["messages"]
+    assert [(m["text"], m.get("metadata"), m.get("thread_ts")) for m in thread] == [
+        ("root", meta, None),  # the parent first, as Slack answers
+        ("reply", None, root["ts"]),
+    ]
+    for bad in [{"event_payload": {}}, {"event_type": "has space"}, "not json"]:
+        with pytest.raises(SlackApiError) as refused:
+            web.chat_postMessage(channel="C1", text="x", metadata=bad)
+        assert refused.value.response["error"] == "invalid_metadata_format"
+    with pytest.raises(SlackApiError) as missing:
+        web.conversations_replies(channel="C1", ts="1.000001")
+    assert missing.value.response["error"] == "thread_not_found"
+
+
+def test_history_is_newest_first_paged_by_cursor_and_bounded_by_oldest(slack: SlackEmulator) -> None:
+    web = client(slack)
+    posted = [web.chat_postMessage(channel="C1", text=f"m{n}")["ts"] for n in range(5)]
+    web.chat_postMessage(channel="C2", text="elsewhere")
+
+    first = web.conversations_history(channel="C1", limit=2)
+    assert [m["text"] for m in first["messages"]] == ["m4", "m3"] and first["has_more"]
+    cursor = first["response_metadata"]["next_cursor"]
+    second = web.conversations_history(channel="C1", limit=2, cursor=cursor)
+    last = web.conversations_history(channel="C1", limit=2, cursor=second["response_metadata"]["next_cursor"])
+    assert [m["text"] for m in second["messages"] + last["messages"]] == ["m2", "m1", "m0"]
+    assert not last["has_more"] and last["response_metadata"]["next_cursor"] == ""
+    since = web.conversations_history(channel="C1", oldest=posted[2])  # exclusive, as Slack's
+    assert [m["text"] for m in since["messages"]] == ["m4", "m3"]
+
+
 def test_rate_limit_carries_retry_after_and_slack_sdk_retries(slack: SlackEmulator) -> None:
     slack.fail("chat.postMessage", status=429, retry_after=1, times=1)
     with pytest.raises(SlackApiError) as limited:

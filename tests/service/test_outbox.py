@@ -268,12 +268,14 @@ def test_a_send_another_replica_recorded_meanwhile_is_forgotten_not_recorded_twi
         outbox.enqueue(op(REPLY, "one"), now=1.0)
         with pytest.raises(redis.ConnectionError):
             deliver(outbox, CutsAfterPosting(proxy, "one", token=TOKEN, base_url=slack.api_url))
-        # Meanwhile the queue moved on without this outbox: its head is another operation now.
+        # Meanwhile the queue moved on without this outbox: another replica found the post in the thread.
         other = RedisOutbox(redis_client)
-        assert deliver(other, slack_client(TOKEN, slack.api_url)).sent == 1  # the other replica sent it (again)
+        assert deliver(other, slack_client(TOKEN, slack.api_url)).sent == 1
         other.enqueue(op(REPLY, "two"), now=2.0)
         proxy.restore()
         report = deliver(outbox, slack_client(TOKEN, slack.api_url))
         assert (report.sent, report.pending) == (1, 0)
         [root] = slack.channel("C1")
-        assert [m.text for m in slack.thread("C1", root.ts)] == ["one", "one", "two"]  # the other replica's resend
+        assert [m.text for m in slack.thread("C1", root.ts)] == ["one", "two"]  # found by its metadata, not resent
+        assert [c.args["text"] for c in slack.calls_to("chat.postMessage")] == ["root", "one", "two"]
+        assert [c.args["ts"] for c in slack.calls_to("conversations.replies")] == [root.ts]

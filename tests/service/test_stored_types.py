@@ -25,6 +25,7 @@ from lagbot.service.proposal_messages import PROPOSAL_MESSAGE_CODEC, ProposalMes
 from lagbot.service.proposal_stores import PROPOSAL_DOC_CODEC, ProposalDocument
 from lagbot.service.remediation_state import STATE_CODEC, RemediationState, RunState
 from lagbot.service.restores import RESTORE_CODEC, PendingRestore
+from lagbot.service.sent_marks import MARKS_CODEC, Mark, Marks
 from lagbot.service.silences import SILENCE_CODEC, Silence
 from lagbot.service.slack_message import Block, SlackMessage
 from lagbot.service.storms import MEMBER_CODEC, OPENS_CODEC, STORM_CODEC, ChannelOpens, Member, Storm
@@ -99,6 +100,8 @@ CASES: list[tuple[codec.Codec[Any], Any, str]] = [
     (HAND_BACK_CODEC, KedaHandBack("7", interrupted=True), '{"interrupted":true,"keda_previous":"7"}'),
     (HAND_BACK_CODEC, KedaHandBack(3), "3"),
     (HAND_BACK_CODEC, KedaHandBack(None), "null"),
+    # New with marks: what it reads is its first format.
+    (MARKS_CODEC, Marks((Mark("k1.reply", 5.0),)), '{"v":1,"marks":[{"identity":"k1.reply","at":5.0}]}'),
     (RECORD_CODEC, MemberRecord(0, "f1-0", 42, None, 5.0, ["python", "-m", "x"]),
      '{"argv":["python","-m","x"],"client_id":"f1-0","index":0,"pid":42,"proc_start":null,"started_at":5.0,"v":1}'),
 ]  # fmt: skip

@@ -25,6 +25,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "files_upload_v2": {"files:write"},  # files.getUploadURLExternal, files.completeUploadExternal
     "views_open": set(),  # needs only a trigger_id from an interaction
     "usergroups_users_list": {"usergroups:read"},
+    "conversations_history": {"channels:history", "groups:history"},  # public, private channels
+    "conversations_replies": {"channels:history", "groups:history"},
 }
 # Scopes a feature declared elsewhere in the manifest needs (not a Web API call).
 FEATURE_SCOPES = {"commands": "features.slash_commands"}

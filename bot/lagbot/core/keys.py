@@ -257,6 +257,11 @@ def outbox_queue(incident_id: str) -> str:
     return _key("outbox", "queue", incident_id)
 
 
+def outbox_sending(incident_id: str) -> str:
+    """The incident's newest posts begun (lagbot.service.sent_marks): one still queued may have landed."""
+    return _key("outbox", "sending", incident_id)
+
+
 # -- replicas ---------------------------------------------------------------------------------------------------
 
 

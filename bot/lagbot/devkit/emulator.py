@@ -3,9 +3,11 @@
 Slack cannot be reached from the test machines, so the tests, the demo and anyone's staging point
 slack_sdk's `WebClient(base_url=emulator.api_url)` here. It:
 - requires the bot token (`not_authed` without one, `invalid_auth` with another), as Slack does;
-- implements auth.test, chat.postMessage, chat.update, chat.postEphemeral, files.getUploadURLExternal,
+- implements auth.test, chat.postMessage (with message metadata), chat.update, chat.postEphemeral,
+  conversations.history, conversations.replies (lagbot.devkit.emulator_messages), files.getUploadURLExternal,
   the upload URL it hands out, files.completeUploadExternal, views.open, users.info,
   usergroups.users.list, and response URLs;
+- gives each message a ts as Slack does: its epoch time in microseconds, unique and increasing;
 - checks Block Kit limits and answers `invalid_blocks` with Slack's error shape;
 - can fail the next calls of a method with 429 + Retry-After, or 500; can delete a message (then edits and
   replies answer message_not_found / thread_not_found);
@@ -23,16 +25,20 @@ import itertools
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlencode
 
+from lagbot.devkit import emulator_messages
 from lagbot.devkit.block_kit import MAX_MESSAGE_BLOCKS, MAX_TEXT, MAX_VIEW_BLOCKS, block_errors
 from lagbot.devkit.emulator_http import Handler, Server
+from lagbot.devkit.emulator_messages import Message
 from lagbot.devkit.emulator_ws import SocketConnection, accept_key
 from lagbot.devkit.signed import post_signed
+
+__all__ = ["Answer", "Call", "Message", "SlackEmulator"]  # Message is lagbot.devkit.emulator_messages'
 
 Answer = tuple[int, dict[str, Any], dict[str, str]]
 """(HTTP status, JSON body, extra headers)."""
@@ -48,21 +54,6 @@ class Call:
     status: int
     response: dict[str, Any] | str
     at: float
-
-
-@dataclass
-class Message:
-    """A message as the emulator keeps it: in a channel, maybe in a thread, maybe edited."""
-
-    channel: str
-    ts: str
-    text: str
-    blocks: list[dict[str, Any]]
-    thread_ts: str | None = None
-    edits: int = 0
-    files: list[dict[str, Any]] = field(default_factory=list)
-    posted_at: float = field(default_factory=time.time)
-    """When it was posted (epoch seconds): what Slack shows beside a message (its ts here is a counter)."""
 
 
 @dataclass
@@ -102,7 +93,7 @@ class SlackEmulator:
         self._failures: dict[str, _Failure] = {}
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
-        self._clock = itertools.count(1)
+        self._last_ts = 0.0
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -382,7 +373,9 @@ class SlackEmulator:
         return 200, answer(args), {}
 
     def _next_ts(self) -> str:
-        return f"{1_700_000_000 + next(self._clock)}.{next(self._ids):06d}"
+        """The epoch time in microseconds, one microsecond past the last ts when the clock has not moved on."""
+        self._last_ts = max(round(time.time(), 6), round(self._last_ts + 0.000_001, 6))
+        return f"{self._last_ts:.6f}"
 
     def _find(self, channel: str, ts: str) -> Message | None:
         return next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
@@ -420,10 +413,20 @@ class SlackEmulator:
         channel = str(args["channel"])
         if thread_ts and self._find(channel, str(thread_ts)) is None:
             return _error("thread_not_found")
+        if (metadata_problem := emulator_messages.metadata_problem(args.get("metadata"))) is not None:
+            return _error(metadata_problem)
         message = Message(channel, self._next_ts(), str(args.get("text") or ""), list(args.get("blocks") or []),
-                          str(thread_ts) if thread_ts else None)  # fmt: skip
+                          str(thread_ts) if thread_ts else None,
+                          metadata=emulator_messages.metadata_of(args.get("metadata")))  # fmt: skip
         self.messages.append(message)
-        return {"ok": True, "channel": channel, "ts": message.ts, "message": _message_json(message, self.bot_user_id)}
+        shown = emulator_messages.message_json(message, self.bot_user_id, with_metadata=True)
+        return {"ok": True, "channel": channel, "ts": message.ts, "message": shown}
+
+    def _api_conversations_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        return emulator_messages.history(self.messages, args, self.bot_user_id)
+
+    def _api_conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        return emulator_messages.replies(self.messages, args, self.bot_user_id)
 
     def _api_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
         problem = self._message_problem(args)
@@ -537,7 +540,3 @@ def _invalid_blocks(errors: list[str]) -> dict[str, Any]:
         "errors": errors,
         "response_metadata": {"messages": [f"[ERROR] {e}" for e in errors]},
     }
-
-
-def _message_json(message: Message, user: str) -> dict[str, Any]:
-    return {"type": "message", "user": user, "text": message.text, "blocks": message.blocks, "ts": message.ts}

@@ -14,8 +14,9 @@ edit carries a newer table).
 When Slack says the root is gone (message_not_found, thread_not_found: deleted, or lost), the outbox posts a
 new root that says it replaces a lost one (with the newest root text it sent) and continues the thread there.
 An operation is removed from its queue only after Slack accepted it, in the same Redis transaction that
-records the root's ts; a crash between Slack's answer and that transaction is the one window in which
-an operation can be sent twice.
+records the root's ts. A post interrupted between Slack's answer and that transaction (its replica killed, the store
+unreachable) is found again in Slack by its metadata before it would be posted a second time
+(lagbot.service.sent_marks).
 
 The contract is `Outbox` (which also delivers); lagbot.service.outbox_stores keeps the queues: `RedisOutbox` in
 Redis, `MemoryOutbox` in this process.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -37,7 +39,7 @@ from slack_sdk.errors import SlackApiError
 
 from lagbot.core import codec
 from lagbot.core import keys as redis_keys
-from lagbot.service import proposal_messages
+from lagbot.service import proposal_messages, sent_marks
 from lagbot.service.slack_message import Block, SlackMessage
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,16 @@ class Operation:
     """A reply that is the incident's per-partition table (its first reply): where it landed is kept."""
     table: SlackMessage | None = None
     """A root edit's table as of the same check: the table reply is edited to it."""
+    key: str = ""
+    """Unique, given when queued; a message posted for the operation carries it (`identity`) in its metadata, so a post
+    interrupted before it was recorded is found, not posted twice (lagbot.service.sent_marks). Empty in what a
+    release before it queued: such an operation is posted as it was."""
+
+    @property
+    def identity(self) -> str:
+        """What a post of this operation carries: its key and kind (a reply and the root replacing a lost thread for
+        it are two posts)."""
+        return f"{self.key}.{self.op}"
 
     def encode(self) -> str:
         return OPERATION_CODEC.encode(self)
@@ -98,8 +110,9 @@ def _operation_v1(document: dict[str, Any]) -> dict[str, Any]:
 OPERATION_CODEC = codec.register(
     codec.Codec("queued operation", Operation, OUTBOX_VERSION, {1: _operation_v1}, omit_defaults=True)
 )
-"""`proposals`, `is_table` and `table` are each absent when unset. Version 1 (queued by the release before the
-typed message) is upgraded as it is read, so what an older replica queued is still sent."""
+"""`proposals`, `is_table`, `table` and `key` are each absent when unset. Version 1 (queued by the release before the
+typed message) is upgraded as it is read, so what an older replica queued is still sent; a replica of the release
+before `key` reads past it (decoding ignores fields the type does not have)."""
 
 
 @dataclass(frozen=True)
@@ -197,8 +210,9 @@ class Outbox(ABC):
     - `pending()` counts queued operations; `stalled_for` is measured from the later of the last operation done and
       the oldest queue's first enqueue.
     - An operation sent whose record then failed (the store unreachable in between) is recorded, not sent again, by
-      the next delivery of this outbox that finds it still at its queue's head. Another replica's outbox does not
-      know of it and would send it again (Slack takes no idempotency key).
+      the next delivery of this outbox that finds it still at its queue's head. Any other deliverer (another replica,
+      after this one was killed) finds a post begun and not recorded in Slack by its metadata, and records it where
+      it landed instead of posting it again (lagbot.service.sent_marks). An edit is sent again: it is idempotent.
     """
 
     def __init__(self) -> None:
@@ -206,7 +220,10 @@ class Outbox(ABC):
         self._unrecorded_lock = threading.Lock()
 
     def enqueue(self, operation: Operation, *, now: float) -> None:
-        """Append an operation to its incident's queue; an edit replaces an edit that is still queued last."""
+        """Append an operation to its incident's queue (given its unique `key`); an edit replaces an edit that is still
+        queued last."""
+        if not operation.key:
+            operation = replace(operation, key=uuid.uuid4().hex)
         self._enqueue(operation.incident_id, operation.encode(), is_edit=operation.op == UPDATE_ROOT, now=now)
 
     @abstractmethod
@@ -432,22 +449,15 @@ class Outbox(ABC):
         if root is None:
             return "dead", "no_root_message"
         channel, root_ts = root
-        message, client, on_error = operation.message, sending.client, sending.on_error
+        client, on_error = sending.client, sending.on_error
         try:
-            if operation.op == POST_ROOT:
-                response = client.chat_postMessage(channel=channel, text=message.text, blocks=message.json_blocks())
-                return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
-            if operation.op == UPDATE_ROOT:
-                if self._get(redis_keys.outbox_root_replaced(operation.incident_id)) is not None:
-                    operation = _with_note(operation, sending)  # a replacement root keeps saying so
-                message = operation.message
-                client.chat_update(channel=channel, ts=root_ts, text=message.text, blocks=message.json_blocks())
-                self._edit_table(operation, client, on_error)
-            else:
-                response = client.chat_postMessage(
-                    channel=channel, thread_ts=root_ts, text=message.text, blocks=message.json_blocks()
-                )
-                return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
+            if operation.op != UPDATE_ROOT:
+                return self._post(operation, sending, channel, None if operation.op == POST_ROOT else root_ts)
+            if self._get(redis_keys.outbox_root_replaced(operation.incident_id)) is not None:
+                operation = _with_note(operation, sending)  # a replacement root keeps saying so
+            message = operation.message
+            client.chat_update(channel=channel, ts=root_ts, text=message.text, blocks=message.json_blocks())
+            self._edit_table(operation, client, on_error)
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown_error"))
             status = exc.response.status_code
@@ -462,6 +472,19 @@ class Outbox(ABC):
             log.warning("slack unreachable", extra={"method": method, "error": str(exc)})
             return "transient", "connection_error"
         return "sent", root_ts
+
+    def _post(self, operation: Operation, sending: _Round, channel: str, thread_ts: str | None) -> tuple[str, str]:
+        """Post the operation's message (a root when `thread_ts` is None), once (lagbot.service.sent_marks.post).
+        ('sent', "<channel id> <ts>") or ('transient', error); the post's own errors are raised."""
+        message, client = operation.message, sending.client
+        if not operation.key:  # queued by a release before marks: posted as it was
+            response = client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=message.text, blocks=message.json_blocks()
+            )
+            return "sent", f"{response.get('channel') or channel} {response.get('ts')}"
+        post = sent_marks.Post(operation.incident_id, operation.identity, channel, thread_ts, message)
+        kept = sent_marks.Kept(self._get, self._put, redis_keys.outbox_sending(operation.incident_id))
+        return sent_marks.post(client, post, kept, on_error=sending.on_error)
 
 
 def _with_note(operation: Operation, sending: _Round) -> Operation:
