@@ -73,9 +73,9 @@ lint: $(STAMP)
 # root, the rest of the suite runs and the browser test is named as left out (exit status of the rest).
 # The control plane builds meanwhile (k8s-build-start, first so it overlaps lint too); the files that need it come
 # last in the collection (tests/conftest.py), and --no-loadscope-reorder keeps that order (xdist would otherwise
-# hand out the files with the most tests first).
+# hand out the files with the most tests first). The 25 slowest steps are listed at the end: where the time goes.
 WORKERS ?= 2
-PARALLEL := -n $(WORKERS) --dist loadfile --no-loadscope-reorder
+PARALLEL := -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 test: k8s-build-start lint kafka-fetch
 	@if $(MAKE) -s browser; then $(BIN)/pytest -q $(PARALLEL); \
 	else echo "make test: Chromium is missing, so tests/devkit/test_demo_web.py is left out; as root: make browser" >&2; \
