@@ -155,7 +155,7 @@ def test_a_server_that_gave_no_answer_is_not_asked_again_in_the_cycle_and_the_ne
         took = cycle(bot, [stuck(g, f"{g}-1") for g in GROUPS])
         first = list(server.requests)
         edits = len(slack.calls_to("chat.update"))
-        worse = [replace(stuck(g, f"{g}-1"), severity=Severity.CRIT) for g in GROUPS]
+        worse = [replace(stuck(g, f"{g}-1"), severity=Severity.CRITICAL) for g in GROUPS]
         again = cycle(bot, worse)
         second = server.requests[len(first) :]
 
@@ -165,7 +165,7 @@ def test_a_server_that_gave_no_answer_is_not_asked_again_in_the_cycle_and_the_ne
     posted = roots(slack)
     assert sorted(posted) == GROUPS
     edited = {c.args.get("ts") for c in slack.calls_to("chat.update")[edits:]}
-    assert edited == {posted[g].ts for g in GROUPS}  # the incidents' messages still update
+    assert {posted[g].ts for g in GROUPS} <= edited  # the incidents' roots still update (their tables too)
     assert shown_pods(slack) == []
 
 
