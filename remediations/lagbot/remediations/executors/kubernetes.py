@@ -32,6 +32,12 @@ many seconds of the first one's start (its `Deadline`): each connects and reads 
 (the retry would need time the deadline does not leave), none is sent once it has passed; a server that accepts and
 never answers ends them at the deadline, `cut short` (tests/cli/test_check_pods.py). The budget counts from the first
 request, not from the executor's making: loading the client is work of this process, not a wait on the server.
+A caller may bound one call instead (`owner_pod_evidence(deadline=)`: the bot's check cycle, lagbot.service.pod_causes):
+its requests wait at most what is left of that deadline and are sent once (through a copy of the client without the
+retry), and the executor's other calls, on other threads, keep their timeout and retry.
+
+A failure says whether the server answered: `NoAnswer` (a timeout, a connection refused or reset; `CutShort` at a
+deadline), `NotFound` (a 404, no pod with the member's address), else `ExecutorError` (executors.base).
 
 Failures the API server answers (404, 409, 500 ...) or cannot be reached for become
 `Outcome(ok=False)` naming the workload and what was being done; `replicas` raises `ExecutorError`. A refusal by
