@@ -4,14 +4,15 @@ a 500, and a request read but never answered. Everything else is tested on the r
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
 
 from lagbot.core.model import Member
-from lagbot.remediations.executors.base import ExecutorError, Workload
+from lagbot.remediations.executors.base import CutShort, ExecutorError, NoAnswer, Workload
 from lagbot.remediations.executors.config import KubernetesConfig
-from lagbot.remediations.executors.kubernetes import Deadline, KubernetesExecutor, request_timeout
+from lagbot.remediations.executors.kubernetes import Deadline, KubernetesExecutor, earliest, request_timeout
 from tests.support.k8s_faults import FaultyApiServer
 
 pytestmark = pytest.mark.integration
@@ -93,3 +94,54 @@ def test_a_request_waits_its_timeout_or_what_is_left_of_the_deadline(
     deadline: Deadline | None, now: float, seconds: float
 ) -> None:
     assert request_timeout(10.0, deadline, now) == seconds
+
+
+def test_a_caller_s_deadline_bounds_that_call_alone_and_the_others_keep_their_timeout_and_retry() -> None:
+    """The bot's executor (no budget), shared by the check's thread and the clicks': a check cycle's read with its
+    deadline (2 s) is asked once and cut short at it; a click's read on the same executor, after it, still waits its
+    own timeout (3 s) and is asked again once. Nothing of the executor was changed by the deadline."""
+    member = Member(member_id="m-1", client_id="orders-a1", host="/10.1.2.3")
+    workload = ORDERS.model_copy(update={"member_pod": "{client_id}"})
+    pod = ("GET", "/api/v1/namespaces/shop/pods/orders-a1")
+    with FaultyApiServer(hang=True).start() as server:
+        executor = KubernetesExecutor(KubernetesConfig(api_url=server.url, timeout=3))
+        assert executor.api_client is not None and executor.single_try is not None  # loaded: time is the server's
+        started = time.monotonic()
+        with pytest.raises(CutShort) as cut:
+            executor.owner_pod_evidence(workload, member, deadline=Deadline(started + 2, 2))
+        took = time.monotonic() - started
+        asked_once = list(server.requests)
+        with pytest.raises(CutShort):  # past its deadline: nothing sent
+            executor.owner_pod_evidence(workload, member, deadline=Deadline(started + 2, 2))
+        assert server.requests == asked_once
+        started = time.monotonic()
+        with pytest.raises(NoAnswer) as click:
+            executor.owner_pod_evidence(workload, member)
+        took_click = time.monotonic() - started
+    assert str(cut.value) == (
+        "could not read pod shop/orders-a1 of deployment shop/orders: cut short: no answer within the 2 s deadline"
+    )
+    assert asked_once == [pod]
+    assert not isinstance(click.value, CutShort) and "timed out" in str(click.value)
+    assert server.requests == [pod] * 3  # the check's once, the click's twice
+    assert executor.deadline is None and executor.budget is None
+    # Each waited its bound, not less; the margin is a loaded machine's thread waking late from its socket's timeout
+    # (the check's read with a retry would be 4 s; the click's without one, 3 s).
+    assert 2 <= took <= 2 + 1.5
+    assert 2 * 3 <= took_click <= 2 * 3 + 1.5
+
+
+def test_a_server_that_refuses_the_connection_gave_no_answer() -> None:
+    """A connection refused (nothing listens on the port) is NoAnswer: the server, not what was asked, failed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    executor = KubernetesExecutor(KubernetesConfig(api_url=f"http://127.0.0.1:{port}", timeout=1))
+    with pytest.raises(NoAnswer, match=r"^could not read the replicas of deployment shop/orders: "):
+        executor.replicas(ORDERS)
+
+
+def test_the_first_deadline_bounds_a_request() -> None:
+    soon, later = Deadline(at=105.0, seconds=5.0), Deadline(at=130.0, seconds=30.0)
+    assert earliest(soon, later) is soon and earliest(later, soon) is soon
+    assert earliest(None, later) is later and earliest(soon, None) is soon and earliest(None, None) is None

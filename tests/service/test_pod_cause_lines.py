@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lagbot.core.model import Cause, Fact, GroupVerdict, Member, Status
-from lagbot.remediations.executors.base import ExecutorError
+from lagbot.remediations.executors.base import ExecutorError, NotFound
 from lagbot.remediations.executors.pod_evidence import PodEvidence
 from lagbot.service.pod_causes import (
     OwnerPod,
@@ -91,3 +91,20 @@ def test_the_reading_stops_at_the_first_pod_that_cannot_be_read_and_says_why() -
 
     healthy = PodsRead({"m-a": OwnerPod(A, "orders-a", ())})
     assert healthy.shown() == {} and cause_pods(STUCK, v, healthy) == [healthy.owners["m-a"]]
+
+
+def test_a_pod_not_found_is_its_owner_s_fact_and_the_next_owner_is_read() -> None:
+    """NotFound (the server answered: no such pod) skips that owner only; the error says it, and the reading goes on
+    to the next owner (a refusal or no answer would end it, as above)."""
+    asked: list[str] = []
+
+    def read(member: Member) -> PodEvidence | None:
+        asked.append(member.member_id)
+        if member is A:
+            raise NotFound('could not read pod shop/orders-a: 404 Not Found: pods "orders-a" not found')
+        return PodEvidence("orders-b", "Running", False, None, False, ())
+
+    pods = read_owners(read, blamed(group(STUCK, HOT)), now=0.0)
+    assert asked == ["m-a", "m-b"]
+    assert pods.error == 'could not read pod shop/orders-a: 404 Not Found: pods "orders-a" not found'
+    assert pods.owners == {"m-b": OwnerPod(B, "orders-b", ("pod orders-b is running but not Ready",))}

@@ -277,6 +277,7 @@ class Bot:
         """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
         current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
         silenced = self.silenced(now)
+        pods = remediation_hooks.pod_round()  # the owners' pods of all these groups read in one bounded round
         opened = 0
         for verdict in verdicts:
             if not self.leadership.is_leader():
@@ -302,7 +303,7 @@ class Bot:
                 self.storms.fold(before, incident)
                 opened += any(e.kind == POST_ROOT for e in transition.effects)
                 continue
-            verdict = remediation_hooks.explained(self.remediations, incident, verdict, now=now)
+            verdict = remediation_hooks.explained(self.remediations, incident, verdict, now=now, round=pods)
             buttons, offered = remediation_hooks.offered(
                 self.remediations, self.presenter, self.metrics, incident, verdict, now=now
             )

@@ -9,6 +9,13 @@ PodReadings (each owner at most once in its time, shared with the restart's own 
 of Kubernetes: this runs in the service, on the verdict the incident shows; a pod that cannot be read leaves the
 cause as the broker sees it.
 
+The reads run on the check's thread: the check cycle's reads, all its groups', share one `ReadRound` (`cycle_round`):
+they end within CYCLE_READS seconds of the first one's start, and an API server that gave no answer (timed out,
+refused the connection) is not asked again in that cycle, so that a hanging one costs a cycle that much at most, not
+its timeout per group; the incidents update without the pods that were not read. A pod not found is its owner's
+fact: the other owners are read. The reads of other threads (`/lag`, a restart's `prepare`) keep the executor's own
+timeout and retry.
+
 The same reading serves `/lag <group>` (lagbot.slack.wiring) and `lagbot check` (lagbot.cli.pods): `PodCauses.read`
 gives each owner's pod (`OwnerPod`, healthy ones too) and why the reading stopped, if it did (`PodsRead.error`);
 `cause_pods` joins them to a cause.
@@ -21,12 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lagbot.core.model import Cause, CauseKind, GroupVerdict, Member
-from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.base import Executor, ExecutorError, NotFound, Workload
 from lagbot.remediations.executors.pod_evidence import (
     RECENT,
     PodEvidence,
     PodReader,
     PodReadings,
+    ReadRound,
     findings,
     owner_key,
 )
@@ -36,6 +44,16 @@ from lagbot.service import wording
 OWNERS_READ = 5
 """Owners whose pods a verdict's causes show at most (the first blamed): the reading is on the check's thread, and a
 cause says what is telling in a few lines (the restart's own plan reads every owner it restarts)."""
+
+CYCLE_READS = 5.0
+"""Seconds the owners' pods of one check cycle (all its groups) are read in, all together, from the first read's start:
+a hanging API server costs a cycle this much at most. A healthy one answers a pod's three requests in milliseconds."""
+
+
+def cycle_round() -> ReadRound:
+    """The round of one check cycle's pod reads (lagbot.service.bot: Bot.apply makes one per call)."""
+    return ReadRound(CYCLE_READS)
+
 
 ReadPod = Callable[[Member], PodEvidence | None]
 """A member -> its pod's evidence, None when there is none to show. Raises ExecutorError when it cannot be read."""
@@ -102,16 +120,21 @@ class PodsRead:
 
 def read_owners(read: ReadPod, owners: Sequence[Member], *, now: float) -> PodsRead:
     """Each owner's pod, with what it shows at `now` (an owner with nothing kept is left out). The first pod that
-    cannot be read ends the reading, as the restart's does: the others would meet the same refusal or slowness."""
+    cannot be read ends the reading, as the restart's does (the others would meet the same refusal or slowness),
+    unless it was not found: that is its owner's fact, and the others are read (`error`: the first failure)."""
     found: dict[str, OwnerPod] = {}
+    missing: str | None = None
     for member in owners:
         try:
             evidence = read(member)
+        except NotFound as exc:
+            missing = missing or str(exc)
+            continue
         except ExecutorError as exc:
-            return PodsRead(found, str(exc))
+            return PodsRead(found, missing or str(exc))
         if evidence is not None:
             found[member.member_id] = OwnerPod(member, evidence.pod, tuple(findings(evidence, now, RECENT)))
-    return PodsRead(found)
+    return PodsRead(found, missing)
 
 
 def cause_pods(cause: Cause, verdict: GroupVerdict, pods: PodsRead) -> list[OwnerPod]:
@@ -138,15 +161,19 @@ class PodCauses:
         self.workload_of = workload_of
         self.executor_for = executor_for
 
-    def explained(self, verdict: GroupVerdict, *, now: float, read: bool = True) -> GroupVerdict:
+    def explained(
+        self, verdict: GroupVerdict, *, now: float, read: bool = True, round: ReadRound | None = None
+    ) -> GroupVerdict:
         """The verdict with its owners' pods on its member causes. `read`: False uses only the readings kept (never
-        calls the API server: a click's thread)."""
-        pods = self.read(verdict, now=now, read=read)
+        calls the API server: a click's thread). `round`: the check cycle's (`cycle_round`), bounding its reads."""
+        pods = self.read(verdict, now=now, read=read, round=round)
         return verdict if pods is None else with_pod_evidence(verdict, pods.shown())
 
-    def read(self, verdict: GroupVerdict, *, now: float, read: bool = True) -> PodsRead | None:
+    def read(
+        self, verdict: GroupVerdict, *, now: float, read: bool = True, round: ReadRound | None = None
+    ) -> PodsRead | None:
         """The pods of the owners the verdict's causes blame; None when there is nothing to read (no owner blamed, no
-        workload named for the group, or its executor reads no pods). `read`: as in `explained`."""
+        workload named for the group, or its executor reads no pods). `read`, `round`: as in `explained`."""
         owners = blamed(verdict)
         if not owners:
             return None
@@ -159,11 +186,13 @@ class PodCauses:
             return PodsRead(error=str(exc))  # no executor to read with: the remediations say so when they need one
         if not isinstance(reader, PodReader):
             return None
-        return read_owners(self._reader(reader, workload, now, read), owners, now=now)
+        return read_owners(self._reader(reader, workload, now, read, round), owners, now=now)
 
-    def _reader(self, reader: PodReader, workload: Workload, now: float, read: bool) -> ReadPod:
+    def _reader(
+        self, reader: PodReader, workload: Workload, now: float, read: bool, round: ReadRound | None
+    ) -> ReadPod:
         if read:
-            return lambda member: self.readings.read(reader, workload, member, now=now)
+            return lambda member: self.readings.read(reader, workload, member, now=now, round=round)
 
         def kept(member: Member) -> PodEvidence | None:
             found = self.readings.kept(owner_key(workload, member), now=now)

@@ -37,7 +37,7 @@ from lagbot.remediations.base import (
     ProposalContext,
 )
 from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
-from lagbot.remediations.executors.pod_evidence import PodReadings
+from lagbot.remediations.executors.pod_evidence import PodReadings, ReadRound
 from lagbot.service import remedies, wording
 from lagbot.service.approvals import ClickAnswer, Proposal, Proposals, State, Verdict
 from lagbot.service.audit import BOT_USER, AuditEntry
@@ -204,9 +204,10 @@ class Remediator:
             self.offer_book.offer(incident.id, proposal.action, proposal.id)
         return proposal
 
-    def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
-        """The verdict with its owners' pods on the causes that blame them (lagbot.service.pod_causes)."""
-        return self.pod_causes.explained(verdict, now=now)
+    def explained(self, verdict: GroupVerdict, *, now: float, round: ReadRound | None = None) -> GroupVerdict:
+        """The verdict with its owners' pods on the causes that blame them (lagbot.service.pod_causes), read within
+        the check cycle's `round`."""
+        return self.pod_causes.explained(verdict, now=now, round=round)
 
     def _workload_of(self, cluster: str, group: str) -> Workload | None:
         return self.rule(cluster, group).workload

@@ -15,9 +15,11 @@ from lagbot.core.config import Settings
 from lagbot.core.model import GroupVerdict
 from lagbot.engine import agreement
 from lagbot.remediations import registry
+from lagbot.remediations.executors.pod_evidence import ReadRound
 from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Incident
 from lagbot.service.metrics import Metrics
+from lagbot.service.pod_causes import cycle_round
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.slack_message import Block
@@ -36,9 +38,9 @@ class RemediationHooks(Protocol):
         """
         ...
 
-    def explained(self, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
+    def explained(self, verdict: GroupVerdict, *, now: float, round: ReadRound | None = None) -> GroupVerdict:
         """The verdict with what the live system shows of the members its causes blame (their pods), as the
-        incident's messages show it."""
+        incident's messages show it; `round`: the check cycle's, which bounds all its reads together."""
         ...
 
     def verify_step(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> None:
@@ -86,13 +88,25 @@ def without_own_rebalance(
     return agreement.own_rebalance(verdict, settles, state.executed_at, state.settle_until)
 
 
-def explained(hooks: RemediationHooks | None, incident: Incident, verdict: GroupVerdict, *, now: float) -> GroupVerdict:
-    """The open incident's verdict with the owners' pods on its causes (lagbot.service.pod_causes); a failure
-    there is logged and leaves the verdict as the broker sees it."""
+def pod_round() -> ReadRound:
+    """The round that bounds a check cycle's owner-pod reads, all its groups' together (lagbot.service.pod_causes)."""
+    return cycle_round()
+
+
+def explained(
+    hooks: RemediationHooks | None,
+    incident: Incident,
+    verdict: GroupVerdict,
+    *,
+    now: float,
+    round: ReadRound | None = None,
+) -> GroupVerdict:
+    """The open incident's verdict with the owners' pods on its causes (lagbot.service.pod_causes), read within the
+    check cycle's `round` (`pod_round`); a failure there is logged and leaves the verdict as the broker sees it."""
     if hooks is None or not incident.is_open:
         return verdict
     try:
-        return hooks.explained(verdict, now=now)
+        return hooks.explained(verdict, now=now, round=round)
     except Exception:
         log.exception("pod evidence failed", extra={"group": incident.group, "incident": incident.id})
         return verdict

@@ -16,6 +16,7 @@ Rules every implementation keeps:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +28,34 @@ from lagbot.remediations.executors import wording
 
 class ExecutorError(Exception):
     """An executor could not do what it was asked; the message says what and why."""
+
+
+class NoAnswer(ExecutorError):
+    """The server gave no answer: the request timed out, the connection was refused or reset. Asking the same server
+    again soon would most likely wait again (a cycle's pod reads stop asking it: lagbot.service.pod_causes)."""
+
+
+class CutShort(NoAnswer):
+    """No answer before a deadline set for several requests together (`Deadline`), shorter than the request's own
+    timeout: it says the time ran out, nothing more of the server or of what was asked."""
+
+
+class NotFound(ExecutorError):
+    """The server answered: what was asked for does not exist (a pod gone, no pod with a member's address). One
+    owner's fact: other owners' reads go on."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When requests sent together must all have their answers, on time.monotonic()'s clock; `seconds`: the budget it
+    was set with, as messages say it."""
+
+    at: float
+    seconds: float
+
+    def left(self, now: float) -> float:
+        """Pure: seconds left at `now` (0 once it has passed)."""
+        return max(0.0, self.at - now)
 
 
 class Workload(BaseModel):

@@ -32,6 +32,12 @@ many seconds of the first one's start (its `Deadline`): each connects and reads 
 (the retry would need time the deadline does not leave), none is sent once it has passed; a server that accepts and
 never answers ends them at the deadline, `cut short` (tests/cli/test_check_pods.py). The budget counts from the first
 request, not from the executor's making: loading the client is work of this process, not a wait on the server.
+A caller may bound one call instead (`owner_pod_evidence(deadline=)`: the bot's check cycle, lagbot.service.pod_causes):
+its requests wait at most what is left of that deadline and are sent once (through a copy of the client without the
+retry), and the executor's other calls, on other threads, keep their timeout and retry.
+
+A failure says whether the server answered: `NoAnswer` (a timeout, a connection refused or reset; `CutShort` at a
+deadline), `NotFound` (a 404, no pod with the member's address), else `ExecutorError` (executors.base).
 
 Failures the API server answers (404, 409, 500 ...) or cannot be reached for become
 `Outcome(ok=False)` naming the workload and what was being done; `replicas` raises `ExecutorError`. A refusal by
@@ -50,7 +56,15 @@ from typing import Any, TypeVar
 from lagbot.core.model import Member
 from lagbot.remediations.base import Outcome
 from lagbot.remediations.executors import wording
-from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
+from lagbot.remediations.executors.base import (
+    CutShort,
+    Deadline,
+    Executor,
+    ExecutorError,
+    NoAnswer,
+    NotFound,
+    Workload,
+)
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.pod_evidence import PodEvidence, read_pod
 
@@ -130,17 +144,11 @@ def _configure_url(configuration: Any, config: KubernetesConfig) -> None:
         configuration.api_key_prefix = {"authorization": "Bearer"}
 
 
-@dataclass(frozen=True)
-class Deadline:
-    """When an executor's requests must all have their answers, on time.monotonic()'s clock; `seconds`: the budget it
-    was set with, as messages say it."""
-
-    at: float
-    seconds: float
-
-    def left(self, now: float) -> float:
-        """Pure: seconds left at `now` (0 once it has passed)."""
-        return max(0.0, self.at - now)
+def earliest(first: Deadline | None, second: Deadline | None) -> Deadline | None:
+    """Pure: the deadline that comes first (None when neither is set)."""
+    if first is None or second is None:
+        return first or second
+    return first if first.at <= second.at else second
 
 
 def request_timeout(timeout: float, deadline: Deadline | None, now: float) -> float:
@@ -154,6 +162,27 @@ def timed_out(exc: Exception) -> bool:
     from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
     return isinstance(exc, Urllib3Timeout) or isinstance(getattr(exc, "reason", None), Urllib3Timeout)
+
+
+def unanswered(exc: Exception) -> bool:
+    """Whether a request failed without an answer from the server: a timeout, a connection refused, reset or cut
+    (urllib3's errors, and the retries that ended in one), as opposed to an answer that refused it."""
+    from urllib3.exceptions import HTTPError
+
+    return isinstance(exc, HTTPError | OSError)
+
+
+def single_try_client(api_client: Any) -> Any:
+    """An API client like `api_client` (a copy of its configuration and headers) that sends each request once."""
+    import copy
+
+    from kubernetes import client
+
+    configuration = copy.deepcopy(api_client.configuration)
+    configuration.retries = 0
+    single = client.ApiClient(configuration)
+    single.default_headers = dict(api_client.default_headers)
+    return single
 
 
 def rfc3339(now: float) -> str:
@@ -285,6 +314,8 @@ class KubernetesExecutor(Executor):
         self.deadline: Deadline | None = None
         """Set at the first request when there is a budget."""
         self._api_client = api_client
+        self._single_try: Any = None
+        """The client of the requests bounded by a caller's deadline (`single_try_client`), built on first use."""
         self._clock = clock or time.time
 
     # --- clients --------------------------------------------------------------------------------
@@ -295,24 +326,48 @@ class KubernetesExecutor(Executor):
             self._api_client = build_api_client(self.config, retries=1 if self.budget is None else 0)
         return self._api_client
 
-    def _apps(self) -> Any:
+    def client_for(self, deadline: Deadline | None) -> Any:
+        """The API client a request goes through: the executor's own (with its retry), or for a request bounded by a
+        caller's deadline one that sends it once (a retry would need time the deadline does not leave)."""
+        return self.api_client if deadline is None else self.single_try
+
+    @property
+    def single_try(self) -> Any:
+        """The client that sends each request once: the executor's own when it has a budget (built so), else a copy of
+        it (`single_try_client`, built on first use; two threads may both build one: either is right)."""
+        if self.budget is not None:
+            return self.api_client
+        if self._single_try is None:
+            self._single_try = single_try_client(self.api_client)
+        return self._single_try
+
+    def _apps(self, deadline: Deadline | None = None) -> Any:
         from kubernetes import client
 
-        return client.AppsV1Api(self.api_client)
+        return client.AppsV1Api(self.client_for(deadline))
 
-    def _core(self) -> Any:
+    def _core(self, deadline: Deadline | None = None) -> Any:
         from kubernetes import client
 
-        return client.CoreV1Api(self.api_client)
+        return client.CoreV1Api(self.client_for(deadline))
 
     def _custom(self) -> Any:
         from kubernetes import client
 
         return client.CustomObjectsApi(self.api_client)
 
-    def _call(self, doing: str, access: Access, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """One bounded API call; any failure becomes ExecutorError saying what was being done (and, refused by
-        RBAC, the permission it needed)."""
+    def _call(
+        self,
+        doing: str,
+        access: Access,
+        call: Callable[..., T],
+        *args: Any,
+        deadline: Deadline | None = None,
+        **kwargs: Any,
+    ) -> T:
+        """One bounded API call (by the executor's timeout, its budget's deadline and the caller's `deadline`, the
+        first to come); any failure becomes ExecutorError saying what was being done (and, refused by RBAC, the
+        permission it needed), of the kind that says whether the server answered (NoAnswer, CutShort, NotFound)."""
         import time
 
         from kubernetes.client.exceptions import ApiException
@@ -320,9 +375,10 @@ class KubernetesExecutor(Executor):
         now = time.monotonic()
         if self.budget is not None and self.deadline is None:
             self.deadline = Deadline(now + self.budget, self.budget)
-        seconds = request_timeout(self.config.timeout, self.deadline, now)
-        if seconds <= 0:
-            raise ExecutorError(self._cut_short(doing))
+        bound = earliest(self.deadline, deadline)
+        seconds = request_timeout(self.config.timeout, bound, now)
+        if bound is not None and seconds <= 0:
+            raise CutShort(self._cut_short(doing, bound))
         try:
             # A (connect, read) pair: the client silently ignores a float timeout (only int or tuple count).
             return call(*args, _request_timeout=(seconds, seconds), **kwargs)
@@ -335,15 +391,17 @@ class KubernetesExecutor(Executor):
                 raise ExecutorError(
                     wording.k8s_forbidden(doing, who, a.verb, a.resource, a.group, a.namespace, a.role)
                 ) from exc
-            raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
+            kind = NotFound if exc.status == 404 else ExecutorError
+            raise kind(wording.executor_failed(doing, api_problem(exc))) from exc
         except Exception as exc:
-            if seconds < self.config.timeout and timed_out(exc):  # it waited what was left of the deadline
-                raise ExecutorError(self._cut_short(doing)) from exc
-            raise ExecutorError(wording.executor_failed(doing, api_problem(exc))) from exc
+            if bound is not None and seconds < self.config.timeout and timed_out(exc):  # it waited what was left
+                raise CutShort(self._cut_short(doing, bound)) from exc
+            kind = NoAnswer if unanswered(exc) else ExecutorError
+            raise kind(wording.executor_failed(doing, api_problem(exc))) from exc
 
-    def _cut_short(self, doing: str) -> str:
-        assert self.deadline is not None
-        return wording.executor_failed(doing, wording.k8s_cut_short(self.deadline.seconds))
+    @staticmethod
+    def _cut_short(doing: str, deadline: Deadline) -> str:
+        return wording.executor_failed(doing, wording.k8s_cut_short(deadline.seconds))
 
     # --- the contract ---------------------------------------------------------------------------
 
@@ -399,29 +457,33 @@ class KubernetesExecutor(Executor):
 
     # --- the owner's pod as evidence (read only: deploy/kubernetes/components/evidence) ------------------
 
-    def owner_pod_evidence(self, workload: Workload, member: Member) -> PodEvidence:
-        """What Kubernetes knows of the member's pod (found as restart_member finds it) and its rollout.
+    def owner_pod_evidence(
+        self, workload: Workload, member: Member, *, deadline: Deadline | None = None
+    ) -> PodEvidence:
+        """What Kubernetes knows of the member's pod (found as restart_member finds it) and its rollout. `deadline`:
+        the caller's bound on these requests all together (a check cycle's reads): each waits at most what is left
+        of it and is sent once; without it, each waits the executor's timeout and is retried once.
 
         Raises:
-            ExecutorError: the pod cannot be found or read (naming the permission when RBAC refuses).
+            ExecutorError: the pod cannot be found (NotFound) or read (naming the permission when RBAC refuses), or
+                no answer came (NoAnswer; CutShort at the deadline).
         """
         check_workload(workload)
-        pod = self._member_pod(workload, member)
+        pod = self._member_pod(workload, member, deadline)
         ns = workload.namespace
         doing = wording.k8s_doing("read pod", f"{ns}/{pod} of {describe(workload)}")
-        found = self._call(
-            doing, Access("get", "pods", "", ns, EVIDENCE_ROLE), self._core().read_namespaced_pod, pod, ns
-        )
+        access = Access("get", "pods", "", ns, EVIDENCE_ROLE)
+        found = self._call(doing, access, self._core(deadline).read_namespaced_pod, pod, ns, deadline=deadline)
         data = self.api_client.sanitize_for_serialization(found)
-        sets = self._rollout_replica_sets(workload) if workload.kind == "deployment" else 1
+        sets = self._rollout_replica_sets(workload, deadline) if workload.kind == "deployment" else 1
         return read_pod(data, sets)
 
-    def _rollout_replica_sets(self, workload: Workload) -> int:
+    def _rollout_replica_sets(self, workload: Workload, deadline: Deadline | None) -> int:
         """ReplicaSets of the Deployment that still have pods (more than one: a rollout in progress)."""
         ns = workload.namespace
         doing = wording.k8s_doing("list the ReplicaSets of", describe(workload))
         access = Access("list", "replicasets", "apps", ns, EVIDENCE_ROLE)
-        listed = self._call(doing, access, self._apps().list_namespaced_replica_set, ns)
+        listed = self._call(doing, access, self._apps(deadline).list_namespaced_replica_set, ns, deadline=deadline)
         owned = [
             rs
             for rs in listed.items
@@ -525,23 +587,25 @@ class KubernetesExecutor(Executor):
         assert workload.keda_scaled_object is not None
         return wording.k8s_keda_restored(workload.keda_scaled_object, previous)
 
-    def _member_pod(self, workload: Workload, member: Member) -> str:
+    def _member_pod(self, workload: Workload, member: Member, deadline: Deadline | None = None) -> str:
         ref = member_pod_ref(workload, member)
         ip = as_ip(ref)
-        pod = self._pod_by_ip(workload, ip) if ip is not None else ref
+        pod = self._pod_by_ip(workload, ip, deadline) if ip is not None else ref
         check_pod_name(workload, pod)
         return pod
 
-    def _pod_by_ip(self, workload: Workload, ip: str) -> str:
+    def _pod_by_ip(self, workload: Workload, ip: str, deadline: Deadline | None) -> str:
         doing = wording.k8s_doing("find the pod with IP", f"{ip} in namespace {workload.namespace}")
         listed = self._call(
             doing,
             Access("list", "pods", "", workload.namespace),
-            self._core().list_namespaced_pod,
+            self._core(deadline).list_namespaced_pod,
             workload.namespace,
             field_selector=f"status.podIP={ip},status.phase=Running",
+            deadline=deadline,
         )
         names = sorted(str(p.metadata.name) for p in listed.items if p.metadata and p.metadata.name)
-        if len(names) != 1:
-            raise ExecutorError(wording.k8s_pods_for_ip(ip, workload.namespace, names))
+        if len(names) != 1:  # none: the member's pod is gone (its fact); more: the address says no one pod
+            kind = NotFound if not names else ExecutorError
+            raise kind(wording.k8s_pods_for_ip(ip, workload.namespace, names))
         return names[0]

@@ -9,18 +9,21 @@ ReplicaSets of the Deployment with pods), and the container's CPU and memory lim
 restart brings back the same limit). `KubernetesExecutor.owner_pod_evidence` reads the pod and its ReplicaSets
 with the read-only Role of deploy/kubernetes/components/evidence. `PodReadings` keeps each owner's reading for
 READ_EVERY seconds: a restart refused at every check, and the causes that show the pods, read each pod at most once
-in that time.
+in that time. A `ReadRound` bounds the reads of one check cycle together: one deadline for them all, and a server
+that gave no answer is not asked again in the round (a pod not found is its owner's fact: the others are read).
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lagbot.remediations.executors import wording
-from lagbot.remediations.executors.base import ExecutorError
+from lagbot.remediations.executors.base import CutShort, Deadline, ExecutorError, NoAnswer
 
 if TYPE_CHECKING:
     from lagbot.core.model import Member
@@ -45,8 +48,11 @@ the status is written by whoever may patch it, and a reason is free text (a kube
 class PodReader(Protocol):
     """An executor that can read a member's pod (lagbot.remediations.executors.kubernetes)."""
 
-    def owner_pod_evidence(self, workload: Workload, member: Member) -> PodEvidence:
-        """What Kubernetes knows of the member's pod. Raises ExecutorError when it cannot be found or read."""
+    def owner_pod_evidence(
+        self, workload: Workload, member: Member, *, deadline: Deadline | None = None
+    ) -> PodEvidence:
+        """What Kubernetes knows of the member's pod, its requests within `deadline` if given. Raises ExecutorError
+        when it cannot be found (NotFound) or read (NoAnswer when the server did not answer)."""
         ...
 
 
@@ -170,6 +176,55 @@ def owner_key(workload: Workload, member: Member) -> Owner:
     return (workload.model_dump_json(), member.member_id, member.client_id, member.host)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A reading that failed, as kept: the kind of ExecutorError it raised (whether the server answered) and its
+    message."""
+
+    kind: type[ExecutorError]
+    message: str
+
+    @classmethod
+    def of(cls, exc: ExecutorError) -> Refusal:
+        return cls(type(exc), str(exc))
+
+    def error(self) -> ExecutorError:
+        return self.kind(self.message)
+
+
+class ReadRound:
+    """The pod reads of one check cycle, bounded together: all within `budget` seconds of the first one's start (one
+    `Deadline`, on `clock`: time.monotonic), and none sent to a reader (an executor: one API server) that gave no
+    answer earlier in the round. Used by the one thread that runs the cycle; never shared with a click's thread.
+    """
+
+    def __init__(self, budget: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.budget = budget
+        self.deadline: Deadline | None = None
+        """Set when the first read is sent."""
+        self._clock = clock
+        self._silent: list[object] = []
+
+    def start(self) -> Deadline:
+        """The round's deadline, set now if no read was sent yet."""
+        if self.deadline is None:
+            self.deadline = Deadline(self._clock() + self.budget, self.budget)
+        return self.deadline
+
+    def closed(self, reader: object) -> Refusal | None:
+        """Why `reader` is not asked now (the round's time is spent, or it gave no answer in it), or None."""
+        if any(reader is silent for silent in self._silent):
+            return Refusal(NoAnswer, wording.pods_not_asked_silent())
+        if self.deadline is not None and self.deadline.left(self._clock()) <= 0:
+            return Refusal(CutShort, wording.pods_not_asked_spent(self.budget))
+        return None
+
+    def failed(self, reader: object, exc: ExecutorError) -> None:
+        """Note a read that failed: a reader that gave no answer is not asked again in this round."""
+        if isinstance(exc, NoAnswer) and not any(reader is silent for silent in self._silent):
+            self._silent.append(reader)
+
+
 class PodReadings:
     """Each owner's pod evidence (or the ExecutorError that reading it raised), kept `every` seconds, in memory.
 
@@ -179,28 +234,47 @@ class PodReadings:
 
     def __init__(self, *, every: float = READ_EVERY, most: int = MOST_OWNERS) -> None:
         self.every, self.most = every, most
-        self._kept: dict[Owner, tuple[float, PodEvidence | str]] = {}
+        self._kept: dict[Owner, tuple[float, PodEvidence | Refusal]] = {}
         self._lock = threading.Lock()
 
-    def read(self, reader: PodReader, workload: Workload, member: Member, *, now: float) -> PodEvidence:
-        """The kept reading while it is fresh, else what `reader` reads now (kept).
+    def read(
+        self, reader: PodReader, workload: Workload, member: Member, *, now: float, round: ReadRound | None = None
+    ) -> PodEvidence:
+        """The kept reading while it is fresh, else what `reader` reads now (kept). In a `round`, a read is sent only
+        while the round allows it, within its deadline; one it does not send is refused, and kept as any refusal
+        (the same cycle's restart proposal, on the same thread, does not ask the server again).
 
         Raises:
-            ExecutorError: the pod cannot be read (now, or when it was last read within `every`).
+            ExecutorError: the pod cannot be read (now, or when it was last read within `every`), of the kind the
+                reading raised (NotFound, NoAnswer, CutShort ...).
         """
         key = owner_key(workload, member)
         kept = self.kept(key, now=now)
         if kept is None:
-            try:
-                kept = reader.owner_pod_evidence(workload, member)
-            except ExecutorError as exc:
-                kept = str(exc)
+            kept = self._ask(reader, workload, member, round)
             self._keep(key, kept, now)
-        if isinstance(kept, str):
-            raise ExecutorError(kept)
+        if isinstance(kept, Refusal):
+            raise kept.error()
         return kept
 
-    def kept(self, key: Owner, *, now: float) -> PodEvidence | str | None:
+    @staticmethod
+    def _ask(reader: PodReader, workload: Workload, member: Member, round: ReadRound | None) -> PodEvidence | Refusal:
+        """What `reader` reads now, or why not (the refusal, of its kind)."""
+        if round is None:  # the executor's own timeout and retry
+            try:
+                return reader.owner_pod_evidence(workload, member)
+            except ExecutorError as exc:
+                return Refusal.of(exc)
+        closed = round.closed(reader)
+        if closed is not None:
+            return closed
+        try:
+            return reader.owner_pod_evidence(workload, member, deadline=round.start())
+        except ExecutorError as exc:
+            round.failed(reader, exc)
+            return Refusal.of(exc)
+
+    def kept(self, key: Owner, *, now: float) -> PodEvidence | Refusal | None:
         """The fresh reading of an owner (`owner_key`), or the refusal to read it, without reading; None: none."""
         with self._lock:
             found = self._kept.get(key)
@@ -208,7 +282,7 @@ class PodReadings:
             return None
         return found[1]
 
-    def _keep(self, key: Owner, reading: PodEvidence | str, now: float) -> None:
+    def _keep(self, key: Owner, reading: PodEvidence | Refusal, now: float) -> None:
         with self._lock:
             self._kept.pop(key, None)
             if len(self._kept) >= self.most:

@@ -244,3 +244,13 @@ def pod_oom_escalation(pod: str, container: str, restarts: int, memory: str | No
         f"pod {pod}: container {container} was OOM-killed and restarted {restarts} times: a restart brings back the "
         f"same limit; raise {limit} or find what grew, then restart"
     )
+
+
+def pods_not_asked_silent() -> str:
+    """A pod read not sent: its API server gave no answer earlier in this check (executors.pod_evidence.ReadRound)."""
+    return "not asked: the API server gave no answer earlier in this check"
+
+
+def pods_not_asked_spent(seconds: float) -> str:
+    """A pod read not sent: the check's time for reading pods is spent (executors.pod_evidence.ReadRound)."""
+    return f"not asked: this check's {seconds:g} s for reading pods is spent"
