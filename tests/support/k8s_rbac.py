@@ -19,6 +19,7 @@ from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from tests.support.k8s_cluster import ROOT, ControlPlane
 from tests.support.k8s_fixtures import Cluster
+from tests.support.waiting import wait_for
 
 DEPLOY = ROOT / "deploy" / "kubernetes"
 BOT_NAMESPACE, BOT_ACCOUNT = "lagbot", "lagbot"
@@ -80,7 +81,52 @@ def target_overlay(
 
 
 def apply_target(plane: ControlPlane, overlay: Path) -> str:
-    return kubectl_ok(plane, "apply", "--validate=strict", "-k", str(overlay))
+    """`kubectl apply -k` the overlay, then wait until the API server's authorizer grants lagbot's ServiceAccount every
+    rule of the Roles bound to it there: the authorizer reads Roles and RoleBindings from its own cache, which a
+    loaded machine fills a moment after kubectl's answer (a test then saw 403 for a verb the Role grants)."""
+    applied = kubectl_ok(plane, "apply", "--validate=strict", "-k", str(overlay))
+    wait_granted(plane, yaml.safe_load((overlay / "kustomization.yaml").read_text())["namespace"])
+    return applied
+
+
+def bot_rules(plane: ControlPlane, namespace: str) -> list[tuple[str, str, str, str]]:
+    """(verb, resource, API group, name or '') of every rule of the Roles bound to lagbot's ServiceAccount in
+    `namespace`, as the API server holds them."""
+    bindings = json.loads(kubectl_ok(plane, "get", "rolebindings", "-n", namespace, "-o", "json"))["items"]
+    bound = {
+        b["roleRef"]["name"]
+        for b in bindings
+        if b["roleRef"]["kind"] == "Role"
+        and any((s.get("kind"), s.get("name"), s.get("namespace")) == ("ServiceAccount", BOT_ACCOUNT, BOT_NAMESPACE)
+                for s in b.get("subjects") or ())
+    }  # fmt: skip
+    roles = json.loads(kubectl_ok(plane, "get", "roles", "-n", namespace, "-o", "json"))["items"]
+    return [
+        (verb, resource, group, name)
+        for role in roles
+        if role["metadata"]["name"] in bound
+        for rule in role.get("rules") or ()
+        for verb in rule.get("verbs") or ()
+        for resource in rule.get("resources") or ()
+        for group in rule.get("apiGroups") or ("",)
+        for name in rule.get("resourceNames") or ("",)
+    ]
+
+
+def wait_granted(plane: ControlPlane, namespace: str, timeout: float = 30) -> None:
+    """Wait until a SubjectAccessReview allows lagbot's ServiceAccount every rule its Roles in `namespace` grant."""
+    from kubernetes import client
+
+    authorization = client.AuthorizationV1Api(plane.api_client())
+    user = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_ACCOUNT}"
+
+    def allowed(verb: str, resource: str, group: str, name: str) -> bool:
+        attributes = {"namespace": namespace, "verb": verb, "resource": resource, "group": group, "name": name}
+        review = {"spec": {"user": user, "groups": ["system:serviceaccounts"], "resourceAttributes": attributes}}
+        return bool(authorization.create_subject_access_review(review).status.allowed)
+
+    rules = bot_rules(plane, namespace)
+    wait_for("the authorizer to grant what the Roles say", lambda: all(allowed(*rule) for rule in rules), timeout)
 
 
 def executor_as_bot(cluster: Cluster, *, now: float, timeout: float = 10) -> KubernetesExecutor:
