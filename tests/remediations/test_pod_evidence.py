@@ -126,6 +126,20 @@ def test_a_restart_shows_each_owners_pod_and_is_refused_for_an_oom_loop(orders: 
     assert str(refused.value) == oom_refusal(pod)
 
 
+def test_a_restart_reads_past_an_owner_whose_pod_is_gone_and_is_refused_for_the_next_one_s_oom_loop(
+    orders: Cluster,
+) -> None:
+    first, _ = orders.wait_pods("orders", 2)
+    now = time.time()
+    oom_looping(orders, first.metadata.name, "10.1.2.3", finished=now - 30, restarts=4)
+    executor = executor_as_bot(orders, now=now)
+    # The first stuck owner's address matches no pod (its pod is gone): that is its own fact, and the second owner's
+    # pod still says a restart cannot help.
+    with pytest.raises(EvidenceRefusal) as refused:
+        restart_params(executor, workload_of(orders), stuck_on("10.9.9.9", "10.1.2.3"), now)
+    assert str(refused.value) == oom_refusal(first.metadata.name)
+
+
 def test_without_the_evidence_role_a_restart_is_proposed_as_before(unread: Cluster) -> None:
     k8s = unread
     [pod] = k8s.wait_pods("orders", 1)

@@ -22,9 +22,12 @@ from lagbot.core.model import Cause, GroupVerdict, Member, Severity, Status
 from lagbot.devkit.emulator import SlackEmulator
 from lagbot.policies.approvers import ApproverDirectory, MemoryUsergroupCache
 from lagbot.policies.model import Policy
+from lagbot.remediations.base import ProposalContext
 from lagbot.remediations.executors.config import KubernetesConfig
 from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from lagbot.remediations.executors.pod_evidence import PodReadings
+from lagbot.remediations.restart.remediation import REMEDIATION as RESTART
+from lagbot.remediations.restart.remediation import RestartParams
 from lagbot.service.bot import Bot
 from lagbot.service.pod_causes import CYCLE_READS, PodCauses, cycle_round
 from lagbot.service.remediate import Remediator
@@ -167,6 +170,27 @@ def test_a_server_that_gave_no_answer_is_not_asked_again_in_the_cycle_and_the_ne
     edited = {c.args.get("ts") for c in slack.calls_to("chat.update")[edits:]}
     assert {posted[g].ts for g in GROUPS} <= edited  # the incidents' roots still update (their tables too)
     assert shown_pods(slack) == []
+
+
+def test_a_restart_proposed_on_the_check_thread_reads_its_owners_pods_within_the_cycle_s_round() -> None:
+    """The restart's own reading (its `prepare`, which the check's thread runs to offer it) shares the cycle's round:
+    a hanging API server costs it the round's budget, asked once, not its timeout twice."""
+    with FaultyApiServer(hang=True).start() as server:
+        executor = KubernetesExecutor(KubernetesConfig(api_url=server.url, token="t", timeout=10))
+        of = stuck("orders-a", "orders-a-1", "orders-a-2")
+        workload = policy("shop").match(CLUSTER, "orders-a").workload
+        assert workload is not None
+        context = ProposalContext(executor=lambda: executor, workload=workload, now=time.time(),
+                                  pod_readings=PodReadings(), pod_round=cycle_round())  # fmt: skip
+        raw = {"workload": workload.model_dump(mode="json"), "scope": "auto"}
+        started = time.monotonic()
+        params = RESTART.prepare(raw, of, context)
+        took = time.monotonic() - started
+        asked = list(server.requests)
+
+    assert isinstance(params, RestartParams) and params.owner_pods == {}  # proposed without the pods, as before
+    assert asked == [("GET", "/api/v1/namespaces/shop/pods/orders-a-1")]
+    assert CYCLE_READS <= took <= CYCLE_READS + MARGIN
 
 
 def test_a_pod_not_found_does_not_stop_the_other_owners_nor_the_next_group(orders: Cluster) -> None:

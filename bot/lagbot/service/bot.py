@@ -305,7 +305,7 @@ class Bot:
                 continue
             verdict = remediation_hooks.explained(self.remediations, incident, verdict, now=now, round=pods)
             buttons, offered = remediation_hooks.offered(
-                self.remediations, self.presenter, self.metrics, incident, verdict, now=now
+                self.remediations, self.presenter, self.metrics, incident, verdict, now=now, round=pods
             )
             effects = list(transition.effects)
             if any(e.kind == POST_ROOT for e in effects):  # as on most nights? said, never silenced

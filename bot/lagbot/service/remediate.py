@@ -139,8 +139,10 @@ class Remediator:
         actions: list[str] | None,
         requested_by: str,
         given: dict[str, Any],
+        round: ReadRound | None = None,
     ) -> tuple[list[Proposal], list[str], dict[str, str]]:
-        """`propose`'s proposals and reasons, and the actions the live system refused: action -> its evidence."""
+        """`propose`'s proposals and reasons, and the actions the live system refused: action -> its evidence. `round`:
+        the check cycle's bound on the pod reads of its proposals (None: a person asked)."""
         rule = self.rule(verdict.cluster, verdict.group)
         made: list[Proposal] = []
         skipped: list[str] = []
@@ -150,7 +152,7 @@ class Remediator:
             if action in offered:
                 continue
             try:
-                made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given))
+                made.append(self._proposal(rule, action, verdict, now, incident, requested_by, given, round))
             except (PlanError, ExecutorError, ValueError, registry.RegistryError) as exc:
                 skipped.append(messages.remediation_not_offered(action, str(exc)))
                 if isinstance(exc, EvidenceRefusal):
@@ -178,6 +180,7 @@ class Remediator:
         incident: Incident | None,
         requested_by: str,
         given: dict[str, Any],
+        round: ReadRound | None = None,
     ) -> Proposal:
         policy = rule.allows(action)
         if policy is None:
@@ -187,7 +190,7 @@ class Remediator:
             raise ValueError(wording.remediation_cooling_down(action, left))
         remediation = registry.get(action)
         raw = remediation_params(rule, action, **given)
-        params = remediation.prepare(raw, verdict, self._proposal_context(rule, action, verdict.cluster, now))
+        params = remediation.prepare(raw, verdict, self._proposal_context(rule, action, verdict.cluster, now, round))
         plan = remediation.plan(verdict, params, now=now)
         proposal = self.proposals.create(
             plan,
@@ -212,8 +215,11 @@ class Remediator:
     def _workload_of(self, cluster: str, group: str) -> Workload | None:
         return self.rule(cluster, group).workload
 
-    def _proposal_context(self, rule: Rule, action: str, cluster: str, now: float) -> ProposalContext:
-        """The live system as a remediation's `prepare` may read it: made only when it asks."""
+    def _proposal_context(
+        self, rule: Rule, action: str, cluster: str, now: float, round: ReadRound | None = None
+    ) -> ProposalContext:
+        """The live system as a remediation's `prepare` may read it: made only when it asks; its pod reads within
+        `round` when the check's thread proposes."""
         workload = rule.workload
         return ProposalContext(
             executor=(lambda: self.executor_for(workload)) if workload is not None else None,
@@ -223,6 +229,7 @@ class Remediator:
             policy=rule.allows(action),
             now=now,
             pod_readings=self.pod_readings,
+            pod_round=round,
         )
 
     def _offered_actions(self, incident: Incident | None) -> set[str]:
@@ -441,11 +448,13 @@ class Remediator:
         """The incident resolved: a remediation still being judged is over, and the root says so."""
         self.verifier.resolved(incident, now=now)
 
-    def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
-        """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click. What the live
-        system refused is said in the incident's thread once its messages of this check are queued
-        (lagbot.service.refusals)."""
-        proposals, _, refused = self._propose(verdict, now, incident, None, BOT_USER, {})
+    def offers(
+        self, incident: Incident, verdict: GroupVerdict, *, now: float, round: ReadRound | None = None
+    ) -> list[Proposal]:
+        """Propose what the causes suggest and the rule allows: the proposals newly awaiting a click; their pod reads
+        within the check cycle's `round`. What the live system refused is said in the incident's thread once its
+        messages of this check are queued (lagbot.service.refusals)."""
+        proposals, _, refused = self._propose(verdict, now, incident, None, BOT_USER, {}, round)
         self.refusals.note(incident, verdict, refused)
         return proposals
 

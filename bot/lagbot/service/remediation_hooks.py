@@ -30,8 +30,11 @@ log = logging.getLogger(__name__)
 class RemediationHooks(Protocol):
     """What the incident loop asks of remediations (lagbot.service.remediate.Remediator implements it)."""
 
-    def offers(self, incident: Incident, verdict: GroupVerdict, *, now: float) -> list[Proposal]:
-        """Proposals of actions newly offered in this incident ([] when nothing new can be offered).
+    def offers(
+        self, incident: Incident, verdict: GroupVerdict, *, now: float, round: ReadRound | None = None
+    ) -> list[Proposal]:
+        """Proposals of actions newly offered in this incident ([] when nothing new can be offered); their pod reads
+        within the check cycle's `round`.
 
         Called every check of an open incident: an action whose plan could not be made yet (rates unknown
         on the first check) is offered as soon as it can be, each action once per incident.
@@ -135,9 +138,11 @@ def offered(
     verdict: GroupVerdict,
     *,
     now: float,
+    round: ReadRound | None = None,
 ) -> tuple[tuple[Block, ...], tuple[str, ...]]:
     """Verify, offer or close the incident's remediations: the blocks of the proposals newly offered, and their
-    ids. A failure here is logged and counted, and never keeps the incident's own messages from being queued."""
+    ids; the proposals' pod reads within the check cycle's `round`. A failure here is logged and counted, and never
+    keeps the incident's own messages from being queued."""
     if hooks is None:
         return (), ()
     try:
@@ -145,7 +150,7 @@ def offered(
             hooks.resolved(incident, now=now)
             return (), ()
         hooks.verify_step(incident, verdict, now=now)
-        proposals = hooks.offers(incident, verdict, now=now)
+        proposals = hooks.offers(incident, verdict, now=now, round=round)
         if not proposals:
             return (), ()
         return presenter.proposal_blocks(proposals, now=now), tuple(p.id for p in proposals)

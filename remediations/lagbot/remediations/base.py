@@ -245,6 +245,9 @@ class ProposalContext:
     pod_readings: Any = None
     """The service's lagbot.remediations.executors.pod_evidence.PodReadings: each owner's pod read at most once in
     its time (None: read each time)."""
+    pod_round: Any = None
+    """The check cycle's lagbot.remediations.executors.pod_evidence.ReadRound, for a proposal made on the check's
+    thread: its pod reads share the cycle's bound (None: a person's request, with the executor's own timeout)."""
 
 
 class Remediation(ABC):

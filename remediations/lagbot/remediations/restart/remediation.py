@@ -37,8 +37,15 @@ from lagbot.remediations.base import (
     Remediation,
     Risk,
 )
-from lagbot.remediations.executors.base import Executor, ExecutorError, Workload
-from lagbot.remediations.executors.pod_evidence import RECENT, PodReader, PodReadings, escalation, findings
+from lagbot.remediations.executors.base import Executor, ExecutorError, NotFound, Workload
+from lagbot.remediations.executors.pod_evidence import (
+    RECENT,
+    PodReader,
+    PodReadings,
+    ReadRound,
+    escalation,
+    findings,
+)
 from lagbot.remediations.restart import wording
 
 
@@ -110,7 +117,8 @@ class Restart(Remediation):
             return params
         now = context.now if context.now is not None else time.time()
         readings = context.pod_readings if isinstance(context.pod_readings, PodReadings) else None
-        shown = owner_pods(reader, params.workload, owners, now=now, readings=readings)
+        round = context.pod_round if isinstance(context.pod_round, ReadRound) else None
+        shown = owner_pods(reader, params.workload, owners, now=now, readings=readings, round=round)
         return params.model_copy(update={"owner_pods": shown})
 
     def plan(self, verdict: GroupVerdict, params: BaseModel, *, now: float) -> Plan:
@@ -184,10 +192,12 @@ def owner_pods(
     *,
     now: float,
     readings: PodReadings | None = None,
+    round: ReadRound | None = None,
 ) -> dict[str, list[str]]:
     """What each owner's pod shows (member id -> lines; a healthy pod adds nothing, and the first pod that cannot be
-    read ends the reading: the others would most often meet the same refusal or the same slow API server).
-    `readings`: each owner's reading kept a while (a refused restart is proposed again at every check).
+    read ends the reading: the others would most often meet the same refusal or the same slow API server; a pod not
+    found is its owner's fact, and the next owner is read). `readings`: each owner's reading kept a while (a refused
+    restart is proposed again at every check); `round`: the check cycle's bound on its reads (with `readings`).
 
     Raises:
         EvidenceRefusal: a pod shows that a restart cannot help, with that evidence.
@@ -196,9 +206,11 @@ def owner_pods(
     for member in owners:
         try:
             if readings is not None:
-                evidence = readings.read(reader, workload, member, now=now)
+                evidence = readings.read(reader, workload, member, now=now, round=round)
             else:
                 evidence = reader.owner_pod_evidence(workload, member)
+        except NotFound:  # gone, or never had this address: another owner's pod may still say a restart cannot help
+            continue
         except ExecutorError:  # evidence is optional: the evidence Role may not be granted, the API may be slow;
             break  # the rest would meet the same (a proposal, made on the check's thread, never waits on each)
         refused = escalation(evidence, now, RECENT)
