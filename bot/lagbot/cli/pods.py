@@ -9,8 +9,8 @@ check of a cluster without Kubernetes costs what it did.
 
 A pod that cannot be read (refused, not found, no answer within the executor's timeout), a policy file that cannot
 be read, an executor that is not configured: the check is not failed; the report says once that the pods could not
-be read and why (`CheckPods.error`), and no pod is read after that in this check (the others would meet the same
-refusal or slowness).
+be read and why (`CheckPods.error`), and no other group's pod is read after that in this check (the others would meet
+the same refusal or slowness); a pod not found is its owner's fact, and the same group's next owners are read.
 
 The reading as a whole is bounded by the check's timeout (`pods_budget`: --timeout): the executor is built with that
 budget for all its requests together (lagbot.remediations.executors.kubernetes), each waits at most what is left of
