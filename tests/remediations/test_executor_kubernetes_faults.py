@@ -10,9 +10,10 @@ import time
 import pytest
 
 from lagbot.core.model import Member
-from lagbot.remediations.executors.base import CutShort, ExecutorError, NoAnswer, Workload
+from lagbot.remediations.executors.base import CutShort, Deadline, ExecutorError, NoAnswer, Workload
 from lagbot.remediations.executors.config import KubernetesConfig
-from lagbot.remediations.executors.kubernetes import Deadline, KubernetesExecutor, earliest, request_timeout
+from lagbot.remediations.executors.k8s_client import earliest, request_timeout
+from lagbot.remediations.executors.kubernetes import KubernetesExecutor
 from tests.support.k8s_faults import FaultyApiServer
 
 pytestmark = pytest.mark.integration
