@@ -43,6 +43,7 @@ from lagbot.service.outbox import POST_ROOT as POST_MESSAGE
 from lagbot.service.outbox import UPDATE_ROOT as UPDATE_MESSAGE
 from lagbot.service.outbox import DeliveryReport, Operation
 from lagbot.service.pattern_notes import PatternNotes
+from lagbot.service.pod_causes import cycle_round
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_hooks import RemediationHooks
 from lagbot.service.slack_api import DirectSlack
@@ -277,7 +278,7 @@ class Bot:
         """Step every group's incident with its verdict; queue the effects. Returns how many opened."""
         current = self.incidents.get_many((v.cluster, v.group) for v in verdicts)
         silenced = self.silenced(now)
-        pods = remediation_hooks.pod_round()  # the owners' pods of all these groups read in one bounded round
+        pods = cycle_round()  # the owners' pods of all these groups read in one bounded round
         opened = 0
         for verdict in verdicts:
             if not self.leadership.is_leader():

@@ -19,7 +19,6 @@ from lagbot.remediations.executors.pod_evidence import ReadRound
 from lagbot.service.approvals import Proposal
 from lagbot.service.incidents import Incident
 from lagbot.service.metrics import Metrics
-from lagbot.service.pod_causes import cycle_round
 from lagbot.service.presenter import Presenter
 from lagbot.service.remediation_state import RemediationState
 from lagbot.service.slack_message import Block
@@ -91,11 +90,6 @@ def without_own_rebalance(
     return agreement.own_rebalance(verdict, settles, state.executed_at, state.settle_until)
 
 
-def pod_round() -> ReadRound:
-    """The round that bounds a check cycle's owner-pod reads, all its groups' together (lagbot.service.pod_causes)."""
-    return cycle_round()
-
-
 def explained(
     hooks: RemediationHooks | None,
     incident: Incident,
@@ -105,7 +99,7 @@ def explained(
     round: ReadRound | None = None,
 ) -> GroupVerdict:
     """The open incident's verdict with the owners' pods on its causes (lagbot.service.pod_causes), read within the
-    check cycle's `round` (`pod_round`); a failure there is logged and leaves the verdict as the broker sees it."""
+    check cycle's `round` (`cycle_round`); a failure there is logged and leaves the verdict as the broker sees it."""
     if hooks is None or not incident.is_open:
         return verdict
     try:
