@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from confluent_kafka import ConsumerGroupType, ShareConsumer
 
-from lagbot.devkit.apache_kafka import ApacheKafka, java_binary, require_fetched
+from lagbot.devkit.apache_kafka import ApacheKafka, tool_argv
 from tests.conftest import Kafka, Names
 from tests.support.apache_groups import (
     describe_members,
@@ -170,10 +170,8 @@ def test_a_consumer_protocol_group_taking_on_a_new_assignment_is_reconciling_and
 
 def groups_tool(bootstrap: str) -> dict[str, str]:
     """Apache Kafka's GroupsCommand `--list`: every group of every type (classic, consumer, share, ...)."""
-    argv = [java_binary(), "-cp", f"{require_fetched()}/*", "org.apache.kafka.tools.GroupsCommand"]
-    completed = subprocess.run(
-        [*argv, "--bootstrap-server", bootstrap, "--list"], capture_output=True, text=True, timeout=120, check=False
-    )
+    argv = tool_argv("org.apache.kafka.tools.GroupsCommand", "--bootstrap-server", bootstrap, "--list")
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
     # Group names are anyone's: a name with a space or a newline (the hostile-names fuzz leaves such groups on the
     # shared broker) splits its line. The groups this test names have neither; a line of one cell is such a piece.
@@ -183,7 +181,7 @@ def groups_tool(bootstrap: str) -> dict[str, str]:
 
 def enable_share_groups(broker: ApacheKafka) -> None:
     """Share groups are off by default in Apache Kafka 4.1: finalise the `share.version=1` feature (cluster-wide)."""
-    argv = [java_binary(), "-cp", f"{require_fetched()}/*", "org.apache.kafka.tools.FeatureCommand"]
+    argv = tool_argv("org.apache.kafka.tools.FeatureCommand")
     completed = subprocess.run(
         [*argv, "--bootstrap-server", broker.bootstrap, "upgrade", "--feature", "share.version=1"],
         capture_output=True,

@@ -38,6 +38,12 @@ GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 SASL_USER = "lagbot"
 MIN_JAVA = 17
 OFFSETS_PARTITIONS = 4
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+"""How every JVM started here runs (the broker, its storage tool, ConsumerGroupCommand): the C1 compiler only and
+the serial collector. A development broker on the loopback lives minutes and carries test traffic, where C2's
+compilations and G1's threads were most of its CPU: measured on 2 cores, a broker used 5.6 CPU-seconds to start
+instead of 9 and a ConsumerGroupCommand 1.8 instead of 2.8 (docs/development.md). The test suite's Spark processes
+run the same way (tests/conftest.py). The benches keep Apache Kafka's own defaults where they time its tools."""
 
 
 class KafkaSetupError(EmbeddedError):
@@ -186,8 +192,13 @@ def server_properties(data_dir: Path, port: int, sasl_port: int, controller_port
         "auto.create.topics.enable": "false",
         "log.segment.bytes": str(1 << 20),
         "log.retention.check.interval.ms": "1000",
-        "log.segment.delete.delay.ms": "0",
-        "file.delete.delay.ms": "0",
+        # How long a deleted segment's files stay on disk (its offsets are gone at once either way). The broker's
+        # file-deletion task runs again after this delay even with nothing to delete: at 0 it ran back to back and
+        # doubled an idle broker's CPU (6 CPU-seconds a minute instead of 3.5).
+        "log.segment.delete.delay.ms": "1000",
+        # The controller appends a no-op record to the metadata log this often when nothing else changes, each one
+        # written and flushed: every 5 s instead of 0.5 s takes a third off an idle broker's CPU.
+        "metadata.max.idle.interval.ms": "5000",
     }
     return "".join(f"{key}={value}\n" for key, value in lines.items())
 
@@ -280,7 +291,7 @@ class ApacheKafka(_Service):
             java,
             "-Xms256m",
             "-Xmx768m",
-            "-XX:+UseG1GC",
+            *JVM_OPTIONS,
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={log4j}",
             "-cp",
@@ -299,7 +310,8 @@ class ApacheKafka(_Service):
         return self
 
     def _format(self, java: str, classpath: str, properties: Path) -> None:
-        argv = [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(properties)]
+        argv = [java, *JVM_OPTIONS, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", _cluster_id()]
+        argv += ["-c", str(properties)]
         completed = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
         if completed.returncode != 0:
             output = (completed.stdout + completed.stderr).strip()
@@ -386,9 +398,14 @@ def broker_version(broker: ApacheKafka | EmbeddedBroker) -> str | None:
     return pinned_version() if isinstance(broker, ApacheKafka) else None
 
 
+def tool_argv(main_class: str, *args: str) -> list[str]:
+    """The command line of one of Apache Kafka's tools (`main_class`) from the fetched classpath."""
+    return [java_binary(), *JVM_OPTIONS, "-cp", f"{require_fetched()}/*", main_class, *args]
+
+
 def group_command(bootstrap: str, args: list[str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     """Apache Kafka's own ConsumerGroupCommand from the fetched classpath, against `bootstrap`."""
-    argv = [java_binary(), "-cp", f"{require_fetched()}/*", GROUP_COMMAND, "--bootstrap-server", bootstrap, *args]
+    argv = tool_argv(GROUP_COMMAND, "--bootstrap-server", bootstrap, *args)
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
 
 
