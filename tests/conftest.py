@@ -40,7 +40,7 @@ SPARK_JVM_OPTIONS = ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS")
 """Where Spark's launcher reads JVM options: a driver (spark-submit, pyspark's local sessions, the Connect server),
 the standalone master and workers. A standalone executor takes its options from the application's configuration:
 `spark.executor.extraJavaOptions`, in the spark-defaults.conf of SPARK_CONF_DIR."""
-SPARK_CONF_DIR = Path(tempfile.gettempdir()) / "lagbot-tests-spark-conf"
+SPARK_CONF_DIR = Path(tempfile.gettempdir()) / f"lagbot-tests-spark-conf-{os.getuid()}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def lean_spark_jvms() -> None:
     """Every Spark JVM the suite starts runs as the test brokers do (`JVM_OPTIONS`: C1 only, the serial collector):
     they live a minute and carry a test's few thousand records, where C2 and G1 were a third of their CPU (the
-    standalone drain test: 133 CPU-seconds, 89 with these). What lagbot does is unchanged; a value already set in the
+    standalone drain test: 133 CPU-seconds, 63 with these). What lagbot does is unchanged; a value already set in the
     environment is kept. Set here, before the workers start, so every child inherits it."""
     options = " ".join(JVM_OPTIONS)
     for name in SPARK_JVM_OPTIONS:
